@@ -1,0 +1,21 @@
+//! kpv-core: a deterministic model of how Kubernetes Services reach Pods.
+//!
+//! Layers, bottom up: [`yaml`] (a spanned YAML tree) → [`model`] (typed,
+//! validated objects) → [`controller`] (probes and the EndpointSlice
+//! controller, in simulated time) → [`proxy`] (kube-proxy's mode-independent
+//! view and endpoint selection) → [`modes`] (each kube-proxy mode compiles that
+//! view into its own rules and traces packets through them) → [`trace`] (a
+//! packet's whole path across client, load balancer, nodes and Pods).
+//!
+//! Architecture invariants: this crate does no IO, never reads a clock and
+//! never draws unseeded randomness; time and random choices are passed in.
+//! Every collection that reaches output is ordered (`BTreeMap`, sorted `Vec`).
+//! Only renderers produce text formats.
+
+pub mod choose;
+pub mod diag;
+pub mod model;
+pub mod modes;
+pub mod packet;
+pub mod proxy;
+pub mod yaml;

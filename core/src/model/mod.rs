@@ -1,0 +1,455 @@
+//! Kubernetes objects as typed values, and the cluster they make up.
+//!
+//! [`parse`] turns YAML text into a [`Cluster`] plus diagnostics, filling in
+//! what the API server would (Cluster IPs, NodePorts, Pod IPs) so that every
+//! value here is complete and valid. Nothing in this module knows about
+//! kube-proxy's modes.
+
+mod ip;
+mod lower;
+
+pub use ip::{parse_cidr_sloppy, parse_ip_sloppy};
+pub use lower::{parse, parse_files, Input};
+
+use crate::packet::{IpFamily, Protocol};
+use ipnet::IpNet;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+pub type Labels = BTreeMap<String, String>;
+
+/// `namespace/name` of a namespaced object.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct NamespacedName {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl NamespacedName {
+    pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
+        NamespacedName {
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for NamespacedName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+/// Kind of a node address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum NodeAddressKind {
+    InternalIP,
+    ExternalIP,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Node {
+    pub name: String,
+    pub labels: Labels,
+    /// `status.addresses` that are IPs, in document order (the first InternalIP
+    /// is the node's primary address).
+    pub addresses: Vec<(NodeAddressKind, IpAddr)>,
+    pub pod_cidrs: Vec<IpNet>,
+    pub zone: Option<String>,
+}
+
+impl Node {
+    /// The node's primary IP of a family: its first InternalIP, else first address.
+    pub fn primary_ip(&self, family: IpFamily) -> Option<IpAddr> {
+        let of_family = |(_, ip): &&(NodeAddressKind, IpAddr)| IpFamily::of(ip) == family;
+        self.addresses
+            .iter()
+            .filter(of_family)
+            .find(|(k, _)| *k == NodeAddressKind::InternalIP)
+            .or_else(|| self.addresses.iter().find(of_family))
+            .map(|(_, ip)| *ip)
+    }
+
+    pub fn pod_cidr(&self, family: IpFamily) -> Option<IpNet> {
+        self.pod_cidrs
+            .iter()
+            .find(|c| IpFamily::of(&c.addr()) == family)
+            .copied()
+    }
+}
+
+/// A port a named or numbered target port resolves against.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ContainerPort {
+    pub name: Option<String>,
+    pub port: u16,
+    pub protocol: Protocol,
+}
+
+/// What a probe checks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum ProbeAction {
+    HttpGet { path: String, port: PortRef },
+    TcpSocket { port: PortRef },
+    Exec { command: Vec<String> },
+    Grpc { port: u16 },
+}
+
+/// A probe as written in a container spec, with Kubernetes' defaults filled in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Probe {
+    pub action: ProbeAction,
+    pub initial_delay_seconds: u32,
+    pub period_seconds: u32,
+    pub timeout_seconds: u32,
+    pub success_threshold: u32,
+    pub failure_threshold: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Container {
+    pub name: String,
+    pub image: String,
+    pub ports: Vec<ContainerPort>,
+    pub readiness_probe: Option<Probe>,
+    pub liveness_probe: Option<Probe>,
+}
+
+/// Readiness a Pod's status reported in the input, if it had a status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum ReportedReady {
+    /// No status given: readiness comes from the simulation.
+    Unknown,
+    Ready,
+    NotReady,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Pod {
+    pub id: NamespacedName,
+    pub labels: Labels,
+    pub node_name: Option<String>,
+    pub ips: Vec<IpAddr>,
+    pub containers: Vec<Container>,
+    /// `metadata.deletionTimestamp` is set.
+    pub terminating: bool,
+    /// Phase Succeeded or Failed: never an endpoint.
+    pub finished: bool,
+    pub reported_ready: ReportedReady,
+    /// The Deployment that made it, when it was expanded from one.
+    pub owner: Option<String>,
+}
+
+impl Pod {
+    pub fn readiness_probe(&self) -> Option<&Probe> {
+        self.containers
+            .iter()
+            .find_map(|c| c.readiness_probe.as_ref())
+    }
+
+    /// Resolve a Service's target port against this Pod's containers.
+    pub fn resolve_port(&self, target: &PortRef, protocol: Protocol) -> Option<u16> {
+        match target {
+            PortRef::Number(n) => Some(*n),
+            PortRef::Name(name) => self
+                .containers
+                .iter()
+                .flat_map(|c| c.ports.iter())
+                .find(|p| p.name.as_deref() == Some(name.as_str()) && p.protocol == protocol)
+                .map(|p| p.port),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Deployment {
+    pub id: NamespacedName,
+    pub replicas: u32,
+    pub selector: Labels,
+    pub template_labels: Labels,
+    pub containers: Vec<Container>,
+}
+
+/// A port given by number or by container-port name.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum PortRef {
+    Number(u16),
+    Name(String),
+}
+
+impl std::fmt::Display for PortRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PortRef::Number(n) => write!(f, "{n}"),
+            PortRef::Name(s) => f.write_str(s),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum ServiceType {
+    ClusterIP,
+    NodePort,
+    LoadBalancer,
+    ExternalName,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum TrafficPolicy {
+    #[default]
+    Cluster,
+    Local,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ServicePort {
+    /// Empty when the Service has a single unnamed port.
+    pub name: String,
+    pub protocol: Protocol,
+    pub port: u16,
+    pub target_port: PortRef,
+    pub node_port: Option<u16>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Service {
+    pub id: NamespacedName,
+    pub service_type: ServiceType,
+    /// Empty for headless (`clusterIP: None`) and ExternalName Services.
+    pub cluster_ips: Vec<IpAddr>,
+    pub headless: bool,
+    /// `None` for a Service without selector (its endpoints come from
+    /// Endpoints or EndpointSlices written by hand).
+    pub selector: Option<Labels>,
+    pub ports: Vec<ServicePort>,
+    pub external_ips: Vec<IpAddr>,
+    pub load_balancer_ips: Vec<IpAddr>,
+    pub load_balancer_source_ranges: Vec<IpNet>,
+    pub external_traffic_policy: TrafficPolicy,
+    pub internal_traffic_policy: TrafficPolicy,
+    pub health_check_node_port: Option<u16>,
+    /// `sessionAffinity: ClientIP` with its timeout in seconds.
+    pub session_affinity_seconds: Option<u32>,
+    pub publish_not_ready_addresses: bool,
+    pub external_name: Option<String>,
+}
+
+impl Service {
+    /// Does the Service have externally reachable addresses (NodePort, LB, externalIPs)?
+    pub fn externally_accessible(&self) -> bool {
+        matches!(
+            self.service_type,
+            ServiceType::NodePort | ServiceType::LoadBalancer
+        ) || !self.external_ips.is_empty()
+    }
+}
+
+/// One endpoint of an EndpointSlice, with its conditions resolved
+/// (`ready` nil = true, `serving` nil = true, `terminating` nil = false).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Endpoint {
+    pub addresses: Vec<IpAddr>,
+    pub ready: bool,
+    pub serving: bool,
+    pub terminating: bool,
+    pub node_name: Option<String>,
+    pub zone: Option<String>,
+    /// The Pod behind it, when known.
+    pub target_pod: Option<NamespacedName>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EndpointPort {
+    pub name: String,
+    pub port: u16,
+    pub protocol: Protocol,
+}
+
+/// Who wrote an EndpointSlice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum SliceSource {
+    /// The EndpointSlice controller, from the Service's selector.
+    Controller,
+    /// The mirroring controller, from a legacy Endpoints object.
+    Mirrored,
+    /// Given as-is in the input.
+    Input,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EndpointSlice {
+    pub id: NamespacedName,
+    pub service_name: String,
+    pub family: IpFamily,
+    pub endpoints: Vec<Endpoint>,
+    pub ports: Vec<EndpointPort>,
+    pub source: SliceSource,
+}
+
+/// kube-proxy's data-plane mode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Userspace,
+    #[default]
+    Iptables,
+    Ipvs,
+    Nftables,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 4] = [Mode::Userspace, Mode::Iptables, Mode::Ipvs, Mode::Nftables];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Userspace => "userspace",
+            Mode::Iptables => "iptables",
+            Mode::Ipvs => "ipvs",
+            Mode::Nftables => "nftables",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+}
+
+/// IPVS schedulers kube-proxy can ask the kernel for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scheduler {
+    #[default]
+    Rr,
+    Wrr,
+    Lc,
+    Wlc,
+    Sh,
+    Dh,
+    Sed,
+    Nq,
+    Mh,
+}
+
+impl Scheduler {
+    pub const ALL: [Scheduler; 9] = [
+        Scheduler::Rr,
+        Scheduler::Wrr,
+        Scheduler::Lc,
+        Scheduler::Wlc,
+        Scheduler::Sh,
+        Scheduler::Dh,
+        Scheduler::Sed,
+        Scheduler::Nq,
+        Scheduler::Mh,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scheduler::Rr => "rr",
+            Scheduler::Wrr => "wrr",
+            Scheduler::Lc => "lc",
+            Scheduler::Wlc => "wlc",
+            Scheduler::Sh => "sh",
+            Scheduler::Dh => "dh",
+            Scheduler::Sed => "sed",
+            Scheduler::Nq => "nq",
+            Scheduler::Mh => "mh",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Scheduler> {
+        Scheduler::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+}
+
+/// How kube-proxy tells traffic from this cluster's Pods apart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum DetectLocalMode {
+    #[default]
+    ClusterCidr,
+    NodeCidr,
+}
+
+/// The fields of `KubeProxyConfiguration` that change the rules.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProxyConfig {
+    pub mode: Mode,
+    pub hostname_override: Option<String>,
+    pub cluster_cidrs: Vec<IpNet>,
+    pub detect_local_mode: DetectLocalMode,
+    /// CIDRs, or `primary` (`None` in this list = "primary").
+    pub node_port_addresses: Vec<NodePortAddress>,
+    pub iptables_masquerade_all: bool,
+    pub iptables_localhost_nodeports: bool,
+    pub iptables_masquerade_bit: u8,
+    pub ipvs_scheduler: Scheduler,
+    pub nftables_masquerade_all: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum NodePortAddress {
+    Primary,
+    Cidr(IpNet),
+}
+
+impl Default for ProxyConfig {
+    fn default() -> Self {
+        ProxyConfig {
+            mode: Mode::Iptables,
+            hostname_override: None,
+            cluster_cidrs: Vec::new(),
+            detect_local_mode: DetectLocalMode::ClusterCidr,
+            node_port_addresses: Vec::new(),
+            iptables_masquerade_all: false,
+            iptables_localhost_nodeports: true,
+            iptables_masquerade_bit: 14,
+            ipvs_scheduler: Scheduler::Rr,
+            nftables_masquerade_all: false,
+        }
+    }
+}
+
+/// Everything the input describes, complete and validated, in stable order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Cluster {
+    pub nodes: Vec<Node>,
+    pub pods: Vec<Pod>,
+    pub deployments: Vec<Deployment>,
+    pub services: Vec<Service>,
+    /// Slices given in the input or mirrored from Endpoints. Slices of
+    /// selector Services are computed by [`crate::controller`].
+    pub endpoint_slices: Vec<EndpointSlice>,
+    pub service_cidrs: Vec<IpNet>,
+    pub proxy: ProxyConfig,
+    /// Was a KubeProxyConfiguration given?
+    pub proxy_config_given: bool,
+}
+
+impl Cluster {
+    pub fn node(&self, name: &str) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+
+    pub fn service(&self, id: &NamespacedName) -> Option<&Service> {
+        self.services.iter().find(|s| &s.id == id)
+    }
+
+    pub fn pod(&self, id: &NamespacedName) -> Option<&Pod> {
+        self.pods.iter().find(|p| &p.id == id)
+    }
+
+    /// The node whose kube-proxy we model: `hostnameOverride`, else the first.
+    pub fn proxy_node(&self) -> Option<&Node> {
+        match &self.proxy.hostname_override {
+            Some(h) => self.node(h),
+            None => self.nodes.first(),
+        }
+    }
+}
+
+/// Does `selector` select objects with `labels`? (An empty selector selects nothing
+/// for a Service, as in Kubernetes.)
+pub fn selects(selector: &Labels, labels: &Labels) -> bool {
+    !selector.is_empty() && selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+}

@@ -1,0 +1,245 @@
+//! kube-proxy's data-plane modes behind one trait.
+//!
+//! Each mode compiles a [`ProxyInput`] (already categorised endpoints, see
+//! [`crate::proxy::topology`]) into its own typed ruleset, renders it as the
+//! text a node would show, and walks a packet through it. A mode decides
+//! nothing about which endpoints are eligible; it only renders that decision.
+//!
+//! What happens *outside* one node's kube-proxy rules (DNS, the cloud load
+//! balancer, conntrack of established flows, routing between nodes, delivery)
+//! is [`crate::trace`]'s job, shared by every mode.
+
+pub mod iptables;
+pub mod ipvs;
+pub mod nftables;
+pub mod userspace;
+
+use crate::choose::Chooser;
+use crate::model::{Mode, Scheduler};
+use crate::packet::Packet;
+use crate::proxy::ProxyInput;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
+
+/// Where a packet meets the node's netfilter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Hook {
+    /// Arrived on an interface (from outside the node, or from a local Pod):
+    /// `PREROUTING`.
+    Prerouting,
+    /// Sent by a process on the node itself (host network): `OUTPUT`.
+    Output,
+}
+
+/// What the node's kube-proxy rules did with a new connection's first packet.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Verdict {
+    /// DNATed to this endpoint.
+    Dnat { endpoint: SocketAddr },
+    /// No kube-proxy rule touched it.
+    None,
+    /// Explicitly accepted (health-check NodePort and the like).
+    Accept,
+    /// Silently dropped.
+    Drop { reason: DropReason },
+    /// Rejected with an ICMP error (the client sees "connection refused").
+    Reject { reason: DropReason },
+    /// Userspace mode: the kube-proxy process accepted the connection and
+    /// opened its own to `endpoint`, from `source`.
+    Proxied {
+        endpoint: SocketAddr,
+        source: SocketAddr,
+    },
+}
+
+impl Verdict {
+    /// The `verdict` word of `kpv trace --format json`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Verdict::Dnat { .. } | Verdict::Proxied { .. } => "dnat",
+            Verdict::None => "none",
+            Verdict::Accept => "accept",
+            Verdict::Drop { .. } => "drop",
+            Verdict::Reject { .. } => "reject",
+        }
+    }
+
+    pub fn endpoint(&self) -> Option<SocketAddr> {
+        match self {
+            Verdict::Dnat { endpoint } | Verdict::Proxied { endpoint, .. } => Some(*endpoint),
+            _ => None,
+        }
+    }
+}
+
+/// Why a packet was dropped or rejected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DropReason {
+    /// The Service has no usable endpoints.
+    NoEndpoints,
+    /// externalTrafficPolicy Local and no endpoint on this node.
+    NoLocalEndpoints,
+    /// Source not in loadBalancerSourceRanges.
+    SourceRange,
+    /// Destination in the Service CIDR but no Service there (nftables).
+    UnallocatedClusterIp,
+    /// Right IP, wrong port: no Service port there (nftables rejects these).
+    UnknownPort,
+    /// Userspace: every backend failed to answer.
+    AllBackendsFailed,
+    /// Invalid conntrack state and similar (KUBE-FORWARD / KUBE-FIREWALL).
+    Invalid,
+}
+
+/// One rule, lookup or action the packet went through, in order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Step {
+    /// Where: `nat PREROUTING`, `KUBE-SVC-…`, `chain services`, `IPVS`,
+    /// `kube-proxy process`.
+    pub table_chain: String,
+    /// The rule (or virtual server) as rendered, for display.
+    pub rule: String,
+    /// 0-based line of the rule in [`Dataplane::render_text`], for highlighting.
+    pub line: Option<usize>,
+    /// Rules compared in this chain before (and including) the match.
+    pub compared: usize,
+    pub action: StepAction,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum StepAction {
+    /// Jump/goto to a chain.
+    Jump {
+        to: String,
+    },
+    /// Marked for masquerade.
+    MarkMasq,
+    /// Destination rewritten.
+    Dnat {
+        to: SocketAddr,
+    },
+    /// Redirected to a local port (userspace).
+    Redirect {
+        to: SocketAddr,
+    },
+    /// An IPVS virtual server (or nft map) matched in one hash lookup.
+    Lookup {
+        matched: String,
+    },
+    /// A scheduler or random pick chose among candidates.
+    Choose {
+        chosen: SocketAddr,
+        among: usize,
+        how: String,
+    },
+    /// The userspace proxy tried a backend.
+    Connect {
+        to: SocketAddr,
+        answered: bool,
+    },
+    Accept,
+    Drop,
+    Reject,
+    /// Fell off the end of a chain / no match: continue.
+    Return,
+}
+
+/// Result of one node's kube-proxy rules for one new connection.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NodeOutcome {
+    pub verdict: Verdict,
+    /// Every endpoint this packet could have been sent to.
+    pub candidates: Vec<SocketAddr>,
+    /// Marked for SNAT (masquerade) on the way out.
+    pub masquerade: bool,
+    pub steps: Vec<Step>,
+    /// Rules the packet was compared against in total (iptables: linear walk;
+    /// IPVS and nftables maps: 1 per lookup).
+    pub rules_compared: usize,
+}
+
+/// Mutable state a node's data plane keeps between connections: round-robin
+/// positions, connection counts per real server, `-m recent` affinity lists,
+/// IPVS persistence templates. Time is given in milliseconds by the caller.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NodeState {
+    /// Round-robin position per virtual service (IPVS rr/wrr, userspace).
+    pub rr: BTreeMap<String, i64>,
+    /// Extra per-scheduler integers (wrr current weight, ...).
+    pub counters: BTreeMap<String, i64>,
+    /// Active and inactive connection counts per (virtual service, real server).
+    pub conns: BTreeMap<(String, SocketAddr), ConnCount>,
+    /// Affinity: (list or template name, client IP) → (endpoint, last seen ms).
+    pub affinity: BTreeMap<(String, IpAddr), (SocketAddr, u64)>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ConnCount {
+    pub active: u32,
+    pub inactive: u32,
+}
+
+/// What the world outside the rules can tell a mode (only the userspace proxy
+/// needs it: it opens real connections and sees whether a backend answers).
+pub trait World {
+    fn answers(&self, endpoint: SocketAddr) -> bool;
+}
+
+/// Everything answers.
+pub struct AllAnswer;
+
+impl World for AllAnswer {
+    fn answers(&self, _: SocketAddr) -> bool {
+        true
+    }
+}
+
+/// Options of a compile that are not in the KubeProxyConfiguration.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// Overrides `ipvs.scheduler`.
+    pub scheduler: Option<Scheduler>,
+}
+
+/// One node's compiled data plane.
+pub trait Dataplane {
+    fn mode(&self) -> Mode;
+
+    /// The rules as the node would print them (`iptables-save`, `ipvsadm -Ln`
+    /// + `ipset list` + glue, `nft list table`, or userspace REDIRECTs).
+    fn render_text(&self) -> String;
+
+    /// Machine-readable form of the ruleset (`kpv rules --format json`).
+    fn render_json(&self) -> serde_json::Value;
+
+    /// Walk the first packet of a new connection through the rules.
+    fn process(
+        &self,
+        packet: &Packet,
+        hook: Hook,
+        state: &mut NodeState,
+        chooser: &mut Chooser,
+        world: &dyn World,
+        now_ms: u64,
+    ) -> NodeOutcome;
+
+    /// The number of rules (lines) of the ruleset, for the scaling lab.
+    fn rule_count(&self) -> usize;
+}
+
+/// Compile a node's view in the given mode.
+pub fn compile(mode: Mode, input: &ProxyInput, opts: CompileOptions) -> Box<dyn Dataplane> {
+    match mode {
+        Mode::Userspace => Box::new(userspace::compile(input)),
+        Mode::Iptables => Box::new(iptables::compile(input)),
+        Mode::Ipvs => Box::new(ipvs::compile(
+            input,
+            opts.scheduler.unwrap_or(input.config.ipvs_scheduler),
+        )),
+        Mode::Nftables => Box::new(nftables::compile(input)),
+    }
+}

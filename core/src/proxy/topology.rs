@@ -1,0 +1,82 @@
+//! Endpoint selection, decided once for every mode (kube-proxy's
+//! `CategorizeEndpoints` in `pkg/proxy/topology.go`).
+//!
+//! Ready endpoints are used; when a set has none ready, serving-terminating
+//! endpoints are used instead; endpoints that are not serving are never used.
+//! `internalTrafficPolicy: Local` restricts cluster traffic to this node's
+//! endpoints, `externalTrafficPolicy: Local` restricts external traffic.
+
+use super::{EndpointInfo, ServicePortInfo};
+use serde::Serialize;
+
+/// Indices into the Service port's endpoint list.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Categorized {
+    /// For traffic to the ClusterIP (and external traffic with policy Cluster).
+    /// `None` when the Service does not use cluster endpoints at all.
+    pub cluster: Option<Vec<usize>>,
+    /// This node's usable endpoints, when a Local policy needs them.
+    pub local: Option<Vec<usize>>,
+    /// Every endpoint some rule of this node can reach (for endpoint chains).
+    pub all_reachable: Vec<usize>,
+    /// Is any endpoint usable for anything?
+    pub has_any: bool,
+}
+
+fn usable(eps: &[EndpointInfo], filter: impl Fn(&EndpointInfo) -> bool) -> Vec<usize> {
+    let ready: Vec<usize> = (0..eps.len())
+        .filter(|&i| eps[i].ready && filter(&eps[i]))
+        .collect();
+    if !ready.is_empty() {
+        return ready;
+    }
+    (0..eps.len())
+        .filter(|&i| eps[i].serving && eps[i].terminating && filter(&eps[i]))
+        .collect()
+}
+
+/// Decide which endpoints each kind of traffic uses.
+pub fn categorize_endpoints(svc: &ServicePortInfo, eps: &[EndpointInfo]) -> Categorized {
+    let mut out = Categorized::default();
+    if svc.uses_cluster_endpoints() {
+        let c = usable(eps, |_| true);
+        out.has_any |= !c.is_empty();
+        out.cluster = Some(c);
+    }
+    if svc.uses_local_endpoints() {
+        let l = usable(eps, |e| e.is_local);
+        out.has_any |= !l.is_empty();
+        out.local = Some(l);
+    }
+    let mut all: Vec<usize> = out
+        .cluster
+        .iter()
+        .chain(out.local.iter())
+        .flatten()
+        .copied()
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    out.all_reachable = all;
+    out
+}
+
+impl Categorized {
+    /// Endpoints for traffic to the ClusterIP.
+    pub fn for_cluster_traffic(&self, svc: &ServicePortInfo) -> &[usize] {
+        if svc.internal_policy_local {
+            self.local.as_deref().unwrap_or(&[])
+        } else {
+            self.cluster.as_deref().unwrap_or(&[])
+        }
+    }
+
+    /// Endpoints for traffic to NodePorts, LB IPs and externalIPs.
+    pub fn for_external_traffic(&self, svc: &ServicePortInfo) -> &[usize] {
+        if svc.external_policy_local {
+            self.local.as_deref().unwrap_or(&[])
+        } else {
+            self.cluster.as_deref().unwrap_or(&[])
+        }
+    }
+}

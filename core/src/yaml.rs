@@ -1,0 +1,388 @@
+//! A YAML tree that remembers where every node came from.
+//!
+//! Built from `yaml-rust2`'s event parser without recursion, so deeply nested
+//! input cannot overflow the stack, and with explicit limits on size, depth and
+//! alias expansion (a "billion laughs" document is refused, not expanded).
+//! Diagnostics point at the exact line and column of a bad value because every
+//! node carries its [`Span`].
+
+use crate::diag::{Diagnostic, Span};
+use std::collections::BTreeMap;
+use yaml_rust2::parser::{Event, Parser};
+use yaml_rust2::scanner::TScalarStyle;
+
+/// Limits on what one input may contain.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub max_bytes: usize,
+    pub max_depth: usize,
+    /// Total nodes produced, counting each alias expansion in full.
+    pub max_nodes: usize,
+    pub max_documents: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_bytes: 8 * 1024 * 1024,
+            max_depth: 64,
+            max_nodes: 2_000_000,
+            max_documents: 20_000,
+        }
+    }
+}
+
+/// A YAML value with its position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub span: Span,
+    pub value: Value,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// A scalar; `quoted` is true when it was written in quotes or as a block,
+    /// so `"1"` stays a string while `1` may be read as a number.
+    Scalar {
+        text: String,
+        quoted: bool,
+    },
+    Seq(Vec<Node>),
+    /// Keys in document order (duplicates are reported and the last kept).
+    Map(Vec<(Node, Node)>),
+}
+
+impl Node {
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Scalar { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// Is this a null (`~`, `null`, or an empty plain scalar)?
+    pub fn is_null(&self) -> bool {
+        matches!(&self.value, Value::Scalar { text, quoted: false } if text.is_empty() || text == "~" || text == "null" || text == "Null" || text == "NULL")
+    }
+
+    /// Look up a key of a mapping.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        match &self.value {
+            Value::Map(entries) => entries
+                .iter()
+                .rev()
+                .find(|(k, _)| k.as_str() == Some(key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Seq(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    pub fn as_map(&self) -> Option<&[(Node, Node)]> {
+        match &self.value {
+            Value::Map(entries) => Some(entries),
+            _ => None,
+        }
+    }
+
+    pub fn kind_name(&self) -> &'static str {
+        match &self.value {
+            Value::Scalar { .. } if self.is_null() => "null",
+            Value::Scalar { .. } => "scalar",
+            Value::Seq(_) => "list",
+            Value::Map(_) => "mapping",
+        }
+    }
+}
+
+/// One parsed document of a stream.
+#[derive(Clone, Debug)]
+pub struct Document {
+    pub index: usize,
+    pub root: Node,
+}
+
+enum Frame {
+    Seq {
+        span: Span,
+        anchor: usize,
+        items: Vec<Node>,
+    },
+    Map {
+        span: Span,
+        anchor: usize,
+        entries: Vec<(Node, Node)>,
+        key: Option<Node>,
+    },
+}
+
+fn span_of(m: &yaml_rust2::scanner::Marker) -> Span {
+    Span {
+        line: m.line(),
+        column: m.col() + 1,
+    }
+}
+
+fn count_nodes(n: &Node) -> usize {
+    // Iterative to stay safe on deep trees.
+    let mut stack = vec![n];
+    let mut count = 0;
+    while let Some(n) = stack.pop() {
+        count += 1;
+        match &n.value {
+            Value::Scalar { .. } => {}
+            Value::Seq(items) => stack.extend(items.iter()),
+            Value::Map(entries) => {
+                for (k, v) in entries {
+                    stack.push(k);
+                    stack.push(v);
+                }
+            }
+        }
+    }
+    count
+}
+
+/// Parse a multi-document YAML stream.
+///
+/// Returns every document that parsed; a syntax error ends the stream with one
+/// diagnostic carrying the document index, line and column.
+pub fn parse_stream(src: &str, limits: &Limits) -> (Vec<Document>, Vec<Diagnostic>) {
+    let mut docs = Vec::new();
+    let mut diags = Vec::new();
+    if src.len() > limits.max_bytes {
+        diags.push(
+            Diagnostic::error(format!(
+                "input is {} bytes; at most {} bytes are accepted",
+                src.len(),
+                limits.max_bytes
+            ))
+            .with_hint("split the manifests into smaller files"),
+        );
+        return (docs, diags);
+    }
+    let mut parser = Parser::new_from_str(src);
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut anchors: BTreeMap<usize, Node> = BTreeMap::new();
+    let mut nodes = 0usize;
+    let mut doc_index = 0usize;
+    let mut root: Option<Node> = None;
+    loop {
+        let (ev, mark) = match parser.next_token() {
+            Ok(x) => x,
+            Err(e) => {
+                let m = e.marker();
+                let mut d = Diagnostic::error(format!("YAML syntax error: {}", e.info()))
+                    .at(span_of(m))
+                    .with_hint("check the indentation and quoting around this position");
+                d.document = doc_index;
+                diags.push(d);
+                break;
+            }
+        };
+        let span = span_of(&mark);
+        let mut finished: Option<(Node, usize)> = None;
+        match ev {
+            Event::StreamStart | Event::Nothing => {}
+            Event::StreamEnd => break,
+            Event::DocumentStart => {
+                anchors.clear();
+                root = None;
+            }
+            Event::DocumentEnd => {
+                if let Some(r) = root.take() {
+                    docs.push(Document {
+                        index: doc_index,
+                        root: r,
+                    });
+                }
+                doc_index += 1;
+                if doc_index > limits.max_documents {
+                    let mut d = Diagnostic::error(format!(
+                        "more than {} YAML documents",
+                        limits.max_documents
+                    ));
+                    d.document = doc_index;
+                    diags.push(d);
+                    break;
+                }
+            }
+            Event::Alias(id) => match anchors.get(&id) {
+                Some(n) => {
+                    let size = count_nodes(n);
+                    nodes = nodes.saturating_add(size);
+                    let mut copy = n.clone();
+                    copy.span = span;
+                    finished = Some((copy, 0));
+                }
+                None => {
+                    let mut d = Diagnostic::error("alias refers to an unknown anchor").at(span);
+                    d.document = doc_index;
+                    diags.push(d);
+                    break;
+                }
+            },
+            Event::Scalar(text, style, anchor, _tag) => {
+                nodes += 1;
+                let quoted = !matches!(style, TScalarStyle::Plain);
+                finished = Some((
+                    Node {
+                        span,
+                        value: Value::Scalar { text, quoted },
+                    },
+                    anchor,
+                ));
+            }
+            Event::SequenceStart(anchor, _) => {
+                nodes += 1;
+                stack.push(Frame::Seq {
+                    span,
+                    anchor,
+                    items: Vec::new(),
+                });
+            }
+            Event::MappingStart(anchor, _) => {
+                nodes += 1;
+                stack.push(Frame::Map {
+                    span,
+                    anchor,
+                    entries: Vec::new(),
+                    key: None,
+                });
+            }
+            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
+                Some(Frame::Seq {
+                    span,
+                    anchor,
+                    items,
+                }) => {
+                    finished = Some((
+                        Node {
+                            span,
+                            value: Value::Seq(items),
+                        },
+                        anchor,
+                    ))
+                }
+                Some(Frame::Map {
+                    span,
+                    anchor,
+                    entries,
+                    ..
+                }) => {
+                    finished = Some((
+                        Node {
+                            span,
+                            value: Value::Map(entries),
+                        },
+                        anchor,
+                    ))
+                }
+                None => {}
+            },
+        }
+        if stack.len() > limits.max_depth {
+            let mut d = Diagnostic::error(format!(
+                "YAML nested more than {} levels deep",
+                limits.max_depth
+            ))
+            .at(span)
+            .with_hint("Kubernetes manifests are never this deep; check the input");
+            d.document = doc_index;
+            diags.push(d);
+            break;
+        }
+        if nodes > limits.max_nodes {
+            let mut d = Diagnostic::error(format!(
+                "YAML expands to more than {} values (aliases counted in full)",
+                limits.max_nodes
+            ))
+            .at(span)
+            .with_hint("the document may be a YAML bomb; remove the repeated aliases");
+            d.document = doc_index;
+            diags.push(d);
+            break;
+        }
+        if let Some((node, anchor)) = finished {
+            if anchor > 0 {
+                anchors.insert(anchor, node.clone());
+            }
+            match stack.last_mut() {
+                Some(Frame::Seq { items, .. }) => items.push(node),
+                Some(Frame::Map { entries, key, .. }) => match key.take() {
+                    None => *key = Some(node),
+                    Some(k) => entries.push((k, node)),
+                },
+                None => root = Some(node),
+            }
+        }
+    }
+    (docs, diags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_point_at_values() {
+        let (docs, diags) = parse_stream(
+            "a: 1\nb:\n  - x\n  - \"y\"\n---\nc: d\n",
+            &Limits::default(),
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(docs.len(), 2);
+        let b = docs[0].root.get("b").and_then(Node::as_seq).unwrap_or(&[]);
+        assert_eq!(b[1].span, Span { line: 4, column: 5 });
+        assert_eq!(
+            b[1].value,
+            Value::Scalar {
+                text: "y".into(),
+                quoted: true
+            }
+        );
+        assert_eq!(docs[1].index, 1);
+        assert_eq!(docs[1].root.get("c").and_then(Node::as_str), Some("d"));
+    }
+
+    #[test]
+    fn syntax_error_has_position() {
+        let (_, diags) = parse_stream("a: [1, 2\nb: c\n", &Limits::default());
+        assert_eq!(diags.len(), 1);
+        assert!(diags[0].span.is_some());
+        assert!(diags[0].message.starts_with("YAML syntax error"));
+    }
+
+    #[test]
+    fn alias_bomb_is_refused() {
+        let mut src = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        let mut prev = 'a';
+        for c in 'b'..='j' {
+            src.push_str(&format!(
+                "{c}: &{c} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"
+            ));
+            prev = c;
+        }
+        let (_, diags) = parse_stream(&src, &Limits::default());
+        assert!(
+            diags.iter().any(|d| d.message.contains("expands")),
+            "{diags:?}"
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_without_overflow() {
+        let src = "[".repeat(100_000);
+        let (_, diags) = parse_stream(&src, &Limits::default());
+        assert!(
+            diags.iter().any(|d| d.message.contains("nested")),
+            "{diags:?}"
+        );
+    }
+}
