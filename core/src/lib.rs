@@ -13,9 +13,13 @@
 //! Only renderers produce text formats.
 
 pub mod choose;
+pub mod cli;
+pub mod controller;
 pub mod diag;
 pub mod model;
 pub mod modes;
 pub mod packet;
 pub mod proxy;
+pub mod scene;
+pub mod trace;
 pub mod yaml;

@@ -378,10 +378,20 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_refused_without_overflow() {
+        // Flow style: the scanner's own recursion guard answers.
         let src = "[".repeat(100_000);
         let (_, diags) = parse_stream(&src, &Limits::default());
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert!(diags[0].message.contains("recursion limit"), "{diags:?}");
+        // Block style: our depth limit answers.
+        let mut src = String::new();
+        for depth in 0..100 {
+            src.push_str(&" ".repeat(depth * 2));
+            src.push_str("a:\n");
+        }
+        let (_, diags) = parse_stream(&src, &Limits::default());
         assert!(
-            diags.iter().any(|d| d.message.contains("nested")),
+            diags.iter().any(|d| d.message.contains("nested more than 64")),
             "{diags:?}"
         );
     }

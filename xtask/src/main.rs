@@ -1,1 +1,340 @@
-fn main() {}
+//! Project tasks: `cargo xtask serve | test | build | setup`.
+//!
+//! Each task first installs what it needs and is missing (idempotently, quickly
+//! when already there), saying what it installs and why, so the README's two
+//! commands work on a fresh machine. Only the standard library is used, so the
+//! task runner itself builds in seconds.
+
+use std::env;
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{exit, Command, Stdio};
+use std::time::Instant;
+
+const TRUNK_VERSION: &str = "0.21.14";
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+const MIN_BINARYEN: u32 = 120;
+/// The path documentation sites embed the app under; the e2e suite checks it.
+const SUB_PATH: &str = "/docs/kpv/";
+
+fn main() {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let root = project_root();
+    env::set_current_dir(&root).unwrap_or_else(|e| die(&format!("cannot enter {}: {e}", root.display())));
+    let tools = Tools::new(&root);
+    match args.first().map(String::as_str) {
+        Some("serve") => serve(&tools, &args[1..]),
+        Some("test") => test(&tools),
+        Some("build") => {
+            tools.ensure_web();
+            let public_url = flag_value(&args[1..], "--public-url").unwrap_or_else(|| "/".into());
+            let dist = flag_value(&args[1..], "--dist").unwrap_or_else(|| "dist".into());
+            if !trunk_build(&tools, &public_url, &dist) {
+                exit(1);
+            }
+        }
+        Some("setup") => {
+            tools.ensure_web();
+            tools.ensure_browser_tests();
+        }
+        _ => {
+            eprintln!(
+                "usage: cargo xtask <task>\n\n\
+                 tasks:\n  \
+                 serve [--port N]            build and serve the app on 127.0.0.1:8080 (trunk serve)\n  \
+                 test                        run every check and test suite; ends with `N passed, N failed`\n  \
+                 build [--public-url P] [--dist D]\n                              release build for a static host (default /, dist/)\n  \
+                 setup                       install every tool the other tasks need"
+            );
+            exit(2);
+        }
+    }
+}
+
+fn die(msg: &str) -> ! {
+    eprintln!("xtask: error: {msg}");
+    exit(1);
+}
+
+fn flag_value(args: &[String], flag: &str) -> Option<String> {
+    let i = args.iter().position(|a| a == flag)?;
+    args.get(i + 1).cloned()
+}
+
+fn project_root() -> PathBuf {
+    let manifest = env::var("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from("xtask"));
+    manifest.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn say(msg: &str) {
+    eprintln!("\x1b[1mxtask:\x1b[0m {msg}");
+}
+
+/// Run a command to completion with inherited output; true on success.
+fn run(cmd: &mut Command) -> bool {
+    say(&format!("running {}", describe(cmd)));
+    match cmd.status() {
+        Ok(s) => s.success(),
+        Err(e) => {
+            say(&format!("could not start {}: {e}", describe(cmd)));
+            false
+        }
+    }
+}
+
+fn describe(cmd: &Command) -> String {
+    let mut s = cmd.get_program().to_string_lossy().into_owned();
+    for a in cmd.get_args() {
+        s.push(' ');
+        s.push_str(&a.to_string_lossy());
+    }
+    s
+}
+
+/// Output of a command, or None when it cannot run.
+fn output_of(cmd: &mut Command) -> Option<String> {
+    let out = cmd.stderr(Stdio::null()).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+struct Tools {
+    root: PathBuf,
+    path: String,
+}
+
+impl Tools {
+    fn new(root: &Path) -> Tools {
+        // Local tools first: wasm-opt from npm (Debian's is too old), then cargo's bin.
+        let mut dirs = vec![root.join("tools/node_modules/.bin")];
+        if let Some(home) = env::var_os("CARGO_HOME").map(PathBuf::from).or_else(|| env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo"))) {
+            dirs.push(home.join("bin"));
+        }
+        let mut path = dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(":");
+        if let Ok(old) = env::var("PATH") {
+            path.push(':');
+            path.push_str(&old);
+        }
+        Tools { root: root.to_path_buf(), path }
+    }
+
+    fn cmd(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env("PATH", &self.path).current_dir(&self.root);
+        c
+    }
+
+    fn wasm_bindgen_version(&self) -> String {
+        let lock = fs::read_to_string(self.root.join("Cargo.lock")).unwrap_or_else(|e| die(&format!("cannot read Cargo.lock: {e}")));
+        let mut lines = lock.lines();
+        while let Some(l) = lines.next() {
+            if l.trim() == "name = \"wasm-bindgen\"" {
+                if let Some(v) = lines.next().and_then(|v| v.trim().strip_prefix("version = \"")).and_then(|v| v.strip_suffix('"')) {
+                    return v.to_string();
+                }
+            }
+        }
+        die("Cargo.lock names no wasm-bindgen version")
+    }
+
+    /// Everything `trunk build` needs.
+    fn ensure_web(&self) {
+        let installed = output_of(self.cmd("rustup").args(["target", "list", "--installed"])).unwrap_or_default();
+        if !installed.lines().any(|l| l.trim() == WASM_TARGET) {
+            say("installing the Rust target wasm32-unknown-unknown (the app is compiled to WebAssembly)");
+            if !run(self.cmd("rustup").args(["target", "add", WASM_TARGET])) {
+                die("rustup could not add the wasm32-unknown-unknown target");
+            }
+        }
+        let trunk = output_of(self.cmd("trunk").arg("--version")).unwrap_or_default();
+        if !trunk.contains(TRUNK_VERSION) {
+            say(&format!("installing trunk {TRUNK_VERSION} (builds and serves the app; 0.22 needs a newer rustc). The first install takes about 10 minutes."));
+            if !run(self.cmd("cargo").args(["install", "trunk", "--version", TRUNK_VERSION, "--locked"])) {
+                die("cargo install trunk failed");
+            }
+        }
+        let want = self.wasm_bindgen_version();
+        let have = output_of(self.cmd("wasm-bindgen").arg("--version")).unwrap_or_default();
+        if have.split_whitespace().nth(1) != Some(want.as_str()) {
+            say(&format!("installing wasm-bindgen-cli {want} (must match the wasm-bindgen in Cargo.lock; about 3 minutes)"));
+            // Not --locked: its lock file names a crate version the registry here lacks.
+            if !run(self.cmd("cargo").args(["install", "wasm-bindgen-cli", "--version", &want])) {
+                die("cargo install wasm-bindgen-cli failed");
+            }
+        }
+        let opt = output_of(self.cmd("wasm-opt").arg("--version")).unwrap_or_default();
+        let opt_version: u32 = opt.split_whitespace().nth(2).and_then(|v| v.parse().ok()).unwrap_or(0);
+        let local = self.root.join("tools/node_modules/.bin/wasm-opt").exists();
+        if opt_version < MIN_BINARYEN || !local {
+            say("installing wasm-opt from the npm package binaryen into tools/ (Debian's wasm-opt 108 breaks the app at start-up)");
+            if !run(self.cmd("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(self.root.join("tools"))) {
+                die("npm ci in tools/ failed");
+            }
+        }
+    }
+
+    /// Chromium, ChromeDriver and Playwright for the browser suites.
+    fn ensure_browser_tests(&self) {
+        let have_browser = Path::new("/usr/bin/chromium").exists() && Path::new("/usr/bin/chromedriver").exists();
+        if !have_browser {
+            let root = output_of(&mut Command::new("id").arg("-u")).map(|s| s.trim() == "0").unwrap_or(false);
+            if root {
+                say("installing Debian's chromium and chromium-driver (headless browser for the component and end-to-end tests)");
+                let ok = run(Command::new("apt-get").arg("update").env("DEBIAN_FRONTEND", "noninteractive"))
+                    && run(Command::new("apt-get").args(["install", "-y", "--no-install-recommends", "chromium", "chromium-driver"]).env("DEBIAN_FRONTEND", "noninteractive"));
+                if !ok {
+                    die("apt-get could not install chromium and chromium-driver");
+                }
+            } else {
+                die("Chromium is missing. Install it with: sudo apt-get install -y chromium chromium-driver");
+            }
+        }
+        let e2e = self.root.join("tests/e2e");
+        if !e2e.join("node_modules/@playwright/test/package.json").exists() {
+            say("installing Playwright's test runner in tests/e2e (npm ci; it uses Debian's Chromium, no browser download)");
+            let ok = run(self.cmd("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(&e2e).env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"));
+            if !ok {
+                die("npm ci in tests/e2e failed");
+            }
+        }
+    }
+}
+
+fn serve(tools: &Tools, args: &[String]) {
+    tools.ensure_web();
+    let mut cmd = tools.cmd("trunk");
+    cmd.args(["serve", "--offline", "--address", "127.0.0.1"]);
+    cmd.args(["--port", &flag_value(args, "--port").unwrap_or_else(|| "8080".into())]);
+    say("serving on http://127.0.0.1:8080/ (Ctrl-C stops)");
+    if !run(&mut cmd) {
+        exit(1);
+    }
+}
+
+fn trunk_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
+    run(tools.cmd("trunk").args(["build", "--release", "--offline", "--public-url", public_url, "--dist", dist]))
+}
+
+/// Counts of one suite.
+#[derive(Default, Clone, Copy)]
+struct Count {
+    passed: u64,
+    failed: u64,
+}
+
+/// Run a command, stream its stdout, and count `test result:` lines of cargo
+/// test / wasm-bindgen-test. A failing command with no failed test counts one.
+fn cargo_tests(cmd: &mut Command) -> Count {
+    say(&format!("running {}", describe(cmd)));
+    let mut count = Count::default();
+    let child = cmd.stdout(Stdio::piped()).spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            say(&format!("could not start: {e}"));
+            return Count { passed: 0, failed: 1 };
+        }
+    };
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            println!("{line}");
+            if let Some(rest) = line.trim().strip_prefix("test result: ") {
+                // "ok. 11 passed; 0 failed; 0 ignored; ..."
+                let num = |word: &str| -> u64 {
+                    rest.split(';')
+                        .find_map(|part| {
+                            let mut it = part.split_whitespace().rev();
+                            (it.next() == Some(word)).then(|| it.next().and_then(|n| n.parse().ok())).flatten()
+                        })
+                        .unwrap_or(0)
+                };
+                count.passed += num("passed");
+                count.failed += num("failed");
+            }
+        }
+    }
+    let ok = child.wait().map(|s| s.success()).unwrap_or(false);
+    if !ok && count.failed == 0 {
+        count.failed = 1;
+    }
+    count
+}
+
+fn check(ok: bool) -> Count {
+    if ok {
+        Count { passed: 1, failed: 0 }
+    } else {
+        Count { passed: 0, failed: 1 }
+    }
+}
+
+/// Playwright's counts from its JSON report.
+fn playwright(tools: &Tools) -> Count {
+    let e2e = tools.root.join("tests/e2e");
+    let report = e2e.join("artifacts/report.json");
+    let _ = fs::remove_file(&report);
+    let ok = run(tools.cmd("npx").args(["playwright", "test"]).current_dir(&e2e).env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"));
+    let text = fs::read_to_string(&report).unwrap_or_default();
+    let stat = |key: &str| -> u64 {
+        text.find(&format!("\"{key}\":"))
+            .and_then(|i| {
+                let rest = &text[i + key.len() + 3..];
+                let digits: String = rest.trim_start().chars().take_while(char::is_ascii_digit).collect();
+                digits.parse().ok()
+            })
+            .unwrap_or(0)
+    };
+    let mut c = Count { passed: stat("expected") + stat("flaky"), failed: stat("unexpected") };
+    if !ok && c.failed == 0 {
+        c.failed = 1;
+    }
+    c
+}
+
+fn test(tools: &Tools) {
+    let started = Instant::now();
+    tools.ensure_web();
+    tools.ensure_browser_tests();
+    let mut suites: Vec<(&str, Count)> = Vec::new();
+    let mut add = |name: &'static str, c: Count| {
+        say(&format!("{name}: {} passed, {} failed", c.passed, c.failed));
+        suites.push((name, c));
+    };
+    add("rustfmt", check(run(tools.cmd("cargo").args(["fmt", "--all", "--check"]))));
+    add("clippy", check(run(tools.cmd("cargo").args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))));
+    add(
+        "kpv-core for wasm32",
+        check(run(tools.cmd("cargo").args(["check", "-p", "kpv-core", "--no-default-features", "--target", WASM_TARGET]))),
+    );
+    add("cargo test", cargo_tests(tools.cmd("cargo").args(["test", "--workspace"])));
+    add(
+        "wasm-bindgen-test (Chromium)",
+        cargo_tests(
+            tools
+                .cmd("cargo")
+                .args(["test", "-p", "kpv-web", "--target", WASM_TARGET])
+                .env("CHROMEDRIVER", "/usr/bin/chromedriver")
+                .current_dir(tools.root.join("web")),
+        ),
+    );
+    let built = trunk_build(tools, "/", "dist");
+    add("trunk build --release", check(built));
+    let sub_dist = format!("target/site{SUB_PATH}");
+    let sub_built = trunk_build(tools, SUB_PATH, &sub_dist);
+    add("trunk build --release (sub-path)", check(sub_built));
+    if built && sub_built {
+        add("playwright (Chromium)", playwright(tools));
+    } else {
+        add("playwright (Chromium)", Count { passed: 0, failed: 1 });
+    }
+    let total = suites.iter().fold(Count::default(), |a, (_, c)| Count { passed: a.passed + c.passed, failed: a.failed + c.failed });
+    eprintln!();
+    for (name, c) in &suites {
+        eprintln!("  {:<36} {:>5} passed {:>3} failed", name, c.passed, c.failed);
+    }
+    eprintln!("  took {:.0} s", started.elapsed().as_secs_f64());
+    println!("{} passed, {} failed", total.passed, total.failed);
+    if total.failed > 0 {
+        exit(1);
+    }
+}

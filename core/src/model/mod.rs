@@ -10,6 +10,7 @@ mod lower;
 
 pub use ip::{parse_cidr_sloppy, parse_ip_sloppy};
 pub use lower::{parse, parse_files, Input};
+pub(crate) use lower::name_suffix;
 
 use crate::packet::{IpFamily, Protocol};
 use ipnet::IpNet;
@@ -259,7 +260,7 @@ pub struct Endpoint {
     pub target_pod: Option<NamespacedName>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct EndpointPort {
     pub name: String,
     pub port: u16,

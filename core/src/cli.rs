@@ -1,0 +1,340 @@
+//! The `kpv` command line as pure functions: arguments → [`Command`], and
+//! (command, input texts) → [`Output`]. The binary only reads files and
+//! prints, so every behaviour here is tested natively without processes.
+
+use crate::controller;
+use crate::diag::{has_errors, Diagnostic};
+use crate::model::{self, Cluster, Mode, Scheduler};
+use crate::modes::{self, CompileOptions};
+use crate::packet::{IpFamily, Protocol};
+use crate::proxy;
+use std::fmt::Write as _;
+
+pub const USAGE: &str = "\
+kpv — what kube-proxy does with your Services
+
+USAGE:
+    kpv rules <FILE>... [--mode M] [--node NAME] [--format text|json]
+    kpv trace <FILE>... --src IP --dst IP|NAME --port N [--protocol TCP|UDP|SCTP]
+              [--mode M] [--node NAME] [--seed N] [--from node|pod:NS/NAME|external]
+              [--format text|json]
+    kpv check <FILE>...
+
+FILES are Kubernetes YAML (multi-document or `kind: List`); `-` reads stdin.
+Kinds: Node, Pod, Deployment, Service, Endpoints, EndpointSlice, ServiceCIDR,
+KubeProxyConfiguration.
+
+OPTIONS:
+    --mode M        userspace (legacy, removed in Kubernetes 1.26), iptables, ipvs, nftables
+                    (default: the KubeProxyConfiguration's mode, else iptables)
+    --scheduler S   IPVS scheduler: rr wrr lc wlc sh dh sed nq mh
+    --node NAME     whose kube-proxy (default: hostnameOverride, else the first node)
+    --format F      text (what the node would print) or json
+    --seed N        seed of the random choices (same seed, same path)
+    -h, --help      this help
+";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// Where a traced packet starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum From {
+    /// The node's own netfilter (as kube-proxy's tests do).
+    Node,
+    /// A Pod (its node's rules apply).
+    Pod(model::NamespacedName),
+    /// A client outside the cluster, through the cloud load balancer if any.
+    External,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Common {
+    pub files: Vec<String>,
+    pub mode: Option<Mode>,
+    pub scheduler: Option<Scheduler>,
+    pub node: Option<String>,
+    pub format: Format,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceArgs {
+    pub src: String,
+    pub dst: String,
+    pub port: u16,
+    pub protocol: Protocol,
+    pub seed: u64,
+    pub from: From,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Help(String),
+    Check(Common),
+    Rules(Common),
+    Trace(Common, TraceArgs),
+}
+
+impl Command {
+    pub fn files(&self) -> &[String] {
+        match self {
+            Command::Help(_) => &[],
+            Command::Check(c) | Command::Rules(c) | Command::Trace(c, _) => &c.files,
+        }
+    }
+}
+
+/// What a run prints and its exit code.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Output {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: u8,
+}
+
+/// Parse the arguments after the program name.
+pub fn parse_args(args: &[String]) -> Result<Command, String> {
+    let Some(sub) = args.first() else {
+        return Ok(Command::Help(USAGE.to_string()));
+    };
+    if sub == "-h" || sub == "--help" || sub == "help" {
+        return Ok(Command::Help(USAGE.to_string()));
+    }
+    if !matches!(sub.as_str(), "rules" | "trace" | "check") {
+        return Err(format!("unknown command `{sub}`; use rules, trace or check"));
+    }
+    let mut common = Common {
+        files: Vec::new(),
+        mode: None,
+        scheduler: None,
+        node: None,
+        format: Format::Text,
+    };
+    let (mut src, mut dst, mut port) = (None, None, None);
+    let mut protocol = Protocol::Tcp;
+    let mut seed = 1u64;
+    let mut from = From::Node;
+    let mut it = args[1..].iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| -> Result<String, String> {
+            it.next().cloned().ok_or_else(|| format!("{name} needs a value"))
+        };
+        match a.as_str() {
+            "-h" | "--help" => return Ok(Command::Help(USAGE.to_string())),
+            "--mode" => {
+                let v = value("--mode")?;
+                common.mode = Some(Mode::parse(&v).ok_or_else(|| format!("unknown mode `{v}`; use userspace, iptables, ipvs or nftables"))?);
+            }
+            "--scheduler" => {
+                let v = value("--scheduler")?;
+                common.scheduler = Some(Scheduler::parse(&v).ok_or_else(|| format!("unknown IPVS scheduler `{v}`; use rr, wrr, lc, wlc, sh, dh, sed, nq or mh"))?);
+            }
+            "--node" => common.node = Some(value("--node")?),
+            "--format" => {
+                common.format = match value("--format")?.as_str() {
+                    "text" => Format::Text,
+                    "json" => Format::Json,
+                    v => return Err(format!("unknown format `{v}`; use text or json")),
+                }
+            }
+            "--src" => src = Some(value("--src")?),
+            "--dst" => dst = Some(value("--dst")?),
+            "--port" => {
+                let v = value("--port")?;
+                port = Some(v.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| format!("--port `{v}` is not a port number (1–65535)"))?);
+            }
+            "--protocol" => {
+                let v = value("--protocol")?;
+                protocol = Protocol::parse(&v).ok_or_else(|| format!("unknown protocol `{v}`; use TCP, UDP or SCTP"))?;
+            }
+            "--seed" => {
+                let v = value("--seed")?;
+                seed = v.parse().map_err(|_| format!("--seed `{v}` is not a whole number"))?;
+            }
+            "--from" => {
+                let v = value("--from")?;
+                from = match v.as_str() {
+                    "node" => From::Node,
+                    "external" => From::External,
+                    p => match p.strip_prefix("pod:").and_then(|r| r.split_once('/')) {
+                        Some((ns, name)) => From::Pod(model::NamespacedName::new(ns, name)),
+                        None => return Err(format!("--from `{v}`: use node, external or pod:NAMESPACE/NAME")),
+                    },
+                };
+            }
+            f if f.starts_with("--") => return Err(format!("unknown option `{f}`")),
+            file => common.files.push(file.to_string()),
+        }
+    }
+    if common.files.is_empty() {
+        return Err(format!("`kpv {sub}` needs at least one YAML file (or - for stdin)"));
+    }
+    match sub.as_str() {
+        "check" => Ok(Command::Check(common)),
+        "rules" => Ok(Command::Rules(common)),
+        _ => {
+            let missing: Vec<&str> = [("--src", src.is_none()), ("--dst", dst.is_none()), ("--port", port.is_none())]
+                .into_iter()
+                .filter_map(|(n, m)| m.then_some(n))
+                .collect();
+            if !missing.is_empty() {
+                return Err(format!("`kpv trace` needs {}", missing.join(", ")));
+            }
+            Ok(Command::Trace(
+                common,
+                TraceArgs {
+                    src: src.unwrap_or_default(),
+                    dst: dst.unwrap_or_default(),
+                    port: port.unwrap_or(0),
+                    protocol,
+                    seed,
+                    from,
+                },
+            ))
+        }
+    }
+}
+
+fn render_diags(diags: &[Diagnostic], files: &[String]) -> String {
+    let mut s = String::new();
+    for d in diags {
+        let file = files.get(d.file).map(String::as_str).unwrap_or("-");
+        let _ = writeln!(s, "{file}: {d}");
+    }
+    s
+}
+
+/// Parse every input; errors end the run with code 1.
+fn load(texts: &[String], files: &[String]) -> Result<(Cluster, String), Output> {
+    let inputs: Vec<model::Input<'_>> = texts.iter().map(|t| model::Input { text: t }).collect();
+    let (cluster, diags) = model::parse_files(&inputs);
+    let report = render_diags(&diags, files);
+    if has_errors(&diags) {
+        let errors = diags.iter().filter(|d| d.is_error()).count();
+        return Err(Output {
+            stdout: String::new(),
+            stderr: format!("{report}kpv: {errors} error(s) in the input; nothing was computed\n"),
+            code: 1,
+        });
+    }
+    Ok((cluster, report))
+}
+
+/// Resolve node and mode overrides.
+fn proxy_target(cluster: &mut Cluster, common: &Common) -> Result<(String, Mode), String> {
+    if let Some(m) = common.mode {
+        cluster.proxy.mode = m;
+    }
+    if let Some(n) = &common.node {
+        if cluster.node(n).is_none() {
+            let names: Vec<&str> = cluster.nodes.iter().map(|n| n.name.as_str()).collect();
+            return Err(format!("no node named `{n}`; nodes are: {}", names.join(", ")));
+        }
+        cluster.proxy.hostname_override = Some(n.clone());
+    }
+    let node = cluster.proxy_node().map(|n| n.name.clone()).ok_or_else(|| {
+        match &cluster.proxy.hostname_override {
+            Some(h) => format!("hostnameOverride `{h}` names no node in the input"),
+            None => "the input has no node".to_string(),
+        }
+    })?;
+    Ok((node, cluster.proxy.mode))
+}
+
+/// Run a parsed command over the input texts.
+pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
+    match cmd {
+        Command::Help(t) => Output {
+            stdout: t.clone(),
+            ..Output::default()
+        },
+        Command::Check(_) => match load(texts, files) {
+            Err(o) => o,
+            Ok((cluster, report)) => Output {
+                stdout: format!(
+                    "ok: {} node(s), {} pod(s), {} service(s), {} EndpointSlice(s) given\n",
+                    cluster.nodes.len(),
+                    cluster.pods.len(),
+                    cluster.services.len(),
+                    cluster.endpoint_slices.len()
+                ),
+                stderr: report,
+                code: 0,
+            },
+        },
+        Command::Rules(common) => {
+            let (mut cluster, report) = match load(texts, files) {
+                Ok(x) => x,
+                Err(o) => return o,
+            };
+            let (node, mode) = match proxy_target(&mut cluster, common) {
+                Ok(x) => x,
+                Err(e) => return fail(report, e),
+            };
+            let slices = controller::steady_slices(&cluster);
+            let opts = CompileOptions { scheduler: common.scheduler };
+            let mut texts_out = Vec::new();
+            let mut json = Vec::new();
+            for family in [IpFamily::V4, IpFamily::V6] {
+                let has_family = cluster.services.iter().any(|s| s.cluster_ips.iter().any(|ip| IpFamily::of(ip) == family));
+                if family == IpFamily::V6 && !has_family {
+                    continue;
+                }
+                let Some(input) = proxy::build_input(&cluster, &slices, &node, family) else {
+                    continue;
+                };
+                let dp = modes::compile(mode, &input, opts);
+                texts_out.push(dp.render_text());
+                json.push(dp.render_json());
+            }
+            if texts_out.is_empty() {
+                return fail(report, format!("node `{node}` has no IP address to build rules for"));
+            }
+            let stdout = match common.format {
+                Format::Text => texts_out.join("\n"),
+                Format::Json => {
+                    let v = if json.len() == 1 { json.remove(0) } else { serde_json::Value::Array(json) };
+                    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+                    s.push('\n');
+                    s
+                }
+            };
+            Output { stdout, stderr: report, code: 0 }
+        }
+        Command::Trace(common, args) => {
+            let (mut cluster, report) = match load(texts, files) {
+                Ok(x) => x,
+                Err(o) => return o,
+            };
+            let (node, _) = match proxy_target(&mut cluster, common) {
+                Ok(x) => x,
+                Err(e) => return fail(report, e),
+            };
+            match crate::trace::cli_trace(&cluster, &node, common.scheduler, args) {
+                Ok(t) => {
+                    let stdout = match common.format {
+                        Format::Text => crate::trace::render_text(&t),
+                        Format::Json => {
+                            let mut s = serde_json::to_string_pretty(&crate::trace::to_json(&t)).unwrap_or_default();
+                            s.push('\n');
+                            s
+                        }
+                    };
+                    Output { stdout, stderr: report, code: 0 }
+                }
+                Err(e) => fail(report, e),
+            }
+        }
+    }
+}
+
+fn fail(report: String, msg: String) -> Output {
+    Output {
+        stdout: String::new(),
+        stderr: format!("{report}kpv: {msg}\n"),
+        code: 2,
+    }
+}

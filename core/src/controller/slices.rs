@@ -1,0 +1,98 @@
+//! The EndpointSlice controller: Services' selectors and Pods' readiness make
+//! EndpointSlices.
+//!
+//! Like the real controller: Pods in the Service's namespace whose labels match
+//! its selector and that have an IP become endpoints; `ready` is the Pod's Ready
+//! condition (always true with `publishNotReadyAddresses`), `serving` the same
+//! regardless of termination, `terminating` whether it is being deleted; named
+//! target ports resolve per Pod, and Pods resolving to different port numbers
+//! land in different slices. Slices of Services without selector (given or
+//! mirrored from Endpoints) pass through unchanged.
+
+use crate::model::{
+    selects, Cluster, Endpoint, EndpointPort, EndpointSlice, NamespacedName, ServiceType,
+    SliceSource,
+};
+use crate::packet::IpFamily;
+use std::collections::BTreeMap;
+
+/// Most endpoints per slice (the controller's default `--max-endpoints-per-slice`).
+pub const MAX_ENDPOINTS_PER_SLICE: usize = 100;
+
+/// All EndpointSlices in effect, given each Pod's readiness.
+pub fn compute_slices(cluster: &Cluster, ready: &BTreeMap<NamespacedName, bool>) -> Vec<EndpointSlice> {
+    let mut out: Vec<EndpointSlice> = Vec::new();
+    for svc in &cluster.services {
+        let Some(selector) = &svc.selector else { continue };
+        if svc.service_type == ServiceType::ExternalName {
+            continue;
+        }
+        // Group endpoints by (family, resolved ports).
+        let mut groups: BTreeMap<(IpFamily, Vec<EndpointPort>), Vec<Endpoint>> = BTreeMap::new();
+        for pod in cluster
+            .pods
+            .iter()
+            .filter(|p| p.id.namespace == svc.id.namespace && selects(selector, &p.labels) && !p.finished)
+        {
+            let ports: Vec<EndpointPort> = svc
+                .ports
+                .iter()
+                .filter_map(|sp| {
+                    pod.resolve_port(&sp.target_port, sp.protocol).map(|port| EndpointPort {
+                        name: sp.name.clone(),
+                        port,
+                        protocol: sp.protocol,
+                    })
+                })
+                .collect();
+            let is_ready = ready.get(&pod.id).copied().unwrap_or(false);
+            let zone = pod
+                .node_name
+                .as_deref()
+                .and_then(|n| cluster.node(n))
+                .and_then(|n| n.zone.clone());
+            for ip in &pod.ips {
+                let ep = Endpoint {
+                    addresses: vec![*ip],
+                    ready: (is_ready && !pod.terminating) || svc.publish_not_ready_addresses,
+                    serving: is_ready || svc.publish_not_ready_addresses,
+                    terminating: pod.terminating,
+                    node_name: pod.node_name.clone(),
+                    zone: zone.clone(),
+                    target_pod: Some(pod.id.clone()),
+                };
+                groups.entry((IpFamily::of(ip), ports.clone())).or_default().push(ep);
+            }
+        }
+        let mut n = 0usize;
+        for ((family, ports), mut eps) in groups {
+            eps.sort_by(|a, b| a.addresses.cmp(&b.addresses));
+            for chunk in eps.chunks(MAX_ENDPOINTS_PER_SLICE) {
+                let name = format!(
+                    "{}-{}",
+                    svc.id.name,
+                    crate::model::name_suffix(&format!("{}#slice{n}", svc.id))
+                );
+                n += 1;
+                out.push(EndpointSlice {
+                    id: NamespacedName::new(svc.id.namespace.clone(), name),
+                    service_name: svc.id.name.clone(),
+                    family,
+                    endpoints: chunk.to_vec(),
+                    ports: ports.clone(),
+                    source: SliceSource::Controller,
+                });
+            }
+        }
+    }
+    // Slices not owned by the controller for a selector Service pass through.
+    for s in &cluster.endpoint_slices {
+        let svc = cluster.services.iter().find(|x| x.id.namespace == s.id.namespace && x.id.name == s.service_name);
+        let owned = s.source == SliceSource::Controller && svc.is_some_and(|x| x.selector.is_some());
+        if !owned {
+            out.push(s.clone());
+        }
+    }
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out
+}

@@ -1,0 +1,392 @@
+//! The diagram's layout, computed from the cluster's topology.
+//!
+//! A [`petgraph`] graph holds what is connected to what (client → load
+//! balancer → nodes → Pods, Services → their endpoints' Pods); boxes are laid
+//! out in a fixed logical coordinate space (the SVG `viewBox`), and CSS does
+//! the sizing. Packet routes between places are paths in the same graph. The
+//! web app only draws what this module computes; it never decides geometry.
+
+use crate::model::{Cluster, EndpointSlice, NamespacedName, ServiceType};
+use crate::packet::IpFamily;
+use petgraph::graph::{NodeIndex, UnGraph};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Logical width of the diagram.
+pub const WIDTH: f64 = 1200.0;
+const MARGIN: f64 = 24.0;
+const GAP: f64 = 24.0;
+const POD_H: f64 = 58.0;
+const POD_GAP: f64 = 10.0;
+const NODE_TOP: f64 = 300.0;
+const NODE_HEADER: f64 = 92.0;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Rect {
+    pub x: f64,
+    pub y: f64,
+    pub w: f64,
+    pub h: f64,
+}
+
+impl Rect {
+    pub fn center(&self) -> Point {
+        Point {
+            x: self.x + self.w / 2.0,
+            y: self.y + self.h / 2.0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+}
+
+impl Point {
+    pub fn lerp(self, to: Point, f: f64) -> Point {
+        Point {
+            x: self.x + (to.x - self.x) * f,
+            y: self.y + (to.y - self.y) * f,
+        }
+    }
+
+    pub fn distance(self, to: Point) -> f64 {
+        ((to.x - self.x).powi(2) + (to.y - self.y).powi(2)).sqrt()
+    }
+}
+
+/// A place a packet can be at; the vertices of the topology graph.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(tag = "kind", content = "name", rename_all = "kebab-case")]
+pub enum Place {
+    Client,
+    LoadBalancer,
+    /// A node's eth0 (where NodePorts listen).
+    NodeEth(String),
+    /// A node's netfilter / kube-proxy rules box.
+    NodeProxy(String),
+    Service(NamespacedName),
+    Pod(NamespacedName),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NodeBox {
+    pub name: String,
+    pub ip: String,
+    pub pod_cidr: Option<String>,
+    pub rect: Rect,
+    /// The netfilter / kube-proxy box inside the node.
+    pub proxy: Rect,
+    /// The eth0 badge at the top of the node.
+    pub eth: Rect,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PodBox {
+    pub id: NamespacedName,
+    pub node: String,
+    pub ip: String,
+    /// `app=alpaca` style label summary (the selector-relevant labels first).
+    pub labels: Vec<String>,
+    pub rect: Rect,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ServiceBox {
+    pub id: NamespacedName,
+    pub service_type: ServiceType,
+    pub cluster_ip: String,
+    /// `8080/TCP → 8080` per port; with NodePort `:30080`.
+    pub ports: Vec<String>,
+    pub rect: Rect,
+}
+
+/// A line from a Service to one of its endpoints' Pods.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EndpointEdge {
+    pub service: NamespacedName,
+    pub pod: NamespacedName,
+    pub ready: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Scene {
+    pub width: f64,
+    pub height: f64,
+    pub client: Rect,
+    pub load_balancer: Option<Rect>,
+    pub load_balancer_ips: Vec<String>,
+    pub nodes: Vec<NodeBox>,
+    pub pods: Vec<PodBox>,
+    pub services: Vec<ServiceBox>,
+    pub edges: Vec<EndpointEdge>,
+    #[serde(skip)]
+    graph: UnGraph<(), ()>,
+    #[serde(skip)]
+    places: Vec<(Place, Point)>,
+}
+
+impl PartialEq for Scene {
+    /// Two scenes are equal when they draw the same thing (the graph is
+    /// derived from the same boxes).
+    fn eq(&self, other: &Self) -> bool {
+        self.width == other.width
+            && self.height == other.height
+            && self.client == other.client
+            && self.load_balancer == other.load_balancer
+            && self.nodes == other.nodes
+            && self.pods == other.pods
+            && self.services == other.services
+            && self.edges == other.edges
+            && self.places == other.places
+    }
+}
+
+impl Scene {
+    /// Where a place is drawn.
+    pub fn anchor(&self, place: &Place) -> Option<Point> {
+        self.places.iter().find(|(p, _)| p == place).map(|(_, pt)| *pt)
+    }
+
+    fn index(&self, place: &Place) -> Option<usize> {
+        self.places.iter().position(|(p, _)| p == place)
+    }
+
+    /// The points a packet passes going from `a` to `b` along the topology
+    /// (shortest path by drawn distance), both ends included.
+    pub fn route(&self, a: &Place, b: &Place) -> Vec<Point> {
+        let (Some(ia), Some(ib)) = (self.index(a), self.index(b)) else {
+            return Vec::new();
+        };
+        let dist = |i: usize, j: usize| self.places[i].1.distance(self.places[j].1);
+        let found = petgraph::algo::astar(
+            &self.graph,
+            NodeIndex::new(ia),
+            |n| n.index() == ib,
+            |e| {
+                use petgraph::visit::EdgeRef;
+                dist(e.source().index(), e.target().index())
+            },
+            |n| dist(n.index(), ib),
+        );
+        match found {
+            Some((_, path)) => path.into_iter().map(|i| self.places[i.index()].1).collect(),
+            None => vec![self.places[ia].1, self.places[ib].1],
+        }
+    }
+}
+
+/// Lay out the cluster. `slices` gives the endpoint edges (readiness shown).
+pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
+    let n = cluster.nodes.len().max(1) as f64;
+    let node_w = ((WIDTH - 2.0 * MARGIN - (n - 1.0) * GAP) / n).max(120.0);
+    let mut pods_by_node: BTreeMap<&str, Vec<&crate::model::Pod>> = BTreeMap::new();
+    for p in &cluster.pods {
+        pods_by_node.entry(p.node_name.as_deref().unwrap_or("")).or_default().push(p);
+    }
+    let most = pods_by_node.values().map(Vec::len).max().unwrap_or(0) as f64;
+    let node_h = NODE_HEADER + most.max(1.0) * (POD_H + POD_GAP) + 12.0;
+    let height = NODE_TOP + node_h + MARGIN;
+
+    let mut places: Vec<(Place, Point)> = Vec::new();
+    let mut graph: UnGraph<(), ()> = UnGraph::new_undirected();
+    // Vertex i of the graph is place i.
+    let add = |places: &mut Vec<(Place, Point)>, graph: &mut UnGraph<(), ()>, p: Place, pt: Point| -> usize {
+        places.push((p, pt));
+        graph.add_node(()).index()
+    };
+    let edge = |graph: &mut UnGraph<(), ()>, a: usize, b: usize| {
+        graph.add_edge(NodeIndex::new(a), NodeIndex::new(b), ());
+    };
+
+    let client = Rect { x: MARGIN, y: MARGIN, w: 150.0, h: 64.0 };
+    let client_i = add(&mut places, &mut graph, Place::Client, client.center());
+
+    let lb_ips: Vec<String> = cluster
+        .services
+        .iter()
+        .filter(|s| s.service_type == ServiceType::LoadBalancer)
+        .flat_map(|s| s.load_balancer_ips.iter().map(|ip| ip.to_string()))
+        .collect();
+    let load_balancer = (!lb_ips.is_empty()).then_some(Rect {
+        x: WIDTH / 2.0 - 110.0,
+        y: MARGIN,
+        w: 220.0,
+        h: 64.0,
+    });
+    let lb_i = load_balancer.map(|r| {
+        let i = add(&mut places, &mut graph, Place::LoadBalancer, r.center());
+        edge(&mut graph, client_i, i);
+        i
+    });
+
+    let mut nodes = Vec::new();
+    let mut pods = Vec::new();
+    let mut node_proxy_idx = Vec::new();
+    for (k, node) in cluster.nodes.iter().enumerate() {
+        let x = MARGIN + k as f64 * (node_w + GAP);
+        let rect = Rect { x, y: NODE_TOP, w: node_w, h: node_h };
+        let eth = Rect { x: x + 8.0, y: NODE_TOP + 30.0, w: node_w - 16.0, h: 22.0 };
+        let proxy = Rect { x: x + 8.0, y: NODE_TOP + 58.0, w: node_w - 16.0, h: 26.0 };
+        let eth_i = add(&mut places, &mut graph, Place::NodeEth(node.name.clone()), Point { x: eth.x + eth.w / 2.0, y: eth.y });
+        let proxy_i = add(&mut places, &mut graph, Place::NodeProxy(node.name.clone()), proxy.center());
+        edge(&mut graph, eth_i, proxy_i);
+        match lb_i {
+            Some(lb) => edge(&mut graph, lb, eth_i),
+            None => edge(&mut graph, client_i, eth_i),
+        };
+        for &other in &node_proxy_idx {
+            edge(&mut graph, proxy_i, other);
+        }
+        node_proxy_idx.push(proxy_i);
+        for (j, pod) in pods_by_node.get(node.name.as_str()).into_iter().flatten().enumerate() {
+            let r = Rect {
+                x: x + 10.0,
+                y: NODE_TOP + NODE_HEADER + j as f64 * (POD_H + POD_GAP),
+                w: node_w - 20.0,
+                h: POD_H,
+            };
+            let pi = add(&mut places, &mut graph, Place::Pod(pod.id.clone()), r.center());
+            edge(&mut graph, proxy_i, pi);
+            let mut labels: Vec<String> = pod
+                .labels
+                .iter()
+                .filter(|(k, _)| k.as_str() != "pod-template-hash")
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            labels.sort_by_key(|l| !l.starts_with("app="));
+            pods.push(PodBox {
+                id: pod.id.clone(),
+                node: node.name.clone(),
+                ip: pod.ips.first().map(|i| i.to_string()).unwrap_or_else(|| "—".into()),
+                labels,
+                rect: r,
+            });
+        }
+        nodes.push(NodeBox {
+            name: node.name.clone(),
+            ip: node.primary_ip(IpFamily::V4).or_else(|| node.primary_ip(IpFamily::V6)).map(|i| i.to_string()).unwrap_or_default(),
+            pod_cidr: node.pod_cidrs.first().map(|c| c.to_string()),
+            rect,
+            proxy,
+            eth,
+        });
+    }
+
+    // Services: a band between the entry row and the nodes.
+    let svcs: Vec<_> = cluster.services.iter().collect();
+    let m = svcs.len().max(1) as f64;
+    let svc_w = ((WIDTH - 2.0 * MARGIN - 180.0 - (m - 1.0) * GAP) / m).clamp(120.0, 300.0);
+    let band_w = m * svc_w + (m - 1.0) * GAP;
+    let start = (MARGIN + 180.0).max((WIDTH - band_w) / 2.0);
+    let mut services = Vec::new();
+    for (k, svc) in svcs.iter().enumerate() {
+        let rect = Rect { x: start + k as f64 * (svc_w + GAP), y: 130.0, w: svc_w, h: 120.0 };
+        let si = add(&mut places, &mut graph, Place::Service(svc.id.clone()), Point { x: rect.x + rect.w / 2.0, y: rect.y + rect.h / 2.0 });
+        for &p in &node_proxy_idx {
+            edge(&mut graph, si, p);
+        }
+        services.push(ServiceBox {
+            id: svc.id.clone(),
+            service_type: svc.service_type,
+            cluster_ip: if svc.headless { "None (headless)".into() } else { svc.cluster_ips.first().map(|i| i.to_string()).unwrap_or_else(|| "—".into()) },
+            ports: svc
+                .ports
+                .iter()
+                .map(|p| match p.node_port {
+                    Some(np) => format!("{}/{} → {} (NodePort {np})", p.port, p.protocol, p.target_port),
+                    None => format!("{}/{} → {}", p.port, p.protocol, p.target_port),
+                })
+                .collect(),
+            rect,
+        });
+    }
+
+    let mut edges = Vec::new();
+    for s in slices {
+        let svc = NamespacedName::new(s.id.namespace.clone(), s.service_name.clone());
+        for e in &s.endpoints {
+            if let Some(pod) = &e.target_pod {
+                if pods.iter().any(|p| &p.id == pod) && !edges.iter().any(|x: &EndpointEdge| x.service == svc && &x.pod == pod) {
+                    edges.push(EndpointEdge { service: svc.clone(), pod: pod.clone(), ready: e.ready });
+                }
+            }
+        }
+    }
+    edges.sort_by(|a, b| (&a.service, &a.pod).cmp(&(&b.service, &b.pod)));
+
+    Scene {
+        width: WIDTH,
+        height,
+        client,
+        load_balancer,
+        load_balancer_ips: lb_ips,
+        nodes,
+        pods,
+        services,
+        edges,
+        graph,
+        places,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEED: &str = include_str!("../../tests/scenarios/alpaca-bandicoot.yaml");
+
+    fn scene() -> Scene {
+        let (cluster, _) = crate::model::parse(SEED);
+        let slices = crate::controller::steady_slices(&cluster);
+        layout(&cluster, &slices)
+    }
+
+    #[test]
+    fn seed_scene_has_every_object() {
+        let s = scene();
+        assert_eq!(s.nodes.len(), 3);
+        assert_eq!(s.pods.len(), 5);
+        assert_eq!(s.services.len(), 2);
+        assert_eq!(s.edges.len(), 5, "every Pod is an endpoint of one Service");
+        assert!(s.edges.iter().all(|e| e.ready));
+        assert!(s.load_balancer.is_none(), "no LoadBalancer Service in the seed");
+    }
+
+    #[test]
+    fn boxes_stay_inside_the_view_and_do_not_overlap() {
+        let s = scene();
+        let mut rects: Vec<Rect> = s.services.iter().map(|x| x.rect).collect();
+        rects.extend(s.pods.iter().map(|p| p.rect));
+        for r in &rects {
+            assert!(r.x >= 0.0 && r.x + r.w <= s.width && r.y >= 0.0 && r.y + r.h <= s.height, "{r:?}");
+        }
+        for (i, a) in rects.iter().enumerate() {
+            for b in &rects[i + 1..] {
+                let apart = a.x + a.w <= b.x || b.x + b.w <= a.x || a.y + a.h <= b.y || b.y + b.h <= a.y;
+                assert!(apart, "{a:?} overlaps {b:?}");
+            }
+        }
+        for p in &s.pods {
+            let node = s.nodes.iter().find(|n| n.name == p.node);
+            let inside = node.is_some_and(|n| p.rect.x >= n.rect.x && p.rect.x + p.rect.w <= n.rect.x + n.rect.w && p.rect.y + p.rect.h <= n.rect.y + n.rect.h);
+            assert!(inside, "{} not inside its node", p.id);
+        }
+    }
+
+    #[test]
+    fn routes_follow_the_topology() {
+        let s = scene();
+        let pod_on_2 = s.pods.iter().find(|p| p.node == "worker-2").map(|p| p.id.clone());
+        let Some(pod) = pod_on_2 else { panic!("no pod on worker-2") };
+        let route = s.route(&Place::NodeProxy("worker-1".into()), &Place::Pod(pod.clone()));
+        // worker-1's rules → worker-2's → the Pod.
+        assert_eq!(route.len(), 3, "{route:?}");
+        assert_eq!(route.first().copied(), s.anchor(&Place::NodeProxy("worker-1".into())));
+        assert_eq!(route.last().copied(), s.anchor(&Place::Pod(pod)));
+        let from_client = s.route(&Place::Client, &Place::NodeEth("worker-3".into()));
+        assert_eq!(from_client.len(), 2);
+    }
+}

@@ -1,0 +1,41 @@
+// Playwright runs the release build (dist/ and the sub-path build) in Debian's
+// Chromium. Browsers are never downloaded: executablePath points at /usr/bin/chromium.
+import { defineConfig } from '@playwright/test';
+
+export default defineConfig({
+  testDir: './specs',
+  outputDir: './artifacts/results',
+  timeout: 30_000,
+  retries: 0,
+  workers: 1,
+  reporter: [['list'], ['json', { outputFile: 'artifacts/report.json' }]],
+  use: {
+    baseURL: 'http://127.0.0.1:4173',
+    viewport: { width: 1400, height: 900 },
+    launchOptions: {
+      executablePath: '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    },
+  },
+  webServer: [
+    {
+      command: 'python3 -m http.server 4173 --bind 127.0.0.1 --directory ../../dist',
+      url: 'http://127.0.0.1:4173/',
+      reuseExistingServer: false,
+      timeout: 20_000,
+    },
+    {
+      // The build made with --public-url /docs/kpv/, served from its parent.
+      command: 'python3 -m http.server 4174 --bind 127.0.0.1 --directory ../../target/site',
+      url: 'http://127.0.0.1:4174/docs/kpv/',
+      reuseExistingServer: false,
+      timeout: 20_000,
+    },
+  ],
+});

@@ -1,0 +1,2 @@
+//! The app's components: markup over values computed by kpv-core.
+pub mod diagram;
