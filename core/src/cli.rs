@@ -104,7 +104,9 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
         return Ok(Command::Help(USAGE.to_string()));
     }
     if !matches!(sub.as_str(), "rules" | "trace" | "check") {
-        return Err(format!("unknown command `{sub}`; use rules, trace or check"));
+        return Err(format!(
+            "unknown command `{sub}`; use rules, trace or check"
+        ));
     }
     let mut common = Common {
         files: Vec::new(),
@@ -120,17 +122,25 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
     let mut it = args[1..].iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| -> Result<String, String> {
-            it.next().cloned().ok_or_else(|| format!("{name} needs a value"))
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
         };
         match a.as_str() {
             "-h" | "--help" => return Ok(Command::Help(USAGE.to_string())),
             "--mode" => {
                 let v = value("--mode")?;
-                common.mode = Some(Mode::parse(&v).ok_or_else(|| format!("unknown mode `{v}`; use userspace, iptables, ipvs or nftables"))?);
+                common.mode = Some(Mode::parse(&v).ok_or_else(|| {
+                    format!("unknown mode `{v}`; use userspace, iptables, ipvs or nftables")
+                })?);
             }
             "--scheduler" => {
                 let v = value("--scheduler")?;
-                common.scheduler = Some(Scheduler::parse(&v).ok_or_else(|| format!("unknown IPVS scheduler `{v}`; use rr, wrr, lc, wlc, sh, dh, sed, nq or mh"))?);
+                common.scheduler = Some(Scheduler::parse(&v).ok_or_else(|| {
+                    format!(
+                        "unknown IPVS scheduler `{v}`; use rr, wrr, lc, wlc, sh, dh, sed, nq or mh"
+                    )
+                })?);
             }
             "--node" => common.node = Some(value("--node")?),
             "--format" => {
@@ -144,15 +154,23 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
             "--dst" => dst = Some(value("--dst")?),
             "--port" => {
                 let v = value("--port")?;
-                port = Some(v.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| format!("--port `{v}` is not a port number (1–65535)"))?);
+                port = Some(
+                    v.parse::<u16>()
+                        .ok()
+                        .filter(|p| *p > 0)
+                        .ok_or_else(|| format!("--port `{v}` is not a port number (1–65535)"))?,
+                );
             }
             "--protocol" => {
                 let v = value("--protocol")?;
-                protocol = Protocol::parse(&v).ok_or_else(|| format!("unknown protocol `{v}`; use TCP, UDP or SCTP"))?;
+                protocol = Protocol::parse(&v)
+                    .ok_or_else(|| format!("unknown protocol `{v}`; use TCP, UDP or SCTP"))?;
             }
             "--seed" => {
                 let v = value("--seed")?;
-                seed = v.parse().map_err(|_| format!("--seed `{v}` is not a whole number"))?;
+                seed = v
+                    .parse()
+                    .map_err(|_| format!("--seed `{v}` is not a whole number"))?;
             }
             "--from" => {
                 let v = value("--from")?;
@@ -161,7 +179,11 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
                     "external" => From::External,
                     p => match p.strip_prefix("pod:").and_then(|r| r.split_once('/')) {
                         Some((ns, name)) => From::Pod(model::NamespacedName::new(ns, name)),
-                        None => return Err(format!("--from `{v}`: use node, external or pod:NAMESPACE/NAME")),
+                        None => {
+                            return Err(format!(
+                                "--from `{v}`: use node, external or pod:NAMESPACE/NAME"
+                            ))
+                        }
                     },
                 };
             }
@@ -170,16 +192,22 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
         }
     }
     if common.files.is_empty() {
-        return Err(format!("`kpv {sub}` needs at least one YAML file (or - for stdin)"));
+        return Err(format!(
+            "`kpv {sub}` needs at least one YAML file (or - for stdin)"
+        ));
     }
     match sub.as_str() {
         "check" => Ok(Command::Check(common)),
         "rules" => Ok(Command::Rules(common)),
         _ => {
-            let missing: Vec<&str> = [("--src", src.is_none()), ("--dst", dst.is_none()), ("--port", port.is_none())]
-                .into_iter()
-                .filter_map(|(n, m)| m.then_some(n))
-                .collect();
+            let missing: Vec<&str> = [
+                ("--src", src.is_none()),
+                ("--dst", dst.is_none()),
+                ("--port", port.is_none()),
+            ]
+            .into_iter()
+            .filter_map(|(n, m)| m.then_some(n))
+            .collect();
             if !missing.is_empty() {
                 return Err(format!("`kpv trace` needs {}", missing.join(", ")));
             }
@@ -231,16 +259,20 @@ fn proxy_target(cluster: &mut Cluster, common: &Common) -> Result<(String, Mode)
     if let Some(n) = &common.node {
         if cluster.node(n).is_none() {
             let names: Vec<&str> = cluster.nodes.iter().map(|n| n.name.as_str()).collect();
-            return Err(format!("no node named `{n}`; nodes are: {}", names.join(", ")));
+            return Err(format!(
+                "no node named `{n}`; nodes are: {}",
+                names.join(", ")
+            ));
         }
         cluster.proxy.hostname_override = Some(n.clone());
     }
-    let node = cluster.proxy_node().map(|n| n.name.clone()).ok_or_else(|| {
-        match &cluster.proxy.hostname_override {
+    let node = cluster
+        .proxy_node()
+        .map(|n| n.name.clone())
+        .ok_or_else(|| match &cluster.proxy.hostname_override {
             Some(h) => format!("hostnameOverride `{h}` names no node in the input"),
             None => "the input has no node".to_string(),
-        }
-    })?;
+        })?;
     Ok((node, cluster.proxy.mode))
 }
 
@@ -275,11 +307,16 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                 Err(e) => return fail(report, e),
             };
             let slices = controller::steady_slices(&cluster);
-            let opts = CompileOptions { scheduler: common.scheduler };
+            let opts = CompileOptions {
+                scheduler: common.scheduler,
+            };
             let mut texts_out = Vec::new();
             let mut json = Vec::new();
             for family in [IpFamily::V4, IpFamily::V6] {
-                let has_family = cluster.services.iter().any(|s| s.cluster_ips.iter().any(|ip| IpFamily::of(ip) == family));
+                let has_family = cluster
+                    .services
+                    .iter()
+                    .any(|s| s.cluster_ips.iter().any(|ip| IpFamily::of(ip) == family));
                 if family == IpFamily::V6 && !has_family {
                     continue;
                 }
@@ -291,18 +328,29 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                 json.push(dp.render_json());
             }
             if texts_out.is_empty() {
-                return fail(report, format!("node `{node}` has no IP address to build rules for"));
+                return fail(
+                    report,
+                    format!("node `{node}` has no IP address to build rules for"),
+                );
             }
             let stdout = match common.format {
                 Format::Text => texts_out.join("\n"),
                 Format::Json => {
-                    let v = if json.len() == 1 { json.remove(0) } else { serde_json::Value::Array(json) };
+                    let v = if json.len() == 1 {
+                        json.remove(0)
+                    } else {
+                        serde_json::Value::Array(json)
+                    };
                     let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
                     s.push('\n');
                     s
                 }
             };
-            Output { stdout, stderr: report, code: 0 }
+            Output {
+                stdout,
+                stderr: report,
+                code: 0,
+            }
         }
         Command::Trace(common, args) => {
             let (mut cluster, report) = match load(texts, files) {
@@ -318,12 +366,17 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                     let stdout = match common.format {
                         Format::Text => crate::trace::render_text(&t),
                         Format::Json => {
-                            let mut s = serde_json::to_string_pretty(&crate::trace::to_json(&t)).unwrap_or_default();
+                            let mut s = serde_json::to_string_pretty(&crate::trace::to_json(&t))
+                                .unwrap_or_default();
                             s.push('\n');
                             s
                         }
                     };
-                    Output { stdout, stderr: report, code: 0 }
+                    Output {
+                        stdout,
+                        stderr: report,
+                        code: 0,
+                    }
                 }
                 Err(e) => fail(report, e),
             }

@@ -147,7 +147,10 @@ impl PartialEq for Scene {
 impl Scene {
     /// Where a place is drawn.
     pub fn anchor(&self, place: &Place) -> Option<Point> {
-        self.places.iter().find(|(p, _)| p == place).map(|(_, pt)| *pt)
+        self.places
+            .iter()
+            .find(|(p, _)| p == place)
+            .map(|(_, pt)| *pt)
     }
 
     fn index(&self, place: &Place) -> Option<usize> {
@@ -184,7 +187,10 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
     let node_w = ((WIDTH - 2.0 * MARGIN - (n - 1.0) * GAP) / n).max(120.0);
     let mut pods_by_node: BTreeMap<&str, Vec<&crate::model::Pod>> = BTreeMap::new();
     for p in &cluster.pods {
-        pods_by_node.entry(p.node_name.as_deref().unwrap_or("")).or_default().push(p);
+        pods_by_node
+            .entry(p.node_name.as_deref().unwrap_or(""))
+            .or_default()
+            .push(p);
     }
     let most = pods_by_node.values().map(Vec::len).max().unwrap_or(0) as f64;
     let node_h = NODE_HEADER + most.max(1.0) * (POD_H + POD_GAP) + 12.0;
@@ -193,7 +199,11 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
     let mut places: Vec<(Place, Point)> = Vec::new();
     let mut graph: UnGraph<(), ()> = UnGraph::new_undirected();
     // Vertex i of the graph is place i.
-    let add = |places: &mut Vec<(Place, Point)>, graph: &mut UnGraph<(), ()>, p: Place, pt: Point| -> usize {
+    let add = |places: &mut Vec<(Place, Point)>,
+               graph: &mut UnGraph<(), ()>,
+               p: Place,
+               pt: Point|
+     -> usize {
         places.push((p, pt));
         graph.add_node(()).index()
     };
@@ -201,7 +211,12 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         graph.add_edge(NodeIndex::new(a), NodeIndex::new(b), ());
     };
 
-    let client = Rect { x: MARGIN, y: MARGIN, w: 150.0, h: 64.0 };
+    let client = Rect {
+        x: MARGIN,
+        y: MARGIN,
+        w: 150.0,
+        h: 64.0,
+    };
     let client_i = add(&mut places, &mut graph, Place::Client, client.center());
 
     let lb_ips: Vec<String> = cluster
@@ -227,11 +242,39 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
     let mut node_proxy_idx = Vec::new();
     for (k, node) in cluster.nodes.iter().enumerate() {
         let x = MARGIN + k as f64 * (node_w + GAP);
-        let rect = Rect { x, y: NODE_TOP, w: node_w, h: node_h };
-        let eth = Rect { x: x + 8.0, y: NODE_TOP + 30.0, w: node_w - 16.0, h: 22.0 };
-        let proxy = Rect { x: x + 8.0, y: NODE_TOP + 58.0, w: node_w - 16.0, h: 26.0 };
-        let eth_i = add(&mut places, &mut graph, Place::NodeEth(node.name.clone()), Point { x: eth.x + eth.w / 2.0, y: eth.y });
-        let proxy_i = add(&mut places, &mut graph, Place::NodeProxy(node.name.clone()), proxy.center());
+        let rect = Rect {
+            x,
+            y: NODE_TOP,
+            w: node_w,
+            h: node_h,
+        };
+        let eth = Rect {
+            x: x + 8.0,
+            y: NODE_TOP + 30.0,
+            w: node_w - 16.0,
+            h: 22.0,
+        };
+        let proxy = Rect {
+            x: x + 8.0,
+            y: NODE_TOP + 58.0,
+            w: node_w - 16.0,
+            h: 26.0,
+        };
+        let eth_i = add(
+            &mut places,
+            &mut graph,
+            Place::NodeEth(node.name.clone()),
+            Point {
+                x: eth.x + eth.w / 2.0,
+                y: eth.y,
+            },
+        );
+        let proxy_i = add(
+            &mut places,
+            &mut graph,
+            Place::NodeProxy(node.name.clone()),
+            proxy.center(),
+        );
         edge(&mut graph, eth_i, proxy_i);
         match lb_i {
             Some(lb) => edge(&mut graph, lb, eth_i),
@@ -241,14 +284,24 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
             edge(&mut graph, proxy_i, other);
         }
         node_proxy_idx.push(proxy_i);
-        for (j, pod) in pods_by_node.get(node.name.as_str()).into_iter().flatten().enumerate() {
+        for (j, pod) in pods_by_node
+            .get(node.name.as_str())
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             let r = Rect {
                 x: x + 10.0,
                 y: NODE_TOP + NODE_HEADER + j as f64 * (POD_H + POD_GAP),
                 w: node_w - 20.0,
                 h: POD_H,
             };
-            let pi = add(&mut places, &mut graph, Place::Pod(pod.id.clone()), r.center());
+            let pi = add(
+                &mut places,
+                &mut graph,
+                Place::Pod(pod.id.clone()),
+                r.center(),
+            );
             edge(&mut graph, proxy_i, pi);
             let mut labels: Vec<String> = pod
                 .labels
@@ -260,14 +313,22 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
             pods.push(PodBox {
                 id: pod.id.clone(),
                 node: node.name.clone(),
-                ip: pod.ips.first().map(|i| i.to_string()).unwrap_or_else(|| "—".into()),
+                ip: pod
+                    .ips
+                    .first()
+                    .map(|i| i.to_string())
+                    .unwrap_or_else(|| "—".into()),
                 labels,
                 rect: r,
             });
         }
         nodes.push(NodeBox {
             name: node.name.clone(),
-            ip: node.primary_ip(IpFamily::V4).or_else(|| node.primary_ip(IpFamily::V6)).map(|i| i.to_string()).unwrap_or_default(),
+            ip: node
+                .primary_ip(IpFamily::V4)
+                .or_else(|| node.primary_ip(IpFamily::V6))
+                .map(|i| i.to_string())
+                .unwrap_or_default(),
             pod_cidr: node.pod_cidrs.first().map(|c| c.to_string()),
             rect,
             proxy,
@@ -283,20 +344,43 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
     let start = (MARGIN + 180.0).max((WIDTH - band_w) / 2.0);
     let mut services = Vec::new();
     for (k, svc) in svcs.iter().enumerate() {
-        let rect = Rect { x: start + k as f64 * (svc_w + GAP), y: 130.0, w: svc_w, h: 120.0 };
-        let si = add(&mut places, &mut graph, Place::Service(svc.id.clone()), Point { x: rect.x + rect.w / 2.0, y: rect.y + rect.h / 2.0 });
+        let rect = Rect {
+            x: start + k as f64 * (svc_w + GAP),
+            y: 130.0,
+            w: svc_w,
+            h: 120.0,
+        };
+        let si = add(
+            &mut places,
+            &mut graph,
+            Place::Service(svc.id.clone()),
+            Point {
+                x: rect.x + rect.w / 2.0,
+                y: rect.y + rect.h / 2.0,
+            },
+        );
         for &p in &node_proxy_idx {
             edge(&mut graph, si, p);
         }
         services.push(ServiceBox {
             id: svc.id.clone(),
             service_type: svc.service_type,
-            cluster_ip: if svc.headless { "None (headless)".into() } else { svc.cluster_ips.first().map(|i| i.to_string()).unwrap_or_else(|| "—".into()) },
+            cluster_ip: if svc.headless {
+                "None (headless)".into()
+            } else {
+                svc.cluster_ips
+                    .first()
+                    .map(|i| i.to_string())
+                    .unwrap_or_else(|| "—".into())
+            },
             ports: svc
                 .ports
                 .iter()
                 .map(|p| match p.node_port {
-                    Some(np) => format!("{}/{} → {} (NodePort {np})", p.port, p.protocol, p.target_port),
+                    Some(np) => format!(
+                        "{}/{} → {} (NodePort {np})",
+                        p.port, p.protocol, p.target_port
+                    ),
                     None => format!("{}/{} → {}", p.port, p.protocol, p.target_port),
                 })
                 .collect(),
@@ -309,8 +393,16 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         let svc = NamespacedName::new(s.id.namespace.clone(), s.service_name.clone());
         for e in &s.endpoints {
             if let Some(pod) = &e.target_pod {
-                if pods.iter().any(|p| &p.id == pod) && !edges.iter().any(|x: &EndpointEdge| x.service == svc && &x.pod == pod) {
-                    edges.push(EndpointEdge { service: svc.clone(), pod: pod.clone(), ready: e.ready });
+                if pods.iter().any(|p| &p.id == pod)
+                    && !edges
+                        .iter()
+                        .any(|x: &EndpointEdge| x.service == svc && &x.pod == pod)
+                {
+                    edges.push(EndpointEdge {
+                        service: svc.clone(),
+                        pod: pod.clone(),
+                        ready: e.ready,
+                    });
                 }
             }
         }
@@ -352,7 +444,10 @@ mod tests {
         assert_eq!(s.services.len(), 2);
         assert_eq!(s.edges.len(), 5, "every Pod is an endpoint of one Service");
         assert!(s.edges.iter().all(|e| e.ready));
-        assert!(s.load_balancer.is_none(), "no LoadBalancer Service in the seed");
+        assert!(
+            s.load_balancer.is_none(),
+            "no LoadBalancer Service in the seed"
+        );
     }
 
     #[test]
@@ -361,17 +456,25 @@ mod tests {
         let mut rects: Vec<Rect> = s.services.iter().map(|x| x.rect).collect();
         rects.extend(s.pods.iter().map(|p| p.rect));
         for r in &rects {
-            assert!(r.x >= 0.0 && r.x + r.w <= s.width && r.y >= 0.0 && r.y + r.h <= s.height, "{r:?}");
+            assert!(
+                r.x >= 0.0 && r.x + r.w <= s.width && r.y >= 0.0 && r.y + r.h <= s.height,
+                "{r:?}"
+            );
         }
         for (i, a) in rects.iter().enumerate() {
             for b in &rects[i + 1..] {
-                let apart = a.x + a.w <= b.x || b.x + b.w <= a.x || a.y + a.h <= b.y || b.y + b.h <= a.y;
+                let apart =
+                    a.x + a.w <= b.x || b.x + b.w <= a.x || a.y + a.h <= b.y || b.y + b.h <= a.y;
                 assert!(apart, "{a:?} overlaps {b:?}");
             }
         }
         for p in &s.pods {
             let node = s.nodes.iter().find(|n| n.name == p.node);
-            let inside = node.is_some_and(|n| p.rect.x >= n.rect.x && p.rect.x + p.rect.w <= n.rect.x + n.rect.w && p.rect.y + p.rect.h <= n.rect.y + n.rect.h);
+            let inside = node.is_some_and(|n| {
+                p.rect.x >= n.rect.x
+                    && p.rect.x + p.rect.w <= n.rect.x + n.rect.w
+                    && p.rect.y + p.rect.h <= n.rect.y + n.rect.h
+            });
             assert!(inside, "{} not inside its node", p.id);
         }
     }
@@ -379,12 +482,24 @@ mod tests {
     #[test]
     fn routes_follow_the_topology() {
         let s = scene();
-        let pod_on_2 = s.pods.iter().find(|p| p.node == "worker-2").map(|p| p.id.clone());
-        let Some(pod) = pod_on_2 else { panic!("no pod on worker-2") };
-        let route = s.route(&Place::NodeProxy("worker-1".into()), &Place::Pod(pod.clone()));
+        let pod_on_2 = s
+            .pods
+            .iter()
+            .find(|p| p.node == "worker-2")
+            .map(|p| p.id.clone());
+        let Some(pod) = pod_on_2 else {
+            panic!("no pod on worker-2")
+        };
+        let route = s.route(
+            &Place::NodeProxy("worker-1".into()),
+            &Place::Pod(pod.clone()),
+        );
         // worker-1's rules → worker-2's → the Pod.
         assert_eq!(route.len(), 3, "{route:?}");
-        assert_eq!(route.first().copied(), s.anchor(&Place::NodeProxy("worker-1".into())));
+        assert_eq!(
+            route.first().copied(),
+            s.anchor(&Place::NodeProxy("worker-1".into()))
+        );
         assert_eq!(route.last().copied(), s.anchor(&Place::Pod(pod)));
         let from_client = s.route(&Place::Client, &Place::NodeEth("worker-3".into()));
         assert_eq!(from_client.len(), 2);

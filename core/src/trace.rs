@@ -12,8 +12,13 @@
 use crate::choose::Chooser;
 use crate::cli::{From, TraceArgs};
 use crate::controller::{app_state_at_or_default, AppChange};
-use crate::model::{Cluster, EndpointSlice, Mode, NamespacedName, Scheduler, ServiceType, TrafficPolicy};
-use crate::modes::{self, AllAnswer, CompileOptions, Dataplane, DropReason, Hook, NodeState, Step, StepAction, Verdict, World};
+use crate::model::{
+    Cluster, EndpointSlice, Mode, NamespacedName, Scheduler, ServiceType, TrafficPolicy,
+};
+use crate::modes::{
+    self, AllAnswer, CompileOptions, Dataplane, DropReason, Hook, NodeState, Step, StepAction,
+    Verdict, World,
+};
 use crate::packet::{IpFamily, Packet, Protocol};
 use crate::proxy::{self, ProxyInput};
 use crate::scene::Place;
@@ -62,18 +67,33 @@ pub struct Request {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Outcome {
     /// A Pod received it; `source` is the address the Pod saw.
-    Delivered { pod: Option<NamespacedName>, endpoint: SocketAddr, source: SocketAddr },
+    Delivered {
+        pod: Option<NamespacedName>,
+        endpoint: SocketAddr,
+        source: SocketAddr,
+    },
     /// Sent to a Pod whose app does not answer: the client times out.
-    TimedOut { pod: Option<NamespacedName>, endpoint: SocketAddr },
-    Dropped { reason: DropReason },
-    Rejected { reason: DropReason },
+    TimedOut {
+        pod: Option<NamespacedName>,
+        endpoint: SocketAddr,
+    },
+    Dropped {
+        reason: DropReason,
+    },
+    Rejected {
+        reason: DropReason,
+    },
     /// Accepted by the node itself (e.g. the health-check NodePort).
-    AcceptedByNode { node: String },
+    AcceptedByNode {
+        node: String,
+    },
     /// No Service matched and the address is nobody's: it leaves the cluster
     /// or goes unanswered.
     Unrouted,
     /// DNS could not resolve the name.
-    NoSuchName { name: String },
+    NoSuchName {
+        name: String,
+    },
 }
 
 /// One hop of a trace, where it happened and the packet before and after.
@@ -93,27 +113,47 @@ pub struct Hop {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum HopKind {
     /// DNS answered `name` with `answer`.
-    Dns { name: String, answer: IpAddr },
+    Dns {
+        name: String,
+        answer: IpAddr,
+    },
     /// The client (or Pod, or node) sends the first packet.
     Send,
     /// The cloud load balancer forwarded to a node's NodePort.
-    LoadBalancer { node: String, healthy_nodes: usize, total_nodes: usize },
+    LoadBalancer {
+        node: String,
+        healthy_nodes: usize,
+        total_nodes: usize,
+    },
     /// The packet reaches a node's interface.
-    Arrive { node: String },
+    Arrive {
+        node: String,
+    },
     /// conntrack found an established flow: the rules are not consulted.
-    Established { endpoint: SocketAddr },
+    Established {
+        endpoint: SocketAddr,
+    },
     /// A rule or lookup of the node's data plane.
     Rule,
     /// POSTROUTING masquerade: source rewritten to the node's address.
-    Masquerade { to: SocketAddr },
+    Masquerade {
+        to: SocketAddr,
+    },
     /// Routed over the pod network to another node.
-    PodNetwork { from: String, to: String },
+    PodNetwork {
+        from: String,
+        to: String,
+    },
     /// Delivered to the Pod.
     Deliver,
     /// The Pod does not answer.
     NoAnswer,
-    Drop { reason: DropReason },
-    Reject { reason: DropReason },
+    Drop {
+        reason: DropReason,
+    },
+    Reject {
+        reason: DropReason,
+    },
     /// The reply, translated back by conntrack.
     Reply,
 }
@@ -165,19 +205,33 @@ pub struct Sim<'a> {
 
 impl<'a> Sim<'a> {
     /// Compile every node's rules from the slices kube-proxy has synced.
-    pub fn new(cluster: &'a Cluster, slices: &[EndpointSlice], mode: Mode, scheduler: Option<Scheduler>) -> Sim<'a> {
+    pub fn new(
+        cluster: &'a Cluster,
+        slices: &[EndpointSlice],
+        mode: Mode,
+        scheduler: Option<Scheduler>,
+    ) -> Sim<'a> {
         let mut inputs = BTreeMap::new();
         let mut planes = BTreeMap::new();
         let opts = CompileOptions { scheduler };
         for node in &cluster.nodes {
             for family in [IpFamily::V4, IpFamily::V6] {
                 if let Some(input) = proxy::build_input(cluster, slices, &node.name, family) {
-                    planes.insert((node.name.clone(), family), modes::compile(mode, &input, opts));
+                    planes.insert(
+                        (node.name.clone(), family),
+                        modes::compile(mode, &input, opts),
+                    );
                     inputs.insert((node.name.clone(), family), input);
                 }
             }
         }
-        Sim { cluster, mode, inputs, planes, changes: Vec::new() }
+        Sim {
+            cluster,
+            mode,
+            inputs,
+            planes,
+            changes: Vec::new(),
+        }
     }
 
     /// Tell the simulation which apps are down (they do not answer).
@@ -187,7 +241,9 @@ impl<'a> Sim<'a> {
     }
 
     pub fn dataplane(&self, node: &str, family: IpFamily) -> Option<&dyn Dataplane> {
-        self.planes.get(&(node.to_string(), family)).map(|b| b.as_ref())
+        self.planes
+            .get(&(node.to_string(), family))
+            .map(|b| b.as_ref())
     }
 
     pub fn input(&self, node: &str, family: IpFamily) -> Option<&ProxyInput> {
@@ -199,7 +255,10 @@ impl<'a> Sim<'a> {
     }
 
     fn node_by_ip(&self, ip: IpAddr) -> Option<&crate::model::Node> {
-        self.cluster.nodes.iter().find(|n| n.addresses.iter().any(|(_, a)| *a == ip))
+        self.cluster
+            .nodes
+            .iter()
+            .find(|n| n.addresses.iter().any(|(_, a)| *a == ip))
     }
 
     fn resolve(&self, name: &str, from_ns: &str) -> Option<(IpAddr, String)> {
@@ -218,7 +277,12 @@ impl<'a> Sim<'a> {
                 .cluster
                 .pods
                 .iter()
-                .filter(|p| p.id.namespace == ns && s.selector.as_ref().is_some_and(|sel| crate::model::selects(sel, &p.labels)))
+                .filter(|p| {
+                    p.id.namespace == ns
+                        && s.selector
+                            .as_ref()
+                            .is_some_and(|sel| crate::model::selects(sel, &p.labels))
+                })
                 .find_map(|p| p.ips.first().copied())?;
             return Some((ip, fqdn));
         }
@@ -234,7 +298,9 @@ struct Answering<'s> {
 impl World for Answering<'_> {
     fn answers(&self, endpoint: SocketAddr) -> bool {
         match self.sim.pod_by_ip(endpoint.ip()) {
-            Some(pod) => app_state_at_or_default(&pod.id, &self.sim.changes, self.now_ms).answers_traffic(),
+            Some(pod) => {
+                app_state_at_or_default(&pod.id, &self.sim.changes, self.now_ms).answers_traffic()
+            }
             None => true, // outside the model (an external database): assume it answers
         }
     }
@@ -245,7 +311,13 @@ fn sock(ip: IpAddr, port: u16) -> SocketAddr {
 }
 
 /// Trace one connection.
-pub fn trace(sim: &Sim<'_>, req: &Request, state: &mut WorldState, chooser: &mut Chooser, now_ms: u64) -> Trace {
+pub fn trace(
+    sim: &Sim<'_>,
+    req: &Request,
+    state: &mut WorldState,
+    chooser: &mut Chooser,
+    now_ms: u64,
+) -> Trace {
     let mut hops = Vec::new();
     let mut t = Trace {
         request: req.clone(),
@@ -280,7 +352,17 @@ pub fn trace(sim: &Sim<'_>, req: &Request, state: &mut WorldState, chooser: &mut
         Dest::Name(name) => match sim.resolve(name, &ns) {
             Some((ip, fqdn)) => {
                 let p = Packet::new(sock(src_ip, req.src_port), sock(ip, req.port), req.protocol);
-                hops.push(Hop { place: start_place.clone(), what: HopKind::Dns { name: fqdn, answer: ip }, before: p, after: p, step: None, node: None });
+                hops.push(Hop {
+                    place: start_place.clone(),
+                    what: HopKind::Dns {
+                        name: fqdn,
+                        answer: ip,
+                    },
+                    before: p,
+                    after: p,
+                    step: None,
+                    node: None,
+                });
                 ip
             }
             None => {
@@ -290,8 +372,19 @@ pub fn trace(sim: &Sim<'_>, req: &Request, state: &mut WorldState, chooser: &mut
             }
         },
     };
-    let mut pkt = Packet::new(sock(src_ip, req.src_port), sock(dst_ip, req.port), req.protocol);
-    hops.push(Hop { place: start_place.clone(), what: HopKind::Send, before: pkt, after: pkt, step: None, node: None });
+    let mut pkt = Packet::new(
+        sock(src_ip, req.src_port),
+        sock(dst_ip, req.port),
+        req.protocol,
+    );
+    hops.push(Hop {
+        place: start_place.clone(),
+        what: HopKind::Send,
+        before: pkt,
+        after: pkt,
+        step: None,
+        node: None,
+    });
     let family = IpFamily::of(&dst_ip);
 
     // Which node's rules see it first.
@@ -301,8 +394,15 @@ pub fn trace(sim: &Sim<'_>, req: &Request, state: &mut WorldState, chooser: &mut
             None => return finish(t, hops),
         },
         Origin::Node { node, src } => {
-            let own = sim.cluster.node(node).is_some_and(|n| n.addresses.iter().any(|(_, a)| a == src)) || src.is_loopback();
-            (node.clone(), if own { Hook::Output } else { Hook::Prerouting })
+            let own = sim
+                .cluster
+                .node(node)
+                .is_some_and(|n| n.addresses.iter().any(|(_, a)| a == src))
+                || src.is_loopback();
+            (
+                node.clone(),
+                if own { Hook::Output } else { Hook::Prerouting },
+            )
         }
         Origin::External { .. } => match external_entry(sim, dst_ip, req, family, chooser) {
             Some((node, lb)) => {
@@ -311,14 +411,25 @@ pub fn trace(sim: &Sim<'_>, req: &Request, state: &mut WorldState, chooser: &mut
                     pkt.dst = to;
                     hops.push(Hop {
                         place: Place::LoadBalancer,
-                        what: HopKind::LoadBalancer { node: node.clone(), healthy_nodes: healthy, total_nodes: total },
+                        what: HopKind::LoadBalancer {
+                            node: node.clone(),
+                            healthy_nodes: healthy,
+                            total_nodes: total,
+                        },
                         before,
                         after: pkt,
                         step: None,
                         node: Some(node.clone()),
                     });
                 }
-                hops.push(Hop { place: Place::NodeEth(node.clone()), what: HopKind::Arrive { node: node.clone() }, before: pkt, after: pkt, step: None, node: Some(node.clone()) });
+                hops.push(Hop {
+                    place: Place::NodeEth(node.clone()),
+                    what: HopKind::Arrive { node: node.clone() },
+                    before: pkt,
+                    after: pkt,
+                    step: None,
+                    node: Some(node.clone()),
+                });
                 (node, Hook::Prerouting)
             }
             None => {
@@ -334,7 +445,14 @@ pub fn trace(sim: &Sim<'_>, req: &Request, state: &mut WorldState, chooser: &mut
         Some(entry) => {
             t.established = true;
             if let Some(ep) = entry.verdict.endpoint() {
-                hops.push(Hop { place: Place::NodeProxy(node.clone()), what: HopKind::Established { endpoint: ep }, before: pkt, after: pkt, step: None, node: Some(node.clone()) });
+                hops.push(Hop {
+                    place: Place::NodeProxy(node.clone()),
+                    what: HopKind::Established { endpoint: ep },
+                    before: pkt,
+                    after: pkt,
+                    step: None,
+                    node: Some(node.clone()),
+                });
             }
             (entry.verdict.clone(), entry.masquerade)
         }
@@ -351,13 +469,33 @@ pub fn trace(sim: &Sim<'_>, req: &Request, state: &mut WorldState, chooser: &mut
                 let before = cur;
                 match &step.action {
                     StepAction::Dnat { to } | StepAction::Redirect { to } => cur.dst = *to,
-                    StepAction::Connect { to, answered: true } => cur = Packet::new(cur.src, *to, cur.protocol),
+                    StepAction::Connect { to, answered: true } => {
+                        cur = Packet::new(cur.src, *to, cur.protocol)
+                    }
                     _ => {}
                 }
-                hops.push(Hop { place: Place::NodeProxy(node.clone()), what: HopKind::Rule, before, after: cur, step: Some(step.clone()), node: Some(node.clone()) });
+                hops.push(Hop {
+                    place: Place::NodeProxy(node.clone()),
+                    what: HopKind::Rule,
+                    before,
+                    after: cur,
+                    step: Some(step.clone()),
+                    node: Some(node.clone()),
+                });
             }
-            if matches!(out.verdict, Verdict::Dnat { .. } | Verdict::Proxied { .. }) && req.protocol != Protocol::Udp || req.keep_open {
-                state.conntrack.insert(key, ConntrackEntry { node: node.clone(), verdict: out.verdict.clone(), masquerade: out.masquerade, created_ms: now_ms });
+            if matches!(out.verdict, Verdict::Dnat { .. } | Verdict::Proxied { .. })
+                && req.protocol != Protocol::Udp
+                || req.keep_open
+            {
+                state.conntrack.insert(
+                    key,
+                    ConntrackEntry {
+                        node: node.clone(),
+                        verdict: out.verdict.clone(),
+                        masquerade: out.masquerade,
+                        created_ms: now_ms,
+                    },
+                );
             }
             if !req.keep_open {
                 close_ipvs_connection(state, &node, &out.steps, &out.verdict);
@@ -369,11 +507,25 @@ pub fn trace(sim: &Sim<'_>, req: &Request, state: &mut WorldState, chooser: &mut
     t.masquerade = masquerade;
     match verdict {
         Verdict::Drop { reason } => {
-            hops.push(Hop { place: Place::NodeProxy(node.clone()), what: HopKind::Drop { reason }, before: pkt, after: pkt, step: None, node: Some(node.clone()) });
+            hops.push(Hop {
+                place: Place::NodeProxy(node.clone()),
+                what: HopKind::Drop { reason },
+                before: pkt,
+                after: pkt,
+                step: None,
+                node: Some(node.clone()),
+            });
             t.outcome = Outcome::Dropped { reason };
         }
         Verdict::Reject { reason } => {
-            hops.push(Hop { place: Place::NodeProxy(node.clone()), what: HopKind::Reject { reason }, before: pkt, after: pkt, step: None, node: Some(node.clone()) });
+            hops.push(Hop {
+                place: Place::NodeProxy(node.clone()),
+                what: HopKind::Reject { reason },
+                before: pkt,
+                after: pkt,
+                step: None,
+                node: Some(node.clone()),
+            });
             t.outcome = Outcome::Rejected { reason };
         }
         Verdict::Accept => t.outcome = Outcome::AcceptedByNode { node: node.clone() },
@@ -391,7 +543,9 @@ pub fn trace(sim: &Sim<'_>, req: &Request, state: &mut WorldState, chooser: &mut
             if sim.pod_by_ip(pkt.dst.ip()).is_some() {
                 deliver(sim, &mut t, &mut hops, &node, pkt, false, &world, pkt);
             } else if let Some(n) = sim.node_by_ip(pkt.dst.ip()) {
-                t.outcome = Outcome::AcceptedByNode { node: n.name.clone() };
+                t.outcome = Outcome::AcceptedByNode {
+                    node: n.name.clone(),
+                };
             }
         }
     }
@@ -406,7 +560,13 @@ fn finish(mut t: Trace, hops: Vec<Hop>) -> Trace {
 /// The entry node for external traffic, and the load balancer's forwarding
 /// (target NodePort, healthy nodes, total nodes) when it went through one.
 #[allow(clippy::type_complexity)]
-fn external_entry(sim: &Sim<'_>, dst: IpAddr, req: &Request, family: IpFamily, chooser: &mut Chooser) -> Option<(String, Option<(SocketAddr, usize, usize)>)> {
+fn external_entry(
+    sim: &Sim<'_>,
+    dst: IpAddr,
+    req: &Request,
+    family: IpFamily,
+    chooser: &mut Chooser,
+) -> Option<(String, Option<(SocketAddr, usize, usize)>)> {
     if let Some(n) = sim.node_by_ip(dst) {
         return Some((n.name.clone(), None));
     }
@@ -416,7 +576,10 @@ fn external_entry(sim: &Sim<'_>, dst: IpAddr, req: &Request, family: IpFamily, c
         if s.service_type != ServiceType::LoadBalancer || !s.load_balancer_ips.contains(&dst) {
             return None;
         }
-        let port = s.ports.iter().find(|p| p.port == req.port && p.protocol == req.protocol)?;
+        let port = s
+            .ports
+            .iter()
+            .find(|p| p.port == req.port && p.protocol == req.protocol)?;
         Some((s, port.node_port?))
     });
     if let Some((svc, node_port)) = lb {
@@ -431,26 +594,46 @@ fn external_entry(sim: &Sim<'_>, dst: IpAddr, req: &Request, family: IpFamily, c
                 }
                 // Health check NodePort answers 200 only with a local ready endpoint.
                 sim.input(&n.name, family).is_some_and(|inp| {
-                    inp.services.iter().filter(|(k, _)| k.service == svc.id).any(|(k, _)| {
-                        inp.categorize(k).is_some_and(|c| c.local.as_ref().is_some_and(|l| !l.is_empty()))
-                    })
+                    inp.services
+                        .iter()
+                        .filter(|(k, _)| k.service == svc.id)
+                        .any(|(k, _)| {
+                            inp.categorize(k)
+                                .is_some_and(|c| c.local.as_ref().is_some_and(|l| !l.is_empty()))
+                        })
                 })
             })
             .collect();
-        let pool: Vec<&crate::model::Node> = if healthy.is_empty() { sim.cluster.nodes.iter().collect() } else { healthy.clone() };
+        let pool: Vec<&crate::model::Node> = if healthy.is_empty() {
+            sim.cluster.nodes.iter().collect()
+        } else {
+            healthy.clone()
+        };
         if pool.is_empty() {
             return None;
         }
         let n = pool[chooser.below(pool.len())];
         let ip = n.primary_ip(family)?;
-        return Some((n.name.clone(), Some((sock(ip, node_port), healthy.len(), total))));
+        return Some((
+            n.name.clone(),
+            Some((sock(ip, node_port), healthy.len(), total)),
+        ));
     }
     // externalIPs and anything else: the network routes it to the proxy's node.
     sim.cluster.proxy_node().map(|n| (n.name.clone(), None))
 }
 
 #[allow(clippy::too_many_arguments)]
-fn deliver(sim: &Sim<'_>, t: &mut Trace, hops: &mut Vec<Hop>, node: &str, mut pkt: Packet, masquerade: bool, world: &Answering<'_>, original: Packet) {
+fn deliver(
+    sim: &Sim<'_>,
+    t: &mut Trace,
+    hops: &mut Vec<Hop>,
+    node: &str,
+    mut pkt: Packet,
+    masquerade: bool,
+    world: &Answering<'_>,
+    original: Packet,
+) {
     let endpoint = pkt.dst;
     let pod = sim.pod_by_ip(endpoint.ip());
     let target_node = pod.and_then(|p| p.node_name.clone());
@@ -463,18 +646,37 @@ fn deliver(sim: &Sim<'_>, t: &mut Trace, hops: &mut Vec<Hop>, node: &str, mut pk
         // node's address, or its bridge (first address of the podCIDR) for a
         // local Pod.
         let ip = if local {
-            n.and_then(|n| n.pod_cidr(fam)).and_then(|c| bridge_ip(&c)).or_else(|| n.and_then(|n| n.primary_ip(fam)))
+            n.and_then(|n| n.pod_cidr(fam))
+                .and_then(|c| bridge_ip(&c))
+                .or_else(|| n.and_then(|n| n.primary_ip(fam)))
         } else {
             n.and_then(|n| n.primary_ip(fam))
         };
         if let Some(ip) = ip {
             pkt.src = sock(ip, pkt.src.port());
-            hops.push(Hop { place: Place::NodeProxy(node.to_string()), what: HopKind::Masquerade { to: pkt.src }, before, after: pkt, step: None, node: Some(node.to_string()) });
+            hops.push(Hop {
+                place: Place::NodeProxy(node.to_string()),
+                what: HopKind::Masquerade { to: pkt.src },
+                before,
+                after: pkt,
+                step: None,
+                node: Some(node.to_string()),
+            });
         }
     }
     if let Some(tn) = &target_node {
         if tn != node {
-            hops.push(Hop { place: Place::NodeProxy(tn.clone()), what: HopKind::PodNetwork { from: node.to_string(), to: tn.clone() }, before: pkt, after: pkt, step: None, node: Some(tn.clone()) });
+            hops.push(Hop {
+                place: Place::NodeProxy(tn.clone()),
+                what: HopKind::PodNetwork {
+                    from: node.to_string(),
+                    to: tn.clone(),
+                },
+                before: pkt,
+                after: pkt,
+                step: None,
+                node: Some(tn.clone()),
+            });
         }
     }
     let pod_id = pod.map(|p| p.id.clone());
@@ -483,22 +685,54 @@ fn deliver(sim: &Sim<'_>, t: &mut Trace, hops: &mut Vec<Hop>, node: &str, mut pk
         None => Place::NodeProxy(node.to_string()),
     };
     if world.answers(endpoint) {
-        hops.push(Hop { place: place.clone(), what: HopKind::Deliver, before: pkt, after: pkt, step: None, node: target_node.clone() });
+        hops.push(Hop {
+            place: place.clone(),
+            what: HopKind::Deliver,
+            before: pkt,
+            after: pkt,
+            step: None,
+            node: target_node.clone(),
+        });
         // The reply, un-NATed by conntrack back to what the client sent to.
         let reply_before = pkt.reversed();
         let reply_after = original.reversed();
-        hops.push(Hop { place, what: HopKind::Reply, before: reply_before, after: reply_after, step: None, node: Some(node.to_string()) });
-        t.outcome = Outcome::Delivered { pod: pod_id, endpoint, source: pkt.src };
+        hops.push(Hop {
+            place,
+            what: HopKind::Reply,
+            before: reply_before,
+            after: reply_after,
+            step: None,
+            node: Some(node.to_string()),
+        });
+        t.outcome = Outcome::Delivered {
+            pod: pod_id,
+            endpoint,
+            source: pkt.src,
+        };
     } else {
-        hops.push(Hop { place, what: HopKind::NoAnswer, before: pkt, after: pkt, step: None, node: target_node });
-        t.outcome = Outcome::TimedOut { pod: pod_id, endpoint };
+        hops.push(Hop {
+            place,
+            what: HopKind::NoAnswer,
+            before: pkt,
+            after: pkt,
+            step: None,
+            node: target_node,
+        });
+        t.outcome = Outcome::TimedOut {
+            pod: pod_id,
+            endpoint,
+        };
     }
 }
 
 fn bridge_ip(c: &ipnet::IpNet) -> Option<IpAddr> {
     match c {
-        ipnet::IpNet::V4(v4) => Some(IpAddr::V4(std::net::Ipv4Addr::from(u32::from(v4.network()).wrapping_add(1)))),
-        ipnet::IpNet::V6(v6) => Some(IpAddr::V6(std::net::Ipv6Addr::from(u128::from(v6.network()).wrapping_add(1)))),
+        ipnet::IpNet::V4(v4) => Some(IpAddr::V4(std::net::Ipv4Addr::from(
+            u32::from(v4.network()).wrapping_add(1),
+        ))),
+        ipnet::IpNet::V6(v6) => Some(IpAddr::V6(std::net::Ipv6Addr::from(
+            u128::from(v6.network()).wrapping_add(1),
+        ))),
     }
 }
 
@@ -522,15 +756,36 @@ fn close_ipvs_connection(state: &mut WorldState, node: &str, steps: &[Step], ver
 }
 
 /// `kpv trace`: parse the flags' addresses and trace one connection in steady state.
-pub fn cli_trace(cluster: &Cluster, node: &str, scheduler: Option<Scheduler>, args: &TraceArgs) -> Result<Trace, String> {
-    let src: IpAddr = crate::model::parse_ip_sloppy(&args.src).ok_or_else(|| format!("--src `{}` is not an IP address", args.src))?;
+pub fn cli_trace(
+    cluster: &Cluster,
+    node: &str,
+    scheduler: Option<Scheduler>,
+    args: &TraceArgs,
+) -> Result<Trace, String> {
+    let src: IpAddr = crate::model::parse_ip_sloppy(&args.src)
+        .ok_or_else(|| format!("--src `{}` is not an IP address", args.src))?;
     let dst = match crate::model::parse_ip_sloppy(&args.dst) {
         Some(ip) => Dest::Ip(ip),
-        None if args.dst.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.') && !args.dst.is_empty() => Dest::Name(args.dst.clone()),
-        None => return Err(format!("--dst `{}` is neither an IP address nor a DNS name", args.dst)),
+        None if args
+            .dst
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+            && !args.dst.is_empty() =>
+        {
+            Dest::Name(args.dst.clone())
+        }
+        None => {
+            return Err(format!(
+                "--dst `{}` is neither an IP address nor a DNS name",
+                args.dst
+            ))
+        }
     };
     let origin = match &args.from {
-        From::Node => Origin::Node { node: node.to_string(), src },
+        From::Node => Origin::Node {
+            node: node.to_string(),
+            src,
+        },
         From::External => Origin::External { client: src },
         From::Pod(id) => {
             if cluster.pod(id).is_none() {
@@ -541,7 +796,14 @@ pub fn cli_trace(cluster: &Cluster, node: &str, scheduler: Option<Scheduler>, ar
     };
     let slices = crate::controller::steady_slices(cluster);
     let sim = Sim::new(cluster, &slices, cluster.proxy.mode, scheduler);
-    let req = Request { origin, dst, port: args.port, protocol: args.protocol, src_port: 40000, keep_open: false };
+    let req = Request {
+        origin,
+        dst,
+        port: args.port,
+        protocol: args.protocol,
+        src_port: 40000,
+        keep_open: false,
+    };
     let mut state = WorldState::default();
     let mut chooser = Chooser::new(args.seed);
     let _ = AllAnswer;
@@ -576,20 +838,35 @@ pub fn describe_hop(h: &Hop) -> String {
     match &h.what {
         HopKind::Dns { name, answer } => format!("DNS: {name} → {answer}"),
         HopKind::Send => format!("send {}", h.before),
-        HopKind::LoadBalancer { node, healthy_nodes, total_nodes } => format!("load balancer → {node} ({} → {}; {healthy_nodes} of {total_nodes} nodes healthy)", h.before.dst, h.after.dst),
+        HopKind::LoadBalancer {
+            node,
+            healthy_nodes,
+            total_nodes,
+        } => format!(
+            "load balancer → {node} ({} → {}; {healthy_nodes} of {total_nodes} nodes healthy)",
+            h.before.dst, h.after.dst
+        ),
         HopKind::Arrive { node } => format!("arrives at {node} eth0"),
-        HopKind::Established { endpoint } => format!("conntrack: established flow → {endpoint} (rules not consulted)"),
+        HopKind::Established { endpoint } => {
+            format!("conntrack: established flow → {endpoint} (rules not consulted)")
+        }
         HopKind::Rule => match &h.step {
             Some(s) => format!("{}: {}", s.table_chain, s.rule),
             None => "rule".into(),
         },
         HopKind::Masquerade { to } => format!("masquerade: source {} → {to}", h.before.src),
         HopKind::PodNetwork { from, to } => format!("pod network: {from} → {to}"),
-        HopKind::Deliver => format!("delivered: {} (the Pod sees source {})", h.after.dst, h.after.src),
+        HopKind::Deliver => format!(
+            "delivered: {} (the Pod sees source {})",
+            h.after.dst, h.after.src
+        ),
         HopKind::NoAnswer => format!("{} does not answer: connection times out", h.after.dst),
         HopKind::Drop { reason } => format!("DROP ({})", reason_text(*reason)),
         HopKind::Reject { reason } => format!("REJECT ({})", reason_text(*reason)),
-        HopKind::Reply => format!("reply {} → {} (conntrack reverses the NAT)", h.after.src, h.after.dst),
+        HopKind::Reply => format!(
+            "reply {} → {} (conntrack reverses the NAT)",
+            h.after.src, h.after.dst
+        ),
     }
 }
 
@@ -608,13 +885,38 @@ pub fn reason_text(r: DropReason) -> &'static str {
 /// `kpv trace --format text`.
 pub fn render_text(t: &Trace) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "mode: {}   node: {}", t.mode.as_str(), t.node.as_deref().unwrap_or("-"));
+    let _ = writeln!(
+        s,
+        "mode: {}   node: {}",
+        t.mode.as_str(),
+        t.node.as_deref().unwrap_or("-")
+    );
     for (i, h) in t.hops.iter().enumerate() {
         let _ = writeln!(s, "{:>3}. {}", i + 1, describe_hop(h));
     }
-    let _ = writeln!(s, "verdict: {}{}", t.verdict.word(), t.verdict.endpoint().map(|e| format!(" → {e}")).unwrap_or_default());
+    let _ = writeln!(
+        s,
+        "verdict: {}{}",
+        t.verdict.word(),
+        t.verdict
+            .endpoint()
+            .map(|e| format!(" → {e}"))
+            .unwrap_or_default()
+    );
     let eps: Vec<String> = t.endpoints.iter().map(|e| e.to_string()).collect();
-    let _ = writeln!(s, "could reach: {}", if eps.is_empty() { "-".into() } else { eps.join(", ") });
-    let _ = writeln!(s, "masquerade: {}   rules compared: {}", t.masquerade, t.rules_compared);
+    let _ = writeln!(
+        s,
+        "could reach: {}",
+        if eps.is_empty() {
+            "-".into()
+        } else {
+            eps.join(", ")
+        }
+    );
+    let _ = writeln!(
+        s,
+        "masquerade: {}   rules compared: {}",
+        t.masquerade, t.rules_compared
+    );
     s
 }

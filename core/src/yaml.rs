@@ -391,7 +391,9 @@ mod tests {
         }
         let (_, diags) = parse_stream(&src, &Limits::default());
         assert!(
-            diags.iter().any(|d| d.message.contains("nested more than 64")),
+            diags
+                .iter()
+                .any(|d| d.message.contains("nested more than 64")),
             "{diags:?}"
         );
     }

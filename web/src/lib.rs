@@ -23,7 +23,13 @@ pub fn App() -> impl IntoView {
         })
     });
     let errors = Memo::new(move |_| {
-        parsed.with(|(_, diags)| diags.iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect::<Vec<_>>())
+        parsed.with(|(_, diags)| {
+            diags
+                .iter()
+                .filter(|d| d.is_error())
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+        })
     });
     view! {
         <main class="app" data-testid="app">

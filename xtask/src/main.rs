@@ -21,7 +21,8 @@ const SUB_PATH: &str = "/docs/kpv/";
 fn main() {
     let args: Vec<String> = env::args().skip(1).collect();
     let root = project_root();
-    env::set_current_dir(&root).unwrap_or_else(|e| die(&format!("cannot enter {}: {e}", root.display())));
+    env::set_current_dir(&root)
+        .unwrap_or_else(|e| die(&format!("cannot enter {}: {e}", root.display())));
     let tools = Tools::new(&root);
     match args.first().map(String::as_str) {
         Some("serve") => serve(&tools, &args[1..]),
@@ -63,8 +64,13 @@ fn flag_value(args: &[String], flag: &str) -> Option<String> {
 }
 
 fn project_root() -> PathBuf {
-    let manifest = env::var("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from("xtask"));
-    manifest.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+    let manifest = env::var("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from("xtask"));
+    manifest
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
 }
 
 fn say(msg: &str) {
@@ -95,7 +101,9 @@ fn describe(cmd: &Command) -> String {
 /// Output of a command, or None when it cannot run.
 fn output_of(cmd: &mut Command) -> Option<String> {
     let out = cmd.stderr(Stdio::null()).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 struct Tools {
@@ -107,15 +115,25 @@ impl Tools {
     fn new(root: &Path) -> Tools {
         // Local tools first: wasm-opt from npm (Debian's is too old), then cargo's bin.
         let mut dirs = vec![root.join("tools/node_modules/.bin")];
-        if let Some(home) = env::var_os("CARGO_HOME").map(PathBuf::from).or_else(|| env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo"))) {
+        if let Some(home) = env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        {
             dirs.push(home.join("bin"));
         }
-        let mut path = dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(":");
+        let mut path = dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(":");
         if let Ok(old) = env::var("PATH") {
             path.push(':');
             path.push_str(&old);
         }
-        Tools { root: root.to_path_buf(), path }
+        Tools {
+            root: root.to_path_buf(),
+            path,
+        }
     }
 
     fn cmd(&self, program: &str) -> Command {
@@ -125,11 +143,16 @@ impl Tools {
     }
 
     fn wasm_bindgen_version(&self) -> String {
-        let lock = fs::read_to_string(self.root.join("Cargo.lock")).unwrap_or_else(|e| die(&format!("cannot read Cargo.lock: {e}")));
+        let lock = fs::read_to_string(self.root.join("Cargo.lock"))
+            .unwrap_or_else(|e| die(&format!("cannot read Cargo.lock: {e}")));
         let mut lines = lock.lines();
         while let Some(l) = lines.next() {
             if l.trim() == "name = \"wasm-bindgen\"" {
-                if let Some(v) = lines.next().and_then(|v| v.trim().strip_prefix("version = \"")).and_then(|v| v.strip_suffix('"')) {
+                if let Some(v) = lines
+                    .next()
+                    .and_then(|v| v.trim().strip_prefix("version = \""))
+                    .and_then(|v| v.strip_suffix('"'))
+                {
                     return v.to_string();
                 }
             }
@@ -139,7 +162,8 @@ impl Tools {
 
     /// Everything `trunk build` needs.
     fn ensure_web(&self) {
-        let installed = output_of(self.cmd("rustup").args(["target", "list", "--installed"])).unwrap_or_default();
+        let installed = output_of(self.cmd("rustup").args(["target", "list", "--installed"]))
+            .unwrap_or_default();
         if !installed.lines().any(|l| l.trim() == WASM_TARGET) {
             say("installing the Rust target wasm32-unknown-unknown (the app is compiled to WebAssembly)");
             if !run(self.cmd("rustup").args(["target", "add", WASM_TARGET])) {
@@ -149,7 +173,13 @@ impl Tools {
         let trunk = output_of(self.cmd("trunk").arg("--version")).unwrap_or_default();
         if !trunk.contains(TRUNK_VERSION) {
             say(&format!("installing trunk {TRUNK_VERSION} (builds and serves the app; 0.22 needs a newer rustc). The first install takes about 10 minutes."));
-            if !run(self.cmd("cargo").args(["install", "trunk", "--version", TRUNK_VERSION, "--locked"])) {
+            if !run(self.cmd("cargo").args([
+                "install",
+                "trunk",
+                "--version",
+                TRUNK_VERSION,
+                "--locked",
+            ])) {
                 die("cargo install trunk failed");
             }
         }
@@ -158,16 +188,27 @@ impl Tools {
         if have.split_whitespace().nth(1) != Some(want.as_str()) {
             say(&format!("installing wasm-bindgen-cli {want} (must match the wasm-bindgen in Cargo.lock; about 3 minutes)"));
             // Not --locked: its lock file names a crate version the registry here lacks.
-            if !run(self.cmd("cargo").args(["install", "wasm-bindgen-cli", "--version", &want])) {
+            if !run(self
+                .cmd("cargo")
+                .args(["install", "wasm-bindgen-cli", "--version", &want]))
+            {
                 die("cargo install wasm-bindgen-cli failed");
             }
         }
         let opt = output_of(self.cmd("wasm-opt").arg("--version")).unwrap_or_default();
-        let opt_version: u32 = opt.split_whitespace().nth(2).and_then(|v| v.parse().ok()).unwrap_or(0);
+        let opt_version: u32 = opt
+            .split_whitespace()
+            .nth(2)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
         let local = self.root.join("tools/node_modules/.bin/wasm-opt").exists();
         if opt_version < MIN_BINARYEN || !local {
             say("installing wasm-opt from the npm package binaryen into tools/ (Debian's wasm-opt 108 breaks the app at start-up)");
-            if !run(self.cmd("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(self.root.join("tools"))) {
+            if !run(self
+                .cmd("npm")
+                .args(["ci", "--no-audit", "--no-fund"])
+                .current_dir(self.root.join("tools")))
+            {
                 die("npm ci in tools/ failed");
             }
         }
@@ -175,13 +216,26 @@ impl Tools {
 
     /// Chromium, ChromeDriver and Playwright for the browser suites.
     fn ensure_browser_tests(&self) {
-        let have_browser = Path::new("/usr/bin/chromium").exists() && Path::new("/usr/bin/chromedriver").exists();
+        let have_browser =
+            Path::new("/usr/bin/chromium").exists() && Path::new("/usr/bin/chromedriver").exists();
         if !have_browser {
-            let root = output_of(&mut Command::new("id").arg("-u")).map(|s| s.trim() == "0").unwrap_or(false);
+            let root = output_of(Command::new("id").arg("-u"))
+                .map(|s| s.trim() == "0")
+                .unwrap_or(false);
             if root {
                 say("installing Debian's chromium and chromium-driver (headless browser for the component and end-to-end tests)");
-                let ok = run(Command::new("apt-get").arg("update").env("DEBIAN_FRONTEND", "noninteractive"))
-                    && run(Command::new("apt-get").args(["install", "-y", "--no-install-recommends", "chromium", "chromium-driver"]).env("DEBIAN_FRONTEND", "noninteractive"));
+                let ok = run(Command::new("apt-get")
+                    .arg("update")
+                    .env("DEBIAN_FRONTEND", "noninteractive"))
+                    && run(Command::new("apt-get")
+                        .args([
+                            "install",
+                            "-y",
+                            "--no-install-recommends",
+                            "chromium",
+                            "chromium-driver",
+                        ])
+                        .env("DEBIAN_FRONTEND", "noninteractive"));
                 if !ok {
                     die("apt-get could not install chromium and chromium-driver");
                 }
@@ -190,9 +244,16 @@ impl Tools {
             }
         }
         let e2e = self.root.join("tests/e2e");
-        if !e2e.join("node_modules/@playwright/test/package.json").exists() {
+        if !e2e
+            .join("node_modules/@playwright/test/package.json")
+            .exists()
+        {
             say("installing Playwright's test runner in tests/e2e (npm ci; it uses Debian's Chromium, no browser download)");
-            let ok = run(self.cmd("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(&e2e).env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"));
+            let ok = run(self
+                .cmd("npm")
+                .args(["ci", "--no-audit", "--no-fund"])
+                .current_dir(&e2e)
+                .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"));
             if !ok {
                 die("npm ci in tests/e2e failed");
             }
@@ -204,7 +265,10 @@ fn serve(tools: &Tools, args: &[String]) {
     tools.ensure_web();
     let mut cmd = tools.cmd("trunk");
     cmd.args(["serve", "--offline", "--address", "127.0.0.1"]);
-    cmd.args(["--port", &flag_value(args, "--port").unwrap_or_else(|| "8080".into())]);
+    cmd.args([
+        "--port",
+        &flag_value(args, "--port").unwrap_or_else(|| "8080".into()),
+    ]);
     say("serving on http://127.0.0.1:8080/ (Ctrl-C stops)");
     if !run(&mut cmd) {
         exit(1);
@@ -212,7 +276,15 @@ fn serve(tools: &Tools, args: &[String]) {
 }
 
 fn trunk_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
-    run(tools.cmd("trunk").args(["build", "--release", "--offline", "--public-url", public_url, "--dist", dist]))
+    run(tools.cmd("trunk").args([
+        "build",
+        "--release",
+        "--offline",
+        "--public-url",
+        public_url,
+        "--dist",
+        dist,
+    ]))
 }
 
 /// Counts of one suite.
@@ -232,7 +304,10 @@ fn cargo_tests(cmd: &mut Command) -> Count {
         Ok(c) => c,
         Err(e) => {
             say(&format!("could not start: {e}"));
-            return Count { passed: 0, failed: 1 };
+            return Count {
+                passed: 0,
+                failed: 1,
+            };
         }
     };
     if let Some(out) = child.stdout.take() {
@@ -244,7 +319,9 @@ fn cargo_tests(cmd: &mut Command) -> Count {
                     rest.split(';')
                         .find_map(|part| {
                             let mut it = part.split_whitespace().rev();
-                            (it.next() == Some(word)).then(|| it.next().and_then(|n| n.parse().ok())).flatten()
+                            (it.next() == Some(word))
+                                .then(|| it.next().and_then(|n| n.parse().ok()))
+                                .flatten()
                         })
                         .unwrap_or(0)
                 };
@@ -262,9 +339,15 @@ fn cargo_tests(cmd: &mut Command) -> Count {
 
 fn check(ok: bool) -> Count {
     if ok {
-        Count { passed: 1, failed: 0 }
+        Count {
+            passed: 1,
+            failed: 0,
+        }
     } else {
-        Count { passed: 0, failed: 1 }
+        Count {
+            passed: 0,
+            failed: 1,
+        }
     }
 }
 
@@ -273,18 +356,29 @@ fn playwright(tools: &Tools) -> Count {
     let e2e = tools.root.join("tests/e2e");
     let report = e2e.join("artifacts/report.json");
     let _ = fs::remove_file(&report);
-    let ok = run(tools.cmd("npx").args(["playwright", "test"]).current_dir(&e2e).env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"));
+    let ok = run(tools
+        .cmd("npx")
+        .args(["playwright", "test"])
+        .current_dir(&e2e)
+        .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"));
     let text = fs::read_to_string(&report).unwrap_or_default();
     let stat = |key: &str| -> u64 {
         text.find(&format!("\"{key}\":"))
             .and_then(|i| {
                 let rest = &text[i + key.len() + 3..];
-                let digits: String = rest.trim_start().chars().take_while(char::is_ascii_digit).collect();
+                let digits: String = rest
+                    .trim_start()
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
                 digits.parse().ok()
             })
             .unwrap_or(0)
     };
-    let mut c = Count { passed: stat("expected") + stat("flaky"), failed: stat("unexpected") };
+    let mut c = Count {
+        passed: stat("expected") + stat("flaky"),
+        failed: stat("unexpected"),
+    };
     if !ok && c.failed == 0 {
         c.failed = 1;
     }
@@ -300,13 +394,36 @@ fn test(tools: &Tools) {
         say(&format!("{name}: {} passed, {} failed", c.passed, c.failed));
         suites.push((name, c));
     };
-    add("rustfmt", check(run(tools.cmd("cargo").args(["fmt", "--all", "--check"]))));
-    add("clippy", check(run(tools.cmd("cargo").args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))));
+    add(
+        "rustfmt",
+        check(run(tools.cmd("cargo").args(["fmt", "--all", "--check"]))),
+    );
+    add(
+        "clippy",
+        check(run(tools.cmd("cargo").args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]))),
+    );
     add(
         "kpv-core for wasm32",
-        check(run(tools.cmd("cargo").args(["check", "-p", "kpv-core", "--no-default-features", "--target", WASM_TARGET]))),
+        check(run(tools.cmd("cargo").args([
+            "check",
+            "-p",
+            "kpv-core",
+            "--no-default-features",
+            "--target",
+            WASM_TARGET,
+        ]))),
     );
-    add("cargo test", cargo_tests(tools.cmd("cargo").args(["test", "--workspace"])));
+    add(
+        "cargo test",
+        cargo_tests(tools.cmd("cargo").args(["test", "--workspace"])),
+    );
     add(
         "wasm-bindgen-test (Chromium)",
         cargo_tests(
@@ -325,12 +442,24 @@ fn test(tools: &Tools) {
     if built && sub_built {
         add("playwright (Chromium)", playwright(tools));
     } else {
-        add("playwright (Chromium)", Count { passed: 0, failed: 1 });
+        add(
+            "playwright (Chromium)",
+            Count {
+                passed: 0,
+                failed: 1,
+            },
+        );
     }
-    let total = suites.iter().fold(Count::default(), |a, (_, c)| Count { passed: a.passed + c.passed, failed: a.failed + c.failed });
+    let total = suites.iter().fold(Count::default(), |a, (_, c)| Count {
+        passed: a.passed + c.passed,
+        failed: a.failed + c.failed,
+    });
     eprintln!();
     for (name, c) in &suites {
-        eprintln!("  {:<36} {:>5} passed {:>3} failed", name, c.passed, c.failed);
+        eprintln!(
+            "  {:<36} {:>5} passed {:>3} failed",
+            name, c.passed, c.failed
+        );
     }
     eprintln!("  took {:.0} s", started.elapsed().as_secs_f64());
     println!("{} passed, {} failed", total.passed, total.failed);

@@ -11,7 +11,10 @@
 pub mod probe;
 pub mod slices;
 
-pub use probe::{app_state_at as app_state_at_or_default, probe_events, ready_at, AppChange, AppState, ProbeEvent, ProbeKind};
+pub use probe::{
+    app_state_at as app_state_at_or_default, probe_events, ready_at, AppChange, AppState,
+    ProbeEvent, ProbeKind,
+};
 pub use slices::compute_slices;
 
 use crate::model::{Cluster, EndpointSlice, NamespacedName};
@@ -51,7 +54,11 @@ pub struct Snapshot {
 }
 
 /// Pod readiness at time `t` for every Pod.
-pub fn readiness_at(cluster: &Cluster, changes: &[AppChange], t: u64) -> BTreeMap<NamespacedName, bool> {
+pub fn readiness_at(
+    cluster: &Cluster,
+    changes: &[AppChange],
+    t: u64,
+) -> BTreeMap<NamespacedName, bool> {
     cluster
         .pods
         .iter()

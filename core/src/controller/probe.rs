@@ -90,15 +90,29 @@ fn times(p: &Probe, until: u64) -> impl Iterator<Item = u64> + '_ {
 /// Runs are bounded: at most 100 000 probe runs are simulated per Pod.
 pub fn probe_events(pod: &Pod, changes: &[AppChange], until_ms: u64) -> Vec<ProbeEvent> {
     let readiness = pod.readiness_probe();
-    let liveness = pod.containers.iter().find_map(|c| c.liveness_probe.as_ref());
+    let liveness = pod
+        .containers
+        .iter()
+        .find_map(|c| c.liveness_probe.as_ref());
     let mut runs: Vec<(u64, ProbeKind, &Probe)> = Vec::new();
     // The horizon after which nothing can change any more: past the last app
     // change, readiness settles within (threshold × period).
-    let last_change = changes.iter().filter(|c| c.pod == pod.id).map(|c| c.at_ms).max().unwrap_or(0);
-    for (kind, p) in [(ProbeKind::Readiness, readiness), (ProbeKind::Liveness, liveness)] {
+    let last_change = changes
+        .iter()
+        .filter(|c| c.pod == pod.id)
+        .map(|c| c.at_ms)
+        .max()
+        .unwrap_or(0);
+    for (kind, p) in [
+        (ProbeKind::Readiness, readiness),
+        (ProbeKind::Liveness, liveness),
+    ] {
         if let Some(p) = p {
             let settle = last_change
-                + (p.initial_delay_seconds as u64 + (p.failure_threshold.max(p.success_threshold) as u64 + 2) * p.period_seconds.max(1) as u64) * 1000;
+                + (p.initial_delay_seconds as u64
+                    + (p.failure_threshold.max(p.success_threshold) as u64 + 2)
+                        * p.period_seconds.max(1) as u64)
+                    * 1000;
             let until = until_ms.min(settle.max(last_change));
             runs.extend(times(p, until).take(100_000).map(|t| (t, kind, p)));
         }
@@ -168,7 +182,10 @@ pub fn ready_at(pod: &Pod, changes: &[AppChange], t: u64) -> bool {
         ReportedReady::NotReady => false,
         ReportedReady::Unknown => pod.readiness_probe().is_none(),
     };
-    let has_probes = pod.containers.iter().any(|c| c.readiness_probe.is_some() || c.liveness_probe.is_some());
+    let has_probes = pod
+        .containers
+        .iter()
+        .any(|c| c.readiness_probe.is_some() || c.liveness_probe.is_some());
     if !has_probes {
         return initial;
     }

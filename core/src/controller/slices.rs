@@ -20,29 +20,33 @@ use std::collections::BTreeMap;
 pub const MAX_ENDPOINTS_PER_SLICE: usize = 100;
 
 /// All EndpointSlices in effect, given each Pod's readiness.
-pub fn compute_slices(cluster: &Cluster, ready: &BTreeMap<NamespacedName, bool>) -> Vec<EndpointSlice> {
+pub fn compute_slices(
+    cluster: &Cluster,
+    ready: &BTreeMap<NamespacedName, bool>,
+) -> Vec<EndpointSlice> {
     let mut out: Vec<EndpointSlice> = Vec::new();
     for svc in &cluster.services {
-        let Some(selector) = &svc.selector else { continue };
+        let Some(selector) = &svc.selector else {
+            continue;
+        };
         if svc.service_type == ServiceType::ExternalName {
             continue;
         }
         // Group endpoints by (family, resolved ports).
         let mut groups: BTreeMap<(IpFamily, Vec<EndpointPort>), Vec<Endpoint>> = BTreeMap::new();
-        for pod in cluster
-            .pods
-            .iter()
-            .filter(|p| p.id.namespace == svc.id.namespace && selects(selector, &p.labels) && !p.finished)
-        {
+        for pod in cluster.pods.iter().filter(|p| {
+            p.id.namespace == svc.id.namespace && selects(selector, &p.labels) && !p.finished
+        }) {
             let ports: Vec<EndpointPort> = svc
                 .ports
                 .iter()
                 .filter_map(|sp| {
-                    pod.resolve_port(&sp.target_port, sp.protocol).map(|port| EndpointPort {
-                        name: sp.name.clone(),
-                        port,
-                        protocol: sp.protocol,
-                    })
+                    pod.resolve_port(&sp.target_port, sp.protocol)
+                        .map(|port| EndpointPort {
+                            name: sp.name.clone(),
+                            port,
+                            protocol: sp.protocol,
+                        })
                 })
                 .collect();
             let is_ready = ready.get(&pod.id).copied().unwrap_or(false);
@@ -61,7 +65,10 @@ pub fn compute_slices(cluster: &Cluster, ready: &BTreeMap<NamespacedName, bool>)
                     zone: zone.clone(),
                     target_pod: Some(pod.id.clone()),
                 };
-                groups.entry((IpFamily::of(ip), ports.clone())).or_default().push(ep);
+                groups
+                    .entry((IpFamily::of(ip), ports.clone()))
+                    .or_default()
+                    .push(ep);
             }
         }
         let mut n = 0usize;
@@ -87,8 +94,12 @@ pub fn compute_slices(cluster: &Cluster, ready: &BTreeMap<NamespacedName, bool>)
     }
     // Slices not owned by the controller for a selector Service pass through.
     for s in &cluster.endpoint_slices {
-        let svc = cluster.services.iter().find(|x| x.id.namespace == s.id.namespace && x.id.name == s.service_name);
-        let owned = s.source == SliceSource::Controller && svc.is_some_and(|x| x.selector.is_some());
+        let svc = cluster
+            .services
+            .iter()
+            .find(|x| x.id.namespace == s.id.namespace && x.id.name == s.service_name);
+        let owned =
+            s.source == SliceSource::Controller && svc.is_some_and(|x| x.selector.is_some());
         if !owned {
             out.push(s.clone());
         }

@@ -49,7 +49,7 @@ pub fn parse_files(inputs: &[Input<'_>]) -> (Cluster, Vec<Diagnostic>) {
     let Builder {
         mut diags, cluster, ..
     } = b;
-    diags.sort_by(|a, b| (a.file, a.document, a.span).cmp(&(b.file, b.document, b.span)));
+    diags.sort_by_key(|d| (d.file, d.document, d.span));
     (cluster, diags)
 }
 
@@ -435,12 +435,12 @@ struct PendingService {
     doc: usize,
 }
 
+/// One legacy address: IP, ready, nodeName, targetRef.
+type LegacyAddress = (IpAddr, bool, Option<String>, Option<NamespacedName>);
+
 struct PendingEndpoints {
     id: NamespacedName,
-    subsets: Vec<(
-        Vec<(IpAddr, bool, Option<String>, Option<NamespacedName>)>,
-        Vec<EndpointPort>,
-    )>,
+    subsets: Vec<(Vec<LegacyAddress>, Vec<EndpointPort>)>,
 }
 
 impl Builder {
@@ -1845,11 +1845,7 @@ impl Builder {
                     .chain(p.svc.health_check_node_port)
             })
             .collect();
-        let mut used_lb: BTreeSet<IpAddr> = pending
-            .iter()
-            .flat_map(|p| p.svc.load_balancer_ips.clone())
-            .collect();
-        // Report explicit IPs outside every Service CIDR, and collisions.
+        // Report cluster IPs used twice.
         let mut owner: BTreeMap<IpAddr, NamespacedName> = BTreeMap::new();
         let mut sorted = pending;
         sorted.sort_by(|a, b| a.svc.id.cmp(&b.svc.id));
@@ -1907,13 +1903,18 @@ impl Builder {
                     allocate_port(&format!("{}#healthz", svc.id), &mut used_node_ports);
             }
             if svc.service_type == ServiceType::LoadBalancer && svc.load_balancer_ips.is_empty() {
-                // A stand-in cloud load balancer hands out addresses from the
-                // documentation range 203.0.113.0/24.
-                if let Ok(pool) = "203.0.113.0/24".parse::<IpNet>() {
-                    if let Some(ip) = allocate_ip(&[pool], &format!("{}", svc.id), &mut used_lb) {
-                        svc.load_balancer_ips.push(ip);
-                    }
-                }
+                // No address yet (EXTERNAL-IP <pending>): kube-proxy installs no
+                // load-balancer rules, so neither do we.
+                let mut d = Diagnostic::warning(format!(
+                    "LoadBalancer Service {} has no status.loadBalancer.ingress address (pending); only its NodePorts and ClusterIP get rules",
+                    svc.id
+                ))
+                .with_hint("add status.loadBalancer.ingress: [{ip: 203.0.113.10}] to see the load balancer's path");
+                d.file = p.file;
+                d.document = p.doc;
+                d.object = Some(format!("Service/{}", svc.id));
+                d.field = Some("status.loadBalancer.ingress".into());
+                self.diags.push(d);
             }
             if svc.service_type != ServiceType::LoadBalancer {
                 svc.load_balancer_ips.clear();

@@ -9,8 +9,8 @@ mod ip;
 mod lower;
 
 pub use ip::{parse_cidr_sloppy, parse_ip_sloppy};
-pub use lower::{parse, parse_files, Input};
 pub(crate) use lower::name_suffix;
+pub use lower::{parse, parse_files, Input};
 
 use crate::packet::{IpFamily, Protocol};
 use ipnet::IpNet;

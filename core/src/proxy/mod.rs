@@ -68,9 +68,11 @@ impl ServicePortInfo {
         self.node_port != 0 || !self.load_balancer_ips.is_empty() || !self.external_ips.is_empty()
     }
 
-    /// kube-proxy's `UsesClusterEndpoints()`.
+    /// kube-proxy's `UsesClusterEndpoints()`: internal policy Cluster, or any
+    /// external access at all (even with external policy Local, cluster
+    /// endpoints are needed to short-circuit traffic from Pods and the node).
     pub fn uses_cluster_endpoints(&self) -> bool {
-        !self.internal_policy_local || (self.externally_accessible() && !self.external_policy_local)
+        !self.internal_policy_local || self.externally_accessible()
     }
 
     /// kube-proxy's `UsesLocalEndpoints()`.

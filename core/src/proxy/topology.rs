@@ -44,9 +44,10 @@ pub fn categorize_endpoints(svc: &ServicePortInfo, eps: &[EndpointInfo]) -> Cate
         out.cluster = Some(c);
     }
     if svc.uses_local_endpoints() {
-        let l = usable(eps, |e| e.is_local);
-        out.has_any |= !l.is_empty();
-        out.local = Some(l);
+        // Any usable endpoint anywhere counts, so that a Local policy without
+        // local endpoints drops ("no local endpoints") rather than rejects.
+        out.has_any |= eps.iter().any(|e| e.ready || (e.serving && e.terminating));
+        out.local = Some(usable(eps, |e| e.is_local));
     }
     let mut all: Vec<usize> = out
         .cluster

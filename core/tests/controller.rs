@@ -1,0 +1,138 @@
+//! Probes, Pod readiness and EndpointSlices in simulated time.
+
+use kpv_core::controller::{self, probe_events, ready_at, AppChange, AppState, ProbeKind, Timing};
+use kpv_core::model::{self, Cluster, NamespacedName};
+
+const SEED: &str = include_str!("../../tests/scenarios/alpaca-bandicoot.yaml");
+
+fn seed() -> Cluster {
+    model::parse(SEED).0
+}
+
+fn first_alpaca(c: &Cluster) -> NamespacedName {
+    c.pods
+        .iter()
+        .find(|p| p.id.name.starts_with("alpaca-prod-"))
+        .map(|p| p.id.clone())
+        .unwrap_or_default()
+}
+
+fn change(pod: &NamespacedName, at_ms: u64, state: AppState) -> AppChange {
+    AppChange {
+        at_ms,
+        pod: pod.clone(),
+        state,
+    }
+}
+
+#[test]
+fn readiness_fails_at_the_third_failed_probe_and_returns_after_one_success() {
+    let c = seed();
+    let id = first_alpaca(&c);
+    let pod = c.pod(&id).unwrap_or_else(|| panic!());
+    // periodSeconds 2: probes at 0, 2000, 4000, ...; the app fails from 5000.
+    let changes = vec![
+        change(&id, 5_000, AppState::FailingReadiness),
+        change(&id, 20_000, AppState::Healthy),
+    ];
+    assert!(ready_at(pod, &changes, 4_999));
+    assert!(
+        ready_at(pod, &changes, 9_999),
+        "two failures are below failureThreshold 3"
+    );
+    assert!(
+        !ready_at(pod, &changes, 10_000),
+        "the third failure (6 s, 8 s, 10 s) makes it NotReady"
+    );
+    assert!(!ready_at(pod, &changes, 19_999));
+    assert!(
+        ready_at(pod, &changes, 20_000),
+        "successThreshold 1: the first success at 20 s"
+    );
+    let events = probe_events(pod, &changes, 10_000);
+    let fails: Vec<(u64, u32)> = events
+        .iter()
+        .filter(|e| !e.success)
+        .map(|e| (e.at_ms, e.run))
+        .collect();
+    assert_eq!(fails, vec![(6_000, 1), (8_000, 2), (10_000, 3)]);
+    assert!(events.iter().all(|e| e.kind == ProbeKind::Readiness));
+}
+
+#[test]
+fn endpoint_leaves_the_slice_then_kube_proxy_syncs_after_the_lag() {
+    let c = seed();
+    let id = first_alpaca(&c);
+    let changes = vec![change(&id, 5_000, AppState::FailingReadiness)];
+    let timing = Timing {
+        slice_delay_ms: 100,
+        proxy_delay_ms: 1_000,
+    };
+    let ready_in = |slices: &[kpv_core::model::EndpointSlice]| {
+        slices
+            .iter()
+            .flat_map(|s| &s.endpoints)
+            .find(|e| e.target_pod.as_ref() == Some(&id))
+            .map(|e| e.ready)
+    };
+    let at = |t| controller::snapshot(&c, &changes, timing, t);
+    assert_eq!(
+        ready_in(&at(10_000).slices),
+        Some(true),
+        "the controller has not written it yet"
+    );
+    assert_eq!(
+        ready_in(&at(10_100).slices),
+        Some(false),
+        "slice updated 100 ms later"
+    );
+    assert_eq!(
+        ready_in(&at(10_100).proxy_slices),
+        Some(true),
+        "kube-proxy has not synced yet"
+    );
+    assert_eq!(
+        ready_in(&at(11_100).proxy_slices),
+        Some(false),
+        "kube-proxy synced 1 s later"
+    );
+    assert_eq!(at(10_000).pod_ready.get(&id), Some(&false));
+}
+
+#[test]
+fn pods_without_probes_are_ready_and_down_apps_fail_every_probe() {
+    let c = seed();
+    let bandicoot = c
+        .pods
+        .iter()
+        .find(|p| p.id.name.starts_with("bandicoot"))
+        .unwrap_or_else(|| panic!());
+    assert!(bandicoot.readiness_probe().is_none());
+    assert!(
+        ready_at(
+            bandicoot,
+            &[change(&bandicoot.id, 0, AppState::Down)],
+            60_000
+        ),
+        "no probe: the kubelet cannot notice"
+    );
+    let id = first_alpaca(&c);
+    let pod = c.pod(&id).unwrap_or_else(|| panic!());
+    assert!(!ready_at(pod, &[change(&id, 1, AppState::Down)], 6_000));
+}
+
+#[test]
+fn slices_resolve_named_ports_and_group_by_port() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels: {app: x}\nspec:\n  containers:\n  - name: c\n    ports:\n    - {name: web, containerPort: 8080}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: b\n  labels: {app: x}\nspec:\n  containers:\n  - name: c\n    ports:\n    - {name: web, containerPort: 9090}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  selector: {app: x}\n  ports:\n  - {port: 80, targetPort: web}\n";
+    let (c, diags) = model::parse(yaml);
+    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    let slices = controller::steady_slices(&c);
+    assert_eq!(
+        slices.len(),
+        2,
+        "different resolved ports → different slices"
+    );
+    let mut ports: Vec<u16> = slices.iter().map(|s| s.ports[0].port).collect();
+    ports.sort();
+    assert_eq!(ports, vec![8080, 9090]);
+}
