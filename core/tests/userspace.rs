@@ -1122,3 +1122,58 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn node_port_addresses_are_ignored() {
+    let yaml = BASIC.replace(
+        "clusterCIDR: 10.244.0.0/16\n",
+        "clusterCIDR: 10.244.0.0/16\nnodePortAddresses: [10.240.0.0/24]\n",
+    );
+    let input = input_of(&yaml, "node-a", IpFamily::V4);
+    assert!(input.node_port_ips.is_some());
+    let dp = userspace::compile(&input);
+    assert!(dp.render_text().contains("# nodePortAddresses is ignored"));
+    // 127.0.0.1 is outside nodePortAddresses, yet the NodePort answers there.
+    let out = conn(
+        &dp,
+        &mut NodeState::default(),
+        &AllAnswer,
+        (Hook::Output, Protocol::Tcp),
+        "127.0.0.1:1",
+        "127.0.0.1:30080",
+        0,
+    );
+    assert!(matches!(out.verdict, Verdict::Proxied { .. }));
+}
+
+#[test]
+fn json_has_rules_and_listeners_with_backends() {
+    let dp = basic();
+    let json = dp.render_json();
+    let text = dp.render_text();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut n = 0;
+    for t in json["tables"].as_array().unwrap() {
+        for r in t["rules"].as_array().unwrap() {
+            let line = r["line"].as_u64().unwrap() as usize;
+            assert_eq!(lines[line], r["rule"].as_str().unwrap());
+            n += 1;
+        }
+    }
+    assert_eq!(n, dp.rule_count());
+    let web = json["listeners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["service_port"] == "default/web:http")
+        .unwrap();
+    let b: Vec<String> = backends(&dp, "default/web:http")
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
+    assert_eq!(web["backends"], serde_json::json!(b));
+    assert_eq!(web["proxy_port"], port(&dp, "default/web:http"));
+    assert_eq!(web["portals"].as_array().unwrap().len(), 4);
+    let line = web["line"].as_u64().unwrap() as usize;
+    assert!(lines[line].starts_with("# default/web:http "));
+}
