@@ -1992,3 +1992,148 @@ fn snapshot_scenarios() {
         compile(&n_endpoint_service(3, true), IpFamily::V4).render_text()
     );
 }
+
+// ------------------------------------------------ corner cases, robustness
+
+/// iTP=Local and eTP=Local together: kube-proxy's `UsesClusterEndpoints()` is
+/// still true (the Service is externally accessible), so Pods and the node
+/// reaching the NodePort/LB are short-circuited to the cluster chain, while
+/// the ClusterIP only reaches local endpoints.
+#[test]
+fn both_policies_local() {
+    let yaml = fake(
+        V4_CONFIG,
+        &[
+            "apiVersion: v1\nkind: Service\nmetadata: {name: svc1, namespace: ns1}\nspec:\n  \
+             type: LoadBalancer\n  clusterIP: 172.30.0.41\n  externalTrafficPolicy: Local\n  \
+             internalTrafficPolicy: Local\n  healthCheckNodePort: 30000\n  \
+             ports:\n  - {name: p80, port: 80, protocol: TCP, nodePort: 3001}\n\
+             status: {loadBalancer: {ingress: [{ip: 1.2.3.4}]}}"
+                .to_string(),
+            slice(
+                "ns1",
+                "svc1",
+                "IPv4",
+                &[("p80", 80, "TCP")],
+                &[
+                    ("10.180.0.1", None, None),
+                    ("10.180.2.1", Some("test-node"), None),
+                ],
+            ),
+        ],
+    );
+    let both = "10.180.0.1:80, 10.180.2.1:80";
+    check_v4(
+        &yaml,
+        "both policies Local",
+        &[
+            f(
+                "pod to ClusterIP hits only the local endpoint",
+                "10.0.0.2",
+                "172.30.0.41",
+                80,
+                "10.180.2.1:80",
+                false,
+            ),
+            f(
+                "pod to NodePort is short-circuited to the cluster chain",
+                "10.0.0.2",
+                "192.168.0.2",
+                3001,
+                both,
+                false,
+            ),
+            f(
+                "node to LB is short-circuited and masqueraded",
+                "192.168.0.2",
+                "1.2.3.4",
+                80,
+                both,
+                true,
+            ),
+            f(
+                "external to LB hits only the local endpoint",
+                "203.0.113.2",
+                "1.2.3.4",
+                80,
+                "10.180.2.1:80",
+                false,
+            ),
+            f(
+                "external to the health check port",
+                "203.0.113.2",
+                "192.168.0.2",
+                30000,
+                "ACCEPT",
+                false,
+            ),
+        ],
+    );
+}
+
+/// TestSyncProxyRulesLargeClusterMode: above 1000 endpoints the SVC→SEP and
+/// SEP rules lose their comments.
+#[test]
+fn large_cluster_mode_drops_endpoint_comments() {
+    let ips: Vec<String> = (0..1001u32)
+        .map(|i| format!("10.0.{}.{}", i / 256, i % 256))
+        .collect();
+    let eps: Vec<Ep> = ips.iter().map(|s| (s.as_str(), None, None)).collect();
+    let yaml = fake(
+        V4_CONFIG,
+        &[
+            "apiVersion: v1\nkind: Service\nmetadata: {name: svc1, namespace: ns1}\nspec:\n  \
+             clusterIP: 172.30.0.41\n  ports:\n  - {name: p80, port: 80, protocol: TCP}"
+                .to_string(),
+            slice("ns1", "svc1", "IPv4", &[("p80", 80, "TCP")], &eps),
+        ],
+    );
+    let text = compile(&yaml, IpFamily::V4).render_text();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.contains(&"-A KUBE-SEP-DKGQUZGBKLTPAR56 -s 10.0.0.0 -j KUBE-MARK-MASQ"));
+    assert!(lines.contains(
+        &"-A KUBE-SEP-DKGQUZGBKLTPAR56 -m tcp -p tcp -j DNAT --to-destination 10.0.0.0:80"
+    ));
+    assert!(lines.contains(&"-A KUBE-SVC-XPGD46QRK7WJZT7O -m comment --comment \"ns1/svc1:p80 cluster IP\" -m tcp -p tcp -d 172.30.0.41 --dport 80 ! -s 10.0.0.0/8 -j KUBE-MARK-MASQ"));
+    assert!(lines.iter().any(|l| l.starts_with(
+        "-A KUBE-SVC-XPGD46QRK7WJZT7O -m statistic --mode random --probability 0.0009990010 "
+    )));
+}
+
+mod robustness {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// Any packet, either hook: no panic, every step's line is its rule,
+        /// a DNAT goes to one of the candidates, rules_compared ≥ the steps'.
+        #[test]
+        fn any_packet_walks_cleanly(
+            src in prop::sample::select(vec!["10.0.0.2", "10.180.0.3", "192.168.0.2", "127.0.0.1", "203.0.113.2", "203.0.113.130", "1.2.3.4", "::1"]),
+            dst in prop::sample::select(vec!["172.30.0.41", "172.30.0.44", "172.30.0.45", "172.30.0.46", "192.168.0.2", "192.168.99.22", "192.168.99.33", "1.2.3.4", "5.6.7.8", "127.0.0.1", "10.0.0.9", "fd00::1"]),
+            port in prop::sample::select(vec![80u16, 443, 3001, 3002, 3003, 30000, 0, 65535]),
+            proto in prop::sample::select(vec![Protocol::Tcp, Protocol::Udp, Protocol::Sctp]),
+            output in any::<bool>(),
+            seed in any::<u64>(),
+            now in any::<u64>(),
+        ) {
+            let dp = compile(overall_yaml(), IpFamily::V4);
+            let text = dp.render_text();
+            let lines: Vec<&str> = text.lines().collect();
+            let pkt = Packet::new(SocketAddr::new(ip(src), 1234), SocketAddr::new(ip(dst), port), proto);
+            let hook = if output { Hook::Output } else { Hook::Prerouting };
+            let mut state = NodeState::default();
+            let out = dp.process(&pkt, hook, &mut state, &mut Chooser::new(seed), &AllAnswer, now);
+            for s in &out.steps {
+                if let Some(l) = s.line {
+                    prop_assert_eq!(lines.get(l).copied(), Some(s.rule.as_str()));
+                }
+            }
+            if let Verdict::Dnat { endpoint } = out.verdict {
+                prop_assert!(out.candidates.contains(&endpoint));
+            }
+            prop_assert!(out.rules_compared >= out.steps.iter().filter(|s| s.line.is_some()).count());
+        }
+    }
+}
