@@ -1,0 +1,212 @@
+//! Typed iptables rules: the tables, chains, matches and targets kube-proxy's
+//! iptables proxier writes, as values.
+//!
+//! Everything the compiler decides lives here as enums and structs; text only
+//! appears in [`super::render`]. Nothing in this module knows about Services:
+//! it is plain netfilter vocabulary (and only the part kube-proxy uses).
+
+use crate::modes::DropReason;
+use crate::packet::Protocol;
+use ipnet::IpNet;
+use serde::Serialize;
+use std::net::{IpAddr, SocketAddr};
+
+/// An iptables table kube-proxy writes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Table {
+    Filter,
+    Nat,
+}
+
+impl Table {
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Filter => "filter",
+            Table::Nat => "nat",
+        }
+    }
+}
+
+/// An address operand of `-s` / `-d`. kube-proxy writes bare IPs for Pods,
+/// ClusterIPs, externalIPs and LB IPs (no `/32`), and CIDRs for ranges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Addr {
+    Ip(IpAddr),
+    Net(IpNet),
+}
+
+impl Addr {
+    pub fn contains(&self, ip: &IpAddr) -> bool {
+        match self {
+            Addr::Ip(a) => a == ip,
+            Addr::Net(n) => n.contains(ip),
+        }
+    }
+}
+
+/// Which address `-m addrtype` looks at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Side {
+    Src,
+    Dst,
+}
+
+/// `-m conntrack --ctstate` state sets kube-proxy uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum CtState {
+    New,
+    Invalid,
+    RelatedEstablished,
+    RelatedEstablishedDnat,
+}
+
+impl CtState {
+    pub fn text(self) -> &'static str {
+        match self {
+            CtState::New => "NEW",
+            CtState::Invalid => "INVALID",
+            CtState::RelatedEstablished => "RELATED,ESTABLISHED",
+            CtState::RelatedEstablishedDnat => "RELATED,ESTABLISHED,DNAT",
+        }
+    }
+}
+
+/// One match of a rule, in the order kube-proxy writes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Match {
+    /// `-m comment --comment X` (quoted when it contains a space, as kube-proxy
+    /// quotes it itself).
+    Comment(String),
+    /// `-m tcp -p tcp`.
+    Proto(Protocol),
+    /// `-s X` / `! -s X`.
+    Src { addr: Addr, negate: bool },
+    /// `-d X` / `! -d X`.
+    Dst { addr: Addr, negate: bool },
+    /// `--dport N` (an option of the preceding `-m tcp`).
+    DPort(u16),
+    /// `-m addrtype --src-type LOCAL` / `--dst-type LOCAL`.
+    AddrTypeLocal(Side),
+    /// `-m statistic --mode random --probability P`, P = 1/n printed `%0.10f`.
+    Statistic { n: usize },
+    /// `-m recent --name L --rcheck --seconds S --reap`.
+    RecentCheck { list: String, seconds: u32 },
+    /// `-m recent --name L --set`.
+    RecentSet { list: String },
+    /// `-m mark --mark M/M` / `-m mark ! --mark M/M`.
+    Mark { mark: u32, negate: bool },
+    /// `-m conntrack --ctstate S` / `-m conntrack ! --ctstate S`.
+    Conntrack { state: CtState, negate: bool },
+    /// `-m nfacct --nfacct-name N` (a counter; always matches).
+    Nfacct(&'static str),
+}
+
+/// `computeProbability(n)`: `fmt.Sprintf("%0.10f", 1.0/float64(n))`.
+/// Rust's `{:.10}` rounds the exact binary value the same way Go does.
+pub fn probability(n: usize) -> String {
+    if n == 0 {
+        return "<bad value>".into();
+    }
+    format!("{:.10}", 1.0f64 / n as f64)
+}
+
+/// What a matching rule does.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Target {
+    /// `-j CHAIN`.
+    Jump(String),
+    Accept,
+    /// `-j DROP`; the reason is ours (for the verdict), not part of the rule.
+    Drop(DropReason),
+    /// `-j REJECT`; the reason is ours, not part of the rule.
+    Reject(DropReason),
+    Return,
+    /// `-j DNAT --to-destination ip:port` (`[ip6]:port`).
+    Dnat(SocketAddr),
+    /// `-j MARK --or-mark M`.
+    OrMark(u32),
+    /// `-j MARK --xor-mark M`.
+    XorMark(u32),
+    /// `-j MASQUERADE`.
+    Masquerade,
+    /// No `-j` at all: a rule that only counts (KUBE-FW's last rule).
+    Nothing,
+}
+
+/// One `-A` rule (its chain is the [`Chain`] holding it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Rule {
+    pub matches: Vec<Match>,
+    pub target: Target,
+}
+
+impl Rule {
+    pub fn new(matches: Vec<Match>, target: Target) -> Rule {
+        Rule { matches, target }
+    }
+
+    /// The comment text, if any.
+    pub fn comment(&self) -> Option<&str> {
+        self.matches.iter().find_map(|m| match m {
+            Match::Comment(c) => Some(c.as_str()),
+            _ => None,
+        })
+    }
+}
+
+/// A chain with its rules, and where each sits in the rendered text.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Chain {
+    pub name: String,
+    pub rules: Vec<Rule>,
+    /// 0-based line of the `:CHAIN - [0:0]` declaration in the rendered text.
+    pub decl_line: usize,
+    /// 0-based line of each rule in the rendered text (parallel to `rules`).
+    pub lines: Vec<usize>,
+}
+
+/// One table in rendering order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TableRules {
+    pub table: Table,
+    pub chains: Vec<Chain>,
+}
+
+impl TableRules {
+    pub fn chain(&self, name: &str) -> Option<&Chain> {
+        self.chains.iter().find(|c| c.name == name)
+    }
+}
+
+/// A built-in chain's jump rules (PREROUTING, INPUT...): installed by
+/// kube-proxy with `iptables -I` on a full sync, not part of the restore data
+/// and therefore not in the rendered text.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HookChain {
+    pub table: Table,
+    pub name: &'static str,
+    pub rules: Vec<Rule>,
+}
+
+/// Chain names kube-proxy uses (`proxier.go` constants).
+pub mod names {
+    pub const SERVICES: &str = "KUBE-SERVICES";
+    pub const EXTERNAL_SERVICES: &str = "KUBE-EXTERNAL-SERVICES";
+    pub const NODEPORTS: &str = "KUBE-NODEPORTS";
+    pub const POSTROUTING: &str = "KUBE-POSTROUTING";
+    pub const MARK_MASQ: &str = "KUBE-MARK-MASQ";
+    pub const FORWARD: &str = "KUBE-FORWARD";
+    pub const PROXY_FIREWALL: &str = "KUBE-PROXY-FIREWALL";
+    /// The kubelet's chain, which kube-proxy also writes when
+    /// localhost NodePorts are enabled (IPv4 only).
+    pub const FIREWALL: &str = "KUBE-FIREWALL";
+    pub const SVC: &str = "KUBE-SVC-";
+    pub const SVL: &str = "KUBE-SVL-";
+    pub const EXT: &str = "KUBE-EXT-";
+    pub const FW: &str = "KUBE-FW-";
+    pub const SEP: &str = "KUBE-SEP-";
+    /// nfacct counters (`metrics.*NFAcctCounter`).
+    pub const NFACCT_LOCALHOST_NPS: &str = "localhost_nps_accepted_pkts";
+    pub const NFACCT_CT_INVALID: &str = "ct_state_invalid_dropped_pkts";
+}

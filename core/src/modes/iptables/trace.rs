@@ -1,0 +1,341 @@
+//! Walk a new connection's first packet through the compiled tables, the way
+//! netfilter does: the nat hook (PREROUTING or OUTPUT) first, then the filter
+//! hook chosen by routing (INPUT for local destinations, FORWARD otherwise; a
+//! locally sent packet passes filter OUTPUT and, when it stays on the node,
+//! INPUT as well).
+//!
+//! Rules are compared one by one, in order; a rule's plain matches are tested
+//! before the ones with side effects (`statistic`, `recent`), as the kernel
+//! tests the IP header part of a rule before its extensions. Randomness comes
+//! only from the [`Chooser`], `-m recent` lists live in [`NodeState`]. A
+//! first packet is conntrack state NEW (plus DNAT once it was DNATed). This
+//! module never panics on any input and never changes the compiled rules.
+
+use super::compile::Compiled;
+use super::render::rule_line;
+use super::rules::{names, CtState, Match, Rule, Side, Table, Target};
+use crate::choose::Chooser;
+use crate::modes::{DropReason, Hook, NodeOutcome, NodeState, Step, StepAction, Verdict};
+use crate::packet::{Packet, Protocol};
+use std::net::{IpAddr, SocketAddr};
+
+/// Deeper than any chain nesting kube-proxy writes (hook → SERVICES → FW →
+/// EXT → SVC → SEP → MARK-MASQ is 6).
+const MAX_DEPTH: usize = 16;
+
+/// How a chain walk ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Flow {
+    /// Fell off the end or RETURNed: go on in the caller.
+    Continue,
+    /// ACCEPT in this chain.
+    Accept(String),
+    Drop(DropReason),
+    Reject(DropReason),
+    /// DNAT (ends the nat table).
+    Dnat,
+}
+
+struct Walker<'a> {
+    c: &'a Compiled,
+    state: &'a mut NodeState,
+    chooser: &'a mut Chooser,
+    now_ms: u64,
+    src: SocketAddr,
+    dst: SocketAddr,
+    protocol: Protocol,
+    mark: u32,
+    dnat: Option<SocketAddr>,
+    candidates: Vec<SocketAddr>,
+    steps: Vec<Step>,
+    compared: usize,
+}
+
+impl Walker<'_> {
+    fn is_local(&self, ip: &IpAddr) -> bool {
+        ip.is_loopback() || self.c.local_ips.contains(ip)
+    }
+
+    /// The rule's matches without side effects.
+    fn plain_match(&self, m: &Match) -> bool {
+        match m {
+            Match::Comment(_) | Match::Nfacct(_) => true,
+            Match::Proto(p) => *p == self.protocol,
+            Match::Src { addr, negate } => addr.contains(&self.src.ip()) != *negate,
+            Match::Dst { addr, negate } => addr.contains(&self.dst.ip()) != *negate,
+            Match::DPort(p) => self.dst.port() == *p,
+            Match::AddrTypeLocal(Side::Src) => self.is_local(&self.src.ip()),
+            Match::AddrTypeLocal(Side::Dst) => self.is_local(&self.dst.ip()),
+            Match::Mark { mark, negate } => ((self.mark & *mark) == *mark) != *negate,
+            Match::Conntrack { state, negate } => {
+                let is = match state {
+                    CtState::New => true,
+                    CtState::Invalid | CtState::RelatedEstablished => false,
+                    // The virtual DNAT state: the original destination was
+                    // rewritten.
+                    CtState::RelatedEstablishedDnat => self.dnat.is_some(),
+                };
+                is != *negate
+            }
+            Match::Statistic { .. } | Match::RecentCheck { .. } | Match::RecentSet { .. } => true,
+        }
+    }
+
+    /// The matches with side effects, in rule order.
+    fn effect_match(&mut self, m: &Match, rule: &Rule) -> bool {
+        match m {
+            Match::Statistic { n } => {
+                // iptables parses the printed decimal; use exactly that value.
+                let p = super::rules::probability(*n).parse::<f64>().unwrap_or(0.0);
+                self.chooser.statistic_match(p)
+            }
+            Match::RecentCheck { list, seconds } => {
+                let window = u64::from(*seconds) * 1000;
+                let now = self.now_ms;
+                // --reap: forget this list's expired addresses.
+                self.state
+                    .affinity
+                    .retain(|(l, _), (_, seen)| l != list || now.saturating_sub(*seen) < window);
+                self.state
+                    .affinity
+                    .contains_key(&(list.clone(), self.src.ip()))
+            }
+            Match::RecentSet { list } => {
+                let ep = match rule.target {
+                    Target::Dnat(a) => a,
+                    _ => self.dst,
+                };
+                self.state
+                    .affinity
+                    .insert((list.clone(), self.src.ip()), (ep, self.now_ms));
+                true
+            }
+            _ => true,
+        }
+    }
+
+    fn matches(&mut self, rule: &Rule) -> bool {
+        if !rule.matches.iter().all(|m| self.plain_match(m)) {
+            return false;
+        }
+        for m in &rule.matches {
+            if !self.effect_match(m, rule) {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn step(
+        &mut self,
+        where_: String,
+        rule: String,
+        line: Option<usize>,
+        compared: usize,
+        action: StepAction,
+    ) {
+        self.steps.push(Step {
+            table_chain: where_,
+            rule,
+            line,
+            compared,
+            action,
+        });
+    }
+
+    /// Apply a matched rule's target. `Some(flow)` ends this chain.
+    fn apply(
+        &mut self,
+        table: Table,
+        chain: &str,
+        rule: &Rule,
+        line: Option<usize>,
+        compared: usize,
+        depth: usize,
+    ) -> Option<Flow> {
+        let where_ = format!("{} {}", table.name(), chain);
+        let text = rule_line(chain, rule);
+        match &rule.target {
+            Target::Jump(to) => {
+                self.step(
+                    where_,
+                    text,
+                    line,
+                    compared,
+                    StepAction::Jump { to: to.clone() },
+                );
+                match self.walk_chain(table, to, depth + 1) {
+                    Flow::Continue => None,
+                    other => Some(other),
+                }
+            }
+            Target::Accept | Target::Masquerade => {
+                self.step(where_, text, line, compared, StepAction::Accept);
+                Some(Flow::Accept(chain.to_string()))
+            }
+            Target::Drop(r) => {
+                self.step(where_, text, line, compared, StepAction::Drop);
+                Some(Flow::Drop(*r))
+            }
+            Target::Reject(r) => {
+                self.step(where_, text, line, compared, StepAction::Reject);
+                Some(Flow::Reject(*r))
+            }
+            Target::Return => {
+                self.step(where_, text, line, compared, StepAction::Return);
+                Some(Flow::Continue)
+            }
+            Target::Dnat(to) => {
+                self.step(where_, text, line, compared, StepAction::Dnat { to: *to });
+                self.dst = *to;
+                self.dnat = Some(*to);
+                Some(Flow::Dnat)
+            }
+            Target::OrMark(m) => {
+                self.mark |= m;
+                self.step(where_, text, line, compared, StepAction::MarkMasq);
+                None
+            }
+            Target::XorMark(m) => {
+                self.mark ^= m;
+                self.step(where_, text, line, compared, StepAction::Return);
+                None
+            }
+            Target::Nothing => {
+                // A counting rule: it matches and the walk goes on.
+                self.step(where_, text, line, compared, StepAction::Return);
+                None
+            }
+        }
+    }
+
+    fn walk_chain(&mut self, table: Table, name: &str, depth: usize) -> Flow {
+        if depth > MAX_DEPTH {
+            return Flow::Continue;
+        }
+        let c = self.c;
+        let Some(chain) = c.table(table).and_then(|t| t.chain(name)) else {
+            return Flow::Continue;
+        };
+        if let Some(eps) = c.chain_endpoints.get(name) {
+            self.candidates = eps.clone();
+        }
+        let mut compared = 0;
+        for (i, rule) in chain.rules.iter().enumerate() {
+            compared += 1;
+            self.compared += 1;
+            if !self.matches(rule) {
+                continue;
+            }
+            let line = chain.lines.get(i).copied();
+            if let Some(flow) = self.apply(table, name, rule, line, compared, depth) {
+                return flow;
+            }
+        }
+        self.step(
+            format!("{} {}", table.name(), name),
+            format!("(end of {name}: return)"),
+            None,
+            compared,
+            StepAction::Return,
+        );
+        Flow::Continue
+    }
+
+    /// A built-in chain: its kube-proxy jumps only; falling off is the
+    /// chain's ACCEPT policy (we model no other rules there).
+    fn walk_hook(&mut self, table: Table, name: &str) -> Flow {
+        let c = self.c;
+        let Some(hook) = c.hooks.iter().find(|h| h.table == table && h.name == name) else {
+            return Flow::Continue;
+        };
+        let mut compared = 0;
+        for rule in &hook.rules {
+            compared += 1;
+            self.compared += 1;
+            if !self.matches(rule) {
+                continue;
+            }
+            if let Some(flow) = self.apply(table, hook.name, rule, None, compared, 0) {
+                return flow;
+            }
+        }
+        Flow::Continue
+    }
+}
+
+/// Walk one new connection's first packet.
+pub fn process(
+    c: &Compiled,
+    packet: &Packet,
+    hook: Hook,
+    state: &mut NodeState,
+    chooser: &mut Chooser,
+    now_ms: u64,
+) -> NodeOutcome {
+    let mut w = Walker {
+        c,
+        state,
+        chooser,
+        now_ms,
+        src: packet.src,
+        dst: packet.dst,
+        protocol: packet.protocol,
+        mark: 0,
+        dnat: None,
+        candidates: Vec::new(),
+        steps: Vec::new(),
+        compared: 0,
+    };
+    let nat_hook = match hook {
+        Hook::Prerouting => "PREROUTING",
+        Hook::Output => "OUTPUT",
+    };
+    w.walk_hook(Table::Nat, nat_hook);
+    // Routing after nat: local destinations go to INPUT.
+    let local = w.is_local(&w.dst.ip());
+    let filter_hooks: &[&str] = match (hook, local) {
+        (Hook::Prerouting, true) => &["INPUT"],
+        (Hook::Prerouting, false) => &["FORWARD"],
+        (Hook::Output, true) => &["OUTPUT", "INPUT"],
+        (Hook::Output, false) => &["OUTPUT"],
+    };
+    let mut end: Option<Flow> = None;
+    let mut accepted_by: Option<String> = None;
+    for h in filter_hooks {
+        match w.walk_hook(Table::Filter, h) {
+            f @ (Flow::Drop(_) | Flow::Reject(_)) => {
+                end = Some(f);
+                break;
+            }
+            Flow::Accept(chain) => accepted_by = Some(chain),
+            Flow::Continue | Flow::Dnat => {}
+        }
+    }
+    let verdict = match end {
+        Some(Flow::Drop(reason)) => Verdict::Drop { reason },
+        Some(Flow::Reject(reason)) => Verdict::Reject { reason },
+        _ => match w.dnat {
+            Some(endpoint) => Verdict::Dnat { endpoint },
+            None if accepted_by.as_deref() == Some(names::NODEPORTS) => Verdict::Accept,
+            None => Verdict::None,
+        },
+    };
+    let mut candidates = if w.dnat.is_some() {
+        w.candidates.clone()
+    } else {
+        Vec::new()
+    };
+    if let Some(ep) = w.dnat {
+        if !candidates.contains(&ep) {
+            candidates.push(ep);
+        }
+    }
+    NodeOutcome {
+        verdict,
+        candidates,
+        masquerade: w.mark & c.masquerade_mark != 0,
+        steps: w.steps,
+        rules_compared: w.compared,
+    }
+}
