@@ -296,3 +296,85 @@ fn sorter_is_order_insensitive_but_keeps_rule_order() {
     let c = "add chain ip kube-proxy c\nadd rule ip kube-proxy c y\nadd rule ip kube-proxy c x";
     assert_ne!(sort_nftables_transaction(b), sort_nftables_transaction(c));
 }
+
+/// The initial expectation of upstream's TestSyncProxyRulesRepeated (the
+/// Service part; its baseRules are the ones above), verbatim.
+const REPEATED_INITIAL: &str = r##"add element ip kube-proxy cluster-ips { 172.30.0.41 }
+add element ip kube-proxy cluster-ips { 172.30.0.42 }
+add element ip kube-proxy service-ips { 172.30.0.41 . tcp . 80 : goto service-ULMVA6XW-ns1/svc1/tcp/p80 }
+add element ip kube-proxy service-ips { 172.30.0.42 . tcp . 8080 : goto service-MHHHYRWA-ns2/svc2/tcp/p8080 }
+
+add chain ip kube-proxy service-ULMVA6XW-ns1/svc1/tcp/p80
+add rule ip kube-proxy service-ULMVA6XW-ns1/svc1/tcp/p80 ip daddr 172.30.0.41 ip saddr != 10.0.0.0/8 jump mark-for-masquerade
+add rule ip kube-proxy service-ULMVA6XW-ns1/svc1/tcp/p80 numgen random mod 1 vmap { 0 : goto endpoint-5TPGNJF2-ns1/svc1/tcp/p80__10.0.1.1/80 }
+add chain ip kube-proxy endpoint-5TPGNJF2-ns1/svc1/tcp/p80__10.0.1.1/80
+add rule ip kube-proxy endpoint-5TPGNJF2-ns1/svc1/tcp/p80__10.0.1.1/80 ip saddr 10.0.1.1 jump mark-for-masquerade
+add rule ip kube-proxy endpoint-5TPGNJF2-ns1/svc1/tcp/p80__10.0.1.1/80 meta l4proto tcp dnat to 10.0.1.1:80
+
+add chain ip kube-proxy service-MHHHYRWA-ns2/svc2/tcp/p8080
+add rule ip kube-proxy service-MHHHYRWA-ns2/svc2/tcp/p8080 ip daddr 172.30.0.42 ip saddr != 10.0.0.0/8 jump mark-for-masquerade
+add rule ip kube-proxy service-MHHHYRWA-ns2/svc2/tcp/p8080 numgen random mod 1 vmap { 0 : goto endpoint-7RVP4LUQ-ns2/svc2/tcp/p8080__10.0.2.1/8080 }
+add chain ip kube-proxy endpoint-7RVP4LUQ-ns2/svc2/tcp/p8080__10.0.2.1/8080
+add rule ip kube-proxy endpoint-7RVP4LUQ-ns2/svc2/tcp/p8080__10.0.2.1/8080 ip saddr 10.0.2.1 jump mark-for-masquerade
+add rule ip kube-proxy endpoint-7RVP4LUQ-ns2/svc2/tcp/p8080__10.0.2.1/8080 meta l4proto tcp dnat to 10.0.2.1:8080
+"##;
+
+#[test]
+fn sync_proxy_rules_repeated_initial_state_matches_upstream() {
+    let yaml = r#"
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+mode: nftables
+clusterCIDR: 10.0.0.0/8
+---
+apiVersion: v1
+kind: Node
+metadata: {name: test-node}
+status: {addresses: [{type: InternalIP, address: 192.168.0.2}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {name: kubernetes}
+spec: {cidrs: ["172.30.0.0/16"]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc1, namespace: ns1}
+spec:
+  clusterIP: 172.30.0.41
+  ports: [{name: p80, port: 80, protocol: TCP}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc2, namespace: ns2}
+spec:
+  clusterIP: 172.30.0.42
+  ports: [{name: p8080, port: 8080, protocol: TCP}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: svc1-1, namespace: ns1, labels: {kubernetes.io/service-name: svc1}}
+addressType: IPv4
+endpoints: [{addresses: ["10.0.1.1"]}]
+ports: [{name: p80, port: 80, protocol: TCP}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: svc2-1, namespace: ns2, labels: {kubernetes.io/service-name: svc2}}
+addressType: IPv4
+endpoints: [{addresses: ["10.0.2.1"]}]
+ports: [{name: p8080, port: 8080, protocol: TCP}]
+"#;
+    let (cluster, diags) = kpv_core::model::parse(yaml);
+    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    let input = build_input(
+        &cluster,
+        &cluster.endpoint_slices,
+        "test-node",
+        IpFamily::V4,
+    )
+    .expect("test-node");
+    let got = sort_nftables_transaction(&nftables::compile(&input).render_add_commands());
+    let want = sort_nftables_transaction(&format!("{BASE_RULES}\n{REPEATED_INITIAL}"));
+    assert_eq!(got, want);
+}
