@@ -6,7 +6,7 @@
 
 use super::model::*;
 use crate::model::NodePortAddress;
-use crate::packet::{IpFamily, Protocol};
+use crate::packet::IpFamily;
 use crate::proxy::naming::hash_prefix;
 use crate::proxy::{loopback, EndpointInfo, LocalDetector, ProxyInput, ServicePortName};
 use ipnet::IpNet;
@@ -148,7 +148,6 @@ pub struct Compiled {
 }
 
 struct Builder {
-    family: IpFamily,
     chains: Vec<Chain>,
 }
 
@@ -197,10 +196,7 @@ fn host_net(ip: IpAddr) -> IpNet {
 pub fn compile_table(input: &ProxyInput) -> Compiled {
     let family = input.family;
     let mark = input.masquerade_mark();
-    let mut b = Builder {
-        family,
-        chains: Vec::new(),
-    };
+    let mut b = Builder { chains: Vec::new() };
     // Base chains, in kube-proxy's nftablesBaseChains order.
     let bases: [(&str, ChainType, NfHook, i32); 8] = [
         (
@@ -714,7 +710,6 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             firewall_ips,
         ),
     ];
-    let _ = b.family;
     Compiled {
         table: Table {
             family,
@@ -726,9 +721,4 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         endpoint_chains,
         node_port_mode: np_mode,
     }
-}
-
-/// Protocol helper for rendering keys.
-pub fn proto_word(p: Protocol) -> &'static str {
-    p.as_lower()
 }

@@ -8,7 +8,7 @@
 
 use super::compile::*;
 use super::model::{self, AddrSpec, ElemKey, Expr, LookupKey, NfHook, Rule, Table};
-use super::render::{map_elem_text, rule_text, verdict_text, Listing, Style};
+use super::render::{map_elem_text, rule_text, Listing, Style};
 use crate::choose::Chooser;
 use crate::modes::{DropReason, Hook, NodeOutcome, NodeState, Step, StepAction, Verdict};
 use crate::packet::Packet;
@@ -222,7 +222,6 @@ impl Walk<'_, '_> {
     ) -> Option<Flow> {
         let src = self.packet.src.ip();
         let dst = self.packet.dst.ip();
-        let mut acted = false;
         for e in &rule.exprs {
             match e {
                 Expr::CtStateNew => {}
@@ -290,7 +289,6 @@ impl Walk<'_, '_> {
                 }
                 Expr::MarkSetOr(_) => {
                     self.mark = true;
-                    acted = true;
                     self.step(chain, ri, rule, compared, StepAction::MarkMasq);
                 }
                 Expr::MarkSetXor(_) => {
@@ -408,7 +406,6 @@ impl Walk<'_, '_> {
                 }
             }
         }
-        let _ = acted;
         None
     }
 
@@ -478,9 +475,4 @@ fn verdict_action(v: &model::Verdict, _reason: DropReason) -> StepAction {
         model::Verdict::Drop => StepAction::Drop,
         model::Verdict::Reject => StepAction::Reject,
     }
-}
-
-/// The verdict text, for callers that want it.
-pub fn verdict_word(v: &model::Verdict) -> String {
-    verdict_text(v)
 }
