@@ -1,0 +1,724 @@
+//! Compile a [`ProxyInput`] into the typed `kube-proxy` table, as kube-proxy's
+//! nftables proxier (`syncProxyRules` + `setupNFTables`) would write it.
+//!
+//! It only renders decisions already made by [`crate::proxy::topology`]; it
+//! never re-decides which endpoints are usable, and never produces text.
+
+use super::model::*;
+use crate::model::NodePortAddress;
+use crate::packet::IpFamily;
+use crate::proxy::naming::hash_prefix;
+use crate::proxy::{loopback, EndpointInfo, LocalDetector, ProxyInput, ServicePortName};
+use ipnet::IpNet;
+use std::net::{IpAddr, SocketAddr};
+
+// Base chains (Gen C names: "${type}-${hook}" plus "-pre-dnat").
+pub const FILTER_PREROUTING_PRE_DNAT: &str = "filter-prerouting-pre-dnat";
+pub const FILTER_OUTPUT_PRE_DNAT: &str = "filter-output-pre-dnat";
+pub const FILTER_INPUT: &str = "filter-input";
+pub const FILTER_FORWARD: &str = "filter-forward";
+pub const FILTER_OUTPUT: &str = "filter-output";
+pub const NAT_PREROUTING: &str = "nat-prerouting";
+pub const NAT_OUTPUT: &str = "nat-output";
+pub const NAT_POSTROUTING: &str = "nat-postrouting";
+// Fixed chains.
+pub const SERVICES: &str = "services";
+pub const SERVICE_ENDPOINTS_CHECK: &str = "service-endpoints-check";
+pub const NODEPORT_ENDPOINTS_CHECK: &str = "nodeport-endpoints-check";
+pub const REJECT_CHAIN: &str = "reject-chain";
+pub const CLUSTER_IPS_CHECK: &str = "cluster-ips-check";
+pub const FIREWALL_CHECK: &str = "firewall-check";
+pub const MARK_MASQ: &str = "mark-for-masquerade";
+pub const MASQUERADING: &str = "masquerading";
+// Sets and maps.
+pub const CLUSTER_IPS: &str = "cluster-ips";
+pub const NODEPORT_IPS: &str = "nodeport-ips";
+pub const SERVICE_IPS: &str = "service-ips";
+pub const SERVICE_NODEPORTS: &str = "service-nodeports";
+pub const NO_ENDPOINT_SERVICES: &str = "no-endpoint-services";
+pub const NO_ENDPOINT_NODEPORTS: &str = "no-endpoint-nodeports";
+pub const FIREWALL_IPS: &str = "firewall-ips";
+
+/// knftables `NameLengthMax` (256) minus the longest prefix (16).
+const CHAIN_NAME_BASE_LENGTH_MAX: usize = 256 - 16;
+
+/// kube-proxy's `hashAndTruncate`: `HASH8-name`, cut to 240 characters.
+pub fn hash_and_truncate(name: &str) -> String {
+    let mut out = format!("{}-{}", hash_prefix(name, 8), name);
+    if out.len() > CHAIN_NAME_BASE_LENGTH_MAX {
+        let mut cut = CHAIN_NAME_BASE_LENGTH_MAX - 3;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+        out.push_str("...");
+    }
+    out
+}
+
+/// `servicePortChainNameBase`: `HASH-ns/svc/proto/port`.
+pub fn service_chain_base(name: &ServicePortName) -> String {
+    hash_and_truncate(&format!(
+        "{}/{}/{}/{}",
+        name.service.namespace,
+        name.service.name,
+        name.protocol.as_lower(),
+        name.port
+    ))
+}
+
+/// `servicePortEndpointChainNameBase`: `HASH-ns/svc/proto/port__ip/port`,
+/// with an IPv6 address's colons turned into dots.
+pub fn endpoint_chain_base(name: &ServicePortName, ep: &SocketAddr) -> String {
+    let ip = ep.ip().to_string().replace(':', ".");
+    hash_and_truncate(&format!(
+        "{}/{}/{}/{}__{}/{}",
+        name.service.namespace,
+        name.service.name,
+        name.protocol.as_lower(),
+        name.port,
+        ip,
+        ep.port()
+    ))
+}
+
+/// How NodePorts are accepted (`nodePortAddresses`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodePortMode {
+    /// `ip daddr @nodeport-ips` with these addresses (never loopback).
+    Ips(Vec<IpAddr>),
+    /// `0.0.0.0/0`: `fib daddr type local ip daddr != 127.0.0.0/8`.
+    MatchAll,
+}
+
+/// kube-proxy's nftables default is `primary` (the node's primary IP only);
+/// a list with no CIDR of this family, or a `/0`, means "every local IP".
+pub fn node_port_mode(input: &ProxyInput) -> NodePortMode {
+    let cfg = &input.config.node_port_addresses;
+    let fam: Vec<&NodePortAddress> = cfg
+        .iter()
+        .filter(|a| match a {
+            NodePortAddress::Primary => true,
+            NodePortAddress::Cidr(c) => IpFamily::of(&c.addr()) == input.family,
+        })
+        .collect();
+    if !cfg.is_empty() && fam.is_empty() {
+        return NodePortMode::MatchAll;
+    }
+    if fam
+        .iter()
+        .any(|a| matches!(a, NodePortAddress::Cidr(c) if c.prefix_len() == 0))
+    {
+        return NodePortMode::MatchAll;
+    }
+    let mut ips: Vec<IpAddr> = match &input.node_port_ips {
+        None => vec![input.node.primary_ip],
+        Some(v) => v.clone(),
+    };
+    // "--nodeport-addresses includes localhost but localhost NodePorts are
+    // not supported": loopback addresses are skipped.
+    ips.retain(|ip| !ip.is_loopback() && IpFamily::of(ip) == input.family);
+    ips.sort();
+    ips.dedup();
+    NodePortMode::Ips(ips)
+}
+
+/// Per-Service-port facts the tracer wants without re-parsing names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServiceChains {
+    pub name: ServicePortName,
+    pub cluster_chain: String,
+    pub local_chain: String,
+    pub external_chain: String,
+    pub firewall_chain: String,
+}
+
+/// Which endpoint a chain DNATs to, and its affinity set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndpointChain {
+    pub chain: String,
+    pub endpoint: SocketAddr,
+    pub affinity_set: Option<String>,
+}
+
+pub struct Compiled {
+    pub table: Table,
+    pub endpoint_chains: Vec<EndpointChain>,
+    pub node_port_mode: NodePortMode,
+}
+
+struct Builder {
+    chains: Vec<Chain>,
+}
+
+impl Builder {
+    fn chain(&mut self, name: &str) -> &mut Chain {
+        let idx = match self.chains.iter().position(|c| c.name == name) {
+            Some(i) => i,
+            None => {
+                self.chains.push(Chain {
+                    name: name.to_string(),
+                    base: None,
+                    comment: None,
+                    rules: Vec::new(),
+                });
+                self.chains.len() - 1
+            }
+        };
+        &mut self.chains[idx]
+    }
+    fn rule(&mut self, chain: &str, rule: Rule) {
+        self.chain(chain).rules.push(rule);
+    }
+}
+
+fn jump(c: &str) -> Expr {
+    Expr::Verdict(Verdict::Jump(c.to_string()))
+}
+fn goto(c: &str) -> Expr {
+    Expr::Verdict(Verdict::Goto(c.to_string()))
+}
+
+fn not_localhost(family: IpFamily) -> IpNet {
+    match family {
+        IpFamily::V4 => IpNet::new(loopback(family), 8)
+            .map(|n| n.trunc())
+            .unwrap_or_else(|_| host_net(loopback(family))),
+        IpFamily::V6 => host_net(loopback(family)),
+    }
+}
+
+fn host_net(ip: IpAddr) -> IpNet {
+    IpNet::from(ip)
+}
+
+/// Compile one node's view into the `kube-proxy` table.
+pub fn compile_table(input: &ProxyInput) -> Compiled {
+    let family = input.family;
+    let mark = input.masquerade_mark();
+    let mut b = Builder { chains: Vec::new() };
+    // Base chains, in kube-proxy's nftablesBaseChains order.
+    let bases: [(&str, ChainType, NfHook, i32); 8] = [
+        (
+            FILTER_PREROUTING_PRE_DNAT,
+            ChainType::Filter,
+            NfHook::Prerouting,
+            -110,
+        ),
+        (
+            FILTER_OUTPUT_PRE_DNAT,
+            ChainType::Filter,
+            NfHook::Output,
+            -110,
+        ),
+        (FILTER_INPUT, ChainType::Filter, NfHook::Input, 0),
+        (FILTER_FORWARD, ChainType::Filter, NfHook::Forward, 0),
+        (FILTER_OUTPUT, ChainType::Filter, NfHook::Output, 0),
+        (NAT_PREROUTING, ChainType::Nat, NfHook::Prerouting, -100),
+        (NAT_OUTPUT, ChainType::Nat, NfHook::Output, -100),
+        (NAT_POSTROUTING, ChainType::Nat, NfHook::Postrouting, 100),
+    ];
+    for (name, kind, hook, priority) in bases {
+        b.chain(name).base = Some(BaseHook {
+            kind,
+            hook,
+            priority,
+        });
+    }
+    // Jump rules, in kube-proxy's nftablesJumpChains order (Gen C).
+    let jumps: [(&str, &str, bool); 11] = [
+        (NODEPORT_ENDPOINTS_CHECK, FILTER_INPUT, true),
+        (SERVICE_ENDPOINTS_CHECK, FILTER_INPUT, true),
+        (SERVICE_ENDPOINTS_CHECK, FILTER_FORWARD, true),
+        (SERVICE_ENDPOINTS_CHECK, FILTER_OUTPUT, true),
+        (FIREWALL_CHECK, FILTER_PREROUTING_PRE_DNAT, true),
+        (FIREWALL_CHECK, FILTER_OUTPUT_PRE_DNAT, true),
+        (SERVICES, NAT_OUTPUT, false),
+        (SERVICES, NAT_PREROUTING, false),
+        (MASQUERADING, NAT_POSTROUTING, false),
+        (CLUSTER_IPS_CHECK, FILTER_FORWARD, true),
+        (CLUSTER_IPS_CHECK, FILTER_OUTPUT, true),
+    ];
+    for (to, from, ct_new) in jumps {
+        b.chain(to);
+        let mut exprs = Vec::new();
+        if ct_new {
+            exprs.push(Expr::CtStateNew);
+        }
+        exprs.push(jump(to));
+        b.rule(from, Rule::new(exprs));
+    }
+    // Fixed chains.
+    b.rule(MARK_MASQ, Rule::new(vec![Expr::MarkSetOr(mark)]));
+    b.rule(
+        MASQUERADING,
+        Rule::new(vec![
+            Expr::MarkAndIsZero(mark),
+            Expr::Verdict(Verdict::Return),
+        ]),
+    );
+    b.rule(MASQUERADING, Rule::new(vec![Expr::MarkSetXor(mark)]));
+    b.rule(MASQUERADING, Rule::new(vec![Expr::MasqueradeFullyRandom]));
+
+    b.rule(
+        CLUSTER_IPS_CHECK,
+        Rule::commented(
+            vec![
+                Expr::DaddrInSet(CLUSTER_IPS.into()),
+                Expr::Verdict(Verdict::Reject),
+            ],
+            "Reject traffic to invalid ports of ClusterIPs",
+        ),
+    );
+    if !input.service_cidrs.is_empty() {
+        let mut cidrs = input.service_cidrs.clone();
+        cidrs.sort();
+        cidrs.dedup();
+        b.rule(
+            CLUSTER_IPS_CHECK,
+            Rule::commented(
+                vec![Expr::DaddrInAnon(cidrs), Expr::Verdict(Verdict::Drop)],
+                "Drop traffic to unallocated ClusterIPs",
+            ),
+        );
+    }
+    b.chain(REJECT_CHAIN).comment =
+        Some("helper for @no-endpoint-services / @no-endpoint-nodeports".into());
+    b.rule(
+        REJECT_CHAIN,
+        Rule::new(vec![Expr::Verdict(Verdict::Reject)]),
+    );
+    b.rule(
+        SERVICE_ENDPOINTS_CHECK,
+        Rule::new(vec![Expr::Vmap {
+            key: LookupKey::DaddrProtoPort,
+            map: NO_ENDPOINT_SERVICES.into(),
+        }]),
+    );
+    let np_mode = node_port_mode(input);
+    let np_match: Vec<Expr> = match &np_mode {
+        NodePortMode::Ips(_) => vec![Expr::DaddrInSet(NODEPORT_IPS.into())],
+        NodePortMode::MatchAll => vec![Expr::DaddrNot(not_localhost(family))],
+    };
+    let mut r = np_match.clone();
+    r.push(Expr::Vmap {
+        key: LookupKey::ProtoPort,
+        map: NO_ENDPOINT_NODEPORTS.into(),
+    });
+    b.rule(NODEPORT_ENDPOINTS_CHECK, Rule::new(r));
+    b.rule(
+        FIREWALL_CHECK,
+        Rule::new(vec![Expr::Vmap {
+            key: LookupKey::DaddrProtoPort,
+            map: FIREWALL_IPS.into(),
+        }]),
+    );
+    b.rule(
+        SERVICES,
+        Rule::new(vec![Expr::Vmap {
+            key: LookupKey::DaddrProtoPort,
+            map: SERVICE_IPS.into(),
+        }]),
+    );
+    let mut r = match &np_mode {
+        NodePortMode::Ips(_) => vec![Expr::DaddrInSet(NODEPORT_IPS.into())],
+        NodePortMode::MatchAll => vec![Expr::FibDaddrLocal, Expr::DaddrNot(not_localhost(family))],
+    };
+    r.push(Expr::Vmap {
+        key: LookupKey::ProtoPort,
+        map: SERVICE_NODEPORTS.into(),
+    });
+    b.rule(SERVICES, Rule::new(r));
+
+    // Sets and maps.
+    let mut cluster_ips: Vec<IpAddr> = Vec::new();
+    let mut service_ips: Vec<MapElem> = Vec::new();
+    let mut service_nodeports: Vec<MapElem> = Vec::new();
+    let mut no_ep_services: Vec<MapElem> = Vec::new();
+    let mut no_ep_nodeports: Vec<MapElem> = Vec::new();
+    let mut firewall_ips: Vec<MapElem> = Vec::new();
+    let mut affinity_sets: Vec<Set> = Vec::new();
+    let mut endpoint_chains: Vec<EndpointChain> = Vec::new();
+
+    for (name, svc) in &input.services {
+        let Some(cluster_ip) = svc.cluster_ip else {
+            continue;
+        };
+        if IpFamily::of(&cluster_ip) != family {
+            continue;
+        }
+        let Some(cat) = input.categorize(name) else {
+            continue;
+        };
+        let eps: &[EndpointInfo] = input.endpoints_of(name);
+        let proto = name.protocol;
+        let base = service_chain_base(name);
+        let cluster_chain = format!("service-{base}");
+        let local_chain = format!("local-{base}");
+        let external_chain = format!("external-{base}");
+        let fw_chain = format!("firewall-{base}");
+        let comment = name.to_string();
+        let affinity = svc.session_affinity_seconds;
+
+        let ep_chain_of = |i: usize| -> Option<(String, SocketAddr)> {
+            let ep = eps.get(i)?;
+            Some((
+                format!("endpoint-{}", endpoint_chain_base(name, &ep.addr)),
+                ep.addr,
+            ))
+        };
+        let affinity_set_of =
+            |ep: &SocketAddr| format!("affinity-{}", endpoint_chain_base(name, ep));
+
+        let cluster_eps: &[usize] = cat.cluster.as_deref().unwrap_or(&[]);
+        let local_eps: &[usize] = cat.local.as_deref().unwrap_or(&[]);
+        // kube-proxy's `hasAnyEndpoints`: usable endpoints on ANY node. With a
+        // Local policy, CategorizeEndpoints also counts remote ready (or
+        // serving-terminating) endpoints, which `Categorized::has_any` does not.
+        let has_endpoints = cat.has_any
+            || (svc.uses_local_endpoints()
+                && eps.iter().any(|e| e.ready || (e.serving && e.terminating)));
+        let uses_cluster_chain = !cluster_eps.is_empty() && svc.uses_cluster_endpoints();
+        let uses_local_chain = !local_eps.is_empty() && svc.uses_local_endpoints();
+        let (internal_chain, has_internal) = if svc.internal_policy_local {
+            (&local_chain, has_endpoints && !local_eps.is_empty())
+        } else {
+            (&cluster_chain, has_endpoints)
+        };
+        let (external_policy_chain, has_external) = if svc.external_policy_local {
+            (&local_chain, has_endpoints && !local_eps.is_empty())
+        } else {
+            (&cluster_chain, has_endpoints)
+        };
+        let uses_external_chain = has_endpoints && svc.externally_accessible();
+        let reject = Verdict::Goto(REJECT_CHAIN.into());
+        let internal_filter = if has_endpoints {
+            Verdict::Drop
+        } else {
+            reject.clone()
+        };
+        let external_filter = internal_filter.clone();
+
+        // Chains are created in kube-proxy's order: endpoint chains, policy
+        // chains, external chain, firewall chain.
+        for &i in &cat.all_reachable {
+            if let Some((c, _)) = ep_chain_of(i) {
+                b.chain(&c);
+            }
+        }
+        if uses_cluster_chain {
+            b.chain(&cluster_chain);
+        }
+        if uses_local_chain {
+            b.chain(&local_chain);
+        }
+        if uses_external_chain {
+            b.chain(&external_chain);
+        }
+
+        cluster_ips.push(cluster_ip);
+        let key = |ip: IpAddr, port: u16| ElemKey {
+            addr: Some(ip),
+            protocol: proto,
+            port,
+        };
+        if has_internal {
+            service_ips.push(MapElem {
+                key: key(cluster_ip, svc.port),
+                comment: None,
+                verdict: Verdict::Goto(internal_chain.clone()),
+            });
+        } else {
+            no_ep_services.push(MapElem {
+                key: key(cluster_ip, svc.port),
+                comment: Some(comment.clone()),
+                verdict: internal_filter.clone(),
+            });
+        }
+        for ip in svc
+            .external_ips
+            .iter()
+            .filter(|ip| IpFamily::of(ip) == family)
+        {
+            if has_endpoints {
+                service_ips.push(MapElem {
+                    key: key(*ip, svc.port),
+                    comment: None,
+                    verdict: Verdict::Goto(external_chain.clone()),
+                });
+            }
+            if !has_external {
+                no_ep_services.push(MapElem {
+                    key: key(*ip, svc.port),
+                    comment: Some(comment.clone()),
+                    verdict: external_filter.clone(),
+                });
+            }
+        }
+        let lb_ips: Vec<IpAddr> = svc
+            .load_balancer_ips
+            .iter()
+            .filter(|ip| IpFamily::of(ip) == family)
+            .copied()
+            .collect();
+        let uses_fw = !lb_ips.is_empty() && !svc.load_balancer_source_ranges.is_empty();
+        if uses_fw {
+            b.chain(&fw_chain);
+        }
+        for ip in &lb_ips {
+            if has_endpoints {
+                service_ips.push(MapElem {
+                    key: key(*ip, svc.port),
+                    comment: None,
+                    verdict: Verdict::Goto(external_chain.clone()),
+                });
+            }
+            if uses_fw {
+                firewall_ips.push(MapElem {
+                    key: key(*ip, svc.port),
+                    comment: None,
+                    verdict: Verdict::Goto(fw_chain.clone()),
+                });
+            }
+        }
+        if !has_external {
+            for ip in &lb_ips {
+                no_ep_services.push(MapElem {
+                    key: key(*ip, svc.port),
+                    comment: Some(comment.clone()),
+                    verdict: external_filter.clone(),
+                });
+            }
+        }
+        if svc.node_port != 0 {
+            let np_key = ElemKey {
+                addr: None,
+                protocol: proto,
+                port: svc.node_port,
+            };
+            if has_endpoints {
+                service_nodeports.push(MapElem {
+                    key: np_key,
+                    comment: None,
+                    verdict: Verdict::Goto(external_chain.clone()),
+                });
+            }
+            if !has_external {
+                no_ep_nodeports.push(MapElem {
+                    key: np_key,
+                    comment: Some(comment.clone()),
+                    verdict: external_filter.clone(),
+                });
+            }
+        }
+
+        // Internal traffic: masquerade off-cluster (or all) ClusterIP traffic.
+        if has_internal {
+            if input.config.nftables_masquerade_all {
+                b.rule(
+                    internal_chain,
+                    Rule::new(vec![Expr::Daddr(cluster_ip), jump(MARK_MASQ)]),
+                );
+            } else if let LocalDetector::Cidr(c) = &input.local_detector {
+                b.rule(
+                    internal_chain,
+                    Rule::new(vec![
+                        Expr::Daddr(cluster_ip),
+                        Expr::SaddrNot(AddrSpec::Net(*c)),
+                        jump(MARK_MASQ),
+                    ]),
+                );
+            }
+        }
+        // External traffic.
+        if uses_external_chain {
+            if !svc.external_policy_local {
+                b.rule(&external_chain, Rule::new(vec![jump(MARK_MASQ)]));
+            } else {
+                if let LocalDetector::Cidr(c) = &input.local_detector {
+                    b.rule(
+                        &external_chain,
+                        Rule::commented(
+                            vec![Expr::Saddr(AddrSpec::Net(*c)), goto(&cluster_chain)],
+                            "short-circuit pod traffic",
+                        ),
+                    );
+                }
+                b.rule(
+                    &external_chain,
+                    Rule::commented(
+                        vec![Expr::FibSaddrLocal, jump(MARK_MASQ)],
+                        "masquerade local traffic",
+                    ),
+                );
+                b.rule(
+                    &external_chain,
+                    Rule::commented(
+                        vec![Expr::FibSaddrLocal, goto(&cluster_chain)],
+                        "short-circuit local traffic",
+                    ),
+                );
+            }
+            if has_external {
+                b.rule(
+                    &external_chain,
+                    Rule::new(vec![goto(external_policy_chain)]),
+                );
+            }
+        }
+        // Firewall (loadBalancerSourceRanges).
+        if uses_fw {
+            let mut sources: Vec<AddrSpec> = Vec::new();
+            let mut allow_from_node = false;
+            for c in &svc.load_balancer_source_ranges {
+                sources.push(AddrSpec::Net(*c));
+                if c.contains(&input.node.primary_ip) {
+                    allow_from_node = true;
+                }
+            }
+            if allow_from_node {
+                sources.extend(lb_ips.iter().map(|ip| AddrSpec::Ip(*ip)));
+            }
+            b.rule(
+                &fw_chain,
+                Rule::new(vec![
+                    Expr::SaddrNotInAnon(sources),
+                    Expr::Verdict(Verdict::Drop),
+                ]),
+            );
+        }
+        // Affinity sets.
+        if let Some(timeout) = affinity {
+            for &i in &cat.all_reachable {
+                if let Some(ep) = eps.get(i) {
+                    affinity_sets.push(Set {
+                        name: affinity_set_of(&ep.addr),
+                        comment: None,
+                        timeout_seconds: Some(timeout),
+                        elements: Vec::new(),
+                    });
+                }
+            }
+        }
+        // Service → endpoint rules.
+        let write_lb = |b: &mut Builder, chain: &str, idx: &[usize]| {
+            let targets: Vec<(String, SocketAddr)> =
+                idx.iter().filter_map(|&i| ep_chain_of(i)).collect();
+            if affinity.is_some() {
+                for (c, addr) in &targets {
+                    b.rule(
+                        chain,
+                        Rule::new(vec![Expr::SaddrInSet(affinity_set_of(addr)), goto(c)]),
+                    );
+                }
+            }
+            b.rule(
+                chain,
+                Rule::new(vec![Expr::NumgenVmap(
+                    targets.into_iter().map(|(c, _)| c).collect(),
+                )]),
+            );
+        };
+        if uses_cluster_chain {
+            write_lb(&mut b, &cluster_chain, cluster_eps);
+        }
+        if uses_local_chain {
+            write_lb(&mut b, &local_chain, local_eps);
+        }
+        // Endpoint chains.
+        for &i in &cat.all_reachable {
+            let Some((chain, addr)) = ep_chain_of(i) else {
+                continue;
+            };
+            b.rule(
+                &chain,
+                Rule::new(vec![Expr::Saddr(AddrSpec::Ip(addr.ip())), jump(MARK_MASQ)]),
+            );
+            let set = affinity.map(|_| affinity_set_of(&addr));
+            if let Some(s) = &set {
+                b.rule(&chain, Rule::new(vec![Expr::UpdateSaddr(s.clone())]));
+            }
+            b.rule(
+                &chain,
+                Rule::new(vec![Expr::L4Proto(proto), Expr::DnatTo(addr)]),
+            );
+            endpoint_chains.push(EndpointChain {
+                chain,
+                endpoint: addr,
+                affinity_set: set,
+            });
+        }
+    }
+
+    cluster_ips.sort();
+    cluster_ips.dedup();
+    let sort_elems = |mut v: Vec<MapElem>| {
+        v.sort_by_key(|a| a.key);
+        v.dedup_by(|a, b| a.key == b.key);
+        v
+    };
+    let mut sets = vec![Set {
+        name: CLUSTER_IPS.into(),
+        comment: Some("Active ClusterIPs".into()),
+        timeout_seconds: None,
+        elements: cluster_ips,
+    }];
+    if let NodePortMode::Ips(ips) = &np_mode {
+        sets.push(Set {
+            name: NODEPORT_IPS.into(),
+            comment: Some("IPs that accept NodePort traffic".into()),
+            timeout_seconds: None,
+            elements: ips.clone(),
+        });
+    }
+    sets.extend(affinity_sets);
+    let map = |name: &str, key: KeyType, comment: &str, elements: Vec<MapElem>| Map {
+        name: name.into(),
+        key,
+        comment: Some(comment.into()),
+        elements: sort_elems(elements),
+    };
+    let maps = vec![
+        map(
+            SERVICE_IPS,
+            KeyType::AddrProtoPort,
+            "ClusterIP, ExternalIP and LoadBalancer IP traffic",
+            service_ips,
+        ),
+        map(
+            SERVICE_NODEPORTS,
+            KeyType::ProtoPort,
+            "NodePort traffic",
+            service_nodeports,
+        ),
+        map(
+            NO_ENDPOINT_SERVICES,
+            KeyType::AddrProtoPort,
+            "vmap to drop or reject packets to services with no endpoints",
+            no_ep_services,
+        ),
+        map(
+            NO_ENDPOINT_NODEPORTS,
+            KeyType::ProtoPort,
+            "vmap to drop or reject packets to service nodeports with no endpoints",
+            no_ep_nodeports,
+        ),
+        map(
+            FIREWALL_IPS,
+            KeyType::AddrProtoPort,
+            "destinations that are subject to LoadBalancerSourceRanges",
+            firewall_ips,
+        ),
+    ];
+    Compiled {
+        table: Table {
+            family,
+            comment: "rules for kube-proxy".into(),
+            sets,
+            maps,
+            chains: b.chains,
+        },
+        endpoint_chains,
+        node_port_mode: np_mode,
+    }
+}
