@@ -54,7 +54,9 @@ fn wrr_with_weights_4_3_2() {
     let d = abc([4, 3, 2]);
     // ip_vs_wrr_init_svc with all dests present: cw = mw = 4.
     let mut mark = WrrMark { cl: None, cw: 4 };
-    let picks: Vec<usize> = (0..18).map(|_| sched::wrr(&d, &mut mark).unwrap()).collect();
+    let picks: Vec<usize> = (0..18)
+        .map(|_| sched::wrr(&d, &mut mark).unwrap())
+        .collect();
     let cycle = vec![0, 0, 1, 0, 1, 2, 0, 1, 2];
     assert_eq!(picks[..9], cycle[..]);
     assert_eq!(picks[9..], cycle[..]);
@@ -70,7 +72,9 @@ fn wrr_after_incremental_adds_starts_at_cw_1() {
     let d = abc([4, 3, 2]);
     let mut mark = sched::wrr_mark_after_adds(&d);
     assert_eq!(mark, WrrMark { cl: None, cw: 1 });
-    let picks: Vec<usize> = (0..12).map(|_| sched::wrr(&d, &mut mark).unwrap()).collect();
+    let picks: Vec<usize> = (0..12)
+        .map(|_| sched::wrr(&d, &mut mark).unwrap())
+        .collect();
     assert_eq!(picks, vec![0, 1, 2, 0, 0, 1, 0, 1, 2, 0, 1, 2]);
 }
 
@@ -81,7 +85,10 @@ fn wrr_all_weight_one_is_rr_and_gcd_steps() {
     let picks: Vec<usize> = (0..6).map(|_| sched::wrr(&d, &mut mark).unwrap()).collect();
     assert_eq!(picks, vec![0, 1, 2, 0, 1, 2]);
     // gcd 2: weights 4,2 → di=2, mw=3: cw 3 → A; cw 1 → A, B.
-    let d = vec![Dest::new(sa("10.0.0.1:1"), 4), Dest::new(sa("10.0.0.2:1"), 2)];
+    let d = vec![
+        Dest::new(sa("10.0.0.1:1"), 4),
+        Dest::new(sa("10.0.0.2:1"), 2),
+    ];
     assert_eq!(sched::wrr_gcd_weight(&d), 2);
     let mut mark = WrrMark { cl: None, cw: 3 };
     let picks: Vec<usize> = (0..6).map(|_| sched::wrr(&d, &mut mark).unwrap()).collect();
@@ -158,9 +165,15 @@ fn sh_buckets_and_hash() {
     assert_eq!(sched::sh_hashkey(ip("10.0.0.1"), 0, 0), 39);
     assert_eq!(sched::sh_hashkey(ip("192.168.5.5"), 0, 0), 50);
     // Weights fill consecutive buckets: A=2, B=1 → A A B A A B …
-    let d = vec![Dest::new(sa("10.0.0.1:1"), 2), Dest::new(sa("10.0.0.2:1"), 1)];
+    let d = vec![
+        Dest::new(sa("10.0.0.1:1"), 2),
+        Dest::new(sa("10.0.0.2:1"), 1),
+    ];
     let t = sched::sh_table(&d);
-    assert_eq!(&t[..6], &[Some(0), Some(0), Some(1), Some(0), Some(0), Some(1)]);
+    assert_eq!(
+        &t[..6],
+        &[Some(0), Some(0), Some(1), Some(0), Some(0), Some(1)]
+    );
     // Three equal dests: bucket 39 → 39 % 3 = 0, bucket 50 → 2.
     let d = abc([1, 1, 1]);
     assert_eq!(sched::sh(&d, ip("10.0.0.1")), Some(0));
@@ -232,7 +245,10 @@ fn mh_table_properties() {
         }
     }
     // Weights 2:1 → two turns per round for A.
-    let w = vec![Dest::new(sa("10.0.0.1:80"), 2), Dest::new(sa("10.0.0.2:80"), 1)];
+    let w = vec![
+        Dest::new(sa("10.0.0.1:80"), 2),
+        Dest::new(sa("10.0.0.2:80"), 1),
+    ];
     let tw = sched::mh_table(&w);
     assert_eq!((count(&tw, 0), count(&tw, 1)), (2729, 1364));
     // Minimal disruption: dropping C keeps most of A's and B's slots.
