@@ -11,7 +11,11 @@
 //!
 //! Assumptions: no packet arrived through a bridge port (`physdev-is-in` is
 //! false); the node's local addresses are its `status.addresses`, the
-//! kube-ipvs0 addresses and loopback.
+//! kube-ipvs0 addresses and loopback. A host process reaching an address
+//! on kube-ipvs0 uses that address as its source (the kernel's choice for a
+//! local route), so the caller should pass it as `src` for `Hook::Output`:
+//! `KUBE-IPVS-OUT-FILTER`'s `-s <lb ip>` and the `src,dst` ClusterIP rule
+//! match only then.
 //!
 //! Never: panic on odd input, draw randomness (IPVS schedulers are
 //! deterministic; the Chooser is unused), or change state other than the
