@@ -20,6 +20,8 @@ pub mod model;
 pub mod modes;
 pub mod packet;
 pub mod proxy;
+pub mod replay;
 pub mod scene;
+pub mod timeline;
 pub mod trace;
 pub mod yaml;

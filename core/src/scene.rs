@@ -13,7 +13,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Logical width of the diagram.
-pub const WIDTH: f64 = 1200.0;
+pub const WIDTH: f64 = 1000.0;
 const MARGIN: f64 = 24.0;
 const GAP: f64 = 24.0;
 const POD_H: f64 = 58.0;

@@ -62,6 +62,16 @@ pub struct Request {
     pub keep_open: bool,
 }
 
+impl Request {
+    /// The destination as written: `10.96.0.10:80`, `[fd00::a]:80`, `name:80`.
+    pub fn dst_text(&self) -> String {
+        match &self.dst {
+            Dest::Ip(ip) => SocketAddr::new(*ip, self.port).to_string(),
+            Dest::Name(n) => format!("{n}:{}", self.port),
+        }
+    }
+}
+
 /// What happened in the end.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]

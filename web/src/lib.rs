@@ -1,29 +1,95 @@
 //! kpv-web: the Leptos front end that draws what kpv-core computes.
 //!
-//! State holds inputs only (the scenario text); the cluster, the endpoint
-//! slices and the diagram's layout are derived with `Memo`s over kpv-core
-//! functions. This crate makes no networking decisions and no geometry of its
-//! own: components are markup over [`kpv_core::scene`].
+//! State holds inputs only (see [`state::Store`]); the cluster, the endpoint
+//! slices, traces, flights, rules and the diagram's layout are derived with
+//! `Memo`s over kpv-core functions. One `requestAnimationFrame` loop advances
+//! simulated time while playing and is cancelled when paused. Keys are bound
+//! on the visualizer's own element, never on `window`, so a page embedding it
+//! keeps its keys. This crate makes no networking or geometry decisions.
 
 pub mod components;
+pub mod i18n;
 pub mod scenarios;
+pub mod state;
 
+use components::controls::{PlaybackBar, Toolbar, TrafficBar};
 use components::diagram::Diagram;
+use components::panels::{EndpointList, HopList, PodsPanel, RulesView, VerdictPanel};
+use components::t;
+use i18n::Lang;
 use leptos::prelude::*;
+use state::Store;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Simulated milliseconds between packets of continuous traffic.
+const CONTINUOUS_GAP_MS: u64 = 900;
+/// The longest frame step, so a hidden tab does not jump minutes ahead.
+const MAX_FRAME_MS: f64 = 100.0;
+
+fn prefers_reduced_motion() -> bool {
+    web_sys::window()
+        .and_then(|w| {
+            w.match_media("(prefers-reduced-motion: reduce)")
+                .ok()
+                .flatten()
+        })
+        .is_some_and(|m| m.matches())
+}
+
+/// Run the one animation loop while `playing` is true.
+fn animation_loop(store: Store) {
+    type Slot = Rc<RefCell<Option<gloo_render::AnimationFrame>>>;
+    let slot: Slot = Rc::new(RefCell::new(None));
+    fn schedule(store: Store, slot: Slot, last: Option<f64>) {
+        let next = slot.clone();
+        let handle = gloo_render::request_animation_frame(move |ts| {
+            // Stops by itself once paused or unmounted (signals disposed).
+            if store.playing.try_get_untracked() != Some(true) {
+                return;
+            }
+            let dt = last
+                .map(|l| (ts - l).clamp(0.0, MAX_FRAME_MS))
+                .unwrap_or(0.0);
+            let step = (dt * store.speed.get_untracked()) as u64;
+            let before = store.now.get_untracked();
+            let after = before + step;
+            if store.continuous.get_untracked()
+                && after / CONTINUOUS_GAP_MS > before / CONTINUOUS_GAP_MS
+            {
+                store.send(1, 0);
+            }
+            store.now.set(after);
+            schedule(store, next, Some(ts));
+        });
+        *slot.borrow_mut() = Some(handle);
+    }
+    let slot_for_effect = slot.clone();
+    Effect::new(move |_| {
+        if store.playing.get() {
+            schedule(store, slot_for_effect.clone(), None);
+        } else {
+            // Dropping the handle cancels the pending frame.
+            slot_for_effect.borrow_mut().take();
+        }
+    });
+    let guard = send_wrapper::SendWrapper::new(slot);
+    on_cleanup(move || {
+        guard.borrow_mut().take();
+    });
+}
 
 /// The whole app.
 #[component]
 pub fn App() -> impl IntoView {
-    let scenario = RwSignal::new(scenarios::SEED.to_string());
-    let parsed = Memo::new(move |_| scenario.with(|s| kpv_core::model::parse(s)));
-    let scene = Memo::new(move |_| {
-        parsed.with(|(cluster, _)| {
-            let slices = kpv_core::controller::steady_slices(cluster);
-            kpv_core::scene::layout(cluster, &slices)
-        })
-    });
+    let lang = RwSignal::new(Lang::En);
+    provide_context(lang);
+    let store = Store::new(scenarios::PRESETS[0].key, scenarios::PRESETS[0].yaml);
+    store.reduced_motion.set(prefers_reduced_motion());
+    provide_context(store);
+    animation_loop(store);
     let errors = Memo::new(move |_| {
-        parsed.with(|(_, diags)| {
+        store.parsed.with(|(_, diags)| {
             diags
                 .iter()
                 .filter(|d| d.is_error())
@@ -31,20 +97,66 @@ pub fn App() -> impl IntoView {
                 .collect::<Vec<_>>()
         })
     });
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        // Leave keys to form controls that use them.
+        let tag = ev
+            .target()
+            .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok())
+            .map(|e| e.tag_name().to_ascii_lowercase())
+            .unwrap_or_default();
+        if matches!(tag.as_str(), "input" | "select" | "textarea") {
+            return;
+        }
+        match ev.key().as_str() {
+            " " if tag != "button" => {
+                ev.prevent_default();
+                store.playing.update(|p| *p = !*p);
+            }
+            "ArrowRight" => {
+                ev.prevent_default();
+                store.step(true);
+            }
+            "ArrowLeft" => {
+                ev.prevent_default();
+                store.step(false);
+            }
+            _ => {}
+        }
+    };
     view! {
-        <main class="app" data-testid="app">
+        <main class="app" data-testid="app" tabindex="0" on:keydown=on_key aria-describedby="kpv-keys">
             <header class="topbar">
-                <h1>"kube-proxy visualizer"</h1>
-                <p class="subtitle">"How traffic reaches Pods through a Service"</p>
+                <div>
+                    <h1>{t("app.title")}</h1>
+                    <p class="subtitle">{t("app.subtitle")}</p>
+                </div>
+                <Toolbar />
             </header>
+            <p id="kpv-keys" class="sr-only">{t("a11y.keys")}</p>
             <Show when=move || !errors.with(Vec::is_empty)>
-                <ul class="errors" data-testid="errors">
-                    <For each=move || errors.get() key=|e| e.clone() let:e>
-                        <li>{e}</li>
-                    </For>
-                </ul>
+                <div class="errors" role="alert" data-testid="errors">
+                    <p>{t("error.scenario")}</p>
+                    <ul>
+                        <For each=move || errors.get() key=|e| e.clone() let:e>
+                            <li>{e}</li>
+                        </For>
+                    </ul>
+                </div>
             </Show>
-            <Diagram scene=scene />
+            <TrafficBar />
+            <div class="layout">
+                <div class="stage">
+                    <Diagram />
+                    <PlaybackBar />
+                    <PodsPanel />
+                </div>
+                <aside class="side">
+                    <VerdictPanel />
+                    <HopList />
+                    <EndpointList />
+                    <RulesView />
+                </aside>
+            </div>
         </main>
     }
 }

@@ -1,86 +1,277 @@
-//! The cluster diagram: an SVG in the scene's fixed logical space.
+//! The cluster diagram: an SVG in the scene's fixed logical space, with the
+//! packets in flight drawn over it.
 //!
-//! Markup only: every position comes from [`kpv_core::scene::Scene`].
+//! Markup only: every position comes from [`kpv_core::scene::Scene`] and
+//! [`kpv_core::timeline::Flight`]; readiness and verdicts are shown with a
+//! shape and a word, never by colour alone.
 
-use kpv_core::scene::{Rect, Scene};
+use super::{lang, t};
+use crate::i18n::tr;
+use crate::state::Store;
+use kpv_core::model::{Mode, ServiceType};
+use kpv_core::scene::Rect;
+use kpv_core::trace::{HopKind, Outcome};
 use leptos::prelude::*;
+use std::collections::BTreeMap;
 
-fn attr(v: f64) -> String {
+fn n(v: f64) -> String {
     format!("{v:.1}")
 }
 
 #[component]
 fn BoxRect(rect: Rect, class: &'static str) -> impl IntoView {
+    view! { <rect class=class x=n(rect.x) y=n(rect.y) width=n(rect.w) height=n(rect.h) rx="8" /> }
+}
+
+fn outcome_class(o: &Outcome) -> &'static str {
+    match o {
+        Outcome::Delivered { .. } | Outcome::AcceptedByNode { .. } => "delivered",
+        Outcome::TimedOut { .. } => "timed-out",
+        Outcome::Dropped { .. } => "dropped",
+        Outcome::Rejected { .. } => "rejected",
+        Outcome::Unrouted | Outcome::NoSuchName { .. } => "unrouted",
+    }
+}
+
+fn outcome_mark(o: &Outcome) -> &'static str {
+    match o {
+        Outcome::Delivered { .. } | Outcome::AcceptedByNode { .. } => "✓",
+        Outcome::TimedOut { .. } => "…",
+        Outcome::Dropped { .. } => "✕",
+        Outcome::Rejected { .. } => "⊘",
+        Outcome::Unrouted | Outcome::NoSuchName { .. } => "?",
+    }
+}
+
+/// The static part: client, load balancer, Services, nodes, Pods, edges.
+#[component]
+fn Cluster() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let l = lang();
+    move || {
+        let mode = store.mode.get();
+        let ready = store.pod_ready.get();
+        store.scene.with(|s| {
+            let c = s.client;
+            let client = view! {
+                <g class="client" data-testid="client">
+                    <BoxRect rect=c class="client-box" />
+                    <text x=n(c.x + 12.0) y=n(c.y + 26.0) class="title">{tr(l.get(), "diagram.client")}</text>
+                    <text x=n(c.x + 12.0) y=n(c.y + 46.0) class="small mono">"198.51.100.7"</text>
+                </g>
+            };
+            let lb = s.load_balancer.map(|r| {
+                view! {
+                    <g class="lb" data-testid="load-balancer">
+                        <BoxRect rect=r class="lb-box" />
+                        <text x=n(r.x + 12.0) y=n(r.y + 26.0) class="title">{tr(l.get(), "diagram.lb")}</text>
+                        <text x=n(r.x + 12.0) y=n(r.y + 46.0) class="small mono">{s.load_balancer_ips.join(", ")}</text>
+                    </g>
+                }
+            });
+            let node_ports: Vec<String> = store.parsed.with(|(cl, _)| {
+                cl.services
+                    .iter()
+                    .filter(|svc| matches!(svc.service_type, ServiceType::NodePort | ServiceType::LoadBalancer))
+                    .flat_map(|svc| svc.ports.iter().filter_map(|p| p.node_port.map(|np| format!(":{np}"))))
+                    .collect()
+            });
+            let rules_key = match mode {
+                Mode::Iptables => "diagram.rules.iptables",
+                Mode::Ipvs => "diagram.rules.ipvs",
+                Mode::Nftables => "diagram.rules.nftables",
+                Mode::Userspace => "diagram.rules.userspace",
+            };
+            let edges = s
+                .edges
+                .iter()
+                .filter_map(|e| {
+                    let from = s.services.iter().find(|x| x.id == e.service)?.rect;
+                    let to = s.pods.iter().find(|p| p.id == e.pod)?.rect;
+                    let d = format!(
+                        "M{} {} C{} {} {} {} {} {}",
+                        n(from.x + from.w / 2.0), n(from.y + from.h),
+                        n(from.x + from.w / 2.0), n(from.y + from.h + 60.0),
+                        n(to.x + to.w / 2.0), n(to.y - 60.0),
+                        n(to.x + to.w / 2.0), n(to.y)
+                    );
+                    let class = if e.ready { "edge ready" } else { "edge not-ready" };
+                    Some(view! { <path class=class d=d /> })
+                })
+                .collect_view();
+            let services = s
+                .services
+                .iter()
+                .map(|svc| {
+                    let r = svc.rect;
+                    let ports = svc
+                        .ports
+                        .iter()
+                        .enumerate()
+                        .map(|(i, p)| view! { <text x=n(r.x + 12.0) y=n(r.y + 68.0 + 16.0 * i as f64) class="small mono">{p.clone()}</text> })
+                        .collect_view();
+                    let kind = match svc.service_type {
+                        ServiceType::ClusterIP => "ClusterIP",
+                        ServiceType::NodePort => "NodePort",
+                        ServiceType::LoadBalancer => "LoadBalancer",
+                        ServiceType::ExternalName => "ExternalName",
+                    };
+                    view! {
+                        <g class="service" data-testid=format!("service-{}", svc.id.name)>
+                            <BoxRect rect=r class="service-box" />
+                            <text x=n(r.x + 12.0) y=n(r.y + 24.0) class="title">{svc.id.name.clone()}</text>
+                            <text x=n(r.x + 12.0) y=n(r.y + 44.0) class="mono">{format!("{kind} {}", svc.cluster_ip)}</text>
+                            {ports}
+                        </g>
+                    }
+                })
+                .collect_view();
+            let nodes = s
+                .nodes
+                .iter()
+                .map(|nd| {
+                    let r = nd.rect;
+                    let eth = if node_ports.is_empty() { format!("eth0 {}", nd.ip) } else { format!("eth0 {}  {}", nd.ip, node_ports.join(" ")) };
+                    view! {
+                        <g class="node" data-testid=format!("node-{}", nd.name)>
+                            <BoxRect rect=r class="node-box" />
+                            <text x=n(r.x + 12.0) y=n(r.y + 22.0) class="title">{nd.name.clone()}</text>
+                            <text x=n(r.x + r.w - 12.0) y=n(r.y + 22.0) class="small muted" text-anchor="end">{nd.pod_cidr.clone().unwrap_or_default()}</text>
+                            <BoxRect rect=nd.eth class="eth-box" />
+                            <text x=n(nd.eth.x + 8.0) y=n(nd.eth.y + 16.0) class="mono small">{eth}</text>
+                            <BoxRect rect=nd.proxy class="proxy-box" />
+                            <text x=n(nd.proxy.x + 8.0) y=n(nd.proxy.y + 18.0) class="small">{tr(l.get(), rules_key)}</text>
+                        </g>
+                    }
+                })
+                .collect_view();
+            let pods = s
+                .pods
+                .iter()
+                .map(|p| {
+                    let r = p.rect;
+                    let is_ready = ready.get(&p.id).copied().unwrap_or(false);
+                    let label = p.labels.first().cloned().unwrap_or_default();
+                    let (mark, word) = if is_ready { ("✔", tr(l.get(), "state.ready")) } else { ("✖", tr(l.get(), "state.not-ready")) };
+                    view! {
+                        <g class="pod" class:not-ready=!is_ready data-testid=format!("pod-{}", p.id.name) data-ready=is_ready.to_string()>
+                            <BoxRect rect=r class="pod-box" />
+                            <text x=n(r.x + 10.0) y=n(r.y + 18.0) class="small strong">{p.id.name.clone()}</text>
+                            <text x=n(r.x + 10.0) y=n(r.y + 34.0) class="mono small">{p.ip.clone()}</text>
+                            <text x=n(r.x + 10.0) y=n(r.y + 50.0) class="small muted">{label}</text>
+                            <text x=n(r.x + r.w - 10.0) y=n(r.y + 50.0) class="small readiness" text-anchor="end">{format!("{mark} {word}")}</text>
+                        </g>
+                    }
+                })
+                .collect_view();
+            view! { {edges} {client} {lb} {nodes} {services} {pods} }
+        })
+    }
+}
+
+/// The packets in flight, one keyed element each, moved with a transform.
+#[component]
+fn Packets() -> impl IntoView {
+    let store = expect_context::<Store>();
+    // Every frame: positions of visible packets (only these change per frame).
+    let positions = Memo::new(move |_| {
+        let t = store.now.get();
+        let rm = store.reduced_motion.get();
+        store.flights.with(|fs| {
+            fs.iter()
+                .filter_map(|(id, f)| f.position(t, rm).map(|p| (*id, p)))
+                .collect::<BTreeMap<u32, kpv_core::timeline::Position>>()
+        })
+    });
+    let ids = Memo::new(move |_| positions.with(|p| p.keys().copied().collect::<Vec<u32>>()));
     view! {
-        <rect class=class x=attr(rect.x) y=attr(rect.y) width=attr(rect.w) height=attr(rect.h) rx="8" />
+        <g class="packets">
+            <For each=move || ids.get() key=|id| *id let:id>
+                {
+                    let pos = move || positions.with(|p| p.get(&id).copied());
+                    let outcome = Memo::new(move |_| {
+                        store.traces.with(|ts| ts.iter().find(|(i, _)| *i == id).map(|(_, t)| (outcome_class(&t.outcome), outcome_mark(&t.outcome))))
+                    });
+                    let transform = move || pos().map(|p| format!("translate({:.1} {:.1})", p.point.x, p.point.y)).unwrap_or_default();
+                    let done = move || pos().is_some_and(|p| p.done);
+                    let class = move || {
+                        let mut c = String::from("packet");
+                        if done() {
+                            c.push(' ');
+                            c.push_str(outcome.get().map(|o| o.0).unwrap_or(""));
+                        }
+                        if store.focused() == Some(id) {
+                            c.push_str(" focused");
+                        }
+                        c
+                    };
+                    view! {
+                        <g data-testid="packet" data-id=id.to_string() class=class transform=transform
+                            on:click=move |_| store.focus.set(Some(id))>
+                            <circle r="9" />
+                            <text class="mark" text-anchor="middle" y="4">{move || if done() { outcome.get().map(|o| o.1).unwrap_or("") } else { "" }}</text>
+                        </g>
+                    }
+                }
+            </For>
+        </g>
+    }
+}
+
+/// The focused packet's addresses at its current hop, the rewritten one marked.
+#[component]
+fn PacketCard() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let card = move || {
+        let trace = store.focused_trace()?;
+        let flight = store.focused_flight()?;
+        let now = store.now.get();
+        let pos = flight.position(now, store.reduced_motion.get())?;
+        let hop = trace.hops.get(pos.hop)?.clone();
+        let (x, y) = (pos.point.x + 16.0, pos.point.y - 54.0);
+        let width = 300.0;
+        let x = x.min(store.scene.with(|s| s.width) - width - 4.0).max(4.0);
+        let y = y.max(4.0);
+        let src_changed = hop.before.src != hop.after.src;
+        let dst_changed = hop.before.dst != hop.after.dst;
+        let reply = matches!(hop.what, HopKind::Reply);
+        Some(view! {
+            <g class="packet-card" data-testid="packet-card" pointer-events="none">
+                <rect x=n(x) y=n(y) width=n(width) height="46" rx="6" />
+                <text x=n(x + 8.0) y=n(y + 18.0) class="mono small" class:rewritten=src_changed>
+                    {format!("{} {}{}", t("packet.src")(), hop_src(src_changed, &hop.before.src.to_string(), &hop.after.src.to_string()), if reply { " ↩" } else { "" })}
+                </text>
+                <text x=n(x + 8.0) y=n(y + 36.0) class="mono small" class:rewritten=dst_changed>
+                    {format!("{} {}", t("packet.dst")(), hop_src(dst_changed, &hop.before.dst.to_string(), &hop.after.dst.to_string()))}
+                </text>
+            </g>
+        })
+    };
+    view! { {card} }
+}
+
+fn hop_src(changed: bool, before: &str, after: &str) -> String {
+    if changed {
+        format!("{before} → {after}")
+    } else {
+        after.to_string()
     }
 }
 
 /// The whole diagram.
 #[component]
-pub fn Diagram(scene: Memo<Scene>) -> impl IntoView {
-    let view_box = move || scene.with(|s| format!("0 0 {} {}", s.width, s.height));
+pub fn Diagram() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let view_box = move || {
+        store
+            .scene
+            .with(|s| format!("0 0 {} {}", s.width, s.height))
+    };
     view! {
-        <svg class="diagram" data-testid="diagram" viewBox=view_box role="img"
-            aria-label="Cluster diagram: Services, Nodes and Pods">
-            {move || scene.with(|s| {
-                let c = s.client;
-                let client = view! {
-                    <g class="client" data-testid="client">
-                        <BoxRect rect=c class="client-box" />
-                        <text x=attr(c.x + 12.0) y=attr(c.y + 26.0) class="title">"External client"</text>
-                        <text x=attr(c.x + 12.0) y=attr(c.y + 46.0) class="small">"outside the cluster"</text>
-                    </g>
-                };
-                let services = s.services.iter().map(|svc| {
-                    let r = svc.rect;
-                    let ports = svc.ports.iter().enumerate().map(|(i, p)| view! {
-                        <text x=attr(r.x + 12.0) y=attr(r.y + 70.0 + 16.0 * i as f64) class="small">{p.clone()}</text>
-                    }).collect_view();
-                    view! {
-                        <g class="service" data-testid=format!("service-{}", svc.id.name)>
-                            <BoxRect rect=r class="service-box" />
-                            <text x=attr(r.x + 12.0) y=attr(r.y + 24.0) class="title">{svc.id.name.clone()}</text>
-                            <text x=attr(r.x + 12.0) y=attr(r.y + 44.0) class="mono">{format!("{:?} {}", svc.service_type, svc.cluster_ip)}</text>
-                            {ports}
-                        </g>
-                    }
-                }).collect_view();
-                let edges = s.edges.iter().filter_map(|e| {
-                    let from = s.services.iter().find(|x| x.id == e.service)?.rect;
-                    let to = s.pods.iter().find(|p| p.id == e.pod)?.rect;
-                    let (x1, y1) = (from.x + from.w / 2.0, from.y + from.h);
-                    let (x2, y2) = (to.x + to.w / 2.0, to.y);
-                    let class = if e.ready { "edge ready" } else { "edge not-ready" };
-                    Some(view! { <line class=class x1=attr(x1) y1=attr(y1) x2=attr(x2) y2=attr(y2) /> })
-                }).collect_view();
-                let nodes = s.nodes.iter().map(|n| {
-                    let r = n.rect;
-                    view! {
-                        <g class="node" data-testid=format!("node-{}", n.name)>
-                            <BoxRect rect=r class="node-box" />
-                            <text x=attr(r.x + 12.0) y=attr(r.y + 22.0) class="title">{n.name.clone()}</text>
-                            <BoxRect rect=n.eth class="eth-box" />
-                            <text x=attr(n.eth.x + 8.0) y=attr(n.eth.y + 16.0) class="mono small">{format!("eth0 {}", n.ip)}</text>
-                            <BoxRect rect=n.proxy class="proxy-box" />
-                            <text x=attr(n.proxy.x + 8.0) y=attr(n.proxy.y + 18.0) class="small">"kube-proxy rules"</text>
-                        </g>
-                    }
-                }).collect_view();
-                let pods = s.pods.iter().map(|p| {
-                    let r = p.rect;
-                    let label = p.labels.first().cloned().unwrap_or_default();
-                    view! {
-                        <g class="pod" data-testid=format!("pod-{}", p.id.name) data-ready="true">
-                            <BoxRect rect=r class="pod-box" />
-                            <text x=attr(r.x + 10.0) y=attr(r.y + 18.0) class="small strong">{p.id.name.clone()}</text>
-                            <text x=attr(r.x + 10.0) y=attr(r.y + 34.0) class="mono small">{p.ip.clone()}</text>
-                            <text x=attr(r.x + 10.0) y=attr(r.y + 50.0) class="small muted">{label}</text>
-                        </g>
-                    }
-                }).collect_view();
-                view! { {client} {nodes} {edges} {services} {pods} }
-            })}
+        <svg class="diagram" data-testid="diagram" viewBox=view_box role="img" aria-label=t("a11y.diagram")>
+            <Cluster />
+            <Packets />
+            <PacketCard />
         </svg>
     }
 }

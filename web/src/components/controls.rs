@@ -1,0 +1,204 @@
+//! Toolbars: scenario, mode and scheduler; where packets go; playback.
+
+use super::{lang, t};
+use crate::i18n::tr;
+use crate::scenarios::PRESETS;
+use crate::state::Store;
+use kpv_core::model::{Mode, Scheduler};
+use kpv_core::replay::TargetKind;
+use kpv_core::trace::Dest;
+use leptos::prelude::*;
+
+fn target_kind_key(k: TargetKind) -> &'static str {
+    match k {
+        TargetKind::DnsName => "target.dns-name",
+        TargetKind::ClusterIp => "target.cluster-ip",
+        TargetKind::NodePort => "target.node-port",
+        TargetKind::LoadBalancer => "target.load-balancer",
+        TargetKind::ExternalIp => "target.external-ip",
+    }
+}
+
+/// Scenario, mode and scheduler.
+#[component]
+pub fn Toolbar() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let l = lang();
+    let mode_options = move || {
+        Mode::ALL
+            .into_iter()
+            .map(|m| {
+                let key = match m {
+                    Mode::Userspace => "mode.userspace",
+                    Mode::Iptables => "mode.iptables",
+                    Mode::Ipvs => "mode.ipvs",
+                    Mode::Nftables => "mode.nftables",
+                };
+                view! { <option value=m.as_str() selected=move || store.mode.get() == m>{move || tr(l.get(), key)}</option> }
+            })
+            .collect_view()
+    };
+    view! {
+        <div class="toolbar">
+            <label>
+                <span>{t("label.scenario")}</span>
+                <select data-testid="scenario-select"
+                    prop:value=move || store.scenario.get()
+                    on:change=move |ev| {
+                        let key = event_target_value(&ev);
+                        if let Some(p) = PRESETS.iter().find(|p| p.key == key) {
+                            store.load(p.key, p.yaml);
+                        }
+                    }>
+                    {PRESETS.iter().map(|p| view! {
+                        <option value=p.key selected=move || store.scenario.get() == p.key>{move || p.title(l.get())}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <label>
+                <span>{t("label.mode")}</span>
+                <select data-testid="mode-select"
+                    prop:value=move || store.mode.get().as_str()
+                    on:change=move |ev| {
+                        if let Some(m) = Mode::parse(&event_target_value(&ev)) {
+                            store.mode.set(m);
+                        }
+                    }>
+                    {mode_options}
+                </select>
+            </label>
+            <label class:hidden=move || store.mode.get() != Mode::Ipvs>
+                <span>{t("label.scheduler")}</span>
+                <select data-testid="scheduler-select"
+                    prop:value=move || store.scheduler.get().as_str()
+                    on:change=move |ev| {
+                        if let Some(s) = Scheduler::parse(&event_target_value(&ev)) {
+                            store.scheduler.set(s);
+                        }
+                    }>
+                    {Scheduler::ALL.into_iter().map(|s| view! {
+                        <option value=s.as_str() selected=move || store.scheduler.get() == s>{s.as_str()}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+        </div>
+    }
+}
+
+/// Where packets come from and go to, and the send buttons.
+#[component]
+pub fn TrafficBar() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let l = lang();
+    let target_options = move || {
+        store.targets.with(|ts| {
+            ts.iter()
+                .map(|tg| {
+                    let key = tg.key.clone();
+                    let dst = match &tg.dst {
+                        Dest::Ip(ip) => std::net::SocketAddr::new(*ip, tg.port).to_string(),
+                        Dest::Name(n) => format!("{n}:{}", tg.port),
+                    };
+                    let label = format!("{} — {} {}", tg.service.name, tr(l.get(), target_kind_key(tg.kind)), dst);
+                    let selected_key = key.clone();
+                    view! { <option value=key selected=move || store.target.get() == selected_key>{label}</option> }
+                })
+                .collect_view()
+        })
+    };
+    let origin_options = move || {
+        store.parsed.with(|(c, _)| {
+            let mut v = vec![
+                ("auto".to_string(), tr(l.get(), "origin.auto").to_string()),
+                ("external".to_string(), format!("{} (198.51.100.7)", tr(l.get(), "origin.external"))),
+            ];
+            for p in &c.pods {
+                v.push((format!("pod:{}", p.id), format!("{} {}", tr(l.get(), "origin.pod"), p.id.name)));
+            }
+            for n in &c.nodes {
+                v.push((format!("node:{}", n.name), format!("{} {}", tr(l.get(), "origin.node"), n.name)));
+            }
+            v.into_iter()
+                .map(|(k, label)| {
+                    let sel = k.clone();
+                    view! { <option value=k selected=move || store.origin.get() == sel>{label}</option> }
+                })
+                .collect_view()
+        })
+    };
+    view! {
+        <div class="trafficbar">
+            <label>
+                <span>{t("label.from")}</span>
+                <select data-testid="origin-select" on:change=move |ev| store.origin.set(event_target_value(&ev))>
+                    {origin_options}
+                </select>
+            </label>
+            <label class="grow">
+                <span>{t("label.to")}</span>
+                <select data-testid="target-select" on:change=move |ev| store.target.set(event_target_value(&ev))>
+                    {target_options}
+                </select>
+            </label>
+            <button data-testid="send-packet" class="primary" on:click=move |_| store.send(1, 0)>{t("btn.send")}</button>
+            <label class="narrow">
+                <span>{t("label.burst")}</span>
+                <input data-testid="burst-size" type="number" min="1" max="500"
+                    prop:value=move || store.burst.get().to_string()
+                    on:change=move |ev| {
+                        let v = event_target_value(&ev).parse::<u32>().unwrap_or(10).clamp(1, 500);
+                        store.burst.set(v);
+                    } />
+            </label>
+            <button data-testid="send-burst" on:click=move |_| store.send(store.burst.get_untracked(), 60)>{t("btn.burst")}</button>
+            <label class="check">
+                <input data-testid="continuous" type="checkbox"
+                    prop:checked=move || store.continuous.get()
+                    on:change=move |ev| {
+                        let on = event_target_checked(&ev);
+                        store.continuous.set(on);
+                        if on {
+                            store.playing.set(true);
+                        }
+                    } />
+                <span>{t("btn.continuous")}</span>
+            </label>
+        </div>
+    }
+}
+
+/// Play, pause, step, speed and the simulated clock.
+#[component]
+pub fn PlaybackBar() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let clock = move || format!("t = {:.1} s", store.now.get() as f64 / 1000.0);
+    view! {
+        <div class="playback" role="group" aria-label=t("a11y.keys")>
+            <button data-testid="play-pause" class="primary"
+                aria-pressed=move || store.playing.get().to_string()
+                on:click=move |_| store.playing.update(|p| *p = !*p)>
+                {move || if store.playing.get() { view! { <span class="icon">"❚❚"</span> }.into_any() } else { view! { <span class="icon">"▶"</span> }.into_any() }}
+                {move || if store.playing.get() { t("btn.pause")() } else { t("btn.play")() }}
+            </button>
+            <button data-testid="step-back" on:click=move |_| store.step(false)>"◀ "{t("btn.step-back")}</button>
+            <button data-testid="step-forward" on:click=move |_| store.step(true)>{t("btn.step-forward")}" ▶"</button>
+            <button data-testid="restart" on:click=move |_| {
+                if let Some(f) = store.focused_flight() {
+                    store.now.set(f.start_ms);
+                    store.playing.set(true);
+                }
+            }>"↺ "{t("btn.restart")}</button>
+            <button data-testid="reset" on:click=move |_| store.reset()>{t("btn.reset")}</button>
+            <label class="narrow">
+                <span>{t("label.speed")}</span>
+                <select data-testid="speed" prop:value=move || format!("{}", store.speed.get())
+                    on:change=move |ev| store.speed.set(event_target_value(&ev).parse().unwrap_or(1.0))>
+                    {[0.25, 0.5, 1.0, 2.0, 4.0].into_iter().map(|s| view! {
+                        <option value=format!("{s}") selected=move || store.speed.get() == s>{format!("{s}×")}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <output data-testid="sim-clock" class="clock" title=t("clock")>{clock}</output>
+        </div>
+    }
+}

@@ -1,0 +1,456 @@
+//! The panels beside the diagram: the latest packet's verdict, its hops, the
+//! node's rules with the matched one highlighted, the EndpointSlice, and the
+//! Pods with their probe controls.
+
+use super::{lang, t};
+use crate::i18n::{reason_key, tr, Lang};
+use crate::state::Store;
+use kpv_core::controller::{probe_events, AppState, ProbeKind};
+use kpv_core::trace::{Hop, HopKind, Outcome};
+use leptos::prelude::*;
+
+fn hop_title(l: Lang, h: &Hop) -> String {
+    let key = match &h.what {
+        HopKind::Dns { .. } => "hop.dns",
+        HopKind::Send => "hop.send",
+        HopKind::LoadBalancer { .. } => "hop.lb",
+        HopKind::Arrive { .. } => "hop.arrive",
+        HopKind::Established { .. } => "hop.established",
+        HopKind::Rule => "hop.rule",
+        HopKind::Masquerade { .. } => "hop.masquerade",
+        HopKind::PodNetwork { .. } => "hop.pod-network",
+        HopKind::Deliver => "hop.deliver",
+        HopKind::NoAnswer => "hop.no-answer",
+        HopKind::Drop { .. } => "hop.drop",
+        HopKind::Reject { .. } => "hop.reject",
+        HopKind::Reply => "hop.reply",
+    };
+    let base = tr(l, key).to_string();
+    match &h.what {
+        HopKind::Dns { name, answer } => format!("{base}: {name} → {answer}"),
+        HopKind::LoadBalancer {
+            node,
+            healthy_nodes,
+            total_nodes,
+        } => format!("{base} {node} ({healthy_nodes}/{total_nodes})"),
+        HopKind::Arrive { node } => format!("{base} {node}"),
+        HopKind::PodNetwork { to, .. } => format!("{base} {to}"),
+        HopKind::Drop { reason } | HopKind::Reject { reason } => {
+            format!("{base}: {}", tr(l, reason_key(*reason)))
+        }
+        HopKind::Rule => match &h.step {
+            Some(s) => format!("{} · {}", s.table_chain, s.rule),
+            None => base,
+        },
+        _ => base,
+    }
+}
+
+fn addresses(h: &Hop) -> String {
+    let src = if h.before.src != h.after.src {
+        format!("{} → {}", h.before.src, h.after.src)
+    } else {
+        h.after.src.to_string()
+    };
+    let dst = if h.before.dst != h.after.dst {
+        format!("{} → {}", h.before.dst, h.after.dst)
+    } else {
+        h.after.dst.to_string()
+    };
+    format!("{src}  ⇒  {dst}")
+}
+
+/// The latest (or focused) packet's outcome, in words and a symbol.
+#[component]
+pub fn VerdictPanel() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let l = lang();
+    let text = move || {
+        let Some(trace) = store.focused_trace() else {
+            return (
+                "empty",
+                "·".to_string(),
+                tr(l.get(), "empty.packets").to_string(),
+            );
+        };
+        let done = store
+            .focused_flight()
+            .is_some_and(|f| f.decided(store.now.get()));
+        if !done {
+            return (
+                "in-flight",
+                "→".into(),
+                format!(
+                    "{} — {}",
+                    tr(l.get(), "verdict.in-flight"),
+                    trace.request.dst_text()
+                ),
+            );
+        }
+        let lg = l.get();
+        match &trace.outcome {
+            Outcome::Delivered {
+                pod,
+                endpoint,
+                source,
+            } => (
+                "delivered",
+                "✓".into(),
+                format!(
+                    "{} {} ({endpoint}); {} {}",
+                    tr(lg, "verdict.delivered"),
+                    pod.as_ref()
+                        .map(|p| p.name.clone())
+                        .unwrap_or_else(|| endpoint.to_string()),
+                    tr(lg, "verdict.sees-source"),
+                    source.ip()
+                ),
+            ),
+            Outcome::TimedOut { pod, endpoint } => (
+                "timed-out",
+                "…".into(),
+                format!(
+                    "{} ({} {endpoint})",
+                    tr(lg, "verdict.timed-out"),
+                    pod.as_ref().map(|p| p.name.clone()).unwrap_or_default()
+                ),
+            ),
+            Outcome::Dropped { reason } => (
+                "dropped",
+                "✕".into(),
+                format!(
+                    "{}: {}",
+                    tr(lg, "verdict.dropped"),
+                    tr(lg, reason_key(*reason))
+                ),
+            ),
+            Outcome::Rejected { reason } => (
+                "rejected",
+                "⊘".into(),
+                format!(
+                    "{}: {}",
+                    tr(lg, "verdict.rejected"),
+                    tr(lg, reason_key(*reason))
+                ),
+            ),
+            Outcome::AcceptedByNode { node } => (
+                "delivered",
+                "✓".into(),
+                format!("{} {node}", tr(lg, "verdict.accepted")),
+            ),
+            Outcome::Unrouted => (
+                "unrouted",
+                "?".into(),
+                tr(lg, "verdict.unrouted").to_string(),
+            ),
+            Outcome::NoSuchName { name } => (
+                "unrouted",
+                "?".into(),
+                format!("{}: {name}", tr(lg, "verdict.no-name")),
+            ),
+        }
+    };
+    view! {
+        <section class="panel verdict-panel">
+            <h2>{t("panel.verdict")}</h2>
+            <p data-testid="verdict" class=move || format!("verdict {}", text().0) data-outcome=move || text().0 aria-live="polite">
+                <span class="symbol" aria-hidden="true">{move || text().1}</span>
+                " "
+                {move || text().2}
+            </p>
+        </section>
+    }
+}
+
+/// Every hop of the focused packet; click one to jump there.
+#[component]
+pub fn HopList() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let l = lang();
+    let current = Memo::new(move |_| store.current_hop());
+    let hops = move || store.focused_trace().map(|t| t.hops).unwrap_or_default();
+    let list = NodeRef::<leptos::html::Ol>::new();
+    keep_in_view(list, "li.current", move || current.get().map(|c| c as i64));
+    view! {
+        <section class="panel">
+            <h2>{t("panel.hops")}</h2>
+            <ol data-testid="hop-list" class="hop-list" node_ref=list>
+                {move || hops().into_iter().enumerate().map(|(i, h)| {
+                    let title = hop_title(l.get(), &h);
+                    let addr = addresses(&h);
+                    view! {
+                        <li data-testid="hop" data-hop=hop_kind_word(&h.what)
+                            class:current=move || current.get() == Some(i)
+                            class:visited=move || current.get().is_some_and(|c| c > i)>
+                            <button class="hop-button" on:click=move |_| {
+                                store.playing.set(false);
+                                if let Some(tm) = store.focused_flight().and_then(|f| f.hop_time(i)) {
+                                    store.now.set(tm);
+                                }
+                            }>
+                                <span class="hop-title">{title}</span>
+                                <span class="hop-addr mono">{addr}</span>
+                            </button>
+                        </li>
+                    }
+                }).collect_view()}
+            </ol>
+        </section>
+    }
+}
+
+/// Scroll a list so its `selector` child is visible, whenever `key` changes,
+/// without scrolling the page (only the list's own scroll position moves).
+fn keep_in_view<E>(
+    container: NodeRef<E>,
+    selector: &'static str,
+    key: impl Fn() -> Option<i64> + 'static,
+) where
+    E: leptos::html::ElementType,
+    E::Output: Clone + wasm_bindgen::JsCast + 'static,
+{
+    Effect::new(move |_| {
+        let _ = key();
+        let Some(el) = container.get() else { return };
+        let el: web_sys::HtmlElement = wasm_bindgen::JsCast::unchecked_into(el);
+        // After this render: the new child exists once the microtask runs.
+        request_animation_frame(move || {
+            let Ok(Some(child)) = el.query_selector(selector) else {
+                return;
+            };
+            let child: web_sys::HtmlElement = wasm_bindgen::JsCast::unchecked_into(child);
+            // The list is `position: relative`, so offsetTop is within it.
+            let top = child.offset_top();
+            let (view_top, view_h) = (el.scroll_top(), el.client_height());
+            if top < view_top || top + child.offset_height() > view_top + view_h {
+                el.set_scroll_top((top - view_h / 3).max(0));
+            }
+        });
+    });
+}
+
+fn hop_kind_word(k: &HopKind) -> &'static str {
+    match k {
+        HopKind::Dns { .. } => "dns",
+        HopKind::Send => "send",
+        HopKind::LoadBalancer { .. } => "load-balancer",
+        HopKind::Arrive { .. } => "arrive",
+        HopKind::Established { .. } => "established",
+        HopKind::Rule => "rule",
+        HopKind::Masquerade { .. } => "masquerade",
+        HopKind::PodNetwork { .. } => "pod-network",
+        HopKind::Deliver => "deliver",
+        HopKind::NoAnswer => "no-answer",
+        HopKind::Drop { .. } => "drop",
+        HopKind::Reject { .. } => "reject",
+        HopKind::Reply => "reply",
+    }
+}
+
+/// The node's rules as the node prints them, the current rule highlighted.
+#[component]
+pub fn RulesView() -> impl IntoView {
+    let store = expect_context::<Store>();
+    // The rule the focused packet is at now (or last passed), and on which node.
+    let matched = Memo::new(move |_| {
+        let trace = store.focused_trace()?;
+        let hop = store.current_hop()?;
+        trace.hops[..=hop.min(trace.hops.len().saturating_sub(1))]
+            .iter()
+            .rev()
+            .find_map(|h| {
+                h.step
+                    .as_ref()
+                    .map(|s| (h.node.clone(), s.line, s.compared, trace.rules_compared))
+            })
+    });
+    let shown_node = Memo::new(move |_| {
+        store
+            .rules_node
+            .get()
+            .or_else(|| matched.get().and_then(|m| m.0))
+            .or_else(|| {
+                store
+                    .parsed
+                    .with(|(c, _)| c.proxy_node().map(|n| n.name.clone()))
+            })
+    });
+    let text = move || {
+        let node = shown_node.get();
+        store.rules.with(|rs| {
+            rs.iter()
+                .find(|r| Some(&r.node) == node.as_ref())
+                .map(|r| r.text.clone())
+        })
+    };
+    let matched_line = move || {
+        matched
+            .get()
+            .filter(|m| m.0 == shown_node.get())
+            .and_then(|m| m.1)
+    };
+    let pre = NodeRef::<leptos::html::Pre>::new();
+    keep_in_view(pre, ".rule-line.matched", move || {
+        matched_line().map(|l| l as i64)
+    });
+    view! {
+        <section class="panel rules-panel">
+            <h2>{t("panel.rules")}</h2>
+            <div class="tabs" role="tablist">
+                {move || store.parsed.with(|(c, _)| c.nodes.iter().map(|nd| {
+                    let name = nd.name.clone();
+                    let name2 = name.clone();
+                    let name3 = name.clone();
+                    let testid = format!("rules-node-{name}");
+                    view! {
+                        <button role="tab" data-testid=testid
+                            aria-selected=move || (shown_node.get().as_deref() == Some(name2.as_str())).to_string()
+                            on:click=move |_| store.rules_node.set(Some(name3.clone()))>{name}</button>
+                    }
+                }).collect_view())}
+            </div>
+            <p class="small muted">
+                {move || matched.get().map(|m| format!("{}: {} ({})", t("rules.compared")(), m.3, m.2)).unwrap_or_default()}
+            </p>
+            <pre data-testid="rules-view" class="rules" node_ref=pre data-mode=move || store.mode.get().as_str()>
+                {move || match text() {
+                    None => view! { <span class="muted">{t("empty.rules")}</span> }.into_any(),
+                    Some(text) => {
+                        let m = matched_line();
+                        text.lines().enumerate().map(|(i, line)| {
+                            let on = m == Some(i);
+                            view! { <span class="rule-line" class:matched=on data-matched=on.to_string() data-line=i.to_string()>{line.to_string()}"\n"</span> }
+                        }).collect_view().into_any()
+                    }
+                }}
+            </pre>
+        </section>
+    }
+}
+
+/// The endpoints of every Service as the EndpointSlice API has them now.
+#[component]
+pub fn EndpointList() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let l = lang();
+    view! {
+        <section class="panel">
+            <h2>{t("panel.endpoints")}</h2>
+            <ul data-testid="endpoint-list" class="endpoint-list">
+                {move || store.slices.with(|slices| {
+                    let mut rows = Vec::new();
+                    for s in slices {
+                        for e in &s.endpoints {
+                            for ip in &e.addresses {
+                                let port = s.ports.first().map(|p| p.port).unwrap_or(0);
+                                let addr = std::net::SocketAddr::new(*ip, port).to_string();
+                                let pod = e.target_pod.as_ref().map(|p| p.name.clone()).unwrap_or_default();
+                                let mark = if e.ready { "✔" } else { "✖" };
+                                let mut flags = Vec::new();
+                                if e.ready { flags.push(tr(l.get(), "ep.ready")); }
+                                if e.serving { flags.push(tr(l.get(), "ep.serving")); }
+                                if e.terminating { flags.push(tr(l.get(), "ep.terminating")); }
+                                rows.push(view! {
+                                    <li data-testid="endpoint" data-ip=ip.to_string() data-ready=e.ready.to_string()
+                                        data-serving=e.serving.to_string() data-terminating=e.terminating.to_string()
+                                        class:not-ready=!e.ready>
+                                        <span class="mark">{mark}</span>
+                                        <span class="mono">{addr}</span>
+                                        <span class="muted">{format!(" {} · {} · {}", s.service_name, pod, flags.join(", "))}</span>
+                                    </li>
+                                });
+                            }
+                        }
+                    }
+                    if rows.is_empty() {
+                        view! { <li class="muted">{tr(l.get(), "empty.endpoints")}</li> }.into_any()
+                    } else {
+                        rows.collect_view().into_any()
+                    }
+                })}
+            </ul>
+        </section>
+    }
+}
+
+/// Each Pod with its readiness, the last probe, and the controls.
+#[component]
+pub fn PodsPanel() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let l = lang();
+    view! {
+        <section class="panel">
+            <h2>{t("panel.pods")}</h2>
+            <ul class="pods">
+                {move || store.parsed.with(|(c, _)| c.pods.iter().map(|p| {
+                    let id = p.id.clone();
+                    let name = p.id.name.clone();
+                    let pod = p.clone();
+                    let id_r = id.clone();
+                    let id_a = id.clone();
+                    let id_s = id.clone();
+                    let id_s2 = id.clone();
+                    let ready = Memo::new(move |_| store.pod_ready.with(|r| r.get(&id_r).copied().unwrap_or(false)));
+                    let state = move || store.app_state(&id_s);
+                    let state2 = move || store.app_state(&id_s2);
+                    let probe = move || {
+                        let lg = l.get();
+                        if pod.readiness_probe().is_none() {
+                            return tr(lg, "probe.none").to_string();
+                        }
+                        let t = store.now.get();
+                        store.changes.with(|ch| {
+                            probe_events(&pod, ch, t)
+                                .into_iter()
+                                .rev()
+                                .find(|e| e.kind == ProbeKind::Readiness)
+                                .map(|e| {
+                                    let threshold = if e.success { pod.readiness_probe().map(|p| p.success_threshold).unwrap_or(1) } else { pod.readiness_probe().map(|p| p.failure_threshold).unwrap_or(3) };
+                                    format!("{} {} {}/{} @ {:.1} s", tr(lg, "probe.last"), tr(lg, if e.success { "probe.ok" } else { "probe.failed" }), e.run.min(threshold), threshold, e.at_ms as f64 / 1000.0)
+                                })
+                                .unwrap_or_default()
+                        })
+                    };
+                    view! {
+                        <li class="pod-row" class:not-ready=move || !ready.get()>
+                            <div>
+                                <strong>{name.clone()}</strong>
+                                <span class="state">{move || if ready.get() { format!("✔ {}", tr(l.get(), "state.ready")) } else { format!("✖ {}", tr(l.get(), "state.not-ready")) }}</span>
+                            </div>
+                            <div class="small muted">
+                                {move || tr(l.get(), match state() { AppState::Healthy => "state.app-healthy", AppState::FailingReadiness => "state.app-failing", AppState::Down => "state.app-down" })}
+                                " · "
+                                {probe}
+                            </div>
+                            <div class="buttons">
+                                <button data-testid=format!("pod-{name}-readiness")
+                                    aria-pressed=move || (state2() == AppState::FailingReadiness).to_string()
+                                    on:click=move |_| {
+                                        let next = if store.app_state(&id) == AppState::FailingReadiness { AppState::Healthy } else { AppState::FailingReadiness };
+                                        store.set_app(&id, next);
+                                        store.playing.set(true);
+                                    }>
+                                    {move || if store.app_state(&id_a) == AppState::FailingReadiness { tr(l.get(), "btn.pass-readiness") } else { tr(l.get(), "btn.fail-readiness") }}
+                                </button>
+                                {
+                                    let id_b = p.id.clone();
+                                    let id_c = p.id.clone();
+                                    view! {
+                                        <button data-testid=format!("pod-{name}-app")
+                                            on:click=move |_| {
+                                                let next = if store.app_state(&id_b) == AppState::Down { AppState::Healthy } else { AppState::Down };
+                                                store.set_app(&id_b, next);
+                                                store.playing.set(true);
+                                            }>
+                                            {move || if store.app_state(&id_c) == AppState::Down { tr(l.get(), "btn.app-up") } else { tr(l.get(), "btn.app-down") }}
+                                        </button>
+                                    }
+                                }
+                            </div>
+                        </li>
+                    }
+                }).collect_view())}
+            </ul>
+        </section>
+    }
+}

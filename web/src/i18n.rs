@@ -1,0 +1,282 @@
+//! Every user-visible string, in English and Korean.
+//!
+//! Components never write UI text inline: they ask [`tr`] for a key. The
+//! table holds both languages for every key (a test checks that none is
+//! missing or empty), so a workshop can switch language without leftovers.
+
+use kpv_core::modes::DropReason;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Lang {
+    #[default]
+    En,
+    Ko,
+}
+
+impl Lang {
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::Ko => "ko",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Lang> {
+        match s.get(..2).map(str::to_ascii_lowercase).as_deref() {
+            Some("en") => Some(Lang::En),
+            Some("ko") => Some(Lang::Ko),
+            _ => None,
+        }
+    }
+}
+
+/// (key, English, Korean)
+pub const TABLE: &[(&str, &str, &str)] = &[
+    (
+        "app.title",
+        "kube-proxy visualizer",
+        "kube-proxy 시각화 도구",
+    ),
+    (
+        "app.subtitle",
+        "How traffic reaches Pods through a Service",
+        "서비스를 통해 트래픽이 파드에 도달하는 방법",
+    ),
+    ("label.scenario", "Scenario", "시나리오"),
+    ("label.mode", "kube-proxy mode", "kube-proxy 모드"),
+    ("label.scheduler", "IPVS scheduler", "IPVS 스케줄러"),
+    ("label.from", "From", "출발지"),
+    ("label.to", "To", "목적지"),
+    ("label.speed", "Speed", "속도"),
+    ("label.burst", "Burst size", "묶음 크기"),
+    ("label.seed", "Seed", "시드"),
+    (
+        "mode.userspace",
+        "userspace (legacy, removed in 1.26)",
+        "userspace (레거시, 1.26에서 제거됨)",
+    ),
+    ("mode.iptables", "iptables", "iptables"),
+    ("mode.ipvs", "IPVS", "IPVS"),
+    ("mode.nftables", "nftables", "nftables"),
+    (
+        "origin.auto",
+        "automatic (outside for external addresses, else a client Pod)",
+        "자동 (외부 주소는 외부에서, 그 외는 클라이언트 파드에서)",
+    ),
+    ("origin.external", "External client", "외부 클라이언트"),
+    ("origin.pod", "Pod", "파드"),
+    ("origin.node", "Node", "노드"),
+    ("target.dns-name", "DNS name", "DNS 이름"),
+    ("target.cluster-ip", "ClusterIP", "ClusterIP"),
+    ("target.node-port", "NodePort", "NodePort"),
+    ("target.load-balancer", "LoadBalancer", "로드밸런서"),
+    ("target.external-ip", "externalIP", "externalIP"),
+    ("btn.send", "Send packet", "패킷 보내기"),
+    ("btn.burst", "Send burst", "묶음 보내기"),
+    ("btn.play", "Play", "재생"),
+    ("btn.pause", "Pause", "일시정지"),
+    ("btn.step-back", "Step back", "이전 단계"),
+    ("btn.step-forward", "Step forward", "다음 단계"),
+    ("btn.restart", "Replay packet", "패킷 다시 보기"),
+    ("btn.reset", "Reset", "초기화"),
+    ("btn.continuous", "Continuous traffic", "연속 트래픽"),
+    ("btn.fail-readiness", "Fail readiness", "준비성 실패"),
+    ("btn.pass-readiness", "Pass readiness", "준비성 통과"),
+    ("btn.app-down", "Take app down", "앱 중지"),
+    ("btn.app-up", "Bring app up", "앱 시작"),
+    ("panel.verdict", "Latest packet", "최근 패킷"),
+    ("panel.hops", "Hops", "홉"),
+    ("panel.rules", "Node rules", "노드 규칙"),
+    ("panel.endpoints", "EndpointSlice", "EndpointSlice"),
+    ("panel.pods", "Pods and probes", "파드와 프로브"),
+    ("clock", "Simulated time", "시뮬레이션 시간"),
+    (
+        "empty.packets",
+        "No packet sent yet. Press “Send packet” to follow one.",
+        "아직 보낸 패킷이 없습니다. “패킷 보내기”를 눌러 따라가 보세요.",
+    ),
+    ("empty.endpoints", "No endpoints", "엔드포인트 없음"),
+    (
+        "empty.rules",
+        "No rules for this node",
+        "이 노드에는 규칙이 없습니다",
+    ),
+    (
+        "loading",
+        "Loading the visualizer…",
+        "시각화 도구를 불러오는 중…",
+    ),
+    (
+        "error.scenario",
+        "The scenario has errors; nothing can be drawn until they are fixed.",
+        "시나리오에 오류가 있어 고칠 때까지 그릴 수 없습니다.",
+    ),
+    ("diagram.client", "External client", "외부 클라이언트"),
+    ("diagram.outside", "outside the cluster", "클러스터 외부"),
+    ("diagram.lb", "Cloud load balancer", "클라우드 로드밸런서"),
+    (
+        "diagram.rules.iptables",
+        "iptables: KUBE-SERVICES chains",
+        "iptables: KUBE-SERVICES 체인",
+    ),
+    (
+        "diagram.rules.ipvs",
+        "IPVS: kube-ipvs0 virtual servers",
+        "IPVS: kube-ipvs0 가상 서버",
+    ),
+    (
+        "diagram.rules.nftables",
+        "nftables: table ip kube-proxy",
+        "nftables: table ip kube-proxy",
+    ),
+    (
+        "diagram.rules.userspace",
+        "userspace: kube-proxy process (legacy)",
+        "userspace: kube-proxy 프로세스 (레거시)",
+    ),
+    ("state.ready", "Ready", "준비됨"),
+    ("state.not-ready", "NotReady", "준비 안 됨"),
+    ("state.app-healthy", "app healthy", "앱 정상"),
+    (
+        "state.app-failing",
+        "app failing readiness",
+        "앱 준비성 실패 중",
+    ),
+    ("state.app-down", "app down", "앱 중지됨"),
+    ("ep.ready", "ready", "ready"),
+    ("ep.serving", "serving", "serving"),
+    ("ep.terminating", "terminating", "terminating"),
+    ("probe.none", "no readiness probe", "준비성 프로브 없음"),
+    ("probe.last", "last probe", "마지막 프로브"),
+    ("probe.ok", "passed", "성공"),
+    ("probe.failed", "failed", "실패"),
+    ("verdict.delivered", "Delivered to", "전달됨:"),
+    (
+        "verdict.sees-source",
+        "the Pod sees source",
+        "파드가 보는 출발지",
+    ),
+    (
+        "verdict.timed-out",
+        "Timed out: the Pod does not answer",
+        "시간 초과: 파드가 응답하지 않음",
+    ),
+    ("verdict.dropped", "Dropped", "DROP (버려짐)"),
+    ("verdict.rejected", "Rejected", "REJECT (거부됨)"),
+    ("verdict.accepted", "Accepted by the node", "노드가 수락함"),
+    (
+        "verdict.unrouted",
+        "No Service matched; nobody answers this address",
+        "일치하는 서비스가 없어 아무도 응답하지 않음",
+    ),
+    (
+        "verdict.no-name",
+        "DNS: no such name",
+        "DNS: 해당 이름 없음",
+    ),
+    ("verdict.in-flight", "in flight", "전송 중"),
+    (
+        "reason.no-endpoints",
+        "the Service has no endpoints",
+        "서비스에 엔드포인트가 없음",
+    ),
+    (
+        "reason.no-local-endpoints",
+        "externalTrafficPolicy Local and no endpoint on this node",
+        "externalTrafficPolicy Local인데 이 노드에 엔드포인트가 없음",
+    ),
+    (
+        "reason.source-range",
+        "source not in loadBalancerSourceRanges",
+        "출발지가 loadBalancerSourceRanges에 없음",
+    ),
+    (
+        "reason.unallocated",
+        "no Service has this cluster IP",
+        "이 클러스터 IP를 가진 서비스가 없음",
+    ),
+    (
+        "reason.unknown-port",
+        "no Service port there",
+        "해당 서비스 포트 없음",
+    ),
+    (
+        "reason.all-failed",
+        "no backend answered",
+        "응답한 백엔드가 없음",
+    ),
+    ("reason.invalid", "invalid packet", "잘못된 패킷"),
+    ("hop.dns", "DNS", "DNS"),
+    ("hop.send", "Send", "전송"),
+    ("hop.lb", "Load balancer → node", "로드밸런서 → 노드"),
+    ("hop.arrive", "Arrives at node", "노드에 도착"),
+    (
+        "hop.established",
+        "conntrack: established flow, rules skipped",
+        "conntrack: 기존 연결, 규칙 생략",
+    ),
+    ("hop.rule", "Rule", "규칙"),
+    ("hop.masquerade", "Masquerade (SNAT)", "마스커레이드 (SNAT)"),
+    ("hop.pod-network", "Pod network to", "파드 네트워크로 이동:"),
+    ("hop.deliver", "Delivered", "전달됨"),
+    ("hop.no-answer", "No answer", "응답 없음"),
+    ("hop.drop", "DROP", "DROP"),
+    ("hop.reject", "REJECT", "REJECT"),
+    ("hop.reply", "Reply (NAT reversed)", "응답 (NAT 역변환)"),
+    ("rules.compared", "rules compared", "비교한 규칙 수"),
+    ("rules.node", "Node", "노드"),
+    ("packet.src", "src", "출발"),
+    ("packet.dst", "dst", "도착"),
+    (
+        "a11y.diagram",
+        "Cluster diagram: client, load balancer, nodes, Services and Pods",
+        "클러스터 다이어그램: 클라이언트, 로드밸런서, 노드, 서비스, 파드",
+    ),
+    (
+        "a11y.keys",
+        "Keyboard: space plays or pauses, arrow keys step",
+        "키보드: 스페이스는 재생/일시정지, 화살표 키는 단계 이동",
+    ),
+];
+
+/// The text of `key` in `lang` (the key itself if unknown, so a missing
+/// entry is visible rather than blank).
+pub fn tr(lang: Lang, key: &'static str) -> &'static str {
+    match TABLE.iter().find(|(k, _, _)| *k == key) {
+        Some((_, en, ko)) => match lang {
+            Lang::En => en,
+            Lang::Ko => ko,
+        },
+        None => key,
+    }
+}
+
+pub fn reason_key(r: DropReason) -> &'static str {
+    match r {
+        DropReason::NoEndpoints => "reason.no-endpoints",
+        DropReason::NoLocalEndpoints => "reason.no-local-endpoints",
+        DropReason::SourceRange => "reason.source-range",
+        DropReason::UnallocatedClusterIp => "reason.unallocated",
+        DropReason::UnknownPort => "reason.unknown-port",
+        DropReason::AllBackendsFailed => "reason.all-failed",
+        DropReason::Invalid => "reason.invalid",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn both_languages_have_every_key_once() {
+        let mut keys = BTreeSet::new();
+        for (k, en, ko) in TABLE {
+            assert!(keys.insert(*k), "duplicate key {k}");
+            assert!(!en.trim().is_empty(), "{k}: English missing");
+            assert!(!ko.trim().is_empty(), "{k}: Korean missing");
+        }
+        assert_eq!(tr(Lang::Ko, "btn.send"), "패킷 보내기");
+        assert_eq!(tr(Lang::En, "nope"), "nope");
+    }
+}
