@@ -44,10 +44,13 @@ fn readiness_fails_at_the_third_failed_probe_and_returns_after_one_success() {
         !ready_at(pod, &changes, 10_000),
         "the third failure (6 s, 8 s, 10 s) makes it NotReady"
     );
-    assert!(!ready_at(pod, &changes, 19_999));
     assert!(
-        ready_at(pod, &changes, 20_000),
-        "successThreshold 1: the first success at 20 s"
+        !ready_at(pod, &changes, 21_999),
+        "the change at 20 s is seen by the 22 s probe"
+    );
+    assert!(
+        ready_at(pod, &changes, 22_000),
+        "successThreshold 1: the first success at 22 s"
     );
     let events = probe_events(pod, &changes, 10_000);
     let fails: Vec<(u64, u32)> = events
@@ -135,4 +138,17 @@ fn slices_resolve_named_ports_and_group_by_port() {
     let mut ports: Vec<u16> = slices.iter().map(|s| s.ports[0].port).collect();
     ports.sort();
     assert_eq!(ports, vec![8080, 9090]);
+}
+
+#[test]
+fn a_change_at_the_instant_of_a_probe_is_seen_by_the_next_probe() {
+    let c = seed();
+    let id = first_alpaca(&c);
+    let pod = c.pod(&id).unwrap_or_else(|| panic!());
+    // Failing at t = 0 (the first probe's instant): the first probe passed,
+    // then 2 s, 4 s, 6 s fail.
+    let changes = vec![change(&id, 0, AppState::FailingReadiness)];
+    assert!(ready_at(pod, &changes, 0));
+    assert!(ready_at(pod, &changes, 5_999));
+    assert!(!ready_at(pod, &changes, 6_000));
 }

@@ -57,6 +57,8 @@ pub struct Store {
     pub traces: Memo<Vec<(u32, Trace)>>,
     pub flights: Memo<Vec<(u32, Flight)>>,
     pub rules: Memo<Vec<NodeRules>>,
+    /// Packets each Pod has received by now (decided deliveries only).
+    pub received: Memo<BTreeMap<NamespacedName, u32>>,
 }
 
 pub fn timing() -> Timing {
@@ -145,6 +147,22 @@ impl Store {
                 })
             })
         });
+        let received = Memo::new(move |_| {
+            let t = now.get();
+            let mut out = BTreeMap::new();
+            traces.with(|ts| {
+                flights.with(|fs| {
+                    for ((_, trace), (_, f)) in ts.iter().zip(fs.iter()) {
+                        if let (true, kpv_core::trace::Outcome::Delivered { pod: Some(pod), .. }) =
+                            (f.decided(t), &trace.outcome)
+                        {
+                            *out.entry(pod.clone()).or_insert(0u32) += 1;
+                        }
+                    }
+                })
+            });
+            out
+        });
         Store {
             scenario: RwSignal::new(scenario.to_string()),
             yaml,
@@ -172,6 +190,7 @@ impl Store {
             traces,
             flights,
             rules,
+            received,
         }
     }
 

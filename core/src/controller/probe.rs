@@ -48,6 +48,16 @@ pub fn app_state_at(pod: &NamespacedName, changes: &[AppChange], t: u64) -> AppS
         .unwrap_or_default()
 }
 
+/// The app state of `pod` just before time `t` (changes at `t` not yet seen).
+pub fn app_state_before(pod: &NamespacedName, changes: &[AppChange], t: u64) -> AppState {
+    changes
+        .iter()
+        .filter(|c| &c.pod == pod && c.at_ms < t)
+        .max_by_key(|c| c.at_ms)
+        .map(|c| c.state)
+        .unwrap_or_default()
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ProbeKind {
@@ -127,7 +137,9 @@ pub fn probe_events(pod: &Pod, changes: &[AppChange], until_ms: u64) -> Vec<Prob
     let (mut l_last, mut l_run) = (None::<bool>, 0u32);
     let mut out = Vec::with_capacity(runs.len());
     for (t, kind, p) in runs {
-        let ok = probe_ok(kind, app_state_at(&pod.id, changes, t));
+        // A probe at t sees the app as it was just before t: a change made at
+        // the very instant of a probe is noticed by the next one.
+        let ok = probe_ok(kind, app_state_before(&pod.id, changes, t));
         let mut restarted = false;
         let run = match kind {
             ProbeKind::Readiness => {

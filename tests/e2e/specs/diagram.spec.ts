@@ -20,7 +20,7 @@ test('draws the alpaca/bandicoot Services with their Pods', async ({ page }) => 
   await expect(page.locator('[data-testid^="pod-bandicoot-prod-"]')).toHaveCount(2);
   await expect(page.getByTestId('service-alpaca-service')).toContainText('10.96.');
   await expect(page.getByTestId('service-bandicoot-service')).toContainText('9090/TCP');
-  await page.screenshot({ path: 'artifacts/main-view.png', fullPage: true });
+  
   expect(problems).toEqual([]);
 });
 

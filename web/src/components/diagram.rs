@@ -51,6 +51,7 @@ fn Cluster() -> impl IntoView {
     move || {
         let mode = store.mode.get();
         let ready = store.pod_ready.get();
+        let received = store.received.get();
         store.scene.with(|s| {
             let c = s.client;
             let client = view! {
@@ -153,13 +154,15 @@ fn Cluster() -> impl IntoView {
                     let is_ready = ready.get(&p.id).copied().unwrap_or(false);
                     let label = p.labels.first().cloned().unwrap_or_default();
                     let (mark, word) = if is_ready { ("✔", tr(l.get(), "state.ready")) } else { ("✖", tr(l.get(), "state.not-ready")) };
+                    let got = received.get(&p.id).copied().unwrap_or(0);
                     view! {
-                        <g class="pod" class:not-ready=!is_ready data-testid=format!("pod-{}", p.id.name) data-ready=is_ready.to_string()>
+                        <g class="pod" class:not-ready=!is_ready data-testid=format!("pod-{}", p.id.name) data-ready=is_ready.to_string() data-received=got.to_string()>
                             <BoxRect rect=r class="pod-box" />
                             <text x=n(r.x + 10.0) y=n(r.y + 18.0) class="small strong">{p.id.name.clone()}</text>
                             <text x=n(r.x + 10.0) y=n(r.y + 34.0) class="mono small">{p.ip.clone()}</text>
                             <text x=n(r.x + 10.0) y=n(r.y + 50.0) class="small muted">{label}</text>
                             <text x=n(r.x + r.w - 10.0) y=n(r.y + 50.0) class="small readiness" text-anchor="end">{format!("{mark} {word}")}</text>
+                            <text x=n(r.x + r.w - 10.0) y=n(r.y + 18.0) class="small muted received" text-anchor="end">{if got > 0 { format!("⬇ {got}") } else { String::new() }}</text>
                         </g>
                     }
                 })

@@ -1,0 +1,51 @@
+// Page object for the visualizer: stable data-testid locators only.
+import { expect, Page } from '@playwright/test';
+
+export class App {
+  constructor(readonly page: Page) {}
+
+  static watch(page: Page): string[] {
+    const problems: string[] = [];
+    page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`); });
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    return problems;
+  }
+
+  async open(path = '/') {
+    await this.page.goto(path);
+    await expect(this.page.getByTestId('diagram')).toBeVisible();
+  }
+
+  byId(id: string) { return this.page.getByTestId(id); }
+  get verdict() { return this.byId('verdict'); }
+  get hops() { return this.page.getByTestId('hop'); }
+  get rules() { return this.byId('rules-view'); }
+  get clock() { return this.byId('sim-clock'); }
+  alpacaPods() { return this.page.locator('g[data-testid^="pod-alpaca-prod-"]'); }
+
+  async clockMs(): Promise<number> {
+    const text = await this.clock.innerText();
+    return Math.round(parseFloat(text.replace(/[^0-9.]/g, '')) * 1000);
+  }
+
+  async selectScenario(key: string) { await this.byId('scenario-select').selectOption(key); }
+  async selectMode(mode: string) { await this.byId('mode-select').selectOption(mode); }
+  async selectTarget(labelPart: RegExp) {
+    const options = await this.byId('target-select').locator('option').allInnerTexts();
+    const label = options.find((o) => labelPart.test(o));
+    expect(label, `a target matching ${labelPart} among ${options.join(' | ')}`).toBeTruthy();
+    await this.byId('target-select').selectOption({ label: label! });
+  }
+  async speed(x: string) { await this.byId('speed').selectOption(x); }
+  async send() { await this.byId('send-packet').click(); }
+
+  /** Wait for the latest packet's outcome. */
+  async outcome(): Promise<string> {
+    await expect(this.verdict).not.toHaveAttribute('data-outcome', /in-flight|empty/, { timeout: 20_000 });
+    return (await this.verdict.getAttribute('data-outcome')) ?? '';
+  }
+
+  async pause() {
+    if ((await this.byId('play-pause').getAttribute('aria-pressed')) === 'true') await this.byId('play-pause').click();
+  }
+}
