@@ -223,6 +223,11 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("hop.drop", "DROP", "DROP"),
     ("hop.reject", "REJECT", "REJECT"),
     ("hop.reply", "Reply (NAT reversed)", "응답 (NAT 역변환)"),
+    ("stage.load-balancer", "LoadBalancer", "로드밸런서"),
+    ("stage.node-port", "NodePort", "NodePort"),
+    ("stage.external-ip", "externalIP", "externalIP"),
+    ("stage.cluster-ip", "ClusterIP", "ClusterIP"),
+    ("stage.pod", "Pod", "파드"),
     ("rules.compared", "rules compared", "비교한 규칙 수"),
     ("rules.node", "Node", "노드"),
     ("packet.src", "src", "출발"),
@@ -248,6 +253,17 @@ pub fn tr(lang: Lang, key: &'static str) -> &'static str {
             Lang::Ko => ko,
         },
         None => key,
+    }
+}
+
+pub fn stage_key(s: kpv_core::trace::Stage) -> &'static str {
+    use kpv_core::trace::Stage;
+    match s {
+        Stage::LoadBalancer => "stage.load-balancer",
+        Stage::NodePort => "stage.node-port",
+        Stage::ExternalIp => "stage.external-ip",
+        Stage::ClusterIp => "stage.cluster-ip",
+        Stage::Pod => "stage.pod",
     }
 }
 

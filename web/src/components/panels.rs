@@ -3,7 +3,7 @@
 //! Pods with their probe controls.
 
 use super::{lang, t};
-use crate::i18n::{reason_key, tr, Lang};
+use crate::i18n::{reason_key, stage_key, tr, Lang};
 use crate::state::Store;
 use kpv_core::controller::{probe_events, AppState, ProbeKind};
 use kpv_core::trace::{Hop, HopKind, Outcome};
@@ -168,18 +168,25 @@ pub fn HopList() -> impl IntoView {
     let store = expect_context::<Store>();
     let l = lang();
     let current = Memo::new(move |_| store.current_hop());
-    let hops = move || store.focused_trace().map(|t| t.hops).unwrap_or_default();
+    let hops = move || {
+        let Some(t) = store.focused_trace() else {
+            return Vec::new();
+        };
+        let stages = store.parsed.with(|(c, _)| kpv_core::trace::stages(c, &t));
+        t.hops.into_iter().zip(stages).collect::<Vec<_>>()
+    };
     let list = NodeRef::<leptos::html::Ol>::new();
     keep_in_view(list, "li.current", move || current.get().map(|c| c as i64));
     view! {
         <section class="panel">
             <h2>{t("panel.hops")}</h2>
             <ol data-testid="hop-list" class="hop-list" node_ref=list>
-                {move || hops().into_iter().enumerate().map(|(i, h)| {
+                {move || hops().into_iter().enumerate().map(|(i, (h, stage))| {
                     let title = hop_title(l.get(), &h);
                     let addr = addresses(&h);
+                    let badge = stage.map(|s| view! { <span class=format!("stage stage-{}", s.word())>{tr(l.get(), stage_key(s))}</span> });
                     view! {
-                        <li data-testid="hop" data-hop=hop_kind_word(&h.what)
+                        <li data-testid="hop" data-hop=hop_kind_word(&h.what) data-stage=stage.map(|s| s.word()).unwrap_or("")
                             class:current=move || current.get() == Some(i)
                             class:visited=move || current.get().is_some_and(|c| c > i)>
                             <button class="hop-button" on:click=move |_| {
@@ -188,7 +195,7 @@ pub fn HopList() -> impl IntoView {
                                     store.now.set(tm);
                                 }
                             }>
-                                <span class="hop-title">{title}</span>
+                                <span class="hop-title">{badge}{title}</span>
                                 <span class="hop-addr mono">{addr}</span>
                             </button>
                         </li>
