@@ -387,6 +387,9 @@ pub fn trace(
         sock(dst_ip, req.port),
         req.protocol,
     );
+    // What the client sent: the reply it gets must come from that address
+    // (the load balancer's, not the NodePort it forwarded to).
+    let sent = pkt;
     hops.push(Hop {
         place: start_place.clone(),
         what: HopKind::Send,
@@ -542,16 +545,16 @@ pub fn trace(
         Verdict::Dnat { endpoint } => {
             let mut out = pkt;
             out.dst = endpoint;
-            deliver(sim, &mut t, &mut hops, &node, out, masquerade, &world, pkt);
+            deliver(sim, &mut t, &mut hops, &node, out, masquerade, &world, sent);
         }
         Verdict::Proxied { endpoint, source } => {
             let out = Packet::new(source, endpoint, pkt.protocol);
-            deliver(sim, &mut t, &mut hops, &node, out, false, &world, pkt);
+            deliver(sim, &mut t, &mut hops, &node, out, false, &world, sent);
         }
         Verdict::None => {
             // Not Service traffic: route to whoever owns the address.
             if sim.pod_by_ip(pkt.dst.ip()).is_some() {
-                deliver(sim, &mut t, &mut hops, &node, pkt, false, &world, pkt);
+                deliver(sim, &mut t, &mut hops, &node, pkt, false, &world, sent);
             } else if let Some(n) = sim.node_by_ip(pkt.dst.ip()) {
                 t.outcome = Outcome::AcceptedByNode {
                     node: n.name.clone(),

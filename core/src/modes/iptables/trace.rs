@@ -302,6 +302,7 @@ pub fn process(
     };
     let mut end: Option<Flow> = None;
     let mut accepted_by: Option<String> = None;
+    let mut mark_at_postrouting = None;
     for h in filter_hooks {
         match w.walk_hook(Table::Filter, h) {
             f @ (Flow::Drop(_) | Flow::Reject(_)) => {
@@ -310,6 +311,13 @@ pub fn process(
             }
             Flow::Accept(chain) => accepted_by = Some(chain),
             Flow::Continue | Flow::Dnat => {}
+        }
+        // A packet leaving the node (forwarded, or sent by the node) passes
+        // nat POSTROUTING next, where KUBE-POSTROUTING masquerades marked
+        // packets (and clears the mark while doing it).
+        if matches!(*h, "FORWARD" | "OUTPUT") && mark_at_postrouting.is_none() {
+            mark_at_postrouting = Some(w.mark);
+            w.walk_hook(Table::Nat, "POSTROUTING");
         }
     }
     let verdict = match end {
@@ -334,7 +342,7 @@ pub fn process(
     NodeOutcome {
         verdict,
         candidates,
-        masquerade: w.mark & c.masquerade_mark != 0,
+        masquerade: mark_at_postrouting.unwrap_or(w.mark) & c.masquerade_mark != 0,
         steps: w.steps,
         rules_compared: w.compared,
     }

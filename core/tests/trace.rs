@@ -1,0 +1,494 @@
+//! The whole-path tracer: hop order from a client through the cloud load
+//! balancer to a Pod and back, conntrack of established flows, determinism of
+//! seeded choices, DNS names, and the JSON contracts of `kpv trace` and
+//! `kpv rules --mode ipvs`.
+
+use kpv_core::choose::Chooser;
+use kpv_core::cli::{parse_args, run};
+use kpv_core::controller::steady_slices;
+use kpv_core::model::{Cluster, EndpointSlice, Mode, NamespacedName};
+use kpv_core::packet::Protocol;
+use kpv_core::trace::{trace, Dest, HopKind, Origin, Outcome, Request, Sim, Trace, WorldState};
+use std::collections::BTreeSet;
+use std::net::{IpAddr, SocketAddr};
+
+const SEED: &str = include_str!("../../tests/scenarios/alpaca-bandicoot.yaml");
+const LB_CLUSTER: &str = include_str!("../../tests/scenarios/loadbalancer-cluster.yaml");
+const FLOWS: &str = include_str!("../../tests/scenarios/packet-flows.yaml");
+
+fn parse(text: &str) -> Cluster {
+    let (c, diags) = kpv_core::model::parse(text);
+    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    c
+}
+
+fn ip(s: &str) -> IpAddr {
+    s.parse().expect("test IP")
+}
+
+fn sa(s: &str) -> SocketAddr {
+    s.parse().expect("test socket address")
+}
+
+fn req(origin: Origin, dst: Dest, port: u16, src_port: u16) -> Request {
+    Request {
+        origin,
+        dst,
+        port,
+        protocol: Protocol::Tcp,
+        src_port,
+        keep_open: false,
+    }
+}
+
+fn pod_of(c: &Cluster, prefix: &str) -> NamespacedName {
+    c.pods
+        .iter()
+        .find(|p| p.id.name.starts_with(prefix))
+        .map(|p| p.id.clone())
+        .expect("pod")
+}
+
+fn kinds(t: &Trace) -> Vec<&'static str> {
+    t.hops
+        .iter()
+        .map(|h| match h.what {
+            HopKind::Dns { .. } => "dns",
+            HopKind::Send => "send",
+            HopKind::LoadBalancer { .. } => "lb",
+            HopKind::Arrive { .. } => "arrive",
+            HopKind::Established { .. } => "established",
+            HopKind::Rule => "rule",
+            HopKind::Masquerade { .. } => "masq",
+            HopKind::PodNetwork { .. } => "podnet",
+            HopKind::Deliver => "deliver",
+            HopKind::NoAnswer => "noanswer",
+            HopKind::Drop { .. } => "drop",
+            HopKind::Reject { .. } => "reject",
+            HopKind::Reply => "reply",
+        })
+        .collect()
+}
+
+/// The hop kinds with consecutive rule hops collapsed.
+fn shape(t: &Trace) -> Vec<&'static str> {
+    let mut k = kinds(t);
+    k.dedup_by(|a, b| *a == "rule" && *b == "rule");
+    k
+}
+
+#[test]
+fn external_client_through_the_load_balancer_to_a_pod_on_another_node() {
+    let c = parse(LB_CLUSTER);
+    let slices = steady_slices(&c);
+    let client = sa("198.51.100.7:40000");
+    let lb = sa("203.0.113.10:80");
+    for mode in [Mode::Iptables, Mode::Ipvs, Mode::Nftables] {
+        let sim = Sim::new(&c, &slices, mode, None);
+        // Find a seed where the load balancer picks worker-3 (no web Pod).
+        let t = (0..200)
+            .map(|seed| {
+                trace(
+                    &sim,
+                    &req(
+                        Origin::External {
+                            client: client.ip(),
+                        },
+                        Dest::Ip(lb.ip()),
+                        80,
+                        40000,
+                    ),
+                    &mut WorldState::default(),
+                    &mut Chooser::new(seed),
+                    0,
+                )
+            })
+            .find(|t| t.node.as_deref() == Some("worker-3"))
+            .expect("the LB picks worker-3 for some seed");
+        assert_eq!(
+            shape(&t),
+            ["send", "lb", "arrive", "rule", "masq", "podnet", "deliver", "reply"],
+            "{mode:?}: {:#?}",
+            t.hops
+        );
+        let h = &t.hops;
+        assert_eq!(h[0].before.dst, lb);
+        assert_eq!(h[1].before.dst, lb);
+        assert_eq!(h[1].after.dst, sa("192.168.49.13:30080"), "LB → NodePort");
+        assert_eq!(h[1].after.src, client, "the LB keeps the client's address");
+        let Some(masq) = h
+            .iter()
+            .find(|x| matches!(x.what, HopKind::Masquerade { .. }))
+        else {
+            unreachable!()
+        };
+        assert_eq!(masq.before.src, client);
+        assert_eq!(masq.after.src.ip(), ip("192.168.49.13"));
+        let deliver = h
+            .iter()
+            .find(|x| matches!(x.what, HopKind::Deliver))
+            .expect("delivered");
+        assert_eq!(deliver.after.src.ip(), ip("192.168.49.13"));
+        let reply = h.last().expect("reply");
+        assert!(matches!(reply.what, HopKind::Reply));
+        // The reply leaves the Pod to the node and reaches the client from the
+        // address it connected to: the LB IP, not the NodePort.
+        assert_eq!(reply.before.src, deliver.after.dst);
+        assert_eq!(reply.before.dst, deliver.after.src);
+        assert_eq!(reply.after.src, lb, "{mode:?}");
+        assert_eq!(reply.after.dst, client, "{mode:?}");
+        assert!(matches!(t.outcome, Outcome::Delivered { .. }));
+        assert!(t.masquerade);
+        if mode == Mode::Iptables {
+            // NodePort → the Service's external chain → its ClusterIP
+            // service chain → the endpoint's DNAT, in that order.
+            let chains: Vec<&str> = h
+                .iter()
+                .filter_map(|x| x.step.as_ref())
+                .map(|s| s.table_chain.as_str())
+                .collect();
+            let pos = |needle: &str| {
+                chains
+                    .iter()
+                    .position(|c| c.contains(needle))
+                    .unwrap_or_else(|| panic!("{needle} not in {chains:?}"))
+            };
+            assert!(pos("KUBE-NODEPORTS") < pos("KUBE-EXT-"));
+            assert!(pos("KUBE-EXT-") < pos("KUBE-SVC-"));
+            assert!(pos("KUBE-SVC-") < pos("KUBE-SEP-"));
+            assert!(pos("KUBE-SEP-") < pos("KUBE-POSTROUTING"));
+        }
+    }
+}
+
+#[test]
+fn local_pod_needs_no_pod_network_hop() {
+    let c = parse(LB_CLUSTER);
+    let slices = steady_slices(&c);
+    let sim = Sim::new(&c, &slices, Mode::Iptables, None);
+    let mut saw = false;
+    for seed in 0..100 {
+        let t = trace(
+            &sim,
+            &req(
+                Origin::External {
+                    client: ip("198.51.100.7"),
+                },
+                Dest::Ip(ip("203.0.113.10")),
+                80,
+                40000,
+            ),
+            &mut WorldState::default(),
+            &mut Chooser::new(seed),
+            0,
+        );
+        let Outcome::Delivered { pod: Some(pod), .. } = &t.outcome else {
+            panic!("{:?}", t.outcome)
+        };
+        let pod_node = c.pod(pod).and_then(|p| p.node_name.clone());
+        if pod_node == t.node {
+            saw = true;
+            assert!(!shape(&t).contains(&"podnet"), "{:?}", shape(&t));
+        } else {
+            assert!(shape(&t).contains(&"podnet"));
+        }
+    }
+    assert!(saw);
+}
+
+fn without_endpoint(slices: &[EndpointSlice], gone: IpAddr) -> Vec<EndpointSlice> {
+    slices
+        .iter()
+        .cloned()
+        .map(|mut s| {
+            s.endpoints.retain(|e| !e.addresses.contains(&gone));
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn an_established_connection_keeps_its_endpoint_after_it_leaves_the_slice() {
+    let c = parse(SEED);
+    let slices = steady_slices(&c);
+    let from = Origin::Pod {
+        pod: pod_of(&c, "bandicoot"),
+    };
+    for mode in Mode::ALL {
+        let mut state = WorldState::default();
+        let mut chooser = Chooser::new(9);
+        let r = req(
+            from.clone(),
+            Dest::Name("alpaca-service".into()),
+            8080,
+            45000,
+        );
+        let first = trace(
+            &Sim::new(&c, &slices, mode, None),
+            &r,
+            &mut state,
+            &mut chooser,
+            0,
+        );
+        assert!(!first.established);
+        let ep = first.verdict.endpoint().expect("first connection DNATed");
+        // The endpoint leaves the EndpointSlice; kube-proxy resyncs.
+        let later = without_endpoint(&slices, ep.ip());
+        let sim2 = Sim::new(&c, &later, mode, None);
+        let again = trace(&sim2, &r, &mut state, &mut chooser, 5_000);
+        assert!(again.established, "{mode:?}");
+        assert!(
+            again
+                .hops
+                .iter()
+                .any(|h| h.what == HopKind::Established { endpoint: ep }),
+            "{mode:?}: {:#?}",
+            again.hops
+        );
+        assert!(!again.hops.iter().any(|h| h.what == HopKind::Rule));
+        match again.outcome {
+            Outcome::Delivered { endpoint, .. } => assert_eq!(endpoint, ep, "{mode:?}"),
+            o => panic!("{mode:?}: {o:?}"),
+        }
+        // A new connection (new source port) no longer reaches it.
+        for p in 45001..45020 {
+            let t = trace(
+                &sim2,
+                &req(from.clone(), Dest::Name("alpaca-service".into()), 8080, p),
+                &mut state,
+                &mut chooser,
+                5_000,
+            );
+            assert!(!t.established);
+            assert_ne!(t.verdict.endpoint(), Some(ep), "{mode:?}");
+            assert!(!t.endpoints.contains(&ep));
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_trace_other_seeds_spread() {
+    let c = parse(SEED);
+    let slices = steady_slices(&c);
+    let from = Origin::Pod {
+        pod: pod_of(&c, "bandicoot"),
+    };
+    let r = req(from, Dest::Name("alpaca-service".into()), 8080, 40000);
+    for mode in [Mode::Iptables, Mode::Nftables] {
+        let sim = Sim::new(&c, &slices, mode, None);
+        let one = |seed| {
+            trace(
+                &sim,
+                &r,
+                &mut WorldState::default(),
+                &mut Chooser::new(seed),
+                0,
+            )
+        };
+        assert_eq!(one(42), one(42), "{mode:?}");
+        let eps: BTreeSet<SocketAddr> = (0..40).filter_map(|s| one(s).verdict.endpoint()).collect();
+        assert_eq!(
+            eps.len(),
+            3,
+            "{mode:?}: all three alpacas get picked: {eps:?}"
+        );
+    }
+    // IPVS round robin spreads by state, not by seed.
+    let sim = Sim::new(&c, &slices, Mode::Ipvs, None);
+    let mut state = WorldState::default();
+    let eps: BTreeSet<SocketAddr> = (0..3)
+        .filter_map(|i| {
+            trace(
+                &sim,
+                &Request {
+                    src_port: 40000 + i,
+                    ..r.clone()
+                },
+                &mut state,
+                &mut Chooser::new(1),
+                0,
+            )
+            .verdict
+            .endpoint()
+        })
+        .collect();
+    assert_eq!(eps.len(), 3);
+}
+
+#[test]
+fn dns_names_resolve_like_cluster_dns() {
+    let c = parse(SEED);
+    let slices = steady_slices(&c);
+    let sim = Sim::new(&c, &slices, Mode::Iptables, None);
+    let svc_ip = c
+        .service(&NamespacedName::new("default", "alpaca-service"))
+        .and_then(|s| s.cluster_ips.first().copied())
+        .expect("cluster IP");
+    let from = Origin::Pod {
+        pod: pod_of(&c, "bandicoot"),
+    };
+    for name in [
+        "alpaca-service",
+        "alpaca-service.default",
+        "alpaca-service.default.svc",
+        "alpaca-service.default.svc.cluster.local",
+        "alpaca-service.default.svc.cluster.local.",
+    ] {
+        let t = trace(
+            &sim,
+            &req(from.clone(), Dest::Name(name.into()), 8080, 40000),
+            &mut WorldState::default(),
+            &mut Chooser::new(1),
+            0,
+        );
+        match &t.hops[0].what {
+            HopKind::Dns { name: fqdn, answer } => {
+                assert_eq!(fqdn, "alpaca-service.default.svc.cluster.local");
+                assert_eq!(*answer, svc_ip, "{name}");
+            }
+            h => panic!("{name}: first hop {h:?}"),
+        }
+        assert!(matches!(t.outcome, Outcome::Delivered { .. }), "{name}");
+    }
+    for name in [
+        "llama-service",
+        "alpaca-service.kube-system",
+        "alpaca-service.default.svc.other.domain",
+    ] {
+        let t = trace(
+            &sim,
+            &req(from.clone(), Dest::Name(name.into()), 8080, 40000),
+            &mut WorldState::default(),
+            &mut Chooser::new(1),
+            0,
+        );
+        assert_eq!(
+            t.outcome,
+            Outcome::NoSuchName { name: name.into() },
+            "{name}"
+        );
+        assert!(t.hops.is_empty(), "nothing is sent: {:?}", t.hops);
+    }
+}
+
+fn kpv(args: &[&str], input: &str) -> kpv_core::cli::Output {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let cmd = parse_args(&args).expect("valid arguments");
+    let texts: Vec<String> = cmd.files().iter().map(|_| input.to_string()).collect();
+    let files = cmd.files().to_vec();
+    run(&cmd, &texts, &files)
+}
+
+#[test]
+fn kpv_trace_json_contract() {
+    let out = kpv(
+        &[
+            "trace",
+            "flows.yaml",
+            "--src",
+            "fd00:10:244:1::100",
+            "--dst",
+            "fd00:10:96::22",
+            "--port",
+            "80",
+            "--format",
+            "json",
+        ],
+        FLOWS,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    assert_eq!(v["verdict"], "dnat");
+    assert_eq!(v["masquerade"], false);
+    assert_eq!(
+        v["endpoints"],
+        serde_json::json!(["[fd00:10:244:1::2]:8080", "[fd00:10:244:2::2]:8080"])
+    );
+    let ep = v["endpoint"].as_str().expect("endpoint");
+    assert!(
+        ep.starts_with("[fd00:10:244:") && ep.ends_with("]:8080"),
+        "{ep}"
+    );
+    let hops = v["hops"].as_array().expect("hops");
+    assert!(!hops.is_empty());
+    for h in hops {
+        for k in ["place", "what", "before", "after"] {
+            assert!(h.get(k).is_some(), "hop without {k}: {h}");
+        }
+        assert!(h["before"]["src"]
+            .as_str()
+            .is_some_and(|s| s.starts_with('[')));
+    }
+    assert_eq!(hops[0]["what"]["kind"], "send");
+    assert!(hops.iter().any(|h| h["what"]["kind"] == "rule"
+        && h["table_chain"].is_string()
+        && h["line"].is_u64()));
+    assert_eq!(
+        hops.last().map(|h| h["what"]["kind"].clone()),
+        Some("reply".into())
+    );
+    // A rejected packet: verdict word and no endpoints.
+    let out = kpv(
+        &[
+            "trace",
+            "flows.yaml",
+            "--src",
+            "10.244.1.100",
+            "--dst",
+            "10.96.0.19",
+            "--port",
+            "80",
+            "--format",
+            "json",
+        ],
+        FLOWS,
+    );
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    assert_eq!(v["verdict"], "reject");
+    assert_eq!(v["endpoints"], serde_json::json!([]));
+    assert_eq!(v["endpoint"], serde_json::Value::Null);
+}
+
+#[test]
+fn kpv_rules_ipvs_json_contract() {
+    let out = kpv(
+        &["rules", "flows.yaml", "--mode", "ipvs", "--format", "json"],
+        FLOWS,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    // Dual-stack input: one ruleset per family.
+    let sets = v.as_array().expect("an array of two families");
+    assert_eq!(sets.len(), 2);
+    let mut persistent = 0;
+    let mut v6 = 0;
+    for set in sets {
+        for vs in set["virtual_servers"].as_array().expect("virtual_servers") {
+            let addr: IpAddr = vs["address"]
+                .as_str()
+                .and_then(|a| a.parse().ok())
+                .expect("address is a bare IP");
+            v6 += usize::from(addr.is_ipv6());
+            assert!(vs["port"].is_u64());
+            assert!(["TCP", "UDP", "SCTP"].contains(&vs["protocol"].as_str().unwrap_or("")));
+            assert_eq!(vs["scheduler"], "rr");
+            match vs.get("persistence_timeout") {
+                Some(t) => {
+                    persistent += 1;
+                    assert_eq!(t, 10800);
+                    assert_eq!(vs["service"], "default/affinity:http");
+                }
+                None => assert_ne!(vs["service"], "default/affinity:http"),
+            }
+            for rs in vs["real_servers"].as_array().expect("real_servers") {
+                assert!(rs["address"]
+                    .as_str()
+                    .is_some_and(|a| a.parse::<IpAddr>().is_ok()));
+                assert_eq!(rs["port"], 8080);
+                assert_eq!(rs["weight"], 1);
+            }
+        }
+    }
+    assert_eq!(persistent, 1, "only the ClientIP Service's ClusterIP VS");
+    assert!(v6 >= 2, "IPv6 ClusterIP and NodePort virtual servers");
+}
