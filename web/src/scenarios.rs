@@ -1,4 +1,5 @@
-//! The scenario presets shipped with the app (the YAML files of `tests/scenarios/`).
+//! The scenario presets shipped with the app: the YAML files of
+//! `tests/scenarios/`, the same ones kpv-core's tests check.
 
 use crate::i18n::Lang;
 
@@ -21,9 +22,72 @@ impl Preset {
 /// The alpaca/bandicoot seed scenario.
 pub const SEED: &str = include_str!("../../tests/scenarios/alpaca-bandicoot.yaml");
 
-pub const PRESETS: &[Preset] = &[Preset {
-    key: "alpaca-bandicoot",
-    en: "alpaca & bandicoot: ClusterIP and DNS names",
-    ko: "alpaca & bandicoot: ClusterIP와 DNS 이름",
-    yaml: SEED,
-}];
+macro_rules! preset {
+    ($key:literal, $en:literal, $ko:literal) => {
+        Preset {
+            key: $key,
+            en: $en,
+            ko: $ko,
+            yaml: include_str!(concat!("../../tests/scenarios/", $key, ".yaml")),
+        }
+    };
+}
+
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        key: "alpaca-bandicoot",
+        en: "alpaca & bandicoot: ClusterIP and DNS names",
+        ko: "alpaca & bandicoot: ClusterIP와 DNS 이름",
+        yaml: SEED,
+    },
+    preset!(
+        "nodeport",
+        "NodePort: a port on every node",
+        "NodePort: 모든 노드에 열리는 포트"
+    ),
+    preset!(
+        "loadbalancer-cluster",
+        "LoadBalancer, externalTrafficPolicy Cluster",
+        "LoadBalancer, externalTrafficPolicy Cluster"
+    ),
+    preset!(
+        "loadbalancer-local",
+        "LoadBalancer, externalTrafficPolicy Local",
+        "LoadBalancer, externalTrafficPolicy Local"
+    ),
+    preset!(
+        "no-endpoints",
+        "No ready endpoints: REJECT",
+        "준비된 엔드포인트 없음: REJECT"
+    ),
+    preset!(
+        "session-affinity",
+        "Session affinity ClientIP",
+        "세션 어피니티 ClientIP"
+    ),
+    preset!(
+        "external-database",
+        "Manual Endpoints to an external database",
+        "외부 데이터베이스로 가는 수동 Endpoints"
+    ),
+    preset!(
+        "userspace-retry",
+        "userspace retry vs iptables (legacy mode)",
+        "userspace 재시도 vs iptables (레거시 모드)"
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_parses_without_errors_and_keys_are_unique() {
+        let mut keys = std::collections::BTreeSet::new();
+        for p in PRESETS {
+            assert!(keys.insert(p.key), "duplicate preset {}", p.key);
+            let (_, diags) = kpv_core::model::parse(p.yaml);
+            assert!(!kpv_core::diag::has_errors(&diags), "{}: {diags:#?}", p.key);
+        }
+    }
+}
