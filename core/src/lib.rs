@@ -16,6 +16,8 @@ pub mod choose;
 pub mod cli;
 pub mod controller;
 pub mod diag;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod model;
 pub mod modes;
 pub mod packet;

@@ -27,6 +27,7 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("serve") => serve(&tools, &args[1..]),
         Some("test") => test(&tools),
+        Some("bench") => bench(&tools, &args[1..]),
         Some("build") => {
             tools.ensure_web();
             let public_url = flag_value(&args[1..], "--public-url").unwrap_or_else(|| "/".into());
@@ -464,6 +465,106 @@ fn test(tools: &Tools) {
     eprintln!("  took {:.0} s", started.elapsed().as_secs_f64());
     println!("{} passed, {} failed", total.passed, total.failed);
     if total.failed > 0 {
+        exit(1);
+    }
+}
+
+/// `cargo xtask bench [FILTER]`: run kpv-core's criterion benchmarks
+/// (`core/benches/scale.rs`) and print one line per figure with its budget:
+/// compiling a node's rules within 100 ms, one packet's walk within 50 µs
+/// (parsing has no budget). Exits 1 when a figure is over budget.
+fn bench(tools: &Tools, args: &[String]) {
+    let mut cmd = tools.cmd("cargo");
+    cmd.args(["bench", "-p", "kpv-core", "--bench", "scale", "--"]);
+    cmd.args(args);
+    say(&format!("running {}", describe(&cmd)));
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| die(&format!("could not start cargo bench: {e}")));
+    // Criterion prints `group/function/size   time:   [low est high]`, the id
+    // alone on its line when it is long and `time:` on the next one.
+    let mut figures: Vec<(String, f64)> = Vec::new();
+    let mut id = String::new();
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            println!("{line}");
+            let (head, time) = match line.split_once("time:") {
+                Some((h, t)) => (h.trim(), Some(t)),
+                None => (line.trim(), None),
+            };
+            if !line.starts_with(char::is_whitespace) && head.contains('/') {
+                id = head.to_string();
+            }
+            let Some(time) = time else { continue };
+            // "[41.1 ms 41.2 ms 41.3 ms]": the middle pair is the estimate.
+            let words: Vec<&str> = time
+                .trim()
+                .trim_matches(|c| c == '[' || c == ']')
+                .split_whitespace()
+                .collect();
+            let seconds = match words.as_slice() {
+                [_, _, n, unit, _, _] => n.parse::<f64>().ok().and_then(|n| {
+                    let scale = match *unit {
+                        "s" => 1.0,
+                        "ms" => 1e-3,
+                        "µs" | "us" => 1e-6,
+                        "ns" => 1e-9,
+                        "ps" => 1e-12,
+                        _ => return None,
+                    };
+                    Some(n * scale)
+                }),
+                _ => None,
+            };
+            if let (Some(s), false) = (seconds, id.is_empty()) {
+                figures.push((std::mem::take(&mut id), s));
+            }
+        }
+    }
+    let ok = child.wait().map(|s| s.success()).unwrap_or(false);
+    let show = |s: f64| -> String {
+        if s >= 1e-3 {
+            format!("{:.1} ms", s * 1e3)
+        } else {
+            format!("{:.1} µs", s * 1e6)
+        }
+    };
+    let mut over = 0;
+    eprintln!();
+    for (id, s) in &figures {
+        let parts: Vec<&str> = id.split('/').collect();
+        let (what, budget) = match parts.as_slice() {
+            ["compile", mode, n] => (
+                format!("compile {mode} {n} services"),
+                Some((0.1, "100 ms")),
+            ),
+            ["process", mode, n] => (
+                format!("trace {mode} to the last of {n} services"),
+                Some((50e-6, "50 µs")),
+            ),
+            ["parse", n] => (format!("parse {n} services"), None),
+            _ => (id.clone(), None),
+        };
+        match budget {
+            Some((b, budget)) => {
+                let verdict = if *s <= b { "ok" } else { "OVER BUDGET" };
+                if *s > b {
+                    over += 1;
+                }
+                println!("{what}: {} (budget {budget}) {verdict}", show(*s));
+            }
+            None => println!("{what}: {} (no budget)", show(*s)),
+        }
+    }
+    if !ok {
+        die("cargo bench failed");
+    }
+    if figures.is_empty() {
+        die("no criterion figures found in the output");
+    }
+    if over > 0 {
+        say(&format!("{over} figure(s) over budget"));
         exit(1);
     }
 }

@@ -1,0 +1,194 @@
+//! Scaling benchmarks (criterion): synthetic clusters of 1,000 / 5,000 /
+//! 10,000 Services × 10 endpoints, given as EndpointSlices so no Pods are
+//! needed. Measured for iptables, IPVS and nftables:
+//!
+//! * `compile/<mode>/<n>`: one node's data plane (`kpv_core::modes::compile`)
+//!   from an already built `ProxyInput`; budget 100 ms at 10,000 Services.
+//! * `process/<mode>/<n>`: the first packet of a connection to the *last*
+//!   Service (the end of iptables' linear `KUBE-SERVICES` walk); budget 50 µs.
+//! * `parse/1000`: `kpv_core::model::parse` of the 1,000-Service YAML.
+//!
+//! `cargo xtask bench` runs this and compares the figures with the budgets.
+//! Sample sizes are small so the whole run takes a few minutes on two cores.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use kpv_core::choose::Chooser;
+use kpv_core::model::Mode;
+use kpv_core::modes::{self, AllAnswer, CompileOptions, Hook, NodeState, Verdict};
+use kpv_core::packet::{IpFamily, Packet, Protocol};
+use kpv_core::proxy::{self, ProxyInput};
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+const SIZES: [usize; 3] = [1_000, 5_000, 10_000];
+const MODES: [Mode; 3] = [Mode::Iptables, Mode::Ipvs, Mode::Nftables];
+const ENDPOINTS: usize = 10;
+const NODES: usize = 4;
+
+/// ClusterIP of Service `i` in 172.30.0.0/16 (skipping the first few addresses).
+fn service_ip(i: usize) -> Ipv4Addr {
+    let k = i + 10;
+    Ipv4Addr::new(172, 30, (k / 256) as u8, (k % 256) as u8)
+}
+
+/// Pod IP of endpoint `j` of Service `i`, in 10.0.0.0/8.
+fn endpoint_ip(i: usize, j: usize) -> Ipv4Addr {
+    let k = i * ENDPOINTS + j + 2;
+    Ipv4Addr::new(
+        10,
+        1 + (k / 65_536) as u8,
+        (k / 256 % 256) as u8,
+        (k % 256) as u8,
+    )
+}
+
+/// The cluster as YAML: proxy configuration, ServiceCIDR, nodes, then `n`
+/// selector-less Services each with one EndpointSlice of 10 ready endpoints
+/// spread over the nodes. `as_list` wraps the objects in one `kind: List`
+/// document (10,000 Services as separate documents would exceed the parser's
+/// 20,000-document limit).
+fn cluster_yaml(n: usize, as_list: bool) -> String {
+    let mut objects: Vec<String> = vec![
+        "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n\
+         hostnameOverride: node-0\nclusterCIDR: 10.0.0.0/8\n"
+            .into(),
+        "apiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {name: kubernetes}\n\
+         spec: {cidrs: [172.30.0.0/16]}\n"
+            .into(),
+    ];
+    for k in 0..NODES {
+        objects.push(format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: node-{k}}}\nspec: {{podCIDR: 10.{}.0.0/16}}\n\
+             status:\n  addresses:\n  - {{type: InternalIP, address: 192.168.0.{}}}\n",
+            200 + k,
+            10 + k
+        ));
+    }
+    for i in 0..n {
+        objects.push(format!(
+            "apiVersion: v1\nkind: Service\nmetadata: {{name: svc-{i:05}, namespace: bench}}\n\
+             spec:\n  clusterIP: {}\n  ports:\n  - {{name: http, port: 80, targetPort: 8080, protocol: TCP}}\n",
+            service_ip(i)
+        ));
+        let mut s = format!(
+            "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: svc-{i:05}-a\n  \
+             namespace: bench\n  labels: {{kubernetes.io/service-name: svc-{i:05}}}\n\
+             addressType: IPv4\nports:\n- {{name: http, port: 8080, protocol: TCP}}\nendpoints:\n"
+        );
+        for j in 0..ENDPOINTS {
+            let _ = writeln!(
+                s,
+                "- {{addresses: [\"{}\"], nodeName: node-{}, conditions: {{ready: true}}}}",
+                endpoint_ip(i, j),
+                (i + j) % NODES
+            );
+        }
+        objects.push(s);
+    }
+    if as_list {
+        let mut out = String::from("apiVersion: v1\nkind: List\nitems:\n");
+        for o in &objects {
+            for (l, line) in o.lines().enumerate() {
+                out.push_str(if l == 0 { "- " } else { "  " });
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        out
+    } else {
+        objects.join("---\n")
+    }
+}
+
+/// node-0's kube-proxy input for a cluster of `n` Services.
+fn input(n: usize) -> ProxyInput {
+    let (cluster, diags) = kpv_core::model::parse(&cluster_yaml(n, true));
+    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert_eq!(cluster.services.len(), n);
+    let input = proxy::build_input(&cluster, &cluster.endpoint_slices, "node-0", IpFamily::V4)
+        .expect("node-0 has an IPv4 address");
+    assert_eq!(input.services.len(), n);
+    assert!(input.endpoints.values().all(|e| e.len() == ENDPOINTS));
+    input
+}
+
+/// A Pod on node-0 opens a connection to the last Service.
+fn packet_to_last(n: usize) -> Packet {
+    Packet::new(
+        SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 200, 0, 5)), 40_000),
+        SocketAddr::new(IpAddr::V4(service_ip(n - 1)), 80),
+        Protocol::Tcp,
+    )
+}
+
+fn scale(c: &mut Criterion) {
+    let inputs: Vec<(usize, ProxyInput)> = SIZES.iter().map(|&n| (n, input(n))).collect();
+
+    let mut g = c.benchmark_group("compile");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    for mode in MODES {
+        for (n, input) in &inputs {
+            g.bench_with_input(BenchmarkId::new(mode.as_str(), n), input, |b, input| {
+                b.iter(|| modes::compile(mode, black_box(input), CompileOptions::default()))
+            });
+        }
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("process");
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    for mode in MODES {
+        for (n, input) in &inputs {
+            let plane = modes::compile(mode, input, CompileOptions::default());
+            let pkt = packet_to_last(*n);
+            // The packet really reaches one of the last Service's endpoints.
+            let out = plane.process(
+                &pkt,
+                Hook::Prerouting,
+                &mut NodeState::default(),
+                &mut Chooser::new(7),
+                &AllAnswer,
+                0,
+            );
+            assert!(
+                matches!(out.verdict, Verdict::Dnat { .. }),
+                "{mode:?} {n}: {:?}",
+                out.verdict
+            );
+            g.bench_with_input(BenchmarkId::new(mode.as_str(), n), &pkt, |b, pkt| {
+                b.iter(|| {
+                    let mut state = NodeState::default();
+                    let mut chooser = Chooser::new(7);
+                    plane.process(
+                        black_box(pkt),
+                        Hook::Prerouting,
+                        &mut state,
+                        &mut chooser,
+                        &AllAnswer,
+                        0,
+                    )
+                })
+            });
+        }
+    }
+    g.finish();
+
+    let yaml = cluster_yaml(1_000, false);
+    let mut g = c.benchmark_group("parse");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    g.bench_function(BenchmarkId::from_parameter(1_000), |b| {
+        b.iter(|| kpv_core::model::parse(black_box(&yaml)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, scale);
+criterion_main!(benches);
