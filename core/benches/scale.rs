@@ -13,7 +13,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use kpv_core::choose::Chooser;
-use kpv_core::model::Mode;
+use kpv_core::model::{Input, Mode};
 use kpv_core::modes::{self, AllAnswer, CompileOptions, Hook, NodeState, Verdict};
 use kpv_core::packet::{IpFamily, Packet, Protocol};
 use kpv_core::proxy::{self, ProxyInput};
@@ -44,12 +44,12 @@ fn endpoint_ip(i: usize, j: usize) -> Ipv4Addr {
     )
 }
 
-/// The cluster as YAML: proxy configuration, ServiceCIDR, nodes, then `n`
-/// selector-less Services each with one EndpointSlice of 10 ready endpoints
-/// spread over the nodes. `as_list` wraps the objects in one `kind: List`
-/// document (10,000 Services as separate documents would exceed the parser's
-/// 20,000-document limit).
-fn cluster_yaml(n: usize, as_list: bool) -> String {
+/// The cluster as YAML files: proxy configuration, ServiceCIDR, nodes, then
+/// `n` selector-less Services each with one EndpointSlice of 10 ready
+/// endpoints spread over the nodes. Split into files of at most 2,000 objects
+/// (10,000 Services in one file would exceed the parser's 8 MiB and
+/// 20,000-document limits), as `kpv rules a.yaml b.yaml ...` would read them.
+fn cluster_yaml(n: usize) -> Vec<String> {
     let mut objects: Vec<String> = vec![
         "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n\
          hostnameOverride: node-0\nclusterCIDR: 10.0.0.0/8\n"
@@ -87,24 +87,14 @@ fn cluster_yaml(n: usize, as_list: bool) -> String {
         }
         objects.push(s);
     }
-    if as_list {
-        let mut out = String::from("apiVersion: v1\nkind: List\nitems:\n");
-        for o in &objects {
-            for (l, line) in o.lines().enumerate() {
-                out.push_str(if l == 0 { "- " } else { "  " });
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
-        out
-    } else {
-        objects.join("---\n")
-    }
+    objects.chunks(2_010).map(|c| c.join("---\n")).collect()
 }
 
 /// node-0's kube-proxy input for a cluster of `n` Services.
 fn input(n: usize) -> ProxyInput {
-    let (cluster, diags) = kpv_core::model::parse(&cluster_yaml(n, true));
+    let files = cluster_yaml(n);
+    let inputs: Vec<Input<'_>> = files.iter().map(|text| Input { text }).collect();
+    let (cluster, diags) = kpv_core::model::parse_files(&inputs);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     assert_eq!(cluster.services.len(), n);
     let input = proxy::build_input(&cluster, &cluster.endpoint_slices, "node-0", IpFamily::V4)
@@ -179,13 +169,15 @@ fn scale(c: &mut Criterion) {
     }
     g.finish();
 
-    let yaml = cluster_yaml(1_000, false);
+    let files = cluster_yaml(1_000);
+    assert_eq!(files.len(), 1);
+    let yaml = &files[0];
     let mut g = c.benchmark_group("parse");
     g.sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
     g.bench_function(BenchmarkId::from_parameter(1_000), |b| {
-        b.iter(|| kpv_core::model::parse(black_box(&yaml)))
+        b.iter(|| kpv_core::model::parse(black_box(yaml)))
     });
     g.finish();
 }

@@ -12,14 +12,14 @@
 //! [`Endpoints::of`]).
 
 use super::rules::{
-    names, Addr, Chain, CtState, HookChain, Match, Rule, Side, Table, TableRules, Target,
+    chain_key, names, Addr, Chain, CtState, HookChain, Match, Rule, Side, Table, TableRules, Target,
 };
 use crate::modes::DropReason;
 use crate::packet::IpFamily;
 use crate::proxy::naming::{hash_prefix, service_port_hash_input};
 use crate::proxy::{EndpointInfo, LocalDetector, ProxyInput, ServicePortInfo};
 use ipnet::IpNet;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// `largeClusterEndpointsThreshold`: above this many endpoints kube-proxy
@@ -53,12 +53,16 @@ impl Compiled {
 #[derive(Default)]
 struct Emit {
     declared: Vec<String>,
+    /// The names in `declared`, for constant-time duplicate checks (a linear
+    /// scan made compiling 1,000 Services take seconds).
+    declared_set: BTreeSet<String>,
     rules: Vec<(String, Rule)>,
 }
 
 impl Emit {
     fn chain(&mut self, name: &str) {
-        if !self.declared.iter().any(|c| c == name) {
+        if !self.declared_set.contains(name) {
+            self.declared_set.insert(name.to_string());
             self.declared.push(name.to_string());
         }
     }
@@ -674,16 +678,6 @@ fn uses_cluster_endpoints(svc: &ServicePortInfo) -> bool {
     !svc.internal_policy_local || svc.externally_accessible()
 }
 
-/// `sortIPTablesRules`' chain order.
-fn chain_key(name: &str) -> (u8, &str) {
-    match name {
-        names::NODEPORTS => (0, ""),
-        names::SERVICES => (1, ""),
-        n if n.starts_with("KUBE-") => (2, n),
-        n => (3, n),
-    }
-}
-
 /// The Service name of a rule's comment: up to the first space or colon.
 fn comment_service(rule: &Rule) -> String {
     let c = rule.comment().unwrap_or("");
@@ -695,12 +689,19 @@ fn comment_service(rule: &Rule) -> String {
 /// tests do.
 fn arrange(table: Table, emit: Emit) -> TableRules {
     let mut declared = emit.declared;
+    let mut seen = emit.declared_set;
     for (c, _) in &emit.rules {
-        if !declared.contains(c) {
+        if !seen.contains(c) {
+            seen.insert(c.clone());
             declared.push(c.clone());
         }
     }
     declared.sort_by(|a, b| chain_key(a).cmp(&chain_key(b)));
+    let index: BTreeMap<String, usize> = declared
+        .iter()
+        .enumerate()
+        .map(|(i, name)| (name.clone(), i))
+        .collect();
     let mut chains: Vec<Chain> = declared
         .into_iter()
         .map(|name| Chain {
@@ -711,8 +712,8 @@ fn arrange(table: Table, emit: Emit) -> TableRules {
         })
         .collect();
     for (c, r) in emit.rules {
-        if let Some(ch) = chains.iter_mut().find(|x| x.name == c) {
-            ch.rules.push(r);
+        if let Some(&i) = index.get(&c) {
+            chains[i].rules.push(r);
         }
     }
     for ch in chains.iter_mut() {
