@@ -136,11 +136,16 @@ impl Walk<'_, '_> {
     }
 
     fn run_hook(&mut self, hook: NfHook) -> Flow {
+        // Base chains come first (the compiler creates them before any other
+        // chain): stop at the first regular chain rather than scanning every
+        // Service's and endpoint's chain, which cost ~1 ms a packet at
+        // 10,000 Services.
         let mut bases: Vec<(i32, usize)> = self
             .ctx
             .table
             .chains
             .iter()
+            .take_while(|c| c.base.is_some())
             .enumerate()
             .filter_map(|(i, c)| c.base.filter(|b| b.hook == hook).map(|b| (b.priority, i)))
             .collect();
