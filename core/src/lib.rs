@@ -22,6 +22,7 @@ pub mod packet;
 pub mod proxy;
 pub mod replay;
 pub mod scene;
+pub mod share;
 pub mod timeline;
 pub mod trace;
 pub mod yaml;
