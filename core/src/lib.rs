@@ -16,6 +16,8 @@ pub mod choose;
 pub mod cli;
 pub mod controller;
 pub mod diag;
+pub mod lab;
+pub mod lesson;
 pub mod model;
 pub mod modes;
 pub mod packet;
