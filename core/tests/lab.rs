@@ -188,17 +188,6 @@ fn scale_lab_steps_one_point_per_call() {
     assert_eq!(lab::scale_point(0, 3, Mode::Iptables).compared_last, 0);
 }
 
-/// Timing of the biggest point (run with `--ignored --nocapture`, release).
-#[test]
-#[ignore]
-fn time_ten_thousand_services() {
-    for m in Mode::ALL {
-        let start = Instant::now();
-        let p = lab::scale_point(10_000, 3, m);
-        println!("{m:?}: {:?} {p:?}", start.elapsed());
-    }
-}
-
 #[test]
 fn fast_path_equals_replay() {
     let c = scenario("alpaca-bandicoot");
@@ -220,42 +209,5 @@ fn fast_path_equals_replay() {
             packets: &packets,
         });
         assert_eq!(fast, slow, "{mode:?}");
-    }
-}
-
-#[test]
-#[ignore]
-fn profile_scale() {
-    use kpv_core::modes::{self, AllAnswer, Hook, NodeState};
-    use kpv_core::packet::{IpFamily, Packet, Protocol};
-    for n in [1000, 3000] {
-        let c = lab::synthetic_cluster(n, 3);
-        let t0 = Instant::now();
-        let input =
-            kpv_core::proxy::build_input(&c, &c.endpoint_slices, "lab-node", IpFamily::V4).unwrap();
-        println!("n={n} build_input {:?}", t0.elapsed());
-        for m in [Mode::Iptables, Mode::Nftables] {
-            let t0 = Instant::now();
-            let dp = modes::compile(m, &input, Default::default());
-            println!("  {m:?} compile {:?}", t0.elapsed());
-            let t0 = Instant::now();
-            let pkt = Packet::new(
-                "10.244.0.5:4000".parse().unwrap(),
-                "10.96.0.1:80".parse().unwrap(),
-                Protocol::Tcp,
-            );
-            let _ = dp.process(
-                &pkt,
-                Hook::Prerouting,
-                &mut NodeState::default(),
-                &mut kpv_core::choose::Chooser::new(1),
-                &AllAnswer,
-                0,
-            );
-            println!("  {m:?} process {:?}", t0.elapsed());
-            let t0 = Instant::now();
-            let _ = dp.rule_count();
-            println!("  {m:?} rule_count {:?}", t0.elapsed());
-        }
     }
 }
