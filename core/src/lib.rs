@@ -18,12 +18,15 @@ pub mod controller;
 pub mod diag;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod lab;
+pub mod lesson;
 pub mod model;
 pub mod modes;
 pub mod packet;
 pub mod proxy;
 pub mod replay;
 pub mod scene;
+pub mod share;
 pub mod timeline;
 pub mod trace;
 pub mod yaml;

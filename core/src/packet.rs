@@ -4,12 +4,14 @@
 //! never appear. Rendering an endpoint as text (`10.180.0.1:80`, `[fd00::1]:80`)
 //! is `std::net::SocketAddr`'s `Display`, the same format kube-proxy prints.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 
 /// Transport protocol of a Service port or packet.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Protocol {
     #[default]

@@ -13,11 +13,11 @@ use crate::controller::{self, AppChange, Timing};
 use crate::model::{Cluster, EndpointSlice, Mode, NamespacedName, Scheduler, ServiceType};
 use crate::packet::{IpFamily, Protocol};
 use crate::trace::{self, Dest, Origin, Request, Sim, Trace, WorldState};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 
 /// One packet the user sent (a new connection unless `src_port` repeats).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SentPacket {
     pub id: u32,
     pub at_ms: u64,

@@ -22,13 +22,13 @@ use crate::modes::{
 use crate::packet::{IpFamily, Packet, Protocol};
 use crate::proxy::{self, ProxyInput};
 use crate::scene::Place;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::net::{IpAddr, SocketAddr};
 
 /// Where a packet starts.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Origin {
     /// A client outside the cluster at this address.
@@ -41,7 +41,7 @@ pub enum Origin {
 }
 
 /// Where it is going: an address or a DNS name.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "value", rename_all = "lowercase")]
 pub enum Dest {
     Ip(IpAddr),
@@ -49,7 +49,7 @@ pub enum Dest {
 }
 
 /// One connection to trace.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Request {
     pub origin: Origin,
     pub dst: Dest,

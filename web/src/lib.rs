@@ -8,12 +8,15 @@
 //! keeps its keys. This crate makes no networking or geometry decisions.
 
 pub mod components;
+pub mod download;
+pub mod env;
 pub mod i18n;
 pub mod scenarios;
 pub mod state;
 
-use components::controls::{PlaybackBar, Toolbar, TrafficBar};
+use components::controls::{Exports, PlaybackBar, Preferences, Toolbar, TrafficBar};
 use components::diagram::Diagram;
+use components::editor::Editor;
 use components::panels::{EndpointList, HopList, PodsPanel, RulesView, VerdictPanel};
 use components::t;
 use i18n::Lang;
@@ -82,12 +85,61 @@ fn animation_loop(store: Store) {
 /// The whole app.
 #[component]
 pub fn App() -> impl IntoView {
-    let lang = RwSignal::new(Lang::En);
+    let opts = env::url_options();
+    let initial_lang = opts
+        .lang
+        .as_deref()
+        .and_then(Lang::parse)
+        .or_else(env::browser_lang)
+        .unwrap_or_default();
+    let lang = RwSignal::new(initial_lang);
     provide_context(lang);
-    let store = Store::new(scenarios::PRESETS[0].key, scenarios::PRESETS[0].yaml);
+    let preset = opts
+        .scenario
+        .as_deref()
+        .and_then(|k| scenarios::PRESETS.iter().find(|p| p.key == k))
+        .unwrap_or(&scenarios::PRESETS[0]);
+    let store = Store::new(preset.key, preset.yaml);
+    if let Some(m) = opts.mode.as_deref().and_then(kpv_core::model::Mode::parse) {
+        store.mode.set(m);
+    }
     store.reduced_motion.set(prefers_reduced_motion());
     provide_context(store);
     animation_loop(store);
+    if let Some(step) = opts.step {
+        // Show one packet stopped at that hop (documentation pages link to a step).
+        store.send(1, 0);
+        store.playing.set(false);
+        if let Some(t) = store
+            .focused_flight()
+            .and_then(|f| f.hop_time(step as usize))
+        {
+            store.now.set(t);
+        }
+    }
+    let theme = RwSignal::new(if opts.theme.as_deref() == Some("dark") {
+        "dark"
+    } else {
+        "light"
+    });
+    let large = RwSignal::new(false);
+    let embed = opts.embed;
+    let stored = env::load_editor();
+    let storage_problem = matches!(stored, env::Stored::Unreadable(_));
+    let draft = RwSignal::new(match stored {
+        env::Stored::Text(t) => t,
+        _ => preset.yaml.to_string(),
+    });
+    Effect::new(move |_| {
+        // The document's language follows the chosen one (screen readers, fonts).
+        let code = lang.get().code();
+        if let Some(el) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.document_element())
+        {
+            let _ = el.set_attribute("lang", code);
+        }
+    });
     let errors = Memo::new(move |_| {
         store.parsed.with(|(_, diags)| {
             diags
@@ -123,16 +175,16 @@ pub fn App() -> impl IntoView {
             _ => {}
         }
     };
-    view! {
-        <main class="app" data-testid="app" tabindex="0" on:keydown=on_key aria-describedby="kpv-keys">
+    let full = move || {
+        view! {
             <header class="topbar">
                 <div>
                     <h1>{t("app.title")}</h1>
                     <p class="subtitle">{t("app.subtitle")}</p>
                 </div>
                 <Toolbar />
+                <Preferences theme=theme large=large />
             </header>
-            <p id="kpv-keys" class="sr-only">{t("a11y.keys")}</p>
             <Show when=move || !errors.with(Vec::is_empty)>
                 <div class="errors" role="alert" data-testid="errors">
                     <p>{t("error.scenario")}</p>
@@ -149,6 +201,8 @@ pub fn App() -> impl IntoView {
                     <Diagram />
                     <PlaybackBar />
                     <PodsPanel />
+                    <Editor draft=draft storage_problem=storage_problem />
+                    <Exports />
                 </div>
                 <aside class="side">
                     <VerdictPanel />
@@ -157,6 +211,17 @@ pub fn App() -> impl IntoView {
                     <RulesView />
                 </aside>
             </div>
+        }
+    };
+    view! {
+        <main class="app" class:embed=embed class:large=move || large.get() data-theme=move || theme.get()
+            data-testid="app" tabindex="0" on:keydown=on_key aria-describedby="kpv-keys">
+            <p id="kpv-keys" class="sr-only">{t("a11y.keys")}</p>
+            {if embed {
+                view! { <Diagram /> <PlaybackBar /> }.into_any()
+            } else {
+                full().into_any()
+            }}
         </main>
     }
 }

@@ -17,6 +17,9 @@ use kpv_core::trace::{Origin, Sim, Trace};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
 
+/// The scenario key of the user's own YAML.
+pub const CUSTOM: &str = "custom";
+
 /// What packets are sent from (a key of [`origin_choices`]).
 pub const ORIGIN_DEFAULT: &str = "auto";
 
@@ -206,6 +209,11 @@ impl Store {
         self.reset();
         self.target.set(String::new());
         self.origin.set(ORIGIN_DEFAULT.to_string());
+    }
+
+    /// Load the user's own manifests (already checked to have no errors).
+    pub fn load_custom(&self, yaml: &str) {
+        self.load(CUSTOM, yaml);
     }
 
     /// Back to time zero with nothing sent and every app healthy.

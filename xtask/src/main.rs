@@ -244,6 +244,17 @@ impl Tools {
                 die("Chromium is missing. Install it with: sudo apt-get install -y chromium chromium-driver");
             }
         }
+        let cjk = Path::new("/usr/share/fonts/opentype/noto").exists();
+        let root = output_of(Command::new("id").arg("-u"))
+            .map(|s| s.trim() == "0")
+            .unwrap_or(false);
+        if !cjk && root {
+            say("installing Debian's fonts-noto-cjk (Korean text in the browser tests' screenshots)");
+            // Screenshots only: a failure here does not stop the tests.
+            let _ = run(Command::new("apt-get")
+                .args(["install", "-y", "--no-install-recommends", "fonts-noto-cjk"])
+                .env("DEBIAN_FRONTEND", "noninteractive"));
+        }
         let e2e = self.root.join("tests/e2e");
         if !e2e
             .join("node_modules/@playwright/test/package.json")

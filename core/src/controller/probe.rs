@@ -8,11 +8,11 @@
 //! makes it NotReady until readiness succeeds again.
 
 use crate::model::{NamespacedName, Pod, Probe, ReportedReady};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What a Pod's application is doing (set by the user, independently of what
 /// the probes have noticed yet).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AppState {
     /// Serving and answering its readiness check.
@@ -31,7 +31,7 @@ impl AppState {
 }
 
 /// From `at_ms` on, `pod`'s app is in `state`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct AppChange {
     pub at_ms: u64,
     pub pod: NamespacedName,

@@ -14,14 +14,14 @@ pub use lower::{parse, parse_files, Input};
 
 use crate::packet::{IpFamily, Protocol};
 use ipnet::IpNet;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 pub type Labels = BTreeMap<String, String>;
 
 /// `namespace/name` of a namespaced object.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct NamespacedName {
     pub namespace: String,
     pub name: String,
@@ -289,7 +289,9 @@ pub struct EndpointSlice {
 }
 
 /// kube-proxy's data-plane mode.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     Userspace,
@@ -317,7 +319,9 @@ impl Mode {
 }
 
 /// IPVS schedulers kube-proxy can ask the kernel for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Scheduler {
     #[default]

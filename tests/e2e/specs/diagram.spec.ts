@@ -16,8 +16,8 @@ test('draws the alpaca/bandicoot Services with their Pods', async ({ page }) => 
   const diagram = page.getByTestId('diagram');
   await expect(diagram).toBeVisible();
   await expect(page.locator('[data-testid^="node-worker-"]')).toHaveCount(3);
-  await expect(page.locator('[data-testid^="pod-alpaca-prod-"]')).toHaveCount(3);
-  await expect(page.locator('[data-testid^="pod-bandicoot-prod-"]')).toHaveCount(2);
+  await expect(page.locator('g[data-testid^="pod-alpaca-prod-"]')).toHaveCount(3);
+  await expect(page.locator('g[data-testid^="pod-bandicoot-prod-"]')).toHaveCount(2);
   await expect(page.getByTestId('service-alpaca-service')).toContainText('10.96.');
   await expect(page.getByTestId('service-bandicoot-service')).toContainText('9090/TCP');
   
@@ -30,7 +30,7 @@ test('works when hosted under a sub-path', async ({ page }) => {
   page.on('requestfailed', (r) => failed.push(r.url()));
   page.on('response', (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`); });
   await page.goto('http://127.0.0.1:4174/docs/kpv/');
-  await expect(page.locator('[data-testid^="pod-alpaca-prod-"]')).toHaveCount(3);
+  await expect(page.locator('g[data-testid^="pod-alpaca-prod-"]')).toHaveCount(3);
   expect(failed).toEqual([]);
   expect(problems).toEqual([]);
 });

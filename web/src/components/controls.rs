@@ -53,6 +53,9 @@ pub fn Toolbar() -> impl IntoView {
                     {PRESETS.iter().map(|p| view! {
                         <option value=p.key selected=move || store.scenario.get() == p.key>{move || p.title(l.get())}</option>
                     }).collect_view()}
+                    <Show when=move || store.scenario.get() == crate::state::CUSTOM>
+                        <option value=crate::state::CUSTOM selected=true>{t("scenario.custom")}</option>
+                    </Show>
                 </select>
             </label>
             <label>
@@ -199,6 +202,64 @@ pub fn PlaybackBar() -> impl IntoView {
                 </select>
             </label>
             <output data-testid="sim-clock" class="clock" title=t("clock")>{clock}</output>
+        </div>
+    }
+}
+
+/// Language, theme and presenter options.
+#[component]
+pub fn Preferences(theme: RwSignal<&'static str>, large: RwSignal<bool>) -> impl IntoView {
+    let l = lang();
+    view! {
+        <div class="toolbar prefs">
+            <label>
+                <span>{t("label.lang")}</span>
+                <select data-testid="lang-select" on:change=move |ev| {
+                    if let Some(x) = crate::i18n::Lang::parse(&event_target_value(&ev)) { l.set(x); }
+                }>
+                    <option value="en" selected=move || l.get() == crate::i18n::Lang::En>"English"</option>
+                    <option value="ko" selected=move || l.get() == crate::i18n::Lang::Ko>"한국어"</option>
+                </select>
+            </label>
+            <label>
+                <span>{t("label.theme")}</span>
+                <select data-testid="theme-select" on:change=move |ev| theme.set(if event_target_value(&ev) == "dark" { "dark" } else { "light" })>
+                    <option value="light" selected=move || theme.get() == "light">{t("theme.light")}</option>
+                    <option value="dark" selected=move || theme.get() == "dark">{t("theme.dark")}</option>
+                </select>
+            </label>
+            <label class="check">
+                <input data-testid="large-text" type="checkbox" prop:checked=move || large.get()
+                    on:change=move |ev| large.set(event_target_checked(&ev)) />
+                <span>{t("btn.large-text")}</span>
+            </label>
+        </div>
+    }
+}
+
+/// Downloads of the scenario, the rules and the trace transcript.
+#[component]
+pub fn Exports() -> impl IntoView {
+    let store = expect_context::<Store>();
+    view! {
+        <div class="buttons exports">
+            <button data-testid="export-yaml" on:click=move |_| {
+                crate::download::text("scenario.yaml", "application/yaml", &store.yaml.get_untracked());
+            }>{t("btn.export-yaml")}</button>
+            <button data-testid="export-rules" on:click=move |_| {
+                let node = store.rules_node.get_untracked();
+                let text = store.rules.with_untracked(|rs| {
+                    rs.iter().find(|r| Some(&r.node) == node.as_ref()).or(rs.first()).map(|r| (r.node.clone(), r.text.clone()))
+                });
+                if let Some((node, text)) = text {
+                    crate::download::text(&format!("{node}-{}-rules.txt", store.mode.get_untracked().as_str()), "text/plain", &text);
+                }
+            }>{t("btn.export-rules")}</button>
+            <button data-testid="export-transcript" on:click=move |_| {
+                if let Some(tr) = store.focused_trace() {
+                    crate::download::text("trace.txt", "text/plain", &kpv_core::trace::render_text(&tr));
+                }
+            }>{t("btn.export-transcript")}</button>
         </div>
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod controls;
 pub mod diagram;
+pub mod editor;
 pub mod panels;
 
 use crate::i18n::{tr, Lang};

@@ -1,0 +1,760 @@
+//! Lessons as data: bilingual guided tours over a preset scenario, with
+//! "predict, then see" questions whose right answer is computed by tracing.
+//!
+//! A lesson file (`tests/lessons/*.yaml`) names a scenario and lists steps;
+//! each step has text in English and Korean, settings to apply (mode,
+//! scheduler, destination, origin, an app failing its readiness check or
+//! down, packets to send) and optionally a question. [`parse`] reads a file
+//! with the project's spanned YAML reader into a typed [`Lesson`] plus
+//! diagnostics; [`check_against`] checks it against its scenario; [`play`]
+//! runs a step through [`crate::replay::replay`]; [`check_prediction`] says
+//! whether an answer holds for what was traced. No answer is ever stored as
+//! "the right one": a choice is right exactly when the traces bear it out.
+
+use crate::controller::{AppChange, AppState, Timing};
+use crate::diag::{Diagnostic, Span};
+use crate::model::{Cluster, Mode, NamespacedName, Scheduler};
+use crate::packet::IpFamily;
+use crate::replay::{self, Inputs, SentPacket, Target, TargetKind};
+use crate::trace::{Origin, Outcome, Trace};
+use crate::yaml::{parse_stream, Limits, Node as Y};
+use serde::Serialize;
+
+/// A text in both languages of the app.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Text {
+    pub en: String,
+    pub ko: String,
+}
+
+impl Text {
+    /// The text in `lang` (`ko`, else English).
+    pub fn get(&self, lang: &str) -> &str {
+        if lang == "ko" {
+            &self.ko
+        } else {
+            &self.en
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Lesson {
+    pub id: String,
+    pub title: Text,
+    /// A preset under `tests/scenarios`, without `.yaml`.
+    pub scenario: String,
+    pub steps: Vec<LessonStep>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LessonStep {
+    pub text: Text,
+    pub set: Settings,
+    pub predict: Option<Prediction>,
+    /// Where the step is in its file (for diagnostics of [`check_against`]).
+    #[serde(skip)]
+    pub span: Span,
+}
+
+/// What a step changes before its packets are sent. Unset fields keep the
+/// previous step's value.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Settings {
+    pub mode: Option<Mode>,
+    pub scheduler: Option<Scheduler>,
+    pub target: Option<TargetSpec>,
+    pub origin: Option<OriginSpec>,
+    /// The first Pod whose name starts with this fails its readiness check.
+    pub fail_readiness: Option<String>,
+    /// The first Pod whose name starts with this stops answering.
+    pub app_down: Option<String>,
+    /// The first Pod whose name starts with this is healthy again.
+    pub healthy: Option<String>,
+    /// New connections to send.
+    pub send: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TargetSpec {
+    pub kind: TargetKind,
+    pub service: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "name", rename_all = "lowercase")]
+pub enum OriginSpec {
+    External,
+    /// The first Pod whose name starts with this.
+    Pod(String),
+    Node(String),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PredictKind {
+    WhichPod,
+    Verdict,
+    SourceIp,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Prediction {
+    pub question: Text,
+    pub kind: PredictKind,
+    pub choices: Vec<Choice>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Choice {
+    pub text: Text,
+    pub answer: Answer,
+}
+
+/// A claim about the step's traces; [`check_prediction`] decides it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "value", rename_all = "kebab-case")]
+pub enum Answer {
+    // which-pod
+    /// Connections reached two or more different Pods.
+    Spread,
+    /// Every connection reached one and the same Pod.
+    OnePod,
+    /// Every connection reached a Pod whose name starts with this.
+    Pod(String),
+    /// Every connection reached an endpoint that is no Pod (outside the cluster).
+    OutsideCluster,
+    /// Some connection reached the Pod the lesson broke or healed.
+    WatchedReached,
+    /// Connections reached Pods, but never the one the lesson broke or healed.
+    WatchedAvoided,
+    /// No connection reached any endpoint.
+    Nowhere,
+    // verdict
+    /// Every connection got an answer.
+    Delivered,
+    /// Some got an answer, some timed out.
+    SomeTimedOut,
+    /// Every connection timed out.
+    TimedOut,
+    Dropped,
+    Rejected,
+    // source-ip
+    /// The Pod saw the client's own address.
+    ClientIp,
+    /// The Pod saw a node's address.
+    NodeIp,
+}
+
+impl Answer {
+    fn parse(s: &str) -> Option<Answer> {
+        Some(match s {
+            "spread" => Answer::Spread,
+            "one-pod" => Answer::OnePod,
+            "outside-cluster" => Answer::OutsideCluster,
+            "watched-reached" => Answer::WatchedReached,
+            "watched-avoided" => Answer::WatchedAvoided,
+            "nowhere" => Answer::Nowhere,
+            "delivered" => Answer::Delivered,
+            "some-timed-out" => Answer::SomeTimedOut,
+            "timed-out" => Answer::TimedOut,
+            "dropped" => Answer::Dropped,
+            "rejected" => Answer::Rejected,
+            "client-ip" => Answer::ClientIp,
+            "node-ip" => Answer::NodeIp,
+            _ => {
+                let p = s.strip_prefix("pod:")?;
+                if p.is_empty() {
+                    return None;
+                }
+                Answer::Pod(p.to_string())
+            }
+        })
+    }
+
+    /// The kind of question this answers.
+    pub fn kind(&self) -> PredictKind {
+        match self {
+            Answer::Spread
+            | Answer::OnePod
+            | Answer::Pod(_)
+            | Answer::OutsideCluster
+            | Answer::WatchedReached
+            | Answer::WatchedAvoided
+            | Answer::Nowhere => PredictKind::WhichPod,
+            Answer::Delivered
+            | Answer::SomeTimedOut
+            | Answer::TimedOut
+            | Answer::Dropped
+            | Answer::Rejected => PredictKind::Verdict,
+            Answer::ClientIp | Answer::NodeIp => PredictKind::SourceIp,
+        }
+    }
+}
+
+fn target_kind(s: &str) -> Option<TargetKind> {
+    Some(match s {
+        "load-balancer" => TargetKind::LoadBalancer,
+        "node-port" => TargetKind::NodePort,
+        "cluster-ip" => TargetKind::ClusterIp,
+        "dns-name" => TargetKind::DnsName,
+        "external-ip" => TargetKind::ExternalIp,
+        _ => return None,
+    })
+}
+
+struct Reader {
+    diags: Vec<Diagnostic>,
+}
+
+impl Reader {
+    fn err(&mut self, node: &Y, field: &str, msg: impl Into<String>) {
+        let mut d = Diagnostic::error(msg).at(node.span);
+        d.field = Some(field.to_string());
+        self.diags.push(d);
+    }
+
+    fn string(&mut self, parent: &Y, key: &str, path: &str) -> Option<String> {
+        match parent.get(key) {
+            Some(n) if n.is_null() => {
+                self.err(n, &format!("{path}{key}"), format!("`{key}` is empty"));
+                None
+            }
+            Some(n) => match n.as_str() {
+                Some(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+                Some(_) => {
+                    self.err(n, &format!("{path}{key}"), format!("`{key}` is empty"));
+                    None
+                }
+                None => {
+                    self.err(
+                        n,
+                        &format!("{path}{key}"),
+                        format!("`{key}` must be text, found a {}", n.kind_name()),
+                    );
+                    None
+                }
+            },
+            None => None,
+        }
+    }
+
+    fn required(&mut self, parent: &Y, key: &str, path: &str) -> Option<String> {
+        if parent.get(key).is_none() {
+            self.err(
+                parent,
+                &format!("{path}{key}"),
+                format!("`{key}` is missing"),
+            );
+            return None;
+        }
+        self.string(parent, key, path)
+    }
+
+    fn text(&mut self, parent: &Y, key: &str, path: &str) -> Text {
+        let Some(n) = parent.get(key) else {
+            self.err(
+                parent,
+                &format!("{path}{key}"),
+                format!("`{key}` is missing"),
+            );
+            return Text::default();
+        };
+        if n.as_map().is_none() {
+            self.err(
+                n,
+                &format!("{path}{key}"),
+                format!("`{key}` must be a mapping with `en` and `ko`"),
+            );
+            return Text::default();
+        }
+        let p = format!("{path}{key}.");
+        Text {
+            en: self.required(n, "en", &p).unwrap_or_default(),
+            ko: self.required(n, "ko", &p).unwrap_or_default(),
+        }
+    }
+}
+
+/// Read a lesson file. The lesson is usable when no diagnostic is an error.
+pub fn parse(text: &str) -> (Lesson, Vec<Diagnostic>) {
+    let mut lesson = Lesson {
+        id: String::new(),
+        title: Text::default(),
+        scenario: String::new(),
+        steps: Vec::new(),
+    };
+    let (docs, diags) = parse_stream(text, &Limits::default());
+    let mut r = Reader { diags };
+    let roots: Vec<&Y> = docs
+        .iter()
+        .map(|d| &d.root)
+        .filter(|n| !n.is_null())
+        .collect();
+    let root = match roots.as_slice() {
+        [one] => *one,
+        [] => {
+            if r.diags.is_empty() {
+                r.diags.push(Diagnostic::error("the lesson file is empty"));
+            }
+            return (lesson, r.diags);
+        }
+        [_, second, ..] => {
+            r.err(
+                second,
+                "",
+                "a lesson file holds one lesson (one YAML document)",
+            );
+            return (lesson, r.diags);
+        }
+    };
+    if root.as_map().is_none() {
+        r.err(root, "", "a lesson must be a mapping");
+        return (lesson, r.diags);
+    }
+    lesson.id = r.required(root, "id", "").unwrap_or_default();
+    lesson.title = r.text(root, "title", "");
+    lesson.scenario = r.required(root, "scenario", "").unwrap_or_default();
+    match root.get("steps").map(|s| (s, s.as_seq())) {
+        Some((_, Some(steps))) if !steps.is_empty() => {
+            for (i, s) in steps.iter().enumerate() {
+                if let Some(step) = read_step(&mut r, s, &format!("steps[{i}].")) {
+                    lesson.steps.push(step);
+                }
+            }
+        }
+        Some((n, _)) => r.err(n, "steps", "`steps` must be a non-empty list"),
+        None => r.err(root, "steps", "`steps` is missing"),
+    }
+    (lesson, r.diags)
+}
+
+fn read_step(r: &mut Reader, s: &Y, path: &str) -> Option<LessonStep> {
+    if s.as_map().is_none() {
+        r.err(s, path.trim_end_matches('.'), "a step must be a mapping");
+        return None;
+    }
+    let text = r.text(s, "text", path);
+    let mut set = Settings::default();
+    if let Some(n) = s.get("set") {
+        let p = format!("{path}set.");
+        if n.as_map().is_none() && !n.is_null() {
+            r.err(n, &format!("{path}set"), "`set` must be a mapping");
+        } else if !n.is_null() {
+            read_settings(r, n, &p, &mut set);
+        }
+    }
+    let predict = match s.get("predict") {
+        Some(n) => read_prediction(r, n, &format!("{path}predict.")),
+        None => None,
+    };
+    Some(LessonStep {
+        text,
+        set,
+        predict,
+        span: s.span,
+    })
+}
+
+fn read_settings(r: &mut Reader, n: &Y, p: &str, set: &mut Settings) {
+    const KEYS: [&str; 8] = [
+        "mode",
+        "scheduler",
+        "target",
+        "origin",
+        "fail_readiness",
+        "app_down",
+        "healthy",
+        "send",
+    ];
+    for (k, _) in n.as_map().unwrap_or(&[]) {
+        let key = k.as_str().unwrap_or("");
+        if !KEYS.contains(&key) {
+            r.err(
+                k,
+                &format!("{p}{key}"),
+                format!("unknown setting `{key}` (known: {})", KEYS.join(", ")),
+            );
+        }
+    }
+    if let Some(m) = r.string(n, "mode", p) {
+        set.mode = Mode::parse(&m);
+        if set.mode.is_none() {
+            r.err(n, &format!("{p}mode"), format!("unknown mode `{m}`"));
+        }
+    }
+    if let Some(m) = r.string(n, "scheduler", p) {
+        set.scheduler = Scheduler::parse(&m);
+        if set.scheduler.is_none() {
+            r.err(
+                n,
+                &format!("{p}scheduler"),
+                format!("unknown scheduler `{m}`"),
+            );
+        }
+    }
+    if let Some(t) = n.get("target") {
+        let (kind, service) = match (t.as_str(), t.as_map()) {
+            (Some(k), _) => (Some(k.to_string()), None),
+            (None, Some(_)) => (
+                r.required(t, "kind", &format!("{p}target.")),
+                r.string(t, "service", &format!("{p}target.")),
+            ),
+            _ => (None, None),
+        };
+        match kind.as_deref().map(|k| (k, target_kind(k))) {
+            Some((_, Some(kind))) => set.target = Some(TargetSpec { kind, service }),
+            Some((k, None)) => r.err(
+                t,
+                &format!("{p}target"),
+                format!("unknown target kind `{k}` (load-balancer, node-port, cluster-ip, dns-name, external-ip)"),
+            ),
+            None => r.err(t, &format!("{p}target"), "`target` needs a kind"),
+        }
+    }
+    if let Some(o) = r.string(n, "origin", p) {
+        set.origin = if o == "external" {
+            Some(OriginSpec::External)
+        } else if let Some(x) = o.strip_prefix("pod:").filter(|x| !x.is_empty()) {
+            Some(OriginSpec::Pod(x.to_string()))
+        } else if let Some(x) = o.strip_prefix("node:").filter(|x| !x.is_empty()) {
+            Some(OriginSpec::Node(x.to_string()))
+        } else {
+            r.err(
+                n,
+                &format!("{p}origin"),
+                format!("origin `{o}` is not `external`, `pod:<name prefix>` or `node:<name>`"),
+            );
+            None
+        };
+    }
+    set.fail_readiness = r.string(n, "fail_readiness", p);
+    set.app_down = r.string(n, "app_down", p);
+    set.healthy = r.string(n, "healthy", p);
+    if let Some(s) = r.string(n, "send", p) {
+        match s.parse::<u32>() {
+            Ok(x) if (1..=1000).contains(&x) => set.send = Some(x),
+            _ => r.err(
+                n,
+                &format!("{p}send"),
+                format!("`send` must be a number from 1 to 1000, not `{s}`"),
+            ),
+        }
+    }
+}
+
+fn read_prediction(r: &mut Reader, n: &Y, p: &str) -> Option<Prediction> {
+    if n.as_map().is_none() {
+        r.err(n, p.trim_end_matches('.'), "`predict` must be a mapping");
+        return None;
+    }
+    let question = r.text(n, "question", p);
+    let kind = match r.required(n, "kind", p).as_deref() {
+        Some("which-pod") => PredictKind::WhichPod,
+        Some("verdict") => PredictKind::Verdict,
+        Some("source-ip") => PredictKind::SourceIp,
+        Some(k) => {
+            r.err(
+                n,
+                &format!("{p}kind"),
+                format!("unknown question kind `{k}` (which-pod, verdict, source-ip)"),
+            );
+            return None;
+        }
+        None => return None,
+    };
+    let mut choices = Vec::new();
+    match n.get("choices").and_then(Y::as_seq) {
+        Some(items) if items.len() >= 2 => {
+            for (i, c) in items.iter().enumerate() {
+                let cp = format!("{p}choices[{i}].");
+                let text = r.text(c, "text", &cp);
+                let Some(a) = r.required(c, "answer", &cp) else {
+                    continue;
+                };
+                match Answer::parse(&a) {
+                    Some(answer) if answer.kind() == kind => choices.push(Choice { text, answer }),
+                    Some(_) => r.err(
+                        c,
+                        &format!("{cp}answer"),
+                        format!("`{a}` does not answer this kind of question"),
+                    ),
+                    None => r.err(c, &format!("{cp}answer"), format!("unknown answer `{a}`")),
+                }
+            }
+        }
+        _ => r.err(
+            n,
+            &format!("{p}choices"),
+            "a question needs at least two choices",
+        ),
+    }
+    Some(Prediction {
+        question,
+        kind,
+        choices,
+    })
+}
+
+/// The first Pod whose name starts with `prefix`.
+fn pod_by_prefix<'c>(cluster: &'c Cluster, prefix: &str) -> Option<&'c crate::model::Pod> {
+    cluster.pods.iter().find(|p| p.id.name.starts_with(prefix))
+}
+
+fn find_target(cluster: &Cluster, spec: &TargetSpec) -> Option<Target> {
+    replay::targets(cluster)
+        .into_iter()
+        .find(|t| t.kind == spec.kind && spec.service.as_ref().is_none_or(|s| t.service.name == *s))
+}
+
+fn origin_of(cluster: &Cluster, spec: &OriginSpec) -> Option<Origin> {
+    match spec {
+        OriginSpec::External => Some(Origin::External {
+            client: replay::client_ip(),
+        }),
+        OriginSpec::Pod(prefix) => {
+            pod_by_prefix(cluster, prefix).map(|p| Origin::Pod { pod: p.id.clone() })
+        }
+        OriginSpec::Node(name) => {
+            let n = cluster.node(name)?;
+            let src = n
+                .primary_ip(IpFamily::V4)
+                .or_else(|| n.primary_ip(IpFamily::V6))?;
+            Some(Origin::Node {
+                node: name.clone(),
+                src,
+            })
+        }
+    }
+}
+
+/// Check a parsed lesson against its scenario: every target, origin and Pod
+/// it names exists.
+pub fn check_against(lesson: &Lesson, cluster: &Cluster) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (i, s) in lesson.steps.iter().enumerate() {
+        let mut err = |field: &str, msg: String| {
+            let mut d = Diagnostic::error(msg).at(s.span);
+            d.field = Some(format!("steps[{i}].set.{field}"));
+            out.push(d);
+        };
+        if let Some(t) = &s.set.target {
+            if find_target(cluster, t).is_none() {
+                err(
+                    "target",
+                    format!(
+                        "scenario `{}` has no {:?} destination{}",
+                        lesson.scenario,
+                        t.kind,
+                        t.service
+                            .as_ref()
+                            .map(|s| format!(" of Service {s}"))
+                            .unwrap_or_default()
+                    ),
+                );
+            }
+        }
+        if let Some(o) = &s.set.origin {
+            if origin_of(cluster, o).is_none() {
+                err(
+                    "origin",
+                    format!("scenario `{}` has no such origin: {o:?}", lesson.scenario),
+                );
+            }
+        }
+        for (field, p) in [
+            ("fail_readiness", &s.set.fail_readiness),
+            ("app_down", &s.set.app_down),
+            ("healthy", &s.set.healthy),
+        ] {
+            if let Some(p) = p {
+                if pod_by_prefix(cluster, p).is_none() {
+                    err(field, format!("no Pod's name starts with `{p}`"));
+                }
+            }
+        }
+    }
+    if replay::targets(cluster).is_empty() {
+        out.push(Diagnostic::error(format!(
+            "scenario `{}` has no destination to send to",
+            lesson.scenario
+        )));
+    }
+    out
+}
+
+/// Simulated time between steps: long enough for probes, the EndpointSlice
+/// controller and kube-proxy's sync to settle.
+pub const STEP_MS: u64 = 60_000;
+/// When a step's packets start, after its changes.
+pub const SETTLE_MS: u64 = 30_000;
+/// Between two packets of a step.
+pub const PACKET_GAP_MS: u64 = 100;
+
+/// A step played: the settings in force and what its packets did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Played {
+    pub mode: Mode,
+    pub scheduler: Option<Scheduler>,
+    pub target: Target,
+    pub origin: Origin,
+    /// Every app change so far (at their simulated times).
+    pub changes: Vec<AppChange>,
+    /// The step's packets.
+    pub packets: Vec<SentPacket>,
+    pub traces: Vec<Trace>,
+    /// Pods the lesson has broken or healed so far (for `watched-*`).
+    pub watched: Vec<NamespacedName>,
+}
+
+/// Play steps `0..=step` of `lesson` on `cluster` (settings accumulate) and
+/// trace step `step`'s packets. Step `k` starts at `k × STEP_MS`; its app
+/// changes happen then, its packets from `SETTLE_MS` later. `None` when the
+/// step does not exist or the scenario has no destination.
+pub fn play(cluster: &Cluster, lesson: &Lesson, step: usize, seed: u64) -> Option<Played> {
+    if step >= lesson.steps.len() {
+        return None;
+    }
+    let mut mode = cluster.proxy.mode;
+    let mut scheduler = None;
+    let mut target = replay::targets(cluster).into_iter().next()?;
+    let mut origin_spec: Option<OriginSpec> = None;
+    let mut changes = Vec::new();
+    let mut watched: Vec<NamespacedName> = Vec::new();
+    let mut send = 1;
+    for (k, s) in lesson.steps.iter().enumerate().take(step + 1) {
+        let t0 = k as u64 * STEP_MS;
+        if let Some(m) = s.set.mode {
+            mode = m;
+        }
+        if s.set.scheduler.is_some() {
+            scheduler = s.set.scheduler;
+        }
+        if let Some(t) = s.set.target.as_ref().and_then(|t| find_target(cluster, t)) {
+            target = t;
+        }
+        if s.set.origin.is_some() {
+            origin_spec = s.set.origin.clone();
+        }
+        for (p, state) in [
+            (&s.set.fail_readiness, AppState::FailingReadiness),
+            (&s.set.app_down, AppState::Down),
+            (&s.set.healthy, AppState::Healthy),
+        ] {
+            if let Some(pod) = p.as_deref().and_then(|p| pod_by_prefix(cluster, p)) {
+                changes.push(AppChange {
+                    at_ms: t0,
+                    pod: pod.id.clone(),
+                    state,
+                });
+                if !watched.contains(&pod.id) {
+                    watched.push(pod.id.clone());
+                }
+            }
+        }
+        send = s.set.send.unwrap_or(1);
+    }
+    let origin = origin_spec
+        .as_ref()
+        .and_then(|o| origin_of(cluster, o))
+        .unwrap_or_else(|| replay::default_origin(cluster, &target));
+    let start = step as u64 * STEP_MS + SETTLE_MS;
+    let mut seeds = crate::choose::Chooser::new(seed ^ (step as u64).wrapping_mul(0x9E37_79B9));
+    let packets: Vec<SentPacket> = (0..send)
+        .map(|i| SentPacket {
+            id: i,
+            at_ms: start + u64::from(i) * PACKET_GAP_MS,
+            request: replay::request(&target, origin.clone(), i),
+            seed: seeds.next_u64(),
+        })
+        .collect();
+    let traces = replay::replay(&Inputs {
+        cluster,
+        mode,
+        scheduler,
+        timing: Timing::default(),
+        changes: &changes,
+        packets: &packets,
+    });
+    Some(Played {
+        mode,
+        scheduler,
+        target,
+        origin,
+        changes,
+        packets,
+        traces,
+        watched,
+    })
+}
+
+/// Does `answer` hold for the step's traces?
+pub fn check_prediction(cluster: &Cluster, answer: &Answer, played: &Played) -> bool {
+    let traces = &played.traces;
+    if traces.is_empty() {
+        return false;
+    }
+    // Endpoints reached (answered or not), and the Pods behind them.
+    let reached: Vec<(Option<&NamespacedName>, std::net::SocketAddr)> = traces
+        .iter()
+        .filter_map(|t| match &t.outcome {
+            Outcome::Delivered { pod, endpoint, .. } | Outcome::TimedOut { pod, endpoint } => {
+                Some((pod.as_ref(), *endpoint))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut pods: Vec<&NamespacedName> = reached.iter().filter_map(|(p, _)| *p).collect();
+    pods.sort();
+    pods.dedup();
+    let all = |f: &dyn Fn(&Outcome) -> bool| traces.iter().all(|t| f(&t.outcome));
+    let delivered = |o: &Outcome| matches!(o, Outcome::Delivered { .. });
+    let timed_out = |o: &Outcome| matches!(o, Outcome::TimedOut { .. });
+    let sources: Vec<(std::net::IpAddr, std::net::IpAddr)> = traces
+        .iter()
+        .filter_map(|t| match &t.outcome {
+            Outcome::Delivered { source, .. } => {
+                t.hops.first().map(|h| (h.before.src.ip(), source.ip()))
+            }
+            _ => None,
+        })
+        .collect();
+    // A node's own address, or its address on the Pod network (the bridge
+    // or gateway address a masquerade towards a local Pod picks).
+    let is_node_ip = |ip: std::net::IpAddr| {
+        cluster.nodes.iter().any(|n| {
+            n.addresses.iter().any(|(_, a)| *a == ip)
+                || (n.pod_cidrs.iter().any(|c| c.contains(&ip))
+                    && !cluster.pods.iter().any(|p| p.ips.contains(&ip)))
+        })
+    };
+    match answer {
+        Answer::Spread => pods.len() >= 2,
+        Answer::OnePod => pods.len() == 1 && reached.iter().all(|(p, _)| p.is_some()),
+        Answer::Pod(prefix) => {
+            !reached.is_empty()
+                && reached
+                    .iter()
+                    .all(|(p, _)| p.is_some_and(|p| p.name.starts_with(prefix.as_str())))
+        }
+        Answer::OutsideCluster => !reached.is_empty() && reached.iter().all(|(p, _)| p.is_none()),
+        Answer::WatchedReached => pods.iter().any(|p| played.watched.contains(p)),
+        Answer::WatchedAvoided => {
+            !pods.is_empty() && !pods.iter().any(|p| played.watched.contains(p))
+        }
+        Answer::Nowhere => reached.is_empty(),
+        Answer::Delivered => all(&delivered),
+        Answer::TimedOut => all(&timed_out),
+        Answer::SomeTimedOut => {
+            all(&|o| delivered(o) || timed_out(o))
+                && traces.iter().any(|t| delivered(&t.outcome))
+                && traces.iter().any(|t| timed_out(&t.outcome))
+        }
+        Answer::Dropped => all(&|o| matches!(o, Outcome::Dropped { .. })),
+        Answer::Rejected => all(&|o| matches!(o, Outcome::Rejected { .. })),
+        Answer::ClientIp => !sources.is_empty() && sources.iter().all(|(c, s)| c == s),
+        Answer::NodeIp => {
+            !sources.is_empty() && sources.iter().all(|(c, s)| c != s && is_node_ip(*s))
+        }
+    }
+}

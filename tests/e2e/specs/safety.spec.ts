@@ -1,0 +1,49 @@
+// Nothing leaves the browser; user text is shown as text.
+import { test, expect } from '@playwright/test';
+import { App } from './app';
+
+test('a whole session makes requests only to the app\'s own origin', async ({ page }) => {
+  const requests: string[] = [];
+  page.on('request', (r) => requests.push(r.url()));
+  const app = new App(page);
+  await app.open();
+  await app.speed('4');
+  await app.send();
+  await app.outcome();
+  for (const mode of ['ipvs', 'nftables', 'userspace']) await app.selectMode(mode);
+  await app.selectScenario('loadbalancer-local');
+  await app.byId('yaml-editor').fill('apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: {ports: [{port: 80}]}\n');
+  await app.byId('yaml-apply').click();
+  await app.byId('lang-select').selectOption('ko');
+  await page.reload();
+  await expect(app.byId('diagram')).toBeVisible();
+  const foreign = requests.filter((u) => !u.startsWith('http://127.0.0.1:4173/'));
+  expect(foreign).toEqual([]);
+  expect(requests.length).toBeGreaterThan(3);
+});
+
+test('names, labels and control characters from user YAML are shown as text', async ({ page }) => {
+  const app = new App(page);
+  await app.open();
+  await page.evaluate(() => { (window as any).pwned = false; });
+  const yaml = `apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  labels: {app: "<script>window.pwned=true</script>", quote: "a\\"b'c", ctl: "x\\u0007\\u202Ey"}
+spec: {containers: [{name: c, ports: [{containerPort: 80}]}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: "<script>window.pwned=true</script>"}
+  ports: [{port: 80}]
+`;
+  await app.byId('yaml-editor').fill(yaml);
+  await app.byId('yaml-apply').click();
+  const pod = page.getByTestId('pod-web');
+  await expect(pod).toContainText('<script>window.pwned=true</script>');
+  expect(await page.locator('[data-testid=app] script').count()).toBe(0);
+  expect(await page.evaluate(() => (window as any).pwned)).toBe(false);
+});

@@ -1,0 +1,40 @@
+//! Save text as a file the user downloads (a Blob URL on a temporary link).
+//! Nothing is uploaded: the file is made in the browser.
+
+use wasm_bindgen::JsCast;
+
+/// Offer `text` as a download named `name`; false if the browser refused.
+pub fn text(name: &str, mime: &str, text: &str) -> bool {
+    (|| -> Option<()> {
+        let window = web_sys::window()?;
+        let document = window.document()?;
+        let parts = js_sys_array(text)?;
+        let opts = web_sys::BlobPropertyBag::new();
+        opts.set_type(mime);
+        let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts).ok()?;
+        let url = web_sys::Url::create_object_url_with_blob(&blob).ok()?;
+        let a: web_sys::HtmlAnchorElement = document.create_element("a").ok()?.dyn_into().ok()?;
+        a.set_href(&url);
+        a.set_download(name);
+        a.click();
+        web_sys::Url::revoke_object_url(&url).ok()?;
+        Some(())
+    })()
+    .is_some()
+}
+
+fn js_sys_array(text: &str) -> Option<wasm_bindgen::JsValue> {
+    // A one-element JS array of the string, built through JSON to avoid a js-sys dependency.
+    let json = serde_json::to_string(&[text]).ok()?;
+    js_parse(&json)
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
+    fn json_parse(s: &str) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>;
+}
+
+fn js_parse(s: &str) -> Option<wasm_bindgen::JsValue> {
+    json_parse(s).ok()
+}
