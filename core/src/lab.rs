@@ -33,8 +33,12 @@ pub const MAX_LAB_PACKETS: u32 = 100_000;
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Bucket {
     /// The Pod's name, else the endpoint (`172.16.5.20:5432`), else what
-    /// happened (`dropped`, `rejected`, `timed out`, ...).
+    /// happened (`dropped`, `rejected`, `timed out`, ...), in English.
     pub label: String,
+    /// What happened, for a translated label.
+    pub landing: Landing,
+    /// The Pod, endpoint or node concerned (empty when none).
+    pub name: String,
     pub endpoint: Option<SocketAddr>,
     pub count: u32,
 }
@@ -131,37 +135,175 @@ pub fn distribution(
     seed: u64,
     long_lived: bool,
 ) -> Vec<Bucket> {
-    let packets = lab_packets(target, origin, n_packets, seed, long_lived);
-    let traces = run(cluster, mode, scheduler, &packets);
-    let mut counts: BTreeMap<(String, Option<SocketAddr>), u32> = BTreeMap::new();
-    for t in &traces {
+    let mut lab = LbLab::new(
+        cluster, mode, scheduler, target, origin, n_packets, seed, long_lived,
+    );
+    while lab.step(usize::MAX) > 0 {}
+    lab.buckets()
+}
+
+/// How a lab connection ended, for the app to name in its language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Landing {
+    /// Answered by the endpoint (a Pod, or an address outside the cluster).
+    Delivered,
+    /// Reached the endpoint, which did not answer.
+    TimedOut,
+    Dropped,
+    Rejected,
+    /// Answered by the node itself.
+    Node,
+    Unrouted,
+    NoSuchName,
+}
+
+/// The load-balancing lab run in slices: [`LbLab::step`] traces up to a
+/// given number of connections, so the app can redraw the chart between
+/// frames. Connections share one [`WorldState`] (round-robin positions,
+/// active connection counts, affinity), exactly as [`distribution`] does in
+/// one go: the counts after the last step are the same.
+#[derive(Clone, Debug)]
+pub struct LbLab {
+    cluster: Cluster,
+    mode: Mode,
+    scheduler: Option<Scheduler>,
+    packets: Vec<SentPacket>,
+    /// What kube-proxy has synced during the whole run, when it does not
+    /// change (the fast path); `None` replays everything on the first step.
+    steady: Option<Vec<EndpointSlice>>,
+    state: WorldState,
+    next: usize,
+    counts: BTreeMap<(Landing, String, Option<SocketAddr>), u32>,
+}
+
+impl LbLab {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        cluster: &Cluster,
+        mode: Mode,
+        scheduler: Option<Scheduler>,
+        target: &Target,
+        origin: &Origin,
+        n_packets: u32,
+        seed: u64,
+        long_lived: bool,
+    ) -> LbLab {
+        let packets = lab_packets(target, origin, n_packets, seed, long_lived);
+        let timing = Timing::default();
+        let steady = match (packets.first(), packets.last()) {
+            (Some(first), Some(last)) => {
+                let a = controller::snapshot(cluster, &[], timing, first.at_ms);
+                let b = controller::snapshot(cluster, &[], timing, last.at_ms);
+                (a.proxy_slices == b.proxy_slices).then_some(a.proxy_slices)
+            }
+            _ => None,
+        };
+        LbLab {
+            cluster: cluster.clone(),
+            mode,
+            scheduler,
+            packets,
+            steady,
+            state: WorldState::default(),
+            next: 0,
+            counts: BTreeMap::new(),
+        }
+    }
+
+    /// Connections in the run.
+    pub fn total(&self) -> usize {
+        self.packets.len()
+    }
+
+    /// Connections traced so far.
+    pub fn done(&self) -> usize {
+        self.next
+    }
+
+    /// Trace up to `max` more connections; returns how many were traced
+    /// (0 once the run is complete).
+    pub fn step(&mut self, max: usize) -> usize {
+        let from = self.next;
+        let to = from.saturating_add(max.max(1)).min(self.packets.len());
+        if from >= to {
+            return 0;
+        }
+        let traces = match &self.steady {
+            Some(slices) => {
+                let sim = Sim::new(&self.cluster, slices, self.mode, self.scheduler);
+                self.packets[from..to]
+                    .iter()
+                    .map(|p| {
+                        let mut chooser = Chooser::new(p.seed);
+                        trace::trace(&sim, &p.request, &mut self.state, &mut chooser, p.at_ms)
+                    })
+                    .collect::<Vec<_>>()
+            }
+            None => {
+                // Not steady: replay everything at once (it threads its own state).
+                let all = run(&self.cluster, self.mode, self.scheduler, &self.packets);
+                self.next = self.packets.len();
+                for t in &all {
+                    self.count(t);
+                }
+                return all.len();
+            }
+        };
+        for t in &traces {
+            self.count(t);
+        }
+        self.next = to;
+        to - from
+    }
+
+    fn count(&mut self, t: &Trace) {
         let key = match &t.outcome {
             Outcome::Delivered { pod, endpoint, .. } => (
+                Landing::Delivered,
                 pod.as_ref()
                     .map(|p| p.name.clone())
                     .unwrap_or_else(|| endpoint.to_string()),
                 Some(*endpoint),
             ),
             Outcome::TimedOut { endpoint, .. } => (
-                format!("{} (timed out)", pod_label(cluster, *endpoint)),
+                Landing::TimedOut,
+                pod_label(&self.cluster, *endpoint),
                 Some(*endpoint),
             ),
-            Outcome::Dropped { .. } => ("dropped".to_string(), None),
-            Outcome::Rejected { .. } => ("rejected".to_string(), None),
-            Outcome::AcceptedByNode { node } => (format!("node {node}"), None),
-            Outcome::Unrouted => ("unrouted".to_string(), None),
-            Outcome::NoSuchName { .. } => ("no such name".to_string(), None),
+            Outcome::Dropped { .. } => (Landing::Dropped, String::new(), None),
+            Outcome::Rejected { .. } => (Landing::Rejected, String::new(), None),
+            Outcome::AcceptedByNode { node } => (Landing::Node, node.clone(), None),
+            Outcome::Unrouted => (Landing::Unrouted, String::new(), None),
+            Outcome::NoSuchName { .. } => (Landing::NoSuchName, String::new(), None),
         };
-        *counts.entry(key).or_default() += 1;
+        *self.counts.entry(key).or_default() += 1;
     }
-    counts
-        .into_iter()
-        .map(|((label, endpoint), count)| Bucket {
-            label,
-            endpoint,
-            count,
-        })
-        .collect()
+
+    /// The counts so far, sorted by label (endpoints) then outcome.
+    pub fn buckets(&self) -> Vec<Bucket> {
+        let mut out: Vec<Bucket> = self
+            .counts
+            .iter()
+            .map(|((landing, name, endpoint), count)| Bucket {
+                label: match landing {
+                    Landing::Delivered => name.clone(),
+                    Landing::TimedOut => format!("{name} (timed out)"),
+                    Landing::Dropped => "dropped".into(),
+                    Landing::Rejected => "rejected".into(),
+                    Landing::Node => format!("node {name}"),
+                    Landing::Unrouted => "unrouted".into(),
+                    Landing::NoSuchName => "no such name".into(),
+                },
+                landing: *landing,
+                name: name.clone(),
+                endpoint: *endpoint,
+                count: *count,
+            })
+            .collect();
+        out.sort();
+        out
+    }
 }
 
 /// What theory predicts for a distribution run.

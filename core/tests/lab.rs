@@ -211,3 +211,57 @@ fn fast_path_equals_replay() {
         assert_eq!(fast, slow, "{mode:?}");
     }
 }
+
+#[test]
+fn lab_in_slices_counts_what_one_run_counts() {
+    let c = scenario("alpaca-bandicoot");
+    let t = cluster_ip(&c, "alpaca-service");
+    let o = replay::default_origin(&c, &t);
+    for (mode, sched, long_lived) in [
+        (Mode::Iptables, None, false),
+        (Mode::Ipvs, Some(Scheduler::Rr), false),
+        (Mode::Ipvs, Some(Scheduler::Lc), true),
+        (Mode::Nftables, None, false),
+        (Mode::Userspace, None, false),
+    ] {
+        let whole = lab::distribution(&c, mode, sched, &t, &o, 257, 9, long_lived);
+        let mut sliced = lab::LbLab::new(&c, mode, sched, &t, &o, 257, 9, long_lived);
+        assert_eq!(sliced.total(), 257);
+        let mut steps = 0;
+        while sliced.step(10) > 0 {
+            steps += 1;
+            assert_eq!(
+                sliced.buckets().iter().map(|b| b.count).sum::<u32>() as usize,
+                sliced.done()
+            );
+        }
+        assert_eq!(steps, 26, "{mode:?}");
+        assert_eq!(sliced.buckets(), whole, "{mode:?} {sched:?}");
+        // And both agree with the traces themselves.
+        let packets = lab::lab_packets(&t, &o, 257, 9, long_lived);
+        let delivered = lab::run(&c, mode, sched, &packets)
+            .iter()
+            .filter(|tr| matches!(tr.outcome, kpv_core::trace::Outcome::Delivered { .. }))
+            .count() as u32;
+        let counted: u32 = whole
+            .iter()
+            .filter(|b| b.landing == lab::Landing::Delivered)
+            .map(|b| b.count)
+            .sum();
+        assert_eq!(counted, delivered, "{mode:?}");
+    }
+}
+
+#[test]
+fn lab_buckets_name_what_happened() {
+    let c = scenario("no-endpoints");
+    let t = replay::targets(&c).into_iter().next().unwrap();
+    let o = replay::default_origin(&c, &t);
+    let d = lab::distribution(&c, Mode::Iptables, None, &t, &o, 20, 1, false);
+    assert!(!d.is_empty());
+    assert!(
+        d.iter().all(|b| b.landing != lab::Landing::Delivered),
+        "{d:?}"
+    );
+    assert_eq!(d.iter().map(|b| b.count).sum::<u32>(), 20);
+}
