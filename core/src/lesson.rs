@@ -172,6 +172,27 @@ impl Answer {
         })
     }
 
+    /// The answer as written in lesson files (`outside-cluster`, `pod:alpaca`).
+    pub fn key(&self) -> String {
+        let s = match self {
+            Answer::Spread => "spread",
+            Answer::OnePod => "one-pod",
+            Answer::Pod(p) => return format!("pod:{p}"),
+            Answer::OutsideCluster => "outside-cluster",
+            Answer::WatchedReached => "watched-reached",
+            Answer::WatchedAvoided => "watched-avoided",
+            Answer::Nowhere => "nowhere",
+            Answer::Delivered => "delivered",
+            Answer::SomeTimedOut => "some-timed-out",
+            Answer::TimedOut => "timed-out",
+            Answer::Dropped => "dropped",
+            Answer::Rejected => "rejected",
+            Answer::ClientIp => "client-ip",
+            Answer::NodeIp => "node-ip",
+        };
+        s.to_string()
+    }
+
     /// The kind of question this answers.
     pub fn kind(&self) -> PredictKind {
         match self {

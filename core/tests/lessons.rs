@@ -160,3 +160,22 @@ fn bad_lesson_files_get_diagnostics() {
     let d = lesson::check_against(&l, &scenario("alpaca-bandicoot"));
     assert_eq!(d.len(), 3, "{d:#?}");
 }
+
+#[test]
+fn answer_keys_are_what_the_files_say() {
+    for (path, lesson) in lessons() {
+        let text = std::fs::read_to_string(root().join("tests/lessons").join(&path))
+            .or_else(|_| std::fs::read_to_string(&path))
+            .unwrap();
+        for step in &lesson.steps {
+            for choice in step.predict.iter().flat_map(|p| &p.choices) {
+                let key = choice.answer.key();
+                assert!(
+                    text.contains(&format!("answer: {key}"))
+                        || text.contains(&format!("answer: \"{key}\"")),
+                    "{path}: no `answer: {key}` in the file"
+                );
+            }
+        }
+    }
+}
