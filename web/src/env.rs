@@ -13,6 +13,9 @@ pub struct UrlOptions {
     pub lang: Option<String>,
     pub theme: Option<String>,
     pub step: Option<u32>,
+    /// A lesson to open (`lesson=readiness`) and its page, from 1 (`page=2`).
+    pub lesson: Option<String>,
+    pub page: Option<u32>,
 }
 
 /// Parse a query string (`?a=1&b=2`), leniently.
@@ -32,6 +35,8 @@ pub fn parse_query(search: &str) -> UrlOptions {
             "lang" => o.lang = Some(v),
             "theme" => o.theme = Some(v),
             "step" => o.step = v.parse().ok(),
+            "lesson" => o.lesson = Some(v),
+            "page" => o.page = v.parse().ok(),
             _ => {}
         }
     }
@@ -111,6 +116,10 @@ mod tests {
         assert_eq!(o.step, Some(3));
         assert_eq!(parse_query("?step=x").step, None);
         assert!(!parse_query("?embed=0").embed);
+        let o = parse_query("?lesson=readiness&page=2");
+        assert_eq!(o.lesson.as_deref(), Some("readiness"));
+        assert_eq!(o.page, Some(2));
+        assert_eq!(parse_query("?page=-1").page, None);
     }
 
     #[test]

@@ -251,6 +251,60 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("rules.node", "Node", "노드"),
     ("packet.src", "src", "출발"),
     ("packet.dst", "dst", "도착"),
+    ("editor.file-too-large", "the file is too large", "파일이 너무 큽니다"),
+    ("editor.file-not-utf8", "the file is not UTF-8 text", "파일이 UTF-8 텍스트가 아닙니다"),
+    ("editor.byte", "at byte", "바이트 위치"),
+    ("editor.file-unreadable", "the file could not be read", "파일을 읽을 수 없습니다"),
+    ("btn.open-file", "Open a file…", "파일 열기…"),
+    ("btn.restore-text", "Restore the previous text", "이전 내용 되돌리기"),
+    ("btn.share", "Share link", "공유 링크"),
+    ("btn.embed", "Embed code", "임베드 코드"),
+    ("btn.fullscreen", "Full screen", "전체 화면"),
+    ("btn.export-svg", "Diagram as SVG", "다이어그램 SVG"),
+    ("btn.export-png", "Diagram as PNG", "다이어그램 PNG"),
+    ("share.copied", "Link copied to the clipboard (and shown in the address bar). Opening it shows exactly this view.", "링크를 클립보드에 복사했습니다(주소 표시줄에도 있습니다). 열면 지금 화면이 그대로 나옵니다."),
+    ("embed.copied", "Embed code copied: paste it into a documentation page.", "임베드 코드를 복사했습니다. 문서 페이지에 붙여 넣으세요."),
+    ("fullscreen.refused", "The browser refused full screen.", "브라우저가 전체 화면을 거부했습니다."),
+    ("export.failed", "The diagram could not be exported.", "다이어그램을 내보낼 수 없습니다."),
+    ("export.png-failed", "The PNG could not be made (this page's Content-Security-Policy may forbid blob: images); the SVG export still works.", "PNG를 만들 수 없습니다(이 페이지의 Content-Security-Policy가 blob: 이미지를 막았을 수 있습니다). SVG 내보내기는 됩니다."),
+    ("share.url", "Share link", "공유 링크"),
+    ("embed.code", "Embed code", "임베드 코드"),
+    ("share.err.empty", "The share link has no state in it; showing the default scenario.", "공유 링크에 상태가 없습니다. 기본 시나리오를 보여 줍니다."),
+    ("share.err.version", "This share link is not in a format this version reads; showing the default scenario.", "이 버전이 읽을 수 없는 형식의 공유 링크입니다. 기본 시나리오를 보여 줍니다."),
+    ("share.err.too-large", "This share link is too large and was refused; showing the default scenario.", "공유 링크가 너무 커서 거부했습니다. 기본 시나리오를 보여 줍니다."),
+    ("share.err.damaged", "This share link is damaged or cut short; showing the default scenario.", "공유 링크가 손상되었거나 잘렸습니다. 기본 시나리오를 보여 줍니다."),
+    ("share.err.invalid", "This share link holds values the app does not accept; showing the default scenario.", "공유 링크에 앱이 받을 수 없는 값이 있습니다. 기본 시나리오를 보여 줍니다."),
+    ("share.err.scenario", "The scenario in this share link has errors; showing the default scenario.", "공유 링크의 시나리오에 오류가 있습니다. 기본 시나리오를 보여 줍니다."),
+    ("lab.lb.title", "Load-balancing lab", "로드밸런싱 실습"),
+    ("lab.lb.hint", "Send N new connections to the chosen destination with the current mode and scheduler, and count where each lands. The mark on each bar is what theory expects.", "현재 모드와 스케줄러로 선택한 목적지에 새 연결 N개를 보내고 어디에 도착하는지 셉니다. 막대의 표시는 이론상 기대값입니다."),
+    ("lab.n", "Connections", "연결 수"),
+    ("lab.long-lived", "Keep connections open", "연결 유지"),
+    ("lab.run", "Run", "실행"),
+    ("lab.stop", "Stop", "중지"),
+    ("lab.timed-out", "timed out", "시간 초과"),
+    ("lab.expect.random", "each endpoint is picked at random, so each share tends to 1/n", "엔드포인트를 무작위로 고르므로 각 몫은 1/n에 가까워집니다"),
+    ("lab.expect.rr", "endpoints are taken in turn, so the counts are exactly equal every n connections", "엔드포인트를 차례로 고르므로 n개 연결마다 수가 정확히 같습니다"),
+    ("lab.expect.count", "the endpoint with the fewest active connections wins, so counts stay within one of each other when connections stay open", "활성 연결이 가장 적은 엔드포인트가 선택되므로, 연결을 유지하면 수가 서로 하나 이내로 유지됩니다"),
+    ("lab.expect.hash", "the scheduler hashes the addresses and one client's address never changes, so every connection lands on one endpoint", "스케줄러가 주소를 해시하고 한 클라이언트의 주소는 바뀌지 않으므로 모든 연결이 한 엔드포인트로 갑니다"),
+    ("lab.expect.affinity", "sessionAffinity: ClientIP sends every connection of one client to the endpoint it first reached", "sessionAffinity: ClientIP는 한 클라이언트의 모든 연결을 처음 도착한 엔드포인트로 보냅니다"),
+    ("lab.expect.nothing", "no endpoint can be reached", "도달할 수 있는 엔드포인트가 없습니다"),
+    ("lab.scale.title", "Scaling lab", "확장성 실습"),
+    ("lab.scale.hint", "Generates clusters of 10 to 10,000 Services, compiles each mode's real ruleset in this browser, and counts the rules a new connection to the last Service is compared against: iptables walks a list (O(n)), IPVS and nftables look up a hash or map (O(1)).", "Service 10개부터 10,000개까지의 클러스터를 만들어 이 브라우저에서 각 모드의 실제 규칙을 컴파일하고, 마지막 Service로 가는 새 연결이 비교하는 규칙 수를 셉니다. iptables는 목록을 차례로 훑고(O(n)), IPVS와 nftables는 해시나 맵을 조회합니다(O(1))."),
+    ("lab.per-service", "Endpoints per Service", "Service당 엔드포인트"),
+    ("lab.compared", "Rules compared (first → last Service)", "비교한 규칙 수 (첫 → 마지막 Service)"),
+    ("lab.ruleset", "Ruleset size (lines)", "규칙 집합 크기 (줄)"),
+    ("lab.services", "Services", "Service 수"),
+    ("lab.time", "Time here", "여기서 걸린 시간"),
+    ("lesson.title", "Lesson", "수업"),
+    ("lesson.none", "— no lesson —", "— 수업 없음 —"),
+    ("lesson.step", "Step", "단계"),
+    ("lesson.check", "Check my answer", "답 확인"),
+    ("lesson.right", "Right! Watch the packets to see why.", "정답입니다! 패킷을 보며 이유를 확인하세요."),
+    ("lesson.wrong", "Not this time. The answer:", "아쉽네요. 정답:"),
+    ("lesson.play", "Play this step", "이 단계 재생"),
+    ("lesson.prev", "Previous", "이전"),
+    ("lesson.next", "Next", "다음"),
+    ("lesson.close", "Close the lesson", "수업 닫기"),
     (
         "a11y.diagram",
         "Cluster diagram: client, load balancer, nodes, Services and Pods",
@@ -313,5 +367,50 @@ mod tests {
         }
         assert_eq!(tr(Lang::Ko, "btn.send"), "패킷 보내기");
         assert_eq!(tr(Lang::En, "nope"), "nope");
+    }
+
+    /// Every key-like string literal in the crate's sources (`"lab.run"`,
+    /// `"share.err.damaged"`) whose first part is a prefix the table uses
+    /// must be in the table: a key missing from it would show raw.
+    #[test]
+    fn every_key_the_code_uses_is_in_the_table() {
+        let keys: BTreeSet<&str> = TABLE.iter().map(|(k, _, _)| *k).collect();
+        let prefixes: BTreeSet<&str> = keys.iter().filter_map(|k| k.split('.').next()).collect();
+        let mut missing = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src"
+        ))];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                if path.extension().is_none_or(|e| e != "rs") || path.ends_with("i18n.rs") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                for lit in text.split('"').skip(1).step_by(2) {
+                    let key_like = lit.contains('.')
+                        && lit.chars().all(|c| {
+                            c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-'
+                        })
+                        && !lit.ends_with('.')
+                        && ![".yaml", ".txt", ".svg", ".png", ".json", ".rs"]
+                            .iter()
+                            .any(|x| lit.ends_with(x));
+                    let prefix = lit.split('.').next().unwrap_or_default();
+                    if key_like && prefixes.contains(prefix) && !keys.contains(lit) {
+                        missing.push(format!("{}: {lit}", path.display()));
+                    }
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "keys used but not translated: {missing:#?}"
+        );
     }
 }

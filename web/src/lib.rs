@@ -10,13 +10,19 @@
 pub mod components;
 pub mod download;
 pub mod env;
+pub mod export;
 pub mod i18n;
+pub mod lessons;
 pub mod scenarios;
+pub mod share;
 pub mod state;
+pub mod work;
 
 use components::controls::{Exports, PlaybackBar, Preferences, Toolbar, TrafficBar};
 use components::diagram::Diagram;
 use components::editor::Editor;
+use components::labs::{LoadBalancingLab, ScalingLab};
+use components::lessons::{LessonBar, LessonState};
 use components::panels::{EndpointList, HopList, PodsPanel, RulesView, VerdictPanel};
 use components::t;
 use i18n::Lang;
@@ -117,6 +123,37 @@ pub fn App() -> impl IntoView {
             store.now.set(t);
         }
     }
+    let lessons = LessonState::new();
+    provide_context(lessons);
+    // A share link in the fragment wins over the query's scenario; a bad one
+    // is reported and the default scenario stays.
+    let share_problem = RwSignal::new(None::<share::OpenError>);
+    let lang_in_query = opts.lang.as_deref().and_then(Lang::parse).is_some();
+    let open_fragment = move |fragment: &str| match share::open(&store, fragment) {
+        Ok(state) => {
+            share_problem.set(None);
+            // The reader's own `?lang=` wins over the author's language.
+            if let Some(l) = state.lang.as_deref().and_then(Lang::parse) {
+                if !lang_in_query {
+                    lang.set(l);
+                }
+            }
+        }
+        Err(e) => share_problem.set(Some(e)),
+    };
+    if let Some(f) = share::current_fragment() {
+        open_fragment(&f);
+    } else if let Some(id) = opts.lesson.as_deref() {
+        let page = opts.page.unwrap_or(1).max(1) as usize - 1;
+        lessons.open_by_id(&store, id, page);
+    }
+    // A link pasted into the address bar of an open page.
+    let hash_listener = window_event_listener(leptos::ev::hashchange, move |_| {
+        if let Some(f) = share::current_fragment() {
+            open_fragment(&f);
+        }
+    });
+    on_cleanup(move || hash_listener.remove());
     let theme = RwSignal::new(if opts.theme.as_deref() == Some("dark") {
         "dark"
     } else {
@@ -175,6 +212,7 @@ pub fn App() -> impl IntoView {
             _ => {}
         }
     };
+    let stage = NodeRef::<leptos::html::Div>::new();
     let full = move || {
         view! {
             <header class="topbar">
@@ -195,14 +233,25 @@ pub fn App() -> impl IntoView {
                     </ul>
                 </div>
             </Show>
+            {move || share_problem.get().map(|e| view! {
+                <div class="errors" role="alert" data-testid="share-error">
+                    <p>{let key = e.key(); move || i18n::tr(lang.get(), key)}</p>
+                    <p class="small muted">{e.detail()}</p>
+                </div>
+            })}
+            <LessonBar />
             <TrafficBar />
             <div class="layout">
-                <div class="stage">
-                    <Diagram />
-                    <PlaybackBar />
+                <div class="main-col">
+                    <div class="diagram-wrap" node_ref=stage>
+                        <Diagram />
+                        <PlaybackBar />
+                    </div>
+                    <Exports theme=theme stage=stage />
                     <PodsPanel />
                     <Editor draft=draft storage_problem=storage_problem />
-                    <Exports />
+                    <LoadBalancingLab />
+                    <ScalingLab />
                 </div>
                 <aside class="side">
                     <VerdictPanel />

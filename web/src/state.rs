@@ -236,7 +236,8 @@ impl Store {
         })
     }
 
-    fn origin_for(&self, target: &Target) -> Origin {
+    /// Where packets to `target` come from: the chosen origin, else the default.
+    pub fn current_origin(&self, target: &Target) -> Origin {
         let key = self.origin.get_untracked();
         self.parsed.with_untracked(|(c, _)| {
             parse_origin(c, &key).unwrap_or_else(|| replay::default_origin(c, target))
@@ -248,7 +249,7 @@ impl Store {
         let Some(target) = self.current_target() else {
             return;
         };
-        let origin = self.origin_for(&target);
+        let origin = self.current_origin(&target);
         let start = self.now.get_untracked();
         let seed = self.seed.get_untracked();
         let mut last = None;

@@ -237,12 +237,49 @@ pub fn Preferences(theme: RwSignal<&'static str>, large: RwSignal<bool>) -> impl
     }
 }
 
-/// Downloads of the scenario, the rules and the trace transcript.
+/// Downloads (scenario, rules, transcript, diagram pictures), the share link,
+/// the embed snippet and full screen.
 #[component]
-pub fn Exports() -> impl IntoView {
+pub fn Exports(theme: RwSignal<&'static str>, stage: NodeRef<leptos::html::Div>) -> impl IntoView {
     let store = expect_context::<Store>();
+    let l = lang();
+    let share_url = RwSignal::new(None::<String>);
+    let embed_code = RwSignal::new(None::<String>);
+    let status = RwSignal::new(None::<&'static str>);
     view! {
         <div class="buttons exports">
+            <button data-testid="share-link" class="primary" on:click=move |_| {
+                let url = crate::share::link(&store, l.get_untracked());
+                crate::share::replace_address(&url);
+                crate::share::copy(&url);
+                share_url.set(Some(url));
+                embed_code.set(None);
+                status.set(Some("share.copied"));
+            }>{t("btn.share")}</button>
+            <button data-testid="embed-snippet" on:click=move |_| {
+                let code = crate::share::embed_snippet(&store, l.get_untracked(), theme.get_untracked());
+                crate::share::copy(&code);
+                embed_code.set(Some(code));
+                share_url.set(None);
+                status.set(Some("embed.copied"));
+            }>{t("btn.embed")}</button>
+            <button data-testid="fullscreen" on:click=move |_| {
+                if let Some(el) = stage.get_untracked() {
+                    let doc = web_sys::window().and_then(|w| w.document());
+                    if doc.as_ref().and_then(|d| d.fullscreen_element()).is_some() {
+                        if let Some(d) = doc { d.exit_fullscreen(); }
+                    } else if el.request_fullscreen().is_err() {
+                        status.set(Some("fullscreen.refused"));
+                    }
+                }
+            }>{t("btn.fullscreen")}</button>
+            <button data-testid="export-svg" on:click=move |_| {
+                status.set((!crate::export::svg()).then_some("export.failed"));
+            }>{t("btn.export-svg")}</button>
+            <button data-testid="export-png" on:click=move |_| {
+                status.set(None);
+                crate::export::png(move |ok| status.set((!ok).then_some("export.png-failed")));
+            }>{t("btn.export-png")}</button>
             <button data-testid="export-yaml" on:click=move |_| {
                 crate::download::text("scenario.yaml", "application/yaml", &store.yaml.get_untracked());
             }>{t("btn.export-yaml")}</button>
@@ -261,5 +298,24 @@ pub fn Exports() -> impl IntoView {
                 }
             }>{t("btn.export-transcript")}</button>
         </div>
+        <Show when=move || status.get().is_some() || share_url.with(Option::is_some) || embed_code.with(Option::is_some)>
+            <div class="panel share-panel">
+                {move || status.get().map(|k| view! { <p class="small" data-testid="share-status" role="status">{move || tr(l.get(), k)}</p> })}
+                {move || share_url.get().map(|u| view! {
+                    <label>
+                        <span>{t("share.url")}</span>
+                        <input data-testid="share-url" type="text" readonly=true prop:value=u
+                            on:focus=move |ev| { event_target::<web_sys::HtmlInputElement>(&ev).select(); } />
+                    </label>
+                })}
+                {move || embed_code.get().map(|c| view! {
+                    <label>
+                        <span>{t("embed.code")}</span>
+                        <textarea data-testid="embed-code" readonly=true rows="4" prop:value=c
+                            on:focus=move |ev| { event_target::<web_sys::HtmlTextAreaElement>(&ev).select(); }></textarea>
+                    </label>
+                })}
+            </div>
+        </Show>
     }
 }

@@ -6,6 +6,8 @@
 pub mod controls;
 pub mod diagram;
 pub mod editor;
+pub mod labs;
+pub mod lessons;
 pub mod panels;
 
 use crate::i18n::{tr, Lang};

@@ -1,0 +1,350 @@
+//! The two labs: where N connections land (load balancing), and how rules
+//! grow with the number of Services (scaling).
+//!
+//! Both are measured by kpv-core — [`kpv_core::lab::LbLab`] traces real
+//! packets, [`kpv_core::lab::ScaleLab`] compiles real rulesets — in slices
+//! between frames ([`crate::work`]), with progress shown as they go.
+
+use super::{lang, t};
+use crate::i18n::{tr, Lang};
+use crate::state::Store;
+use kpv_core::lab::{self, Bucket, Expectation, Landing, LbLab, ScaleLab, ScalePoint};
+use kpv_core::model::{Mode, Scheduler};
+use leptos::prelude::*;
+
+fn landing_key(l: Landing) -> Option<&'static str> {
+    match l {
+        Landing::Delivered => None,
+        Landing::TimedOut => Some("lab.timed-out"),
+        Landing::Dropped => Some("verdict.dropped"),
+        Landing::Rejected => Some("verdict.rejected"),
+        Landing::Node => Some("verdict.accepted"),
+        Landing::Unrouted => Some("verdict.unrouted"),
+        Landing::NoSuchName => Some("verdict.no-name"),
+    }
+}
+
+fn bucket_label(l: Lang, b: &Bucket) -> String {
+    match (landing_key(b.landing), b.name.is_empty()) {
+        (None, _) => b.name.clone(),
+        (Some(k), true) => tr(l, k).to_string(),
+        (Some(k), false) => format!("{} ({})", b.name, tr(l, k)),
+    }
+}
+
+/// What theory says, in words, and the share each endpoint should get.
+fn expectation_text(
+    l: Lang,
+    e: &Expectation,
+    mode: Mode,
+    sched: Scheduler,
+) -> (String, Option<f64>) {
+    match e {
+        Expectation::Random { share, .. } => (tr(l, "lab.expect.random").to_string(), Some(*share)),
+        Expectation::RoundRobin { share, .. } => (tr(l, "lab.expect.rr").to_string(), Some(*share)),
+        Expectation::CountDriven { share, .. } => {
+            (tr(l, "lab.expect.count").to_string(), Some(*share))
+        }
+        Expectation::OneEndpoint { .. } => {
+            let hashing = mode == Mode::Ipvs
+                && matches!(sched, Scheduler::Sh | Scheduler::Dh | Scheduler::Mh);
+            let key = if hashing {
+                "lab.expect.hash"
+            } else {
+                "lab.expect.affinity"
+            };
+            (tr(l, key).to_string(), None)
+        }
+        Expectation::Nothing => (tr(l, "lab.expect.nothing").to_string(), None),
+    }
+}
+
+/// Most connections one run sends.
+const MAX_N: u32 = 10_000;
+
+#[component]
+pub fn LoadBalancingLab() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let l = lang();
+    let n = RwSignal::new(1000u32);
+    let seed = RwSignal::new(1u64);
+    let long_lived = RwSignal::new(false);
+    let run = RwSignal::new(None::<LbLab>);
+    let progress = RwSignal::new((0usize, 0usize));
+    let buckets = RwSignal::new(Vec::<Bucket>::new());
+    let expect = RwSignal::new(None::<(Expectation, Mode, Scheduler)>);
+    let running = RwSignal::new(false);
+    let start = move |_| {
+        let Some(target) = store.current_target() else {
+            return;
+        };
+        let origin = store.current_origin(&target);
+        let mode = store.mode.get_untracked();
+        let sched = store.scheduler.get_untracked();
+        let (lab, e) = store.parsed.with_untracked(|(c, _)| {
+            (
+                LbLab::new(
+                    c,
+                    mode,
+                    Some(sched),
+                    &target,
+                    &origin,
+                    n.get_untracked(),
+                    seed.get_untracked(),
+                    long_lived.get_untracked(),
+                ),
+                lab::expected_share(c, mode, Some(sched), &target, &origin),
+            )
+        });
+        progress.set((0, lab.total()));
+        buckets.set(Vec::new());
+        expect.set(Some((e, mode, sched)));
+        run.set(Some(lab));
+        running.set(true);
+        crate::work::in_frames(move || {
+            if !running.get_untracked() {
+                return false;
+            }
+            let began = crate::work::now_ms();
+            let mut more = true;
+            run.update(|r| {
+                if let Some(lab) = r.as_mut() {
+                    while crate::work::now_ms() - began < crate::work::SLICE_MS {
+                        if lab.step(20) == 0 {
+                            more = false;
+                            break;
+                        }
+                    }
+                    progress.set((lab.done(), lab.total()));
+                    buckets.set(lab.buckets());
+                } else {
+                    more = false;
+                }
+            });
+            if !more {
+                running.set(false);
+            }
+            more
+        });
+    };
+    let chart = move || {
+        let bs = buckets.get();
+        let (done, total) = progress.get();
+        let lang = l.get();
+        let share = expect.with(|e| {
+            e.as_ref()
+                .and_then(|(e, m, s)| expectation_text(lang, e, *m, *s).1)
+        });
+        let max = bs.iter().map(|b| b.count).max().unwrap_or(0).max(1) as f64;
+        let scale = |v: f64| {
+            400.0 * v
+                / max
+                    .max(share.map(|s| s * done as f64).unwrap_or(0.0))
+                    .max(1.0)
+        };
+        let rows = bs.len().max(1);
+        let height = 28 * rows + 10;
+        view! {
+            <svg class="lab-chart" data-testid="lab-chart" viewBox=format!("0 0 760 {height}") role="img" aria-label=tr(lang, "lab.lb.title")>
+                {bs.iter().enumerate().map(|(i, b)| {
+                    let y = 6 + 28 * i;
+                    let w = scale(b.count as f64);
+                    let pct = if done > 0 { 100.0 * b.count as f64 / done as f64 } else { 0.0 };
+                    let expected = (b.landing == Landing::Delivered).then_some(share).flatten().map(|s| scale(s * done as f64));
+                    view! {
+                        <g data-testid="lab-bar" data-label=b.label.clone() data-count=b.count.to_string()>
+                            <text x="0" y=(y + 17).to_string() class="small">{bucket_label(lang, b)}</text>
+                            <rect x="200" y=y.to_string() width=format!("{w:.1}") height="20" rx="3" class=if b.landing == Landing::Delivered { "bar" } else { "bar bad" } />
+                            {expected.map(|x| view! { <line class="expected" x1=format!("{:.1}", 200.0 + x) x2=format!("{:.1}", 200.0 + x) y1=(y - 3).to_string() y2=(y + 23).to_string() /> })}
+                            <text x=format!("{:.1}", 206.0 + w) y=(y + 15).to_string() class="small mono">{format!("{} ({pct:.1}%)", b.count)}</text>
+                        </g>
+                    }
+                }).collect_view()}
+            </svg>
+            <p class="small muted" data-testid="lab-progress-text">{format!("{done} / {total}")}</p>
+        }
+    };
+    view! {
+        <section class="panel lab" data-testid="lab-lb">
+            <h2>{t("lab.lb.title")}</h2>
+            <p class="small muted">{t("lab.lb.hint")}</p>
+            <div class="toolbar">
+                <label class="narrow">
+                    <span>{t("lab.n")}</span>
+                    <input data-testid="lab-n" type="number" min="10" max=MAX_N.to_string() step="10"
+                        prop:value=move || n.get().to_string()
+                        on:change=move |ev| n.set(event_target_value(&ev).trim().parse::<u32>().unwrap_or(1000).clamp(10, MAX_N)) />
+                </label>
+                <label class="narrow">
+                    <span>{t("label.seed")}</span>
+                    <input data-testid="lab-seed" type="number" min="0"
+                        prop:value=move || seed.get().to_string()
+                        on:change=move |ev| seed.set(event_target_value(&ev).trim().parse::<u64>().unwrap_or(1)) />
+                </label>
+                <label class="check">
+                    <input data-testid="lab-long-lived" type="checkbox" prop:checked=move || long_lived.get()
+                        on:change=move |ev| long_lived.set(event_target_checked(&ev)) />
+                    <span>{t("lab.long-lived")}</span>
+                </label>
+                <button data-testid="lab-run" class="primary" on:click=start disabled=move || running.get()>{t("lab.run")}</button>
+                <button data-testid="lab-stop" on:click=move |_| running.set(false) disabled=move || !running.get()>{t("lab.stop")}</button>
+                <progress data-testid="lab-progress" max=move || progress.get().1.max(1).to_string() value=move || progress.get().0.to_string()></progress>
+            </div>
+            <p class="small" data-testid="lab-expectation">
+                {move || expect.with(|e| e.as_ref().map(|(e, m, s)| {
+                    let mode = match m { Mode::Ipvs => format!("IPVS {}", s.as_str()), m => m.as_str().to_string() };
+                    format!("{mode}: {}", expectation_text(l.get(), e, *m, *s).0)
+                }))}
+            </p>
+            {chart}
+        </section>
+    }
+}
+
+/// The modes the scaling lab compares.
+const SCALE_MODES: [Mode; 3] = [Mode::Iptables, Mode::Ipvs, Mode::Nftables];
+
+fn mode_class(m: Mode) -> &'static str {
+    match m {
+        Mode::Iptables => "s-iptables",
+        Mode::Ipvs => "s-ipvs",
+        Mode::Nftables => "s-nftables",
+        Mode::Userspace => "s-userspace",
+    }
+}
+
+/// A log-log line chart of one figure of the scale points.
+fn scale_chart(
+    points: &[(ScalePoint, f64)],
+    title: String,
+    value: fn(&ScalePoint) -> usize,
+    testid: &'static str,
+) -> impl IntoView {
+    let (w, h, left, bottom) = (360.0, 200.0, 48.0, 24.0);
+    let sizes = ScaleLab::SIZES;
+    let x_of = |n: usize| {
+        let (lo, hi) = (
+            (sizes[0] as f64).log10(),
+            (sizes[sizes.len() - 1] as f64).log10(),
+        );
+        left + (w - left - 22.0) * ((n.max(1) as f64).log10() - lo) / (hi - lo)
+    };
+    let max_v = points
+        .iter()
+        .map(|(p, _)| value(p))
+        .max()
+        .unwrap_or(10)
+        .max(10) as f64;
+    let top_exp = max_v.log10().ceil().max(1.0);
+    let y_of = |v: usize| h - bottom - (h - bottom - 8.0) * ((v.max(1) as f64).log10() / top_exp);
+    let lines = SCALE_MODES.map(|m| {
+        let pts: Vec<String> = points
+            .iter()
+            .filter(|(p, _)| p.mode == m)
+            .map(|(p, _)| format!("{:.1},{:.1}", x_of(p.n_services), y_of(value(p))))
+            .collect();
+        view! { <polyline class=format!("series {}", mode_class(m)) points=pts.join(" ") /> }
+    });
+    let grid = (0..=top_exp as u32).map(|e| {
+        let y = y_of(10usize.pow(e));
+        view! {
+            <line class="grid" x1=left.to_string() x2=(w - 8.0).to_string() y1=format!("{y:.1}") y2=format!("{y:.1}") />
+            <text class="small muted" x=(left - 4.0).to_string() y=format!("{:.1}", y + 4.0) text-anchor="end">{format!("1e{e}")}</text>
+        }
+    }).collect_view();
+    let ticks = sizes.map(|n| view! { <text class="small muted" x=format!("{:.1}", x_of(n)) y=(h - 6.0).to_string() text-anchor="middle">{n.to_string()}</text> });
+    view! {
+        <figure class="scale-chart">
+            <figcaption class="small">{title}</figcaption>
+            <svg data-testid=testid viewBox=format!("0 0 {w} {h}") role="img">
+                {grid}
+                {ticks}
+                {lines}
+            </svg>
+        </figure>
+    }
+}
+
+#[component]
+pub fn ScalingLab() -> impl IntoView {
+    let l = lang();
+    let per_service = RwSignal::new(3usize);
+    let lab_state = RwSignal::new(None::<ScaleLab>);
+    let points = RwSignal::new(Vec::<(ScalePoint, f64)>::new());
+    let running = RwSignal::new(false);
+    let progress = RwSignal::new((0usize, 0usize));
+    let start = move |_| {
+        let lab = ScaleLab::new(&ScaleLab::SIZES, &SCALE_MODES, per_service.get_untracked());
+        progress.set((0, lab.total()));
+        points.set(Vec::new());
+        lab_state.set(Some(lab));
+        running.set(true);
+        crate::work::in_frames(move || {
+            if !running.get_untracked() {
+                return false;
+            }
+            let began = crate::work::now_ms();
+            let mut more = true;
+            lab_state.update(|s| match s.as_mut() {
+                Some(lab) => {
+                    match lab.step() {
+                        Some(p) => {
+                            let ms = crate::work::now_ms() - began;
+                            points.update(|ps| ps.push((p, ms)));
+                        }
+                        None => more = false,
+                    }
+                    progress.set((lab.done(), lab.total()));
+                }
+                None => more = false,
+            });
+            if !more || progress.get_untracked().0 >= progress.get_untracked().1 {
+                running.set(false);
+                return false;
+            }
+            true
+        });
+    };
+    view! {
+        <section class="panel lab" data-testid="lab-scale">
+            <h2>{t("lab.scale.title")}</h2>
+            <p class="small muted">{t("lab.scale.hint")}</p>
+            <div class="toolbar">
+                <label class="narrow">
+                    <span>{t("lab.per-service")}</span>
+                    <select data-testid="lab-endpoints" on:change=move |ev| per_service.set(event_target_value(&ev).parse().unwrap_or(3).clamp(1, 10))>
+                        {(1..=10).map(|k| view! { <option value=k.to_string() selected=move || per_service.get() == k>{k.to_string()}</option> }).collect_view()}
+                    </select>
+                </label>
+                <button data-testid="scale-run" class="primary" on:click=start disabled=move || running.get()>{t("lab.run")}</button>
+                <button data-testid="scale-stop" on:click=move |_| running.set(false) disabled=move || !running.get()>{t("lab.stop")}</button>
+                <progress data-testid="scale-progress" max=move || progress.get().1.max(1).to_string() value=move || progress.get().0.to_string()></progress>
+                <span class="small mono" data-testid="scale-progress-text">{move || format!("{} / {}", progress.get().0, progress.get().1)}</span>
+            </div>
+            <p class="legend small">
+                {SCALE_MODES.map(|m| view! { <span class=format!("key {}", mode_class(m))>{m.as_str()}</span> })}
+            </p>
+            <div class="scale-charts">
+                {move || scale_chart(&points.get(), tr(l.get(), "lab.compared").to_string(), |p| p.compared_last, "scale-compared")}
+                {move || scale_chart(&points.get(), tr(l.get(), "lab.ruleset").to_string(), |p| p.rules, "scale-rules")}
+            </div>
+            <table class="scale-table small" data-testid="scale-table">
+                <thead><tr>
+                    <th>{t("lab.services")}</th><th>{t("label.mode")}</th><th>{t("lab.compared")}</th><th>{t("lab.ruleset")}</th><th>{t("lab.time")}</th>
+                </tr></thead>
+                <tbody>
+                    {move || points.get().into_iter().map(|(p, ms)| view! {
+                        <tr data-testid="scale-row" data-mode=p.mode.as_str() data-services=p.n_services.to_string()
+                            data-compared=p.compared_last.to_string() data-rules=p.rules.to_string()>
+                            <td class="mono">{p.n_services.to_string()}</td>
+                            <td>{p.mode.as_str()}</td>
+                            <td class="mono">{format!("{} → {}", p.compared_first, p.compared_last)}</td>
+                            <td class="mono">{p.rules.to_string()}</td>
+                            <td class="mono">{format!("{ms:.0} ms")}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </section>
+    }
+}

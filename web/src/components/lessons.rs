@@ -1,0 +1,268 @@
+//! The lesson bar: pick a guided lesson, read a step, predict, then watch.
+//!
+//! Entering a step loads the lesson's scenario and sets the Store's inputs
+//! to what kpv-core's [`kpv_core::lesson::play`] says the step has in force
+//! (mode, scheduler, broken or healed apps, destination, origin) with the
+//! clock at the moment its packets leave; the packets are sent when the
+//! learner plays the step or checks an answer. Whether an answer is right is
+//! computed from the traces by [`kpv_core::lesson::check_prediction`].
+
+use super::{lang, t};
+use crate::i18n::tr;
+use crate::scenarios::PRESETS;
+use crate::state::Store;
+use kpv_core::lesson::{self, Lesson, Played};
+use kpv_core::trace::Origin;
+use leptos::prelude::*;
+
+/// The open lesson and where the learner is in it.
+#[derive(Clone, Copy)]
+pub struct LessonState {
+    pub lessons: StoredValue<Vec<Lesson>>,
+    pub open: RwSignal<Option<usize>>,
+    pub step: RwSignal<usize>,
+    pub played: RwSignal<Option<Played>>,
+    pub choice: RwSignal<Option<usize>>,
+    pub result: RwSignal<Option<bool>>,
+}
+
+impl LessonState {
+    pub fn new() -> LessonState {
+        LessonState {
+            lessons: StoredValue::new(crate::lessons::all()),
+            open: RwSignal::new(None),
+            step: RwSignal::new(0),
+            played: RwSignal::new(None),
+            choice: RwSignal::new(None),
+            result: RwSignal::new(None),
+        }
+    }
+
+    /// Open the lesson `id` at step `step` (0-based); false if there is none.
+    pub fn open_by_id(&self, store: &Store, id: &str, step: usize) -> bool {
+        let index = self
+            .lessons
+            .with_value(|ls| ls.iter().position(|l| l.id == id));
+        match index {
+            Some(i) => {
+                self.open.set(Some(i));
+                self.enter(store, step);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn lesson(&self) -> Option<Lesson> {
+        let i = self.open.get_untracked()?;
+        self.lessons.with_value(|ls| ls.get(i).cloned())
+    }
+
+    /// Set the Store up for step `k` of the open lesson.
+    pub fn enter(&self, store: &Store, k: usize) {
+        let Some(lesson) = self.lesson() else {
+            return;
+        };
+        let k = k.min(lesson.steps.len().saturating_sub(1));
+        if let Some(p) = PRESETS.iter().find(|p| p.key == lesson.scenario) {
+            store.load(p.key, p.yaml);
+        }
+        let seed = store.seed.get_untracked();
+        let played = store
+            .parsed
+            .with_untracked(|(c, _)| lesson::play(c, &lesson, k, seed));
+        if let Some(p) = &played {
+            store.mode.set(p.mode);
+            if let Some(s) = p.scheduler {
+                store.scheduler.set(s);
+            }
+            store.changes.set(p.changes.clone());
+            store.target.set(p.target.key.clone());
+            store.origin.set(origin_key(&p.origin));
+            let at = p
+                .packets
+                .first()
+                .map(|x| x.at_ms)
+                .unwrap_or(k as u64 * lesson::STEP_MS + lesson::SETTLE_MS);
+            store.now.set(at);
+        }
+        self.step.set(k);
+        self.played.set(played);
+        self.choice.set(None);
+        self.result.set(None);
+        show_in_address(&lesson.id, k);
+    }
+
+    /// Send the step's packets and play them.
+    pub fn play(&self, store: &Store) {
+        let Some(p) = self.played.get_untracked() else {
+            return;
+        };
+        if let Some(first) = p.packets.first() {
+            store.now.set(first.at_ms);
+            store.focus.set(Some(first.id));
+        }
+        store.packets.set(p.packets);
+        store.playing.set(true);
+    }
+
+    /// Check the chosen answer, then play the step to show why.
+    pub fn check(&self, store: &Store) {
+        let (Some(lesson), Some(choice), Some(played)) = (
+            self.lesson(),
+            self.choice.get_untracked(),
+            self.played.get_untracked(),
+        ) else {
+            return;
+        };
+        let step = self.step.get_untracked();
+        let answer = lesson
+            .steps
+            .get(step)
+            .and_then(|s| s.predict.as_ref())
+            .and_then(|p| p.choices.get(choice))
+            .map(|c| c.answer.clone());
+        if let Some(answer) = answer {
+            let right = store
+                .parsed
+                .with_untracked(|(c, _)| lesson::check_prediction(c, &answer, &played));
+            self.result.set(Some(right));
+        }
+        self.play(store);
+    }
+
+    pub fn close(&self) {
+        self.open.set(None);
+        self.played.set(None);
+        self.result.set(None);
+        crate::share::replace_address(&crate::share::base_url());
+    }
+}
+
+impl Default for LessonState {
+    fn default() -> Self {
+        LessonState::new()
+    }
+}
+
+/// The origin's key in the traffic bar's list.
+fn origin_key(o: &Origin) -> String {
+    match o {
+        Origin::External { .. } => "external".into(),
+        Origin::Pod { pod } => format!("pod:{pod}"),
+        Origin::Node { node, .. } => format!("node:{node}"),
+    }
+}
+
+/// Keep the address bar on `?lesson=ID&page=N` so it can be shared.
+fn show_in_address(id: &str, k: usize) {
+    let url = format!("{}?lesson={id}&page={}", crate::share::base_url(), k + 1);
+    crate::share::replace_address(&url);
+}
+
+#[component]
+pub fn LessonBar() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let ls = expect_context::<LessonState>();
+    let l = lang();
+    let current = move || {
+        let i = ls.open.get()?;
+        ls.lessons.with_value(|v| v.get(i).cloned())
+    };
+    let picker = move || {
+        ls.lessons.with_value(|v| {
+            v.iter()
+                .map(|lesson| {
+                    let id = lesson.id.clone();
+                    let title = lesson.title.clone();
+                    let sel = id.clone();
+                    view! {
+                        <option value=id selected=move || current().is_some_and(|c| c.id == sel)>
+                            {move || title.get(l.get().code()).to_string()}
+                        </option>
+                    }
+                })
+                .collect_view()
+        })
+    };
+    let body = move || {
+        let lesson = current()?;
+        let lang = l.get().code();
+        let k = ls.step.get();
+        let n = lesson.steps.len();
+        let step = lesson.steps.get(k)?.clone();
+        let predict = step.predict.clone();
+        let (first, last) = (k == 0, k + 1 >= n);
+        let right_text = move |played: &Played| {
+            let p = lesson.steps.get(k)?.predict.as_ref()?;
+            store.parsed.with_untracked(|(c, _)| {
+                p.choices
+                    .iter()
+                    .find(|ch| lesson::check_prediction(c, &ch.answer, played))
+                    .map(|ch| ch.text.get(lang).to_string())
+            })
+        };
+        Some(view! {
+            <div class="lesson-body">
+                <p class="lesson-step small muted" data-testid="lesson-progress">{format!("{} {} / {n}", tr(l.get(), "lesson.step"), k + 1)}</p>
+                <p data-testid="lesson-text" class="lesson-text">{step.text.get(lang).to_string()}</p>
+                {match predict {
+                    Some(p) => view! {
+                        <fieldset class="lesson-predict" data-testid="lesson-predict">
+                            <legend>{p.question.get(lang).to_string()}</legend>
+                            {p.choices.iter().enumerate().map(|(i, c)| {
+                                let answer = c.answer.key();
+                                view! {
+                                    <label class="check">
+                                        <input type="radio" name="lesson-choice" data-testid="lesson-choice" data-answer=answer
+                                            prop:checked=move || ls.choice.get() == Some(i)
+                                            on:change=move |_| { ls.choice.set(Some(i)); ls.result.set(None); } />
+                                        <span>{c.text.get(lang).to_string()}</span>
+                                    </label>
+                                }
+                            }).collect_view()}
+                            <div class="buttons">
+                                <button data-testid="lesson-check" class="primary" disabled=move || ls.choice.get().is_none()
+                                    on:click=move |_| ls.check(&store)>{t("lesson.check")}</button>
+                            </div>
+                            {move || ls.result.get().map(|right| {
+                                let answer = ls.played.with(|p| p.as_ref().and_then(&right_text)).unwrap_or_default();
+                                view! {
+                                    <p data-testid="lesson-result" data-correct=right.to_string() role="status"
+                                        class=if right { "result right" } else { "result wrong" }>
+                                        {if right { format!("✔ {}", tr(l.get(), "lesson.right")) } else { format!("✖ {} {answer}", tr(l.get(), "lesson.wrong")) }}
+                                    </p>
+                                }
+                            })}
+                        </fieldset>
+                    }.into_any(),
+                    None => view! {
+                        <div class="buttons">
+                            <button data-testid="lesson-play" class="primary" on:click=move |_| ls.play(&store)>{t("lesson.play")}</button>
+                        </div>
+                    }.into_any(),
+                }}
+                <nav class="buttons lesson-nav">
+                    <button data-testid="lesson-prev" disabled=first on:click=move |_| ls.enter(&store, k.saturating_sub(1))>{move || format!("◀ {}", tr(l.get(), "lesson.prev"))}</button>
+                    <button data-testid="lesson-next" disabled=last on:click=move |_| ls.enter(&store, k + 1)>{move || format!("{} ▶", tr(l.get(), "lesson.next"))}</button>
+                    <button data-testid="lesson-close" on:click=move |_| ls.close()>{t("lesson.close")}</button>
+                </nav>
+            </div>
+        })
+    };
+    view! {
+        <section class="panel lesson" class:open=move || ls.open.get().is_some() data-testid="lesson-panel">
+            <label class="lesson-pick">
+                <span>{t("lesson.title")}</span>
+                <select data-testid="lesson-select" on:change=move |ev| {
+                    let id = event_target_value(&ev);
+                    if id.is_empty() { ls.close(); } else { ls.open_by_id(&store, &id, 0); }
+                }>
+                    <option value="" selected=move || ls.open.get().is_none()>{t("lesson.none")}</option>
+                    {picker}
+                </select>
+            </label>
+            {body}
+        </section>
+    }
+}

@@ -1,0 +1,174 @@
+//! Share links and embed snippets.
+//!
+//! A share link carries the Store's inputs (scenario text, mode, scheduler,
+//! seed, speed, clock, focused packet and hop, app changes, packets sent,
+//! language) in the URL fragment, encoded by kpv-core's [`kpv_core::share`]
+//! codec; opening it replays the same inputs, so the same view and the same
+//! animation come back. A bad fragment is reported and the default scenario
+//! stays. The embed snippet is the `<iframe>` for the current view.
+
+use crate::i18n::Lang;
+use crate::scenarios::PRESETS;
+use crate::state::{Store, CUSTOM};
+use kpv_core::share::{self, ShareError, ShareState};
+use leptos::prelude::*;
+
+/// The Store's inputs as a share state.
+pub fn capture(store: &Store, lang: Lang) -> ShareState {
+    ShareState {
+        yaml: store.yaml.get_untracked(),
+        mode: store.mode.get_untracked(),
+        scheduler: Some(store.scheduler.get_untracked()),
+        seed: store.seed.get_untracked(),
+        speed_percent: (store.speed.get_untracked() * 100.0).round().clamp(
+            *share::SPEED_RANGE.start() as f64,
+            *share::SPEED_RANGE.end() as f64,
+        ) as u16,
+        time_ms: store.now.get_untracked(),
+        focus: store.focus.get_untracked(),
+        step: store.current_hop().map(|h| h as u32),
+        changes: store.changes.get_untracked(),
+        packets: store.packets.get_untracked(),
+        lang: Some(lang.code().to_string()),
+    }
+}
+
+/// Why a decoded link could not be shown.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpenError {
+    Link(ShareError),
+    /// The link decoded, but its scenario has errors (first one given).
+    Scenario(String),
+}
+
+impl OpenError {
+    /// The translation key of the message shown to the user.
+    pub fn key(&self) -> &'static str {
+        match self {
+            OpenError::Link(ShareError::Empty) => "share.err.empty",
+            OpenError::Link(ShareError::Version { .. }) => "share.err.version",
+            OpenError::Link(ShareError::TooLong { .. } | ShareError::TooLarge) => {
+                "share.err.too-large"
+            }
+            OpenError::Link(ShareError::Base64 | ShareError::Inflate) => "share.err.damaged",
+            OpenError::Link(ShareError::Json { .. } | ShareError::OutOfRange { .. }) => {
+                "share.err.invalid"
+            }
+            OpenError::Scenario(_) => "share.err.scenario",
+        }
+    }
+
+    /// The technical detail (English), shown as a secondary line.
+    pub fn detail(&self) -> String {
+        match self {
+            OpenError::Link(e) => e.to_string(),
+            OpenError::Scenario(e) => e.clone(),
+        }
+    }
+}
+
+/// The preset whose text this is, else the custom key.
+pub fn scenario_key(yaml: &str) -> &'static str {
+    PRESETS
+        .iter()
+        .find(|p| p.yaml == yaml)
+        .map(|p| p.key)
+        .unwrap_or(CUSTOM)
+}
+
+/// Decode `fragment` and load it into the Store (paused). On any error the
+/// Store is left as it was.
+pub fn open(store: &Store, fragment: &str) -> Result<ShareState, OpenError> {
+    let state = share::decode(fragment).map_err(OpenError::Link)?;
+    let (_, diags) = kpv_core::model::parse(&state.yaml);
+    if let Some(d) = diags.iter().find(|d| d.is_error()) {
+        return Err(OpenError::Scenario(d.to_string()));
+    }
+    store.load(scenario_key(&state.yaml), &state.yaml);
+    store.mode.set(state.mode);
+    if let Some(s) = state.scheduler {
+        store.scheduler.set(s);
+    }
+    store.seed.set(state.seed);
+    store.speed.set(f64::from(state.speed_percent) / 100.0);
+    store.changes.set(state.changes.clone());
+    store.packets.set(state.packets.clone());
+    store.focus.set(state.focus);
+    store.now.set(state.time_ms);
+    if let (Some(step), Some(f)) = (state.step, store.focused_flight()) {
+        if f.hop_at(state.time_ms) != step as usize {
+            if let Some(t) = f.hop_time(step as usize) {
+                store.now.set(t);
+            }
+        }
+    }
+    store.playing.set(false);
+    Ok(state)
+}
+
+/// The page's address without query or fragment (keeps a sub-path).
+pub fn base_url() -> String {
+    web_sys::window()
+        .map(|w| {
+            let loc = w.location();
+            format!(
+                "{}{}",
+                loc.origin().unwrap_or_default(),
+                loc.pathname().unwrap_or_default()
+            )
+        })
+        .unwrap_or_default()
+}
+
+/// The share link of the current state.
+pub fn link(store: &Store, lang: Lang) -> String {
+    format!("{}#{}", base_url(), share::encode(&capture(store, lang)))
+}
+
+/// The `<iframe>` that embeds the current view: a preset with nothing sent
+/// is named in the query (readable); anything else travels as a share link.
+pub fn embed_snippet(store: &Store, lang: Lang, theme: &str) -> String {
+    let key = store.scenario.get_untracked();
+    let pristine = key != CUSTOM
+        && store.packets.with_untracked(Vec::is_empty)
+        && store.changes.with_untracked(Vec::is_empty);
+    let mut src = format!(
+        "{}?embed=1&amp;lang={}&amp;theme={theme}",
+        base_url(),
+        lang.code()
+    );
+    if pristine {
+        src.push_str(&format!(
+            "&amp;scenario={key}&amp;mode={}",
+            store.mode.get_untracked().as_str()
+        ));
+    } else {
+        src.push('#');
+        src.push_str(&share::encode(&capture(store, lang)));
+    }
+    format!(
+        "<iframe src=\"{src}\"\n        title=\"kube-proxy visualizer\" style=\"width:100%;aspect-ratio:16/10;border:0\"\n        loading=\"lazy\"></iframe>"
+    )
+}
+
+/// Show `url` in the address bar without reloading or firing `hashchange`.
+pub fn replace_address(url: &str) {
+    if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
+        let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(url));
+    }
+}
+
+/// Put `text` on the clipboard when the browser allows it (best effort: the
+/// text is also shown on the page to copy by hand).
+pub fn copy(text: &str) {
+    if let Some(w) = web_sys::window() {
+        let _ = w.navigator().clipboard().write_text(text);
+    }
+}
+
+/// The fragment of the page's address (without `#`), if any.
+pub fn current_fragment() -> Option<String> {
+    let hash = web_sys::window()?.location().hash().ok()?;
+    let h = hash.trim_start_matches('#');
+    (!h.is_empty()).then(|| h.to_string())
+}
