@@ -212,7 +212,6 @@ pub fn App() -> impl IntoView {
             _ => {}
         }
     };
-    let stage = NodeRef::<leptos::html::Div>::new();
     let full = move || {
         view! {
             <header class="topbar">
@@ -243,11 +242,11 @@ pub fn App() -> impl IntoView {
             <TrafficBar />
             <div class="layout">
                 <div class="main-col">
-                    <div class="diagram-wrap" node_ref=stage>
+                    <div class="diagram-wrap">
                         <Diagram />
                         <PlaybackBar />
                     </div>
-                    <Exports theme=theme stage=stage />
+                    <Exports theme=theme />
                     <PodsPanel />
                     <Editor draft=draft storage_problem=storage_problem />
                     <LoadBalancingLab />

@@ -147,7 +147,7 @@ pub fn embed_snippet(store: &Store, lang: Lang, theme: &str) -> String {
         src.push_str(&share::encode(&capture(store, lang)));
     }
     format!(
-        "<iframe src=\"{src}\"\n        title=\"kube-proxy visualizer\" style=\"width:100%;aspect-ratio:16/10;border:0\"\n        loading=\"lazy\"></iframe>"
+        "<iframe src=\"{src}\"\n        title=\"kube-proxy visualizer\" style=\"width:100%;aspect-ratio:16/10;border:0\"\n        loading=\"lazy\" allowfullscreen></iframe>"
     )
 }
 

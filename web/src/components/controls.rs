@@ -175,6 +175,13 @@ pub fn TrafficBar() -> impl IntoView {
 pub fn PlaybackBar() -> impl IntoView {
     let store = expect_context::<Store>();
     let clock = move || format!("t = {:.1} s", store.now.get() as f64 / 1000.0);
+    // Whether something is full screen (the browser also leaves it on Esc).
+    let full = RwSignal::new(false);
+    let listener = window_event_listener(leptos::ev::Custom::<leptos::ev::Event>::new("fullscreenchange"), move |_| {
+        let on = web_sys::window().and_then(|w| w.document()).and_then(|d| d.fullscreen_element()).is_some();
+        full.set(on);
+    });
+    on_cleanup(move || listener.remove());
     view! {
         <div class="playback" role="group" aria-label=t("a11y.keys")>
             <button data-testid="play-pause" class="primary"
@@ -201,6 +208,18 @@ pub fn PlaybackBar() -> impl IntoView {
                     }).collect_view()}
                 </select>
             </label>
+            <button data-testid="fullscreen" aria-pressed=move || full.get().to_string() on:click=move |ev| {
+                // The diagram with this bar (or, embedded, the whole app) fills the screen.
+                let Some(doc) = web_sys::window().and_then(|w| w.document()) else { return };
+                if doc.fullscreen_element().is_some() {
+                    doc.exit_fullscreen();
+                    return;
+                }
+                let target = event_target::<web_sys::Element>(&ev).closest(".diagram-wrap, .app").ok().flatten();
+                if let Some(el) = target {
+                    let _ = el.request_fullscreen();
+                }
+            }>{t("btn.fullscreen")}</button>
             <output data-testid="sim-clock" class="clock" title=t("clock")>{clock}</output>
         </div>
     }
@@ -237,10 +256,10 @@ pub fn Preferences(theme: RwSignal<&'static str>, large: RwSignal<bool>) -> impl
     }
 }
 
-/// Downloads (scenario, rules, transcript, diagram pictures), the share link,
-/// the embed snippet and full screen.
+/// Downloads (scenario, rules, transcript, diagram pictures), the share link
+/// and the embed snippet.
 #[component]
-pub fn Exports(theme: RwSignal<&'static str>, stage: NodeRef<leptos::html::Div>) -> impl IntoView {
+pub fn Exports(theme: RwSignal<&'static str>) -> impl IntoView {
     let store = expect_context::<Store>();
     let l = lang();
     let share_url = RwSignal::new(None::<String>);
@@ -263,16 +282,6 @@ pub fn Exports(theme: RwSignal<&'static str>, stage: NodeRef<leptos::html::Div>)
                 share_url.set(None);
                 status.set(Some("embed.copied"));
             }>{t("btn.embed")}</button>
-            <button data-testid="fullscreen" on:click=move |_| {
-                if let Some(el) = stage.get_untracked() {
-                    let doc = web_sys::window().and_then(|w| w.document());
-                    if doc.as_ref().and_then(|d| d.fullscreen_element()).is_some() {
-                        if let Some(d) = doc { d.exit_fullscreen(); }
-                    } else if el.request_fullscreen().is_err() {
-                        status.set(Some("fullscreen.refused"));
-                    }
-                }
-            }>{t("btn.fullscreen")}</button>
             <button data-testid="export-svg" on:click=move |_| {
                 status.set((!crate::export::svg()).then_some("export.failed"));
             }>{t("btn.export-svg")}</button>

@@ -188,6 +188,7 @@ pub fn HopList() -> impl IntoView {
                     view! {
                         <li data-testid="hop" data-hop=hop_kind_word(&h.what) data-stage=stage.map(|s| s.word()).unwrap_or("")
                             class:current=move || current.get() == Some(i)
+                            aria-current=move || (current.get() == Some(i)).then_some("step")
                             class:visited=move || current.get().is_some_and(|c| c > i)>
                             <button class="hop-button" on:click=move |_| {
                                 store.playing.set(false);
