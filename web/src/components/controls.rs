@@ -177,10 +177,16 @@ pub fn PlaybackBar() -> impl IntoView {
     let clock = move || format!("t = {:.1} s", store.now.get() as f64 / 1000.0);
     // Whether something is full screen (the browser also leaves it on Esc).
     let full = RwSignal::new(false);
-    let listener = window_event_listener(leptos::ev::Custom::<leptos::ev::Event>::new("fullscreenchange"), move |_| {
-        let on = web_sys::window().and_then(|w| w.document()).and_then(|d| d.fullscreen_element()).is_some();
-        full.set(on);
-    });
+    let listener = window_event_listener(
+        leptos::ev::Custom::<leptos::ev::Event>::new("fullscreenchange"),
+        move |_| {
+            let on = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.fullscreen_element())
+                .is_some();
+            full.set(on);
+        },
+    );
     on_cleanup(move || listener.remove());
     view! {
         <div class="playback" role="group" aria-label=t("a11y.keys")>

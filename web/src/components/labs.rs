@@ -153,10 +153,10 @@ pub fn LoadBalancingLab() -> impl IntoView {
                     let expected = (b.landing == Landing::Delivered).then_some(share).flatten().map(|s| scale(s * done as f64));
                     view! {
                         <g data-testid="lab-bar" data-label=b.label.clone() data-count=b.count.to_string()>
-                            <text x="0" y=(y + 17).to_string() class="small">{bucket_label(lang, b)}</text>
-                            <rect x="200" y=y.to_string() width=format!("{w:.1}") height="20" rx="3" class=if b.landing == Landing::Delivered { "bar" } else { "bar bad" } />
-                            {expected.map(|x| view! { <line class="expected" x1=format!("{:.1}", 200.0 + x) x2=format!("{:.1}", 200.0 + x) y1=(y - 3).to_string() y2=(y + 23).to_string() /> })}
-                            <text x=format!("{:.1}", 206.0 + w) y=(y + 15).to_string() class="small mono">{format!("{} ({pct:.1}%)", b.count)}</text>
+                            <text x="0" y=(y + 17).to_string() class="small">{bucket_label(lang, b)}<title>{b.label.clone()}</title></text>
+                            <rect x="250" y=y.to_string() width=format!("{w:.1}") height="20" rx="3" class=if b.landing == Landing::Delivered { "bar" } else { "bar bad" } />
+                            {expected.map(|x| view! { <line class="expected" x1=format!("{:.1}", 250.0 + x) x2=format!("{:.1}", 250.0 + x) y1=(y - 3).to_string() y2=(y + 23).to_string() /> })}
+                            <text x=format!("{:.1}", 256.0 + w) y=(y + 15).to_string() class="small mono">{format!("{} ({pct:.1}%)", b.count)}</text>
                         </g>
                     }
                 }).collect_view()}

@@ -177,7 +177,7 @@ pub fn LessonBar() -> impl IntoView {
                     let title = lesson.title.clone();
                     let sel = id.clone();
                     view! {
-                        <option value=id selected=move || current().is_some_and(|c| c.id == sel)>
+                        <option value=id data-content="lesson" selected=move || current().is_some_and(|c| c.id == sel)>
                             {move || title.get(l.get().code()).to_string()}
                         </option>
                     }
@@ -205,11 +205,11 @@ pub fn LessonBar() -> impl IntoView {
         Some(view! {
             <div class="lesson-body">
                 <p class="lesson-step small muted" data-testid="lesson-progress">{format!("{} {} / {n}", tr(l.get(), "lesson.step"), k + 1)}</p>
-                <p data-testid="lesson-text" class="lesson-text">{step.text.get(lang).to_string()}</p>
+                <p data-testid="lesson-text" class="lesson-text" data-content="lesson">{step.text.get(lang).to_string()}</p>
                 {match predict {
                     Some(p) => view! {
                         <fieldset class="lesson-predict" data-testid="lesson-predict">
-                            <legend>{p.question.get(lang).to_string()}</legend>
+                            <legend data-content="lesson">{p.question.get(lang).to_string()}</legend>
                             {p.choices.iter().enumerate().map(|(i, c)| {
                                 let answer = c.answer.key();
                                 view! {
@@ -217,7 +217,7 @@ pub fn LessonBar() -> impl IntoView {
                                         <input type="radio" name="lesson-choice" data-testid="lesson-choice" data-answer=answer
                                             prop:checked=move || ls.choice.get() == Some(i)
                                             on:change=move |_| { ls.choice.set(Some(i)); ls.result.set(None); } />
-                                        <span>{c.text.get(lang).to_string()}</span>
+                                        <span data-content="lesson">{c.text.get(lang).to_string()}</span>
                                     </label>
                                 }
                             }).collect_view()}
@@ -230,7 +230,8 @@ pub fn LessonBar() -> impl IntoView {
                                 view! {
                                     <p data-testid="lesson-result" data-correct=right.to_string() role="status"
                                         class=if right { "result right" } else { "result wrong" }>
-                                        {if right { format!("✔ {}", tr(l.get(), "lesson.right")) } else { format!("✖ {} {answer}", tr(l.get(), "lesson.wrong")) }}
+                                        {if right { format!("✔ {}", tr(l.get(), "lesson.right")) } else { format!("✖ {} ", tr(l.get(), "lesson.wrong")) }}
+                                        {(!right).then(|| view! { <span data-content="lesson">{answer}</span> })}
                                     </p>
                                 }
                             })}
