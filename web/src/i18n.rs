@@ -216,6 +216,7 @@ pub const TABLE: &[(&str, &str, &str)] = &[
         "conntrack: 기존 연결, 규칙 생략",
     ),
     ("hop.rule", "Rule", "규칙"),
+    ("hop.end-of-chain", "end of chain: back to the calling chain", "체인 끝: 호출한 체인으로 돌아감"),
     ("hop.masquerade", "Masquerade (SNAT)", "마스커레이드 (SNAT)"),
     ("hop.pod-network", "Pod network to", "파드 네트워크로 이동:"),
     ("hop.deliver", "Delivered", "전달됨"),

@@ -39,6 +39,14 @@ fn hop_title(l: Lang, h: &Hop) -> String {
             format!("{base}: {}", tr(l, reason_key(*reason)))
         }
         HopKind::Rule => match &h.step {
+            // Falling off the end of a chain is a note, not a rule: translate it.
+            Some(s)
+                if s.line.is_none()
+                    && matches!(s.action, kpv_core::modes::StepAction::Return)
+                    && s.rule.starts_with('(') =>
+            {
+                format!("{} · ({})", s.table_chain, tr(l, "hop.end-of-chain"))
+            }
             Some(s) => format!("{} · {}", s.table_chain, s.rule),
             None => base,
         },
