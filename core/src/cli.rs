@@ -19,6 +19,8 @@ USAGE:
               [--mode M] [--node NAME] [--seed N] [--from node|pod:NS/NAME|external]
               [--format text|json]
     kpv check <FILE>...
+    kpv share <FILE>... [--mode M] [--scheduler S] [--packets N] [--gap-ms G]
+              [--seed N] [--speed PERCENT] [--lang en|ko]
 
 FILES are Kubernetes YAML (multi-document or `kind: List`); `-` reads stdin.
 Kinds: Node, Pod, Deployment, Service, Endpoints, EndpointSlice, ServiceCIDR,
@@ -31,6 +33,10 @@ OPTIONS:
     --node NAME     whose kube-proxy (default: hostnameOverride, else the first node)
     --format F      text (what the node would print) or json
     --seed N        seed of the random choices (same seed, same path)
+    --packets N     share: connections sent to the first destination (default 1, at most 10000)
+    --gap-ms G      share: simulated milliseconds between them (default 100)
+    --speed PERCENT share: playback speed, 100 = real time (default 100)
+    --lang L        share: the language the link opens in
     -h, --help      this help
 ";
 
@@ -70,19 +76,33 @@ pub struct TraceArgs {
     pub from: From,
 }
 
+/// `kpv share`: a link's packets and playback.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShareArgs {
+    pub packets: u32,
+    pub gap_ms: u64,
+    pub seed: u64,
+    pub speed_percent: u16,
+    pub lang: Option<String>,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
     Help(String),
     Check(Common),
     Rules(Common),
     Trace(Common, TraceArgs),
+    /// Print the app's share-link fragment (`v1.…`) for the input.
+    Share(Common, ShareArgs),
 }
 
 impl Command {
     pub fn files(&self) -> &[String] {
         match self {
             Command::Help(_) => &[],
-            Command::Check(c) | Command::Rules(c) | Command::Trace(c, _) => &c.files,
+            Command::Check(c) | Command::Rules(c) | Command::Trace(c, _) | Command::Share(c, _) => {
+                &c.files
+            }
         }
     }
 }
@@ -103,9 +123,9 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
     if sub == "-h" || sub == "--help" || sub == "help" {
         return Ok(Command::Help(USAGE.to_string()));
     }
-    if !matches!(sub.as_str(), "rules" | "trace" | "check") {
+    if !matches!(sub.as_str(), "rules" | "trace" | "check" | "share") {
         return Err(format!(
-            "unknown command `{sub}`; use rules, trace or check"
+            "unknown command `{sub}`; use rules, trace, check or share"
         ));
     }
     let mut common = Common {
@@ -119,6 +139,13 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
     let mut protocol = Protocol::Tcp;
     let mut seed = 1u64;
     let mut from = From::Node;
+    let mut share = ShareArgs {
+        packets: 1,
+        gap_ms: 100,
+        seed: 1,
+        speed_percent: 100,
+        lang: None,
+    };
     let mut it = args[1..].iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| -> Result<String, String> {
@@ -187,6 +214,37 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
                     },
                 };
             }
+            "--packets" => {
+                let v = value("--packets")?;
+                share.packets = v
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=crate::share::MAX_ITEMS as u32).contains(n))
+                    .ok_or_else(|| format!("--packets `{v}`: use a number from 1 to 10000"))?;
+            }
+            "--gap-ms" => {
+                let v = value("--gap-ms")?;
+                share.gap_ms = v
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|g| *g <= 3_600_000)
+                    .ok_or_else(|| format!("--gap-ms `{v}`: use milliseconds from 0 to 3600000"))?;
+            }
+            "--speed" => {
+                let v = value("--speed")?;
+                share.speed_percent = v
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|p| crate::share::SPEED_RANGE.contains(p))
+                    .ok_or_else(|| format!("--speed `{v}`: use a percentage from 1 to 10000"))?;
+            }
+            "--lang" => {
+                let v = value("--lang")?;
+                if v != "en" && v != "ko" {
+                    return Err(format!("--lang `{v}`: use en or ko"));
+                }
+                share.lang = Some(v);
+            }
             f if f.starts_with("--") => return Err(format!("unknown option `{f}`")),
             file => common.files.push(file.to_string()),
         }
@@ -199,6 +257,10 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
     match sub.as_str() {
         "check" => Ok(Command::Check(common)),
         "rules" => Ok(Command::Rules(common)),
+        "share" => {
+            share.seed = seed;
+            Ok(Command::Share(common, share))
+        }
         _ => {
             let missing: Vec<&str> = [
                 ("--src", src.is_none()),
@@ -381,7 +443,65 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                 Err(e) => fail(report, e),
             }
         }
+        Command::Share(common, args) => {
+            let (mut cluster, report) = match load(texts, files) {
+                Ok(x) => x,
+                Err(o) => return o,
+            };
+            let mode = common.mode.unwrap_or(cluster.proxy.mode);
+            cluster.proxy.mode = mode;
+            match share_state(texts, &cluster, mode, common, args) {
+                Ok(state) => Output {
+                    stdout: format!("{}\n", crate::share::encode(&state)),
+                    stderr: report,
+                    code: 0,
+                },
+                Err(e) => fail(report, e),
+            }
+        }
     }
+}
+
+/// The share state of `kpv share`: the input text, and `packets` new
+/// connections to the scenario's first destination (the outermost entry
+/// point) from its default origin, `gap_ms` apart from time 0; the clock and
+/// focus on the first packet, paused.
+pub fn share_state(
+    texts: &[String],
+    cluster: &Cluster,
+    mode: Mode,
+    common: &Common,
+    args: &ShareArgs,
+) -> Result<crate::share::ShareState, String> {
+    let target = crate::replay::targets(cluster)
+        .into_iter()
+        .next()
+        .ok_or("the input has no Service to send packets to")?;
+    let origin = crate::replay::default_origin(cluster, &target);
+    let mut seeds = crate::choose::Chooser::new(args.seed);
+    let packets = (0..args.packets)
+        .map(|i| crate::replay::SentPacket {
+            id: i,
+            at_ms: u64::from(i) * args.gap_ms,
+            request: crate::replay::request(&target, origin.clone(), i),
+            seed: seeds.next_u64(),
+        })
+        .collect();
+    let state = crate::share::ShareState {
+        yaml: texts.join("\n---\n"),
+        mode,
+        scheduler: common.scheduler,
+        seed: args.seed,
+        speed_percent: args.speed_percent,
+        time_ms: 0,
+        focus: Some(0),
+        step: None,
+        changes: Vec::new(),
+        packets,
+        lang: args.lang.clone(),
+    };
+    crate::share::validate(&state).map_err(|e| e.to_string())?;
+    Ok(state)
 }
 
 fn fail(report: String, msg: String) -> Output {

@@ -24,7 +24,7 @@ fn kpv(args: &[&str], input: &str) -> kpv_core::cli::Output {
 fn help_lists_the_three_commands() {
     let out = kpv(&["--help"], "");
     assert_eq!(out.code, 0);
-    for c in ["kpv rules", "kpv trace", "kpv check"] {
+    for c in ["kpv rules", "kpv trace", "kpv check", "kpv share"] {
         assert!(out.stdout.contains(c), "{c}");
     }
     assert!(matches!(parse_args(&[]), Ok(Command::Help(_))));
@@ -120,4 +120,71 @@ fn trace_by_dns_name_from_a_pod_reaches_an_alpaca() {
         .as_str()
         .unwrap_or("")
         .starts_with("10."));
+}
+
+#[test]
+fn share_prints_a_link_the_app_replays() {
+    let out = kpv(
+        &[
+            "share",
+            "seed.yaml",
+            "--mode",
+            "ipvs",
+            "--packets",
+            "3",
+            "--gap-ms",
+            "5",
+            "--speed",
+            "25",
+            "--lang",
+            "ko",
+        ],
+        SEED,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let state = kpv_core::share::decode(out.stdout.trim()).expect("a valid link");
+    assert_eq!(state.yaml, SEED);
+    assert_eq!(state.mode, kpv_core::model::Mode::Ipvs);
+    assert_eq!(state.speed_percent, 25);
+    assert_eq!(state.lang.as_deref(), Some("ko"));
+    assert_eq!(
+        state.packets.iter().map(|p| p.at_ms).collect::<Vec<_>>(),
+        vec![0, 5, 10]
+    );
+    // What the app does with it: every connection is delivered.
+    let (cluster, _) = kpv_core::model::parse(&state.yaml);
+    let traces = kpv_core::replay::replay(&kpv_core::replay::Inputs {
+        cluster: &cluster,
+        mode: state.mode,
+        scheduler: state.scheduler,
+        timing: kpv_core::controller::Timing::default(),
+        changes: &state.changes,
+        packets: &state.packets,
+    });
+    assert_eq!(traces.len(), 3);
+    // At time 0 no Pod is ready yet (probes have not run): what matters is a
+    // verdict for each, the same the app would show.
+    assert!(traces.iter().all(|t| !t.hops.is_empty()));
+}
+
+#[test]
+fn share_rejects_bad_options_and_inputs_without_services() {
+    for (args, msg) in [
+        (vec!["share", "s.yaml", "--packets", "0"], "--packets `0`"),
+        (
+            vec!["share", "s.yaml", "--packets", "10001"],
+            "--packets `10001`",
+        ),
+        (vec!["share", "s.yaml", "--speed", "0"], "--speed `0`"),
+        (vec!["share", "s.yaml", "--lang", "fr"], "--lang `fr`"),
+        (vec!["share", "s.yaml", "--gap-ms", "x"], "--gap-ms `x`"),
+    ] {
+        let out = kpv(&args, SEED);
+        assert_eq!(out.code, 2, "{args:?}");
+        assert!(out.stderr.contains(msg), "{args:?}: {}", out.stderr);
+    }
+    let node_only = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {addresses: [{type: InternalIP, address: 10.0.0.1}]}\n";
+    let out = kpv(&["share", "n.yaml"], node_only);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("no Service"), "{}", out.stderr);
 }
