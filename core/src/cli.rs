@@ -20,7 +20,7 @@ USAGE:
               [--format text|json]
     kpv check <FILE>...
     kpv share <FILE>... [--mode M] [--scheduler S] [--packets N] [--gap-ms G]
-              [--seed N] [--speed PERCENT] [--lang en|ko]
+              [--at-ms T] [--seed N] [--speed PERCENT] [--lang en|ko]
 
 FILES are Kubernetes YAML (multi-document or `kind: List`); `-` reads stdin.
 Kinds: Node, Pod, Deployment, Service, Endpoints, EndpointSlice, ServiceCIDR,
@@ -35,6 +35,8 @@ OPTIONS:
     --seed N        seed of the random choices (same seed, same path)
     --packets N     share: connections sent to the first destination (default 1, at most 10000)
     --gap-ms G      share: simulated milliseconds between them (default 100)
+    --at-ms T       share: when the first leaves, in simulated ms (default 0; probes
+                    have settled after about 30000)
     --speed PERCENT share: playback speed, 100 = real time (default 100)
     --lang L        share: the language the link opens in
     -h, --help      this help
@@ -81,6 +83,8 @@ pub struct TraceArgs {
 pub struct ShareArgs {
     pub packets: u32,
     pub gap_ms: u64,
+    /// When the first packet leaves (the link opens with the clock there).
+    pub at_ms: u64,
     pub seed: u64,
     pub speed_percent: u16,
     pub lang: Option<String>,
@@ -142,6 +146,7 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
     let mut share = ShareArgs {
         packets: 1,
         gap_ms: 100,
+        at_ms: 0,
         seed: 1,
         speed_percent: 100,
         lang: None,
@@ -229,6 +234,14 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
                     .ok()
                     .filter(|g| *g <= 3_600_000)
                     .ok_or_else(|| format!("--gap-ms `{v}`: use milliseconds from 0 to 3600000"))?;
+            }
+            "--at-ms" => {
+                let v = value("--at-ms")?;
+                share.at_ms = v
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|t| *t <= 86_400_000)
+                    .ok_or_else(|| format!("--at-ms `{v}`: use milliseconds from 0 to 86400000"))?;
             }
             "--speed" => {
                 let v = value("--speed")?;
@@ -464,7 +477,7 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
 
 /// The share state of `kpv share`: the input text, and `packets` new
 /// connections to the scenario's first destination (the outermost entry
-/// point) from its default origin, `gap_ms` apart from time 0; the clock and
+/// point) from its default origin, `gap_ms` apart from `at_ms`; the clock and
 /// focus on the first packet, paused.
 pub fn share_state(
     texts: &[String],
@@ -482,7 +495,7 @@ pub fn share_state(
     let packets = (0..args.packets)
         .map(|i| crate::replay::SentPacket {
             id: i,
-            at_ms: u64::from(i) * args.gap_ms,
+            at_ms: args.at_ms + u64::from(i) * args.gap_ms,
             request: crate::replay::request(&target, origin.clone(), i),
             seed: seeds.next_u64(),
         })
@@ -493,7 +506,7 @@ pub fn share_state(
         scheduler: common.scheduler,
         seed: args.seed,
         speed_percent: args.speed_percent,
-        time_ms: 0,
+        time_ms: args.at_ms,
         focus: Some(0),
         step: None,
         changes: Vec::new(),

@@ -134,6 +134,8 @@ fn share_prints_a_link_the_app_replays() {
             "3",
             "--gap-ms",
             "5",
+            "--at-ms",
+            "30000",
             "--speed",
             "25",
             "--lang",
@@ -149,8 +151,9 @@ fn share_prints_a_link_the_app_replays() {
     assert_eq!(state.lang.as_deref(), Some("ko"));
     assert_eq!(
         state.packets.iter().map(|p| p.at_ms).collect::<Vec<_>>(),
-        vec![0, 5, 10]
+        vec![30_000, 30_005, 30_010]
     );
+    assert_eq!(state.time_ms, 30_000);
     // What the app does with it: every connection is delivered.
     let (cluster, _) = kpv_core::model::parse(&state.yaml);
     let traces = kpv_core::replay::replay(&kpv_core::replay::Inputs {
@@ -162,9 +165,14 @@ fn share_prints_a_link_the_app_replays() {
         packets: &state.packets,
     });
     assert_eq!(traces.len(), 3);
-    // At time 0 no Pod is ready yet (probes have not run): what matters is a
-    // verdict for each, the same the app would show.
-    assert!(traces.iter().all(|t| !t.hops.is_empty()));
+    // Thirty seconds in, the probes have passed: every connection is answered.
+    assert!(
+        traces
+            .iter()
+            .all(|t| matches!(t.outcome, kpv_core::trace::Outcome::Delivered { .. })),
+        "{:?}",
+        traces.iter().map(|t| &t.outcome).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -178,6 +186,7 @@ fn share_rejects_bad_options_and_inputs_without_services() {
         (vec!["share", "s.yaml", "--speed", "0"], "--speed `0`"),
         (vec!["share", "s.yaml", "--lang", "fr"], "--lang `fr`"),
         (vec!["share", "s.yaml", "--gap-ms", "x"], "--gap-ms `x`"),
+        (vec!["share", "s.yaml", "--at-ms", "-1"], "--at-ms `-1`"),
     ] {
         let out = kpv(&args, SEED);
         assert_eq!(out.code, 2, "{args:?}");
