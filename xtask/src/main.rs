@@ -27,7 +27,24 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("serve") => serve(&tools, &args[1..]),
         Some("test") => test(&tools),
-        Some("bench") => bench(&tools, &args[1..]),
+        Some("bench") => {
+            let rest: Vec<String> = args[1..]
+                .iter()
+                .filter(|a| *a != "--no-browser" && *a != "--no-core")
+                .cloned()
+                .collect();
+            let mut over = 0;
+            if !args.iter().any(|a| a == "--no-browser") {
+                over += bench_browser(&tools);
+            }
+            if !args.iter().any(|a| a == "--no-core") {
+                over += bench(&tools, &rest);
+            }
+            if over > 0 {
+                say(&format!("{over} figure(s) over budget"));
+                exit(1);
+            }
+        }
         Some("build") => {
             tools.ensure_web();
             let public_url = flag_value(&args[1..], "--public-url").unwrap_or_else(|| "/".into());
@@ -47,6 +64,7 @@ fn main() {
                  serve [--port N]            build and serve the app on 127.0.0.1:8080 (trunk serve)\n  \
                  test                        run every check and test suite; ends with `N passed, N failed`\n  \
                  build [--public-url P] [--dist D]\n                              release build for a static host (default /, dist/)\n  \
+                 bench [--no-browser] [--no-core] [FILTER]\n                              frame time and start-up in Chromium, kpv-core at scale\n  \
                  setup                       install every tool the other tasks need"
             );
             exit(2);
@@ -483,8 +501,8 @@ fn test(tools: &Tools) {
 /// `cargo xtask bench [FILTER]`: run kpv-core's criterion benchmarks
 /// (`core/benches/scale.rs`) and print one line per figure with its budget:
 /// compiling a node's rules within 100 ms, one packet's walk within 50 µs
-/// (parsing has no budget). Exits 1 when a figure is over budget.
-fn bench(tools: &Tools, args: &[String]) {
+/// (parsing has no budget). Returns how many figures are over budget.
+fn bench(tools: &Tools, args: &[String]) -> usize {
     let mut cmd = tools.cmd("cargo");
     cmd.args(["bench", "-p", "kpv-core", "--bench", "scale", "--"]);
     cmd.args(args);
@@ -574,8 +592,93 @@ fn bench(tools: &Tools, args: &[String]) {
     if figures.is_empty() {
         die("no criterion figures found in the output");
     }
-    if over > 0 {
-        say(&format!("{over} figure(s) over budget"));
-        exit(1);
+    over
+}
+
+/// The browser half of `cargo xtask bench`: builds the release site, makes a
+/// share link with 500 packets on the alpaca/bandicoot scenario (`kpv share`),
+/// and runs `tests/e2e/bench/browser.mjs` in headless Chromium. Prints
+/// start-up (budget 500 ms median) and frame intervals (median 17.5 ms, p95
+/// 25 ms) with 500 packets in flight. Returns how many are over budget.
+fn bench_browser(tools: &Tools) -> usize {
+    tools.ensure_web();
+    tools.ensure_browser_tests();
+    if !trunk_build(tools, "/", "dist") {
+        die("the release build failed");
     }
+    let fragment = output_of(tools.cmd("cargo").args([
+        "run",
+        "-q",
+        "--release",
+        "-p",
+        "kpv-core",
+        "--bin",
+        "kpv",
+        "--",
+        "share",
+        "tests/scenarios/alpaca-bandicoot.yaml",
+        "--packets",
+        "500",
+        "--gap-ms",
+        "0",
+        "--at-ms",
+        "30000",
+        "--speed",
+        "25",
+    ]))
+    .map(|s| s.trim().to_string())
+    .filter(|s| s.starts_with("v1."))
+    .unwrap_or_else(|| die("kpv share did not print a share link"));
+    say("measuring start-up and frame time in headless Chromium (about 30 s)");
+    let out = tools
+        .cmd("node")
+        .args(["bench/browser.mjs", "../../dist", &fragment])
+        .current_dir(tools.root.join("tests/e2e"))
+        .stderr(Stdio::inherit())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_else(|| die("the browser benchmark failed (node tests/e2e/bench/browser.mjs)"));
+    let mut over = 0;
+    let mut found = 0;
+    eprintln!();
+    for line in out.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let ["BENCH", name, value, unit] = words.as_slice() else {
+            continue;
+        };
+        found += 1;
+        let v: f64 = value.parse().unwrap_or(f64::NAN);
+        let (what, budget) = match *name {
+            "startup_median" => ("start-up to the diagram drawn, median of 7", Some(500.0)),
+            "frame_median" => ("frame interval with 500 packets, median", Some(17.5)),
+            "frame_p95" => (
+                "frame interval with 500 packets, 95th percentile",
+                Some(25.0),
+            ),
+            "frames_dropped" => ("frames dropped in 5 s", None),
+            "frames_sampled" => ("frames sampled in 5 s", None),
+            "in_flight_start" => ("packets in flight when sampling starts", None),
+            "in_flight_end" => ("packets in flight when sampling ends", None),
+            other => (other, None),
+        };
+        match budget {
+            Some(b) => {
+                let ok = v <= b;
+                if !ok {
+                    over += 1;
+                }
+                println!(
+                    "{what}: {value} {unit} (budget {b} {unit}) {}",
+                    if ok { "ok" } else { "OVER BUDGET" }
+                );
+            }
+            None => println!("{what}: {value} {unit}"),
+        }
+    }
+    if found == 0 {
+        die("the browser benchmark printed no figures");
+    }
+    over
 }

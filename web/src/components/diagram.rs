@@ -195,19 +195,23 @@ fn Packets() -> impl IntoView {
                     let outcome = Memo::new(move |_| {
                         store.traces.with(|ts| ts.iter().find(|(i, _)| *i == id).map(|(_, t)| (outcome_class(&t.outcome), outcome_mark(&t.outcome))))
                     });
+                    // Only the transform changes every frame; class and mark are
+                    // memos so their DOM attributes are touched when they change.
                     let transform = move || pos().map(|p| format!("translate({:.1} {:.1})", p.point.x, p.point.y)).unwrap_or_default();
-                    let done = move || pos().is_some_and(|p| p.done);
-                    let class = move || {
+                    let done_memo = Memo::new(move |_| pos().is_some_and(|p| p.done));
+                    let done = move || done_memo.get();
+                    let focused = Memo::new(move |_| store.focused() == Some(id));
+                    let class = Memo::new(move |_| {
                         let mut c = String::from("packet");
                         if done() {
                             c.push(' ');
                             c.push_str(outcome.get().map(|o| o.0).unwrap_or(""));
                         }
-                        if store.focused() == Some(id) {
+                        if focused.get() {
                             c.push_str(" focused");
                         }
                         c
-                    };
+                    });
                     view! {
                         <g data-testid="packet" data-id=id.to_string() class=class transform=transform
                             on:click=move |_| store.focus.set(Some(id))>
@@ -221,36 +225,81 @@ fn Packets() -> impl IntoView {
     }
 }
 
+/// What the packet card shows (compared, so unchanged frames touch nothing).
+#[derive(Clone, Debug, PartialEq)]
+struct Card {
+    x: f64,
+    y: f64,
+    src: String,
+    dst: String,
+    src_changed: bool,
+    dst_changed: bool,
+}
+
 /// The focused packet's addresses at its current hop, the rewritten one marked.
+/// Its elements are made once; only their attributes and text follow the packet.
 #[component]
 fn PacketCard() -> impl IntoView {
     let store = expect_context::<Store>();
-    let card = move || {
+    let l = super::lang();
+    let card = Memo::new(move |_| {
         let trace = store.focused_trace()?;
         let flight = store.focused_flight()?;
         let now = store.now.get();
         let pos = flight.position(now, store.reduced_motion.get())?;
-        let hop = trace.hops.get(pos.hop)?.clone();
-        let (x, y) = (pos.point.x + 16.0, pos.point.y - 54.0);
+        let hop = trace.hops.get(pos.hop)?;
         let width = 300.0;
-        let x = x.min(store.scene.with(|s| s.width) - width - 4.0).max(4.0);
-        let y = y.max(4.0);
+        let x = (pos.point.x + 16.0)
+            .min(store.scene.with(|s| s.width) - width - 4.0)
+            .max(4.0);
+        let y = (pos.point.y - 54.0).max(4.0);
         let src_changed = hop.before.src != hop.after.src;
         let dst_changed = hop.before.dst != hop.after.dst;
         let reply = matches!(hop.what, HopKind::Reply);
-        Some(view! {
+        let lang = l.get();
+        Some(Card {
+            x,
+            y,
+            src: format!(
+                "{} {}{}",
+                crate::i18n::tr(lang, "packet.src"),
+                hop_src(
+                    src_changed,
+                    &hop.before.src.to_string(),
+                    &hop.after.src.to_string()
+                ),
+                if reply { " ↩" } else { "" }
+            ),
+            dst: format!(
+                "{} {}",
+                crate::i18n::tr(lang, "packet.dst"),
+                hop_src(
+                    dst_changed,
+                    &hop.before.dst.to_string(),
+                    &hop.after.dst.to_string()
+                )
+            ),
+            src_changed,
+            dst_changed,
+        })
+    });
+    let get =
+        move |f: fn(&Card) -> String| move || card.with(|c| c.as_ref().map(f).unwrap_or_default());
+    view! {
+        <Show when=move || card.with(Option::is_some)>
             <g class="packet-card" data-testid="packet-card" pointer-events="none">
-                <rect x=n(x) y=n(y) width=n(width) height="46" rx="6" />
-                <text x=n(x + 8.0) y=n(y + 18.0) class="mono small" class:rewritten=src_changed>
-                    {format!("{} {}{}", t("packet.src")(), hop_src(src_changed, &hop.before.src.to_string(), &hop.after.src.to_string()), if reply { " ↩" } else { "" })}
+                <rect x=get(|c| n(c.x)) y=get(|c| n(c.y)) width="300" height="46" rx="6" />
+                <text x=get(|c| n(c.x + 8.0)) y=get(|c| n(c.y + 18.0)) class="mono small"
+                    class:rewritten=move || card.with(|c| c.as_ref().is_some_and(|c| c.src_changed))>
+                    {get(|c| c.src.clone())}
                 </text>
-                <text x=n(x + 8.0) y=n(y + 36.0) class="mono small" class:rewritten=dst_changed>
-                    {format!("{} {}", t("packet.dst")(), hop_src(dst_changed, &hop.before.dst.to_string(), &hop.after.dst.to_string()))}
+                <text x=get(|c| n(c.x + 8.0)) y=get(|c| n(c.y + 36.0)) class="mono small"
+                    class:rewritten=move || card.with(|c| c.as_ref().is_some_and(|c| c.dst_changed))>
+                    {get(|c| c.dst.clone())}
                 </text>
             </g>
-        })
-    };
-    view! { {card} }
+        </Show>
+    }
 }
 
 fn hop_src(changed: bool, before: &str, after: &str) -> String {

@@ -1,0 +1,95 @@
+// Browser benchmark of the release build (run by `cargo xtask bench`):
+//   start-up  — navigation to the diagram drawn, median of 7 fresh loads;
+//   frames    — 500 packets in flight on the alpaca/bandicoot scenario,
+//               requestAnimationFrame intervals sampled for 5 seconds:
+//               median, 95th percentile and dropped frames.
+// Usage: node bench/browser.mjs DIST_DIR SHARE_FRAGMENT
+// Prints one `BENCH name value unit` line per figure for xtask to report.
+import { chromium } from 'playwright';
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const [dist, fragment] = process.argv.slice(2);
+if (!dist || !fragment) {
+  console.error('usage: node bench/browser.mjs DIST_DIR SHARE_FRAGMENT');
+  process.exit(2);
+}
+
+const root = path.resolve(dist);
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url, 'http://x');
+  const file = path.join(root, url.pathname === '/' ? 'index.html' : decodeURIComponent(url.pathname));
+  if (!file.startsWith(root) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+    res.writeHead(404).end();
+    return;
+  }
+  res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
+  fs.createReadStream(file).pipe(res);
+});
+await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+const base = `http://127.0.0.1:${server.address().port}/`;
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+});
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor((s.length - 1) / 2)] : NaN; };
+const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)]; };
+
+// Start-up: the first moment a Service box is in the diagram, on the page's clock
+// (whose origin is the navigation start).
+const startups = [];
+for (let i = 0; i < 7; i++) {
+  const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await ctx.newPage();
+  await page.addInitScript(() => {
+    new MutationObserver((_, obs) => {
+      if (document.querySelector('svg[data-testid=diagram] g.service')) {
+        window.__drawnAt = performance.now();
+        obs.disconnect();
+      }
+    }).observe(document, { childList: true, subtree: true });
+  });
+  await page.goto(base);
+  await page.waitForFunction(() => window.__drawnAt !== undefined, null, { timeout: 30_000 });
+  startups.push(await page.evaluate(() => window.__drawnAt));
+  await ctx.close();
+}
+console.log(`BENCH startup_median ${median(startups).toFixed(1)} ms`);
+
+// Frames: open the 500-packet link, play, sample for 5 s.
+const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+const page = await ctx.newPage();
+await page.goto(`${base}#${fragment}`);
+await page.waitForSelector('svg[data-testid=diagram] g.service', { timeout: 30_000 });
+const sent = await page.locator('[data-testid=packet]').count();
+await page.getByTestId('play-pause').click();
+await page.waitForTimeout(500);
+const result = await page.evaluate(() => new Promise((done) => {
+  const inFlight = () => [...document.querySelectorAll('[data-testid=packet]')]
+    .filter((p) => !/delivered|dropped|rejected|timed-out/.test(p.getAttribute('class') ?? '')).length;
+  const startInFlight = inFlight();
+  const intervals = [];
+  let last;
+  const t0 = performance.now();
+  const tick = (ts) => {
+    if (last !== undefined) intervals.push(ts - last);
+    last = ts;
+    if (ts - t0 < 5000) requestAnimationFrame(tick);
+    else done({ intervals, startInFlight, endInFlight: inFlight() });
+  };
+  requestAnimationFrame(tick);
+}));
+const frame = 1000 / 60;
+const dropped = result.intervals.reduce((n, x) => n + Math.max(0, Math.round(x / frame) - 1), 0);
+console.log(`BENCH packets_drawn ${sent} packets`);
+console.log(`BENCH in_flight_start ${result.startInFlight} packets`);
+console.log(`BENCH in_flight_end ${result.endInFlight} packets`);
+console.log(`BENCH frame_median ${median(result.intervals).toFixed(2)} ms`);
+console.log(`BENCH frame_p95 ${pct(result.intervals, 0.95).toFixed(2)} ms`);
+console.log(`BENCH frames_sampled ${result.intervals.length} frames`);
+console.log(`BENCH frames_dropped ${dropped} frames`);
+await browser.close();
+server.close();
