@@ -172,54 +172,101 @@ fn Cluster() -> impl IntoView {
     }
 }
 
+/// How one packet looks at this frame.
+#[derive(Clone, Debug, PartialEq)]
+struct Look {
+    transform: String,
+    class: String,
+    mark: &'static str,
+}
+
 /// The packets in flight, one keyed element each, moved with a transform.
+///
+/// Hundreds of packets move every frame. Giving each its own reactive
+/// attributes would make hundreds of subscribers re-subscribe to the clock per
+/// frame; instead one memo computes every packet's look and one effect writes
+/// only the attributes that changed onto the keyed elements.
 #[component]
 fn Packets() -> impl IntoView {
     let store = expect_context::<Store>();
-    // Every frame: positions of visible packets (only these change per frame).
-    let positions = Memo::new(move |_| {
+    let looks = Memo::new(move |_| {
         let t = store.now.get();
         let rm = store.reduced_motion.get();
+        let focused = store.focused();
         store.flights.with(|fs| {
-            fs.iter()
-                .filter_map(|(id, f)| f.position(t, rm).map(|p| (*id, p)))
-                .collect::<BTreeMap<u32, kpv_core::timeline::Position>>()
+            store.traces.with(|ts| {
+                fs.iter()
+                    .zip(ts.iter())
+                    .filter(|((id, _), (tid, _))| id == tid)
+                    .filter_map(|((id, f), (_, trace))| {
+                        let p = f.position(t, rm)?;
+                        let mut class = String::from("packet");
+                        let mut mark = "";
+                        if p.done {
+                            class.push(' ');
+                            class.push_str(outcome_class(&trace.outcome));
+                            mark = outcome_mark(&trace.outcome);
+                        }
+                        if focused == Some(*id) {
+                            class.push_str(" focused");
+                        }
+                        Some((
+                            *id,
+                            Look {
+                                transform: format!("translate({:.1} {:.1})", p.point.x, p.point.y),
+                                class,
+                                mark,
+                            },
+                        ))
+                    })
+                    .collect::<BTreeMap<u32, Look>>()
+            })
         })
     });
-    let ids = Memo::new(move |_| positions.with(|p| p.keys().copied().collect::<Vec<u32>>()));
-    view! {
-        <g class="packets">
-            <For each=move || ids.get() key=|id| *id let:id>
-                {
-                    let pos = move || positions.with(|p| p.get(&id).copied());
-                    let outcome = Memo::new(move |_| {
-                        store.traces.with(|ts| ts.iter().find(|(i, _)| *i == id).map(|(_, t)| (outcome_class(&t.outcome), outcome_mark(&t.outcome))))
-                    });
-                    // Only the transform changes every frame; class and mark are
-                    // memos so their DOM attributes are touched when they change.
-                    let transform = move || pos().map(|p| format!("translate({:.1} {:.1})", p.point.x, p.point.y)).unwrap_or_default();
-                    let done_memo = Memo::new(move |_| pos().is_some_and(|p| p.done));
-                    let done = move || done_memo.get();
-                    let focused = Memo::new(move |_| store.focused() == Some(id));
-                    let class = Memo::new(move |_| {
-                        let mut c = String::from("packet");
-                        if done() {
-                            c.push(' ');
-                            c.push_str(outcome.get().map(|o| o.0).unwrap_or(""));
-                        }
-                        if focused.get() {
-                            c.push_str(" focused");
-                        }
-                        c
-                    });
-                    view! {
-                        <g data-testid="packet" data-id=id.to_string() class=class transform=transform
-                            on:click=move |_| store.focus.set(Some(id))>
-                            <circle r="9" />
-                            <text class="mark" text-anchor="middle" y="4">{move || if done() { outcome.get().map(|o| o.1).unwrap_or("") } else { "" }}</text>
-                        </g>
+    let ids = Memo::new(move |_| looks.with(|l| l.keys().copied().collect::<Vec<u32>>()));
+    let group = NodeRef::<leptos::svg::G>::new();
+    // What each element was last given, so unchanged attributes are not rewritten.
+    let applied = StoredValue::new_local(BTreeMap::<u32, Look>::new());
+    Effect::new(move |_| {
+        let Some(g) = group.get() else { return };
+        looks.with(|looks| {
+            applied.update_value(|applied| {
+                applied.retain(|id, _| looks.contains_key(id));
+                let children = g.children();
+                for i in 0..children.length() {
+                    let Some(el) = children.item(i) else { continue };
+                    let Some(id) = el
+                        .get_attribute("data-id")
+                        .and_then(|v| v.parse::<u32>().ok())
+                    else {
+                        continue;
+                    };
+                    let Some(look) = looks.get(&id) else { continue };
+                    let before = applied.get(&id);
+                    if before.map(|b| &b.transform) != Some(&look.transform) {
+                        let _ = el.set_attribute("transform", &look.transform);
                     }
+                    if before.map(|b| &b.class) != Some(&look.class) {
+                        let _ = el.set_attribute("class", &look.class);
+                    }
+                    if before.map(|b| b.mark) != Some(look.mark) {
+                        if let Some(text) = el.last_element_child() {
+                            text.set_text_content(Some(look.mark));
+                        }
+                    }
+                    applied.insert(id, look.clone());
                 }
+            });
+        });
+    });
+    view! {
+        <g class="packets" node_ref=group>
+            <For each=move || ids.get() key=|id| *id let:id>
+                <g data-testid="packet" data-id=id.to_string() class="packet"
+                    on:click=move |_| store.focus.set(Some(id))>
+                    <circle r="9" />
+                    <text class="mark" text-anchor="middle" y="4"></text>
+                </g>
             </For>
         </g>
     }
