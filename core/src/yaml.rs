@@ -149,6 +149,38 @@ fn count_nodes(n: &Node) -> usize {
     count
 }
 
+/// YAML's printable characters (YAML 1.2 `c-printable`, plus the byte-order
+/// mark): tab, line breaks and everything else but C0/C1 controls, surrogates
+/// and U+FFFE/U+FFFF.
+fn printable(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{7E}' | '\u{85}' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
+/// The first character YAML does not allow, as an error at its position. The
+/// parser would otherwise stop silently at a NUL and report nothing.
+fn unprintable(src: &str) -> Option<Diagnostic> {
+    let (mut line, mut column) = (1usize, 1usize);
+    for c in src.chars() {
+        if !printable(c) {
+            return Some(
+                Diagnostic::error(format!(
+                    "the character U+{:04X} is not allowed in YAML",
+                    u32::from(c)
+                ))
+                .at(Span { line, column })
+                .with_hint("this looks like binary data or text in another encoding; save the manifests as UTF-8 text"),
+            );
+        }
+        if c == '\n' {
+            line += 1;
+            column = 1;
+        } else {
+            column += 1;
+        }
+    }
+    None
+}
+
 /// Parse a multi-document YAML stream.
 ///
 /// Returns every document that parsed; a syntax error ends the stream with one
@@ -165,6 +197,10 @@ pub fn parse_stream(src: &str, limits: &Limits) -> (Vec<Document>, Vec<Diagnosti
             ))
             .with_hint("split the manifests into smaller files"),
         );
+        return (docs, diags);
+    }
+    if let Some(d) = unprintable(src) {
+        diags.push(d);
         return (docs, diags);
     }
     let mut parser = Parser::new_from_str(src);
@@ -349,6 +385,27 @@ mod tests {
         );
         assert_eq!(docs[1].index, 1);
         assert_eq!(docs[1].root.get("c").and_then(Node::as_str), Some("d"));
+    }
+
+    #[test]
+    fn control_characters_are_refused_where_they_are() {
+        let (docs, diags) = parse_stream("a: 1\nb: x\u{0}y\n", &Limits::default());
+        assert!(docs.is_empty());
+        assert_eq!(diags.len(), 1);
+        assert_eq!(diags[0].span, Some(Span { line: 2, column: 5 }));
+        assert!(diags[0].message.contains("U+0000"), "{}", diags[0].message);
+        for ok in [
+            "a: \"tab\there\"\r\n",
+            "name: café ☕ 한국어\n",
+            "\u{FEFF}a: 1\n",
+        ] {
+            let (_, d) = parse_stream(ok, &Limits::default());
+            assert!(d.is_empty(), "{ok:?}: {d:?}");
+        }
+        for bad in ["\u{1}", "\u{7F}", "\u{FFFE}", "x: \u{9F}"] {
+            let (_, d) = parse_stream(bad, &Limits::default());
+            assert_eq!(d.len(), 1, "{bad:?}");
+        }
     }
 
     #[test]

@@ -255,6 +255,7 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("editor.file-too-large", "the file is too large", "파일이 너무 큽니다"),
     ("editor.file-not-utf8", "the file is not UTF-8 text", "파일이 UTF-8 텍스트가 아닙니다"),
     ("editor.byte", "at byte", "바이트 위치"),
+    ("editor.unsaved", "This text is too large for the browser's storage: it is not saved across reloads. Export it to keep it.", "이 내용은 브라우저 저장소에 비해 너무 커서 새로 고침하면 남지 않습니다. 보관하려면 내보내세요."),
     ("editor.file-unreadable", "the file could not be read", "파일을 읽을 수 없습니다"),
     ("btn.open-file", "Open a file…", "파일 열기…"),
     ("btn.restore-text", "Restore the previous text", "이전 내용 되돌리기"),

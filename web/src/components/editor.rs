@@ -60,6 +60,22 @@ fn problem_text(l: crate::i18n::Lang, name: &str, p: &FileProblem) -> String {
     }
 }
 
+/// The gutter's line numbers as runs of text: (in error, "n\nn+1\n…").
+pub fn gutter_runs(lines: usize, bad: &BTreeSet<usize>) -> Vec<(bool, String)> {
+    let mut runs: Vec<(bool, String)> = Vec::new();
+    for i in 1..=lines {
+        let is_bad = bad.contains(&i);
+        match runs.last_mut() {
+            Some((b, text)) if *b == is_bad && !is_bad => {
+                text.push_str(&i.to_string());
+                text.push('\n');
+            }
+            _ => runs.push((is_bad, format!("{i}\n"))),
+        }
+    }
+    runs
+}
+
 /// Read `file` and put its text in the editor (keeping the old text to restore).
 fn load_file(
     file: web_sys::File,
@@ -116,8 +132,13 @@ pub fn Editor(draft: RwSignal<String>, storage_problem: bool) -> impl IntoView {
     });
     let applied = RwSignal::new(false);
     // Every change is saved (an effect on the outside world, not on signals).
+    // Saving can fail (storage full, disabled): say so rather than pretend.
+    let unsaved = RwSignal::new(false);
     Effect::new(move |_| {
-        draft.with(|d| env::save_editor(d));
+        let ok = draft.with(|d| env::save_editor(d));
+        if unsaved.get_untracked() == ok {
+            unsaved.set(!ok);
+        }
     });
     let gutter = NodeRef::<leptos::html::Pre>::new();
     let previous = RwSignal::new(None::<String>);
@@ -164,9 +185,12 @@ pub fn Editor(draft: RwSignal<String>, storage_problem: bool) -> impl IntoView {
                 on:drop=on_drop>
                 <pre class="gutter" aria-hidden="true" node_ref=gutter>
                     {move || {
+                        // Plain text runs with a span only per line in error: a
+                        // 50,000-line paste makes a handful of nodes, not 50,000.
                         let lines = draft.with(|d| d.lines().count().max(1));
-                        let bad = error_lines.get();
-                        (1..=lines).map(|i| view! { <span class:bad=bad.contains(&i)>{format!("{i}\n")}</span> }).collect_view()
+                        gutter_runs(lines, &error_lines.get()).into_iter().map(|(bad, text)| {
+                            if bad { view! { <span class="bad">{text}</span> }.into_any() } else { text.into_any() }
+                        }).collect_view()
                     }}
                 </pre>
                 <textarea data-testid="yaml-editor" spellcheck="false" aria-label=t("panel.editor")
@@ -178,6 +202,9 @@ pub fn Editor(draft: RwSignal<String>, storage_problem: bool) -> impl IntoView {
                     }></textarea>
             </div>
             {move || file_problem.get().map(|p| view! { <p class="notice" role="alert" data-testid="file-error">{p}</p> })}
+            <Show when=move || unsaved.get()>
+                <p class="notice" data-testid="editor-unsaved">{t("editor.unsaved")}</p>
+            </Show>
             <ul class="yaml-errors" aria-live="polite">
                 {move || errors.get().into_iter().map(|d| {
                     let (line, col) = d.span.map(|s| (s.line, s.column)).unwrap_or((0, 0));
@@ -227,6 +254,21 @@ pub fn Editor(draft: RwSignal<String>, storage_problem: bool) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_gutter_is_a_few_runs() {
+        let bad: BTreeSet<usize> = [3, 4].into_iter().collect();
+        assert_eq!(
+            gutter_runs(6, &bad),
+            vec![
+                (false, "1\n2\n".to_string()),
+                (true, "3\n".to_string()),
+                (true, "4\n".to_string()),
+                (false, "5\n6\n".to_string()),
+            ]
+        );
+        assert_eq!(gutter_runs(50_000, &BTreeSet::new()).len(), 1);
+    }
 
     #[test]
     fn files_must_be_utf8_and_within_the_limit() {

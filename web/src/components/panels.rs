@@ -217,6 +217,28 @@ pub fn HopList() -> impl IntoView {
 
 /// Scroll a list so its `selector` child is visible, whenever `key` changes,
 /// without scrolling the page (only the list's own scroll position moves).
+/// `text` around its 0-based line `m`: (before, the line with its newline, after).
+pub fn split_at_line(text: &str, m: Option<usize>) -> (&str, Option<&str>, &str) {
+    let Some(m) = m else {
+        return (text, None, "");
+    };
+    let mut start = 0;
+    for _ in 0..m {
+        match text[start..].find('\n') {
+            Some(i) => start += i + 1,
+            None => return (text, None, ""),
+        }
+    }
+    if start >= text.len() {
+        return (text, None, "");
+    }
+    let end = text[start..]
+        .find('\n')
+        .map(|i| start + i + 1)
+        .unwrap_or(text.len());
+    (&text[..start], Some(&text[start..end]), &text[end..])
+}
+
 fn keep_in_view<E>(
     container: NodeRef<E>,
     selector: &'static str,
@@ -332,11 +354,17 @@ pub fn RulesView() -> impl IntoView {
                 {move || match text() {
                     None => view! { <span class="muted">{t("empty.rules")}</span> }.into_any(),
                     Some(text) => {
+                        // Three nodes, however long the ruleset: the text before the
+                        // matched line, the line itself, and the rest.
                         let m = matched_line();
-                        text.lines().enumerate().map(|(i, line)| {
-                            let on = m == Some(i);
-                            view! { <span class="rule-line" class:matched=on data-matched=on.to_string() data-line=i.to_string()>{line.to_string()}"\n"</span> }
-                        }).collect_view().into_any()
+                        let (before, line, after) = split_at_line(&text, m);
+                        view! {
+                            {before.to_string()}
+                            {line.map(|l| view! {
+                                <span class="rule-line matched" data-matched="true" data-line=m.unwrap_or(0).to_string()>{l.to_string()}</span>
+                            })}
+                            {after.to_string()}
+                        }.into_any()
                     }
                 }}
             </pre>
@@ -468,5 +496,21 @@ pub fn PodsPanel() -> impl IntoView {
                 }).collect_view())}
             </ul>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_at_line;
+
+    #[test]
+    fn a_ruleset_splits_around_its_matched_line() {
+        let t = "a\nbb\nccc\n";
+        assert_eq!(split_at_line(t, Some(1)), ("a\n", Some("bb\n"), "ccc\n"));
+        assert_eq!(split_at_line(t, Some(0)), ("", Some("a\n"), "bb\nccc\n"));
+        assert_eq!(split_at_line(t, Some(2)), ("a\nbb\n", Some("ccc\n"), ""));
+        assert_eq!(split_at_line(t, Some(3)), (t, None, ""));
+        assert_eq!(split_at_line(t, None), (t, None, ""));
+        assert_eq!(split_at_line("x\ny", Some(1)), ("x\n", Some("y"), ""));
     }
 }
