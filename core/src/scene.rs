@@ -409,8 +409,15 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
     }
     edges.sort_by(|a, b| (&a.service, &a.pod).cmp(&(&b.service, &b.pod)));
 
+    // Many Services do not fit the usual width: the view widens (the app
+    // scales it to its container) rather than cut boxes off.
+    let width = services
+        .last()
+        .map(|b| b.rect.x + b.rect.w + MARGIN)
+        .unwrap_or(0.0)
+        .max(WIDTH);
     Scene {
-        width: WIDTH,
+        width,
         height,
         client,
         load_balancer,
@@ -447,6 +454,34 @@ mod tests {
         assert!(
             s.load_balancer.is_none(),
             "no LoadBalancer Service in the seed"
+        );
+    }
+
+    #[test]
+    fn many_services_widen_the_view_instead_of_overflowing() {
+        let mut yaml = String::from(
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {addresses: [{type: InternalIP, address: 10.0.0.1}]}\n",
+        );
+        for i in 0..12 {
+            yaml.push_str(&format!(
+                "---\napiVersion: v1\nkind: Service\nmetadata: {{name: s{i}}}\nspec: {{ports: [{{port: 80}}]}}\n"
+            ));
+        }
+        let (cluster, _) = crate::model::parse(&yaml);
+        let s = layout(&cluster, &[]);
+        assert_eq!(s.services.len(), 12);
+        assert!(s.width > WIDTH);
+        for b in &s.services {
+            assert!(
+                b.rect.x >= 0.0 && b.rect.x + b.rect.w <= s.width,
+                "{:?}",
+                b.rect
+            );
+        }
+        assert_eq!(
+            scene().width,
+            WIDTH,
+            "a small cluster keeps the usual width"
         );
     }
 
