@@ -131,6 +131,7 @@ impl Dataplane for IpvsDataplane {
         s
     }
 
+    #[cfg(feature = "json")]
     fn render_json(&self) -> serde_json::Value {
         render::json(&self.ruleset)
     }

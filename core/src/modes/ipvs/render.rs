@@ -23,6 +23,7 @@ use super::glue::{Match, Table};
 use super::ipset::SetId;
 use crate::model::Scheduler;
 use crate::packet::Protocol;
+#[cfg(feature = "json")]
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -180,6 +181,7 @@ pub fn render(rs: &Ruleset) -> Rendered {
 }
 
 /// `kpv rules --format json` for IPVS (the shared contract plus extra keys).
+#[cfg(feature = "json")]
 pub fn json(rs: &Ruleset) -> Value {
     let vss: Vec<Value> = rs
         .virtual_servers

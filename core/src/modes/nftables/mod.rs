@@ -105,6 +105,7 @@ impl Dataplane for NftablesDataplane {
         self.listing.text.clone()
     }
 
+    #[cfg(feature = "json")]
     fn render_json(&self) -> serde_json::Value {
         render::render_json(&self.table)
     }

@@ -451,6 +451,7 @@ pub fn render_listing(t: &Table) -> Listing {
 }
 
 /// A structured dump of the table (`kpv rules --format json`).
+#[cfg(feature = "json")]
 pub fn render_json(t: &Table) -> serde_json::Value {
     use serde_json::json;
     let f = t.family;

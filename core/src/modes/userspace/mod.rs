@@ -408,6 +408,7 @@ impl Dataplane for UserspaceDataplane {
         self.text.clone()
     }
 
+    #[cfg(feature = "json")]
     fn render_json(&self) -> serde_json::Value {
         render::json(self)
     }
