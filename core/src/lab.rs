@@ -205,7 +205,7 @@ pub fn expected_share(
         .iter()
         .map(|e| pod_label(cluster, *e))
         .collect();
-    endpoints.sort();
+    crate::order::sort(&mut endpoints);
     endpoints.dedup();
     if endpoints.is_empty() {
         return Expectation::Nothing;

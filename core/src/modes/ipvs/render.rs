@@ -102,7 +102,9 @@ pub fn render(rs: &Ruleset) -> Rendered {
         out.vs_line.push(lines.len());
         lines.push(service_line(vs));
         let mut order: Vec<usize> = (0..vs.real_servers.len()).collect();
-        order.sort_by_key(|&i| (vs.real_servers[i].addr.ip(), vs.real_servers[i].addr.port()));
+        crate::order::sort_by_key(&mut order, |&i| {
+            (vs.real_servers[i].addr.ip(), vs.real_servers[i].addr.port())
+        });
         let mut rs_lines = vec![0; vs.real_servers.len()];
         for i in order {
             let r = &vs.real_servers[i];
@@ -157,7 +159,7 @@ pub fn render(rs: &Ruleset) -> Rendered {
             lines.push(format!(":{c} ACCEPT [0:0]"));
         }
         let mut user: Vec<&str> = table.kube_chains().to_vec();
-        user.sort_unstable();
+        crate::order::sort(&mut user);
         for c in &user {
             lines.push(format!(":{c} - [0:0]"));
         }
@@ -189,7 +191,7 @@ pub fn json(rs: &Ruleset) -> Value {
         .map(|vs| {
             let mut reals: Vec<(usize, &super::compile::RealServer)> =
                 vs.real_servers.iter().enumerate().collect();
-            reals.sort_by_key(|(_, r)| (r.addr.ip(), r.addr.port()));
+            crate::order::sort_by_key(&mut reals, |(_, r)| (r.addr.ip(), r.addr.port()));
             let mut o = json!({
                 "address": vs.address.to_string(),
                 "port": vs.port,
