@@ -96,7 +96,7 @@ mod tests {
             let mut got = items[..n].to_vec();
             sort_by(&mut got, |a, b| b.0.cmp(&a.0));
             let mut want = items[..n].to_vec();
-            want.sort_by(|a, b| b.0.cmp(&a.0));
+            want.sort_by_key(|p| std::cmp::Reverse(p.0));
             assert_eq!(got, want);
             let mut got = items[..n].to_vec();
             sort(&mut got);
