@@ -2,12 +2,19 @@
 //! (command, input texts) → [`Output`]. The binary only reads files and
 //! prints, so every behaviour here is tested natively without processes.
 
-use crate::controller;
-use crate::diag::{has_errors, Diagnostic};
-use crate::model::{self, Cluster, Mode, Scheduler};
-use crate::modes::{self, CompileOptions};
-use crate::packet::{IpFamily, Protocol};
-use crate::proxy;
+use crate::model::{self, Mode, Scheduler};
+use crate::packet::Protocol;
+// `run` prints JSON on request, so it and its helpers need the `json` feature.
+#[cfg(feature = "json")]
+use crate::{
+    controller,
+    diag::{has_errors, Diagnostic},
+    model::Cluster,
+    modes::{self, CompileOptions},
+    packet::IpFamily,
+    proxy,
+};
+#[cfg(feature = "json")]
 use std::fmt::Write as _;
 
 pub const USAGE: &str = "\
@@ -301,6 +308,7 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
     }
 }
 
+#[cfg(feature = "json")]
 fn render_diags(diags: &[Diagnostic], files: &[String]) -> String {
     let mut s = String::new();
     for d in diags {
@@ -311,6 +319,7 @@ fn render_diags(diags: &[Diagnostic], files: &[String]) -> String {
 }
 
 /// Parse every input; errors end the run with code 1.
+#[cfg(feature = "json")]
 fn load(texts: &[String], files: &[String]) -> Result<(Cluster, String), Output> {
     let inputs: Vec<model::Input<'_>> = texts.iter().map(|t| model::Input { text: t }).collect();
     let (cluster, diags) = model::parse_files(&inputs);
@@ -327,6 +336,7 @@ fn load(texts: &[String], files: &[String]) -> Result<(Cluster, String), Output>
 }
 
 /// Resolve node and mode overrides.
+#[cfg(feature = "json")]
 fn proxy_target(cluster: &mut Cluster, common: &Common) -> Result<(String, Mode), String> {
     if let Some(m) = common.mode {
         cluster.proxy.mode = m;
@@ -352,6 +362,7 @@ fn proxy_target(cluster: &mut Cluster, common: &Common) -> Result<(String, Mode)
 }
 
 /// Run a parsed command over the input texts.
+#[cfg(feature = "json")]
 pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
     match cmd {
         Command::Help(t) => Output {
@@ -479,6 +490,7 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
 /// connections to the scenario's first destination (the outermost entry
 /// point) from its default origin, `gap_ms` apart from `at_ms`; the clock and
 /// focus on the first packet, paused.
+#[cfg(feature = "json")]
 pub fn share_state(
     texts: &[String],
     cluster: &Cluster,
@@ -517,6 +529,7 @@ pub fn share_state(
     Ok(state)
 }
 
+#[cfg(feature = "json")]
 fn fail(report: String, msg: String) -> Output {
     Output {
         stdout: String::new(),

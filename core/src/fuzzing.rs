@@ -63,6 +63,7 @@ pub fn fuzz_one(bytes: &[u8]) {
         let mut chooser = Chooser::new(1);
         let t = trace::trace(&sim, &req, &mut state, &mut chooser, 0);
         let _ = trace::render_text(&t);
+        #[cfg(feature = "json")]
         let _ = trace::to_json(&t);
         let _ = trace::stages(&cluster, &t);
     }
@@ -70,6 +71,7 @@ pub fn fuzz_one(bytes: &[u8]) {
 
 fn exercise_renderers(dp: &dyn Dataplane) {
     let _ = dp.render_text();
+    #[cfg(feature = "json")]
     let _ = dp.render_json();
     let _ = dp.rule_count();
 }

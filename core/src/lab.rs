@@ -301,7 +301,7 @@ impl LbLab {
                 count: *count,
             })
             .collect();
-        out.sort();
+        crate::order::sort(&mut out);
         out
     }
 }
@@ -347,7 +347,7 @@ pub fn expected_share(
         .iter()
         .map(|e| pod_label(cluster, *e))
         .collect();
-    endpoints.sort();
+    crate::order::sort(&mut endpoints);
     endpoints.dedup();
     if endpoints.is_empty() {
         return Expectation::Nothing;

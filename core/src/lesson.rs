@@ -726,7 +726,7 @@ pub fn check_prediction(cluster: &Cluster, answer: &Answer, played: &Played) -> 
         })
         .collect();
     let mut pods: Vec<&NamespacedName> = reached.iter().filter_map(|(p, _)| *p).collect();
-    pods.sort();
+    crate::order::sort(&mut pods);
     pods.dedup();
     let all = |f: &dyn Fn(&Outcome) -> bool| traces.iter().all(|t| f(&t.outcome));
     let delivered = |o: &Outcome| matches!(o, Outcome::Delivered { .. });

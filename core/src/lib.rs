@@ -22,6 +22,7 @@ pub mod lab;
 pub mod lesson;
 pub mod model;
 pub mod modes;
+pub mod order;
 pub mod packet;
 pub mod proxy;
 pub mod replay;

@@ -40,7 +40,7 @@ pub struct Inputs<'a> {
 /// EndpointSlices kube-proxy has synced change.
 pub fn replay(inputs: &Inputs<'_>) -> Vec<Trace> {
     let mut order: Vec<&SentPacket> = inputs.packets.iter().collect();
-    order.sort_by_key(|p| (p.at_ms, p.id));
+    crate::order::sort_by_key(&mut order, |p| (p.at_ms, p.id));
     let mut state = WorldState::default();
     let mut out = Vec::with_capacity(order.len());
     let mut cached: Option<(Vec<EndpointSlice>, Sim<'_>)> = None;
@@ -168,7 +168,7 @@ pub fn targets(cluster: &Cluster) -> Vec<Target> {
             );
         }
     }
-    out.sort_by_key(|t| (t.kind_rank(), t.service.clone(), t.port));
+    crate::order::sort_by_key(&mut out, |t| (t.kind_rank(), t.service.clone(), t.port));
     out
 }
 

@@ -309,7 +309,7 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
                 .filter(|(k, _)| k.as_str() != "pod-template-hash")
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
-            labels.sort_by_key(|l| !l.starts_with("app="));
+            crate::order::sort_by_key(&mut labels, |l| !l.starts_with("app="));
             pods.push(PodBox {
                 id: pod.id.clone(),
                 node: node.name.clone(),
@@ -407,7 +407,9 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
             }
         }
     }
-    edges.sort_by(|a, b| (&a.service, &a.pod).cmp(&(&b.service, &b.pod)));
+    crate::order::sort_by(&mut edges, |a, b| {
+        (&a.service, &a.pod).cmp(&(&b.service, &b.pod))
+    });
 
     // Many Services do not fit the usual width: the view widens (the app
     // scales it to its container) rather than cut boxes off.

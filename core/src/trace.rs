@@ -824,6 +824,7 @@ pub fn cli_trace(
 }
 
 /// The `kpv trace --format json` contract.
+#[cfg(feature = "json")]
 pub fn to_json(t: &Trace) -> serde_json::Value {
     serde_json::json!({
         "verdict": t.verdict.word(),

@@ -37,5 +37,13 @@ export default defineConfig({
       reuseExistingServer: false,
       timeout: 20_000,
     },
+    {
+      // Both builds again (dist/ at /, the sub-path build under /docs/kpv/),
+      // with a strict Content-Security-Policy header (specs/csp.spec.ts).
+      command: 'python3 csp_server.py 4175 ../../dist ../../target/site',
+      url: 'http://127.0.0.1:4175/',
+      reuseExistingServer: false,
+      timeout: 20_000,
+    },
   ],
 });

@@ -105,7 +105,7 @@ impl Store {
                             packets: ps,
                         };
                         let mut ids: Vec<(u64, u32)> = ps.iter().map(|p| (p.at_ms, p.id)).collect();
-                        ids.sort();
+                        kpv_core::order::sort(&mut ids);
                         ids.into_iter()
                             .map(|(_, id)| id)
                             .zip(replay::replay(&inputs))

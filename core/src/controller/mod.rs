@@ -59,11 +59,12 @@ pub fn readiness_at(
     changes: &[AppChange],
     t: u64,
 ) -> BTreeMap<NamespacedName, bool> {
-    cluster
-        .pods
-        .iter()
-        .map(|p| (p.id.clone(), ready_at(p, changes, t)))
-        .collect()
+    crate::order::map(
+        cluster
+            .pods
+            .iter()
+            .map(|p| (p.id.clone(), ready_at(p, changes, t))),
+    )
 }
 
 /// Everything derived at time `t`.

@@ -127,7 +127,7 @@ pub fn probe_events(pod: &Pod, changes: &[AppChange], until_ms: u64) -> Vec<Prob
             runs.extend(times(p, until).take(100_000).map(|t| (t, kind, p)));
         }
     }
-    runs.sort_by_key(|(t, k, _)| (*t, *k == ProbeKind::Readiness));
+    crate::order::sort_by_key(&mut runs, |(t, k, _)| (*t, *k == ProbeKind::Readiness));
     let mut ready = match pod.reported_ready {
         ReportedReady::Ready => true,
         ReportedReady::NotReady => false,

@@ -73,7 +73,7 @@ pub fn compute_slices(
         }
         let mut n = 0usize;
         for ((family, ports), mut eps) in groups {
-            eps.sort_by(|a, b| a.addresses.cmp(&b.addresses));
+            crate::order::sort_by(&mut eps, |a, b| a.addresses.cmp(&b.addresses));
             for chunk in eps.chunks(MAX_ENDPOINTS_PER_SLICE) {
                 let name = format!(
                     "{}-{}",
@@ -104,6 +104,6 @@ pub fn compute_slices(
             out.push(s.clone());
         }
     }
-    out.sort_by(|a, b| a.id.cmp(&b.id));
+    crate::order::sort_by(&mut out, |a, b| a.id.cmp(&b.id));
     out
 }

@@ -49,7 +49,7 @@ pub fn parse_files(inputs: &[Input<'_>]) -> (Cluster, Vec<Diagnostic>) {
     let Builder {
         mut diags, cluster, ..
     } = b;
-    diags.sort_by_key(|d| (d.file, d.document, d.span));
+    crate::order::sort_by_key(&mut diags, |d| (d.file, d.document, d.span));
     (cluster, diags)
 }
 
@@ -519,11 +519,11 @@ impl Builder {
         self.mirror_endpoints(endpoints);
         self.check_selectors();
         let c = &mut self.cluster;
-        c.nodes.sort_by(|a, b| a.name.cmp(&b.name));
-        c.pods.sort_by(|a, b| a.id.cmp(&b.id));
-        c.deployments.sort_by(|a, b| a.id.cmp(&b.id));
-        c.services.sort_by(|a, b| a.id.cmp(&b.id));
-        c.endpoint_slices.sort_by(|a, b| a.id.cmp(&b.id));
+        crate::order::sort_by(&mut c.nodes, |a, b| a.name.cmp(&b.name));
+        crate::order::sort_by(&mut c.pods, |a, b| a.id.cmp(&b.id));
+        crate::order::sort_by(&mut c.deployments, |a, b| a.id.cmp(&b.id));
+        crate::order::sort_by(&mut c.services, |a, b| a.id.cmp(&b.id));
+        crate::order::sort_by(&mut c.endpoint_slices, |a, b| a.id.cmp(&b.id));
     }
 
     /// Metadata: returns (namespace, name) or reports and returns None.
@@ -1670,7 +1670,7 @@ impl Builder {
             if let Some(h) = &self.cluster.proxy.hostname_override {
                 names.push(h.clone());
             }
-            names.sort();
+            crate::order::sort(&mut names);
             names.dedup();
             if names.is_empty() {
                 names.push("node-1".into());
@@ -1692,7 +1692,7 @@ impl Builder {
                 });
             }
         }
-        self.cluster.nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        crate::order::sort_by(&mut self.cluster.nodes, |a, b| a.name.cmp(&b.name));
         let pool = self
             .cluster
             .proxy
@@ -1751,7 +1751,7 @@ impl Builder {
         // Deterministic order: input Pods keep their order after the sort by name;
         // Deployments' Pods are placed in replica order.
         let mut order: Vec<usize> = (0..self.cluster.pods.len()).collect();
-        order.sort_by(|&a, &b| {
+        crate::order::sort_by(&mut order, |&a, &b| {
             let pa = &self.cluster.pods[a];
             let pb = &self.cluster.pods[b];
             (pa.owner.is_some(), &pa.owner, a).cmp(&(pb.owner.is_some(), &pb.owner, b))
@@ -1848,7 +1848,7 @@ impl Builder {
         // Report cluster IPs used twice.
         let mut owner: BTreeMap<IpAddr, NamespacedName> = BTreeMap::new();
         let mut sorted = pending;
-        sorted.sort_by(|a, b| a.svc.id.cmp(&b.svc.id));
+        crate::order::sort_by(&mut sorted, |a, b| a.svc.id.cmp(&b.svc.id));
         for p in &mut sorted {
             let report = |msg: String, hint: &str, field: &str, diags: &mut Vec<Diagnostic>| {
                 let mut d = Diagnostic::error(msg).with_hint(hint);

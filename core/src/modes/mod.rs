@@ -214,6 +214,9 @@ pub trait Dataplane {
     fn render_text(&self) -> String;
 
     /// Machine-readable form of the ruleset (`kpv rules --format json`).
+    /// Behind the `json` feature: a trait method is kept in every vtable, so
+    /// the web app (which never calls it) would ship it and serde_json.
+    #[cfg(feature = "json")]
     fn render_json(&self) -> serde_json::Value;
 
     /// Walk the first packet of a new connection through the rules.

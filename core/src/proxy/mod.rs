@@ -210,7 +210,7 @@ pub fn build_input(
                 }
             }
         }
-        v.sort();
+        crate::order::sort(&mut v);
         v.dedup();
         Some(v)
     };
@@ -312,10 +312,11 @@ pub fn build_input(
             }
         }
     }
-    let endpoints = endpoints
-        .into_iter()
-        .map(|(k, v)| (k, v.into_values().collect::<Vec<_>>()))
-        .collect();
+    let endpoints = crate::order::map(
+        endpoints
+            .into_iter()
+            .map(|(k, v)| (k, v.into_values().collect::<Vec<_>>())),
+    );
     let service_cidrs = cluster
         .service_cidrs
         .iter()

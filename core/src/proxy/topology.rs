@@ -56,7 +56,7 @@ pub fn categorize_endpoints(svc: &ServicePortInfo, eps: &[EndpointInfo]) -> Cate
         .flatten()
         .copied()
         .collect();
-    all.sort_unstable();
+    crate::order::sort(&mut all);
     all.dedup();
     out.all_reachable = all;
     out

@@ -195,31 +195,35 @@ fn Packets() -> impl IntoView {
         let focused = store.focused();
         store.flights.with(|fs| {
             store.traces.with(|ts| {
-                fs.iter()
-                    .zip(ts.iter())
-                    .filter(|((id, _), (tid, _))| id == tid)
-                    .filter_map(|((id, f), (_, trace))| {
-                        let p = f.position(t, rm)?;
-                        let mut class = String::from("packet");
-                        let mut mark = "";
-                        if p.done {
-                            class.push(' ');
-                            class.push_str(outcome_class(&trace.outcome));
-                            mark = outcome_mark(&trace.outcome);
-                        }
-                        if focused == Some(*id) {
-                            class.push_str(" focused");
-                        }
-                        Some((
-                            *id,
-                            Look {
-                                transform: format!("translate({:.1} {:.1})", p.point.x, p.point.y),
-                                class,
-                                mark,
-                            },
-                        ))
-                    })
-                    .collect::<BTreeMap<u32, Look>>()
+                kpv_core::order::map(
+                    fs.iter()
+                        .zip(ts.iter())
+                        .filter(|((id, _), (tid, _))| id == tid)
+                        .filter_map(|((id, f), (_, trace))| {
+                            let p = f.position(t, rm)?;
+                            let mut class = String::from("packet");
+                            let mut mark = "";
+                            if p.done {
+                                class.push(' ');
+                                class.push_str(outcome_class(&trace.outcome));
+                                mark = outcome_mark(&trace.outcome);
+                            }
+                            if focused == Some(*id) {
+                                class.push_str(" focused");
+                            }
+                            Some((
+                                *id,
+                                Look {
+                                    transform: format!(
+                                        "translate({:.1} {:.1})",
+                                        p.point.x, p.point.y
+                                    ),
+                                    class,
+                                    mark,
+                                },
+                            ))
+                        }),
+                )
             })
         })
     });

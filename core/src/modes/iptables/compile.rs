@@ -122,7 +122,7 @@ impl<'a> Endpoints<'a> {
             has_any |= eps.iter().any(|e| usable(&e));
         }
         let mut all: Vec<&EndpointInfo> = cluster.iter().chain(local.iter()).copied().collect();
-        all.sort_by_key(|e| e.key());
+        crate::order::sort_by_key(&mut all, |e| e.key());
         all.dedup_by_key(|e| e.key());
         Endpoints {
             cluster,
@@ -696,12 +696,13 @@ fn arrange(table: Table, emit: Emit) -> TableRules {
             declared.push(c.clone());
         }
     }
-    declared.sort_by(|a, b| chain_key(a).cmp(&chain_key(b)));
-    let index: BTreeMap<String, usize> = declared
-        .iter()
-        .enumerate()
-        .map(|(i, name)| (name.clone(), i))
-        .collect();
+    crate::order::sort_by(&mut declared, |a, b| chain_key(a).cmp(&chain_key(b)));
+    let index: BTreeMap<String, usize> = crate::order::map(
+        declared
+            .iter()
+            .enumerate()
+            .map(|(i, name)| (name.clone(), i)),
+    );
     let mut chains: Vec<Chain> = declared
         .into_iter()
         .map(|name| Chain {
@@ -719,7 +720,7 @@ fn arrange(table: Table, emit: Emit) -> TableRules {
     for ch in chains.iter_mut() {
         if ch.name == names::NODEPORTS || ch.name == names::SERVICES {
             let last_ok = table == Table::Nat && ch.name == names::SERVICES;
-            ch.rules.sort_by_cached_key(|r| {
+            crate::order::sort_by_key(&mut ch.rules, |r| {
                 let last = last_ok
                     && r.comment()
                         .is_some_and(|c| c.contains("must be the last rule"));

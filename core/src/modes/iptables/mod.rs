@@ -97,6 +97,7 @@ impl Dataplane for IptablesDataplane {
         self.text.clone()
     }
 
+    #[cfg(feature = "json")]
     fn render_json(&self) -> serde_json::Value {
         let family = match self.compiled.family {
             crate::packet::IpFamily::V4 => "IPv4",

@@ -7,6 +7,7 @@
 //! never decide anything: it only spells out what the compiler built.
 
 use super::rules::{Addr, Chain, Match, Rule, Side, TableRules, Target};
+#[cfg(feature = "json")]
 use serde_json::json;
 
 /// The mark as kube-proxy's tests write it (`0x4000`). Real kube-proxy writes
@@ -209,6 +210,7 @@ pub fn layout(tables: &mut [TableRules]) -> Vec<String> {
 }
 
 /// The structured dump: tables → chains → rules with their text and line.
+#[cfg(feature = "json")]
 pub fn json(tables: &[TableRules], family: &str) -> serde_json::Value {
     let tables: Vec<serde_json::Value> = tables
         .iter()

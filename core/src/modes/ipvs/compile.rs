@@ -279,10 +279,7 @@ pub fn build(input: &ProxyInput, scheduler: Scheduler) -> Ruleset {
     let mut b = Builder {
         input,
         scheduler,
-        sets: SetId::ALL
-            .iter()
-            .map(|&id| (id, IpSet::new(id, family)))
-            .collect(),
+        sets: crate::order::map(SetId::ALL.iter().map(|&id| (id, IpSet::new(id, family)))),
         vss: BTreeMap::new(),
         bound: BTreeSet::new(),
         no_node_access: Vec::new(),

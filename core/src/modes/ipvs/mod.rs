@@ -92,12 +92,13 @@ pub struct IpvsDataplane {
 pub fn compile(input: &ProxyInput, scheduler: crate::model::Scheduler) -> IpvsDataplane {
     let ruleset = compile::build(input, scheduler);
     let rendered = render::render(&ruleset);
-    let vs_index = ruleset
-        .virtual_servers
-        .iter()
-        .enumerate()
-        .map(|(i, vs)| ((compile::proto_number(vs.protocol), vs.address, vs.port), i))
-        .collect();
+    let vs_index = crate::order::map(
+        ruleset
+            .virtual_servers
+            .iter()
+            .enumerate()
+            .map(|(i, vs)| ((compile::proto_number(vs.protocol), vs.address, vs.port), i)),
+    );
     let mut chains: Map<(Table, String), Vec<usize>> = Map::new();
     for (i, r) in ruleset.rules.iter().enumerate() {
         chains
@@ -131,6 +132,7 @@ impl Dataplane for IpvsDataplane {
         s
     }
 
+    #[cfg(feature = "json")]
     fn render_json(&self) -> serde_json::Value {
         render::json(&self.ruleset)
     }

@@ -269,7 +269,7 @@ impl IpvsDataplane {
             .filter(|r| r.weight > 0)
             .map(|r| r.addr)
             .collect();
-        candidates.sort();
+        crate::order::sort(&mut candidates);
 
         let chosen = choose(vs, &vs_key, packet, state, now_ms);
         let Some((ri, how)) = chosen else {

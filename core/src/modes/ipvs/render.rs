@@ -23,6 +23,7 @@ use super::glue::{Match, Table};
 use super::ipset::SetId;
 use crate::model::Scheduler;
 use crate::packet::Protocol;
+#[cfg(feature = "json")]
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -101,7 +102,9 @@ pub fn render(rs: &Ruleset) -> Rendered {
         out.vs_line.push(lines.len());
         lines.push(service_line(vs));
         let mut order: Vec<usize> = (0..vs.real_servers.len()).collect();
-        order.sort_by_key(|&i| (vs.real_servers[i].addr.ip(), vs.real_servers[i].addr.port()));
+        crate::order::sort_by_key(&mut order, |&i| {
+            (vs.real_servers[i].addr.ip(), vs.real_servers[i].addr.port())
+        });
         let mut rs_lines = vec![0; vs.real_servers.len()];
         for i in order {
             let r = &vs.real_servers[i];
@@ -156,7 +159,7 @@ pub fn render(rs: &Ruleset) -> Rendered {
             lines.push(format!(":{c} ACCEPT [0:0]"));
         }
         let mut user: Vec<&str> = table.kube_chains().to_vec();
-        user.sort_unstable();
+        crate::order::sort(&mut user);
         for c in &user {
             lines.push(format!(":{c} - [0:0]"));
         }
@@ -180,6 +183,7 @@ pub fn render(rs: &Ruleset) -> Rendered {
 }
 
 /// `kpv rules --format json` for IPVS (the shared contract plus extra keys).
+#[cfg(feature = "json")]
 pub fn json(rs: &Ruleset) -> Value {
     let vss: Vec<Value> = rs
         .virtual_servers
@@ -187,7 +191,7 @@ pub fn json(rs: &Ruleset) -> Value {
         .map(|vs| {
             let mut reals: Vec<(usize, &super::compile::RealServer)> =
                 vs.real_servers.iter().enumerate().collect();
-            reals.sort_by_key(|(_, r)| (r.addr.ip(), r.addr.port()));
+            crate::order::sort_by_key(&mut reals, |(_, r)| (r.addr.ip(), r.addr.port()));
             let mut o = json!({
                 "address": vs.address.to_string(),
                 "port": vs.port,

@@ -119,7 +119,7 @@ pub fn node_port_mode(input: &ProxyInput) -> NodePortMode {
     // "--nodeport-addresses includes localhost but localhost NodePorts are
     // not supported": loopback addresses are skipped.
     ips.retain(|ip| !ip.is_loopback() && IpFamily::of(ip) == input.family);
-    ips.sort();
+    crate::order::sort(&mut ips);
     ips.dedup();
     NodePortMode::Ips(ips)
 }
@@ -280,7 +280,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
     );
     if !input.service_cidrs.is_empty() {
         let mut cidrs = input.service_cidrs.clone();
-        cidrs.sort();
+        crate::order::sort(&mut cidrs);
         cidrs.dedup();
         b.rule(
             CLUSTER_IPS_CHECK,
@@ -658,10 +658,10 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         }
     }
 
-    cluster_ips.sort();
+    crate::order::sort(&mut cluster_ips);
     cluster_ips.dedup();
     let sort_elems = |mut v: Vec<MapElem>| {
-        v.sort_by_key(|a| a.key);
+        crate::order::sort_by_key(&mut v, |a| a.key);
         v.dedup_by(|a, b| a.key == b.key);
         v
     };

@@ -65,16 +65,17 @@ pub struct NftablesDataplane {
 pub fn compile(input: &ProxyInput) -> NftablesDataplane {
     let compiled = compile::compile_table(input);
     let listing = render::render_listing(&compiled.table);
-    let endpoints = compiled
-        .endpoint_chains
-        .iter()
-        .map(|e| (e.chain.clone(), e.endpoint))
-        .collect();
+    let endpoints = crate::order::map(
+        compiled
+            .endpoint_chains
+            .iter()
+            .map(|e| (e.chain.clone(), e.endpoint)),
+    );
     let mut local_ips = input.node.ips.clone();
     if !local_ips.contains(&input.node.primary_ip) {
         local_ips.push(input.node.primary_ip);
     }
-    local_ips.sort();
+    crate::order::sort(&mut local_ips);
     NftablesDataplane {
         table: compiled.table,
         listing,
@@ -105,6 +106,7 @@ impl Dataplane for NftablesDataplane {
         self.listing.text.clone()
     }
 
+    #[cfg(feature = "json")]
     fn render_json(&self) -> serde_json::Value {
         render::render_json(&self.table)
     }

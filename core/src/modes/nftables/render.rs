@@ -93,7 +93,7 @@ pub fn expr_text(f: IpFamily, e: &Expr, style: Style) -> String {
             }
             Style::List => {
                 let mut sorted = v.clone();
-                sorted.sort_by_key(|a| match a {
+                crate::order::sort_by_key(&mut sorted, |a| match a {
                     AddrSpec::Ip(i) => (*i, 0u8),
                     AddrSpec::Net(n) => (n.network(), n.prefix_len()),
                 });
@@ -451,6 +451,7 @@ pub fn render_listing(t: &Table) -> Listing {
 }
 
 /// A structured dump of the table (`kpv rules --format json`).
+#[cfg(feature = "json")]
 pub fn render_json(t: &Table) -> serde_json::Value {
     use serde_json::json;
     let f = t.family;

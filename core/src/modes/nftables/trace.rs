@@ -149,7 +149,7 @@ impl Walk<'_, '_> {
             .enumerate()
             .filter_map(|(i, c)| c.base.filter(|b| b.hook == hook).map(|b| (b.priority, i)))
             .collect();
-        bases.sort();
+        crate::order::sort(&mut bases);
         for (_, idx) in bases {
             match self.eval_chain(idx, 0) {
                 Flow::Return => continue,

@@ -274,7 +274,7 @@ pub fn compile(input: &ProxyInput) -> UserspaceDataplane {
         listeners.push(l);
     }
     // iptables-save prints chain by chain; within a chain, insertion order.
-    rules.sort_by_key(|r| (r.chain.table(), r.chain));
+    crate::order::sort_by_key(&mut rules, |r| (r.chain.table(), r.chain));
 
     let mut dp = UserspaceDataplane {
         node_name: input.node.name.clone(),
@@ -408,6 +408,7 @@ impl Dataplane for UserspaceDataplane {
         self.text.clone()
     }
 
+    #[cfg(feature = "json")]
     fn render_json(&self) -> serde_json::Value {
         render::json(self)
     }

@@ -7,6 +7,7 @@
 
 use super::rules::{Chain, Table};
 use super::{Listener, UserspaceDataplane};
+#[cfg(feature = "json")]
 use serde_json::json;
 
 const BUILTIN_NAT: [&str; 4] = ["PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"];
@@ -164,6 +165,7 @@ fn notes(l: &Listener) -> Vec<String> {
     v
 }
 
+#[cfg(feature = "json")]
 pub fn json(dp: &UserspaceDataplane) -> serde_json::Value {
     let tables: Vec<serde_json::Value> = [
         (Table::Nat, &USER_NAT[..], &BUILTIN_NAT[..]),

@@ -1,0 +1,114 @@
+//! Stable sorting and ordered maps with one copy of the sort algorithm.
+//!
+//! The standard library's sorts are generic: every element type and
+//! comparator gets its own copy of driftsort (3–4 KB of WebAssembly each), and
+//! `BTreeMap: FromIterator` sorts its input too. The web app shipped about
+//! 140 KB of such copies (issue 6, download size). Here a list of indices is
+//! sorted through one non-generic comparator (`&mut dyn FnMut`) and the slice is
+//! then permuted in place, so a call site costs a few hundred bytes.
+//!
+//! The results are exactly those of `slice::sort_by` (stable); only speed
+//! differs slightly (one indirect call per comparison). This module must stay
+//! free of anything but ordering: no IO, no randomness.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+/// `v.sort()`, stable.
+pub fn sort<T: Ord>(v: &mut [T]) {
+    sort_by(v, T::cmp);
+}
+
+/// `v.sort_by(cmp)`, stable.
+pub fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
+    let idx = sorted_indices(v.len(), &mut |a, b| cmp(&v[a], &v[b]));
+    permute(v, idx);
+}
+
+/// `v.sort_by_cached_key(key)`: each key is computed once, stable.
+pub fn sort_by_key<T, K: Ord>(v: &mut [T], key: impl FnMut(&T) -> K) {
+    let keys: Vec<K> = v.iter().map(key).collect();
+    let idx = sorted_indices(v.len(), &mut |a, b| keys[a].cmp(&keys[b]));
+    permute(v, idx);
+}
+
+/// `iter.collect::<BTreeMap<_, _>>()` without the sort `FromIterator` does:
+/// inserted in order, so a later value replaces an earlier one, as there.
+pub fn map<K: Ord, V>(iter: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V> {
+    let mut m = BTreeMap::new();
+    for (k, v) in iter {
+        m.insert(k, v);
+    }
+    m
+}
+
+/// The one instance of the standard sort: indices `0..n`, stably ordered by
+/// `cmp`.
+fn sorted_indices(n: usize, cmp: &mut dyn FnMut(usize, usize) -> Ordering) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.sort_by(|&a, &b| cmp(a, b));
+    idx
+}
+
+/// Rearrange `v` so that position `k` holds what was at `idx[k]`, following
+/// each cycle of the permutation once (O(n) swaps).
+fn permute<T>(v: &mut [T], mut idx: Vec<usize>) {
+    for start in 0..v.len() {
+        if idx[start] == start {
+            continue;
+        }
+        // Invariant: position `cur` holds the element that was at `start`.
+        let mut cur = start;
+        loop {
+            let next = idx[cur];
+            idx[cur] = cur;
+            if next == start {
+                break;
+            }
+            v.swap(cur, next);
+            cur = next;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sorts_like_the_standard_library_and_stays_stable() {
+        // Pseudo-random pairs with many equal keys, so stability shows.
+        let mut x = 7u64;
+        let items: Vec<(u8, u32)> = (0..500)
+            .map(|i| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((x >> 59) as u8, i)
+            })
+            .collect();
+        for n in [0, 1, 2, 3, 17, 500] {
+            let mut want = items[..n].to_vec();
+            want.sort_by_key(|p| p.0);
+            let mut got = items[..n].to_vec();
+            sort_by_key(&mut got, |p| p.0);
+            assert_eq!(got, want);
+            let mut got = items[..n].to_vec();
+            sort_by(&mut got, |a, b| b.0.cmp(&a.0));
+            let mut want = items[..n].to_vec();
+            want.sort_by_key(|p| std::cmp::Reverse(p.0));
+            assert_eq!(got, want);
+            let mut got = items[..n].to_vec();
+            sort(&mut got);
+            let mut want = items[..n].to_vec();
+            want.sort();
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn maps_keep_the_last_value_of_a_key_like_collect() {
+        let pairs = [(2, "a"), (1, "b"), (2, "c")];
+        assert_eq!(map(pairs), pairs.into_iter().collect::<BTreeMap<_, _>>());
+    }
+}
