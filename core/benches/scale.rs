@@ -1,6 +1,6 @@
 //! Scaling benchmarks (criterion): synthetic clusters of 1,000 / 5,000 /
 //! 10,000 Services × 10 endpoints, given as EndpointSlices so no Pods are
-//! needed. Measured for iptables, IPVS and nftables:
+//! needed. Measured for iptables, IPVS, nftables and userspace:
 //!
 //! * `compile/<mode>/<n>`: one node's data plane (`kpv_core::modes::compile`)
 //!   from an already built `ProxyInput`; budget 100 ms at 10,000 Services.
@@ -23,7 +23,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 const SIZES: [usize; 3] = [1_000, 5_000, 10_000];
-const MODES: [Mode; 3] = [Mode::Iptables, Mode::Ipvs, Mode::Nftables];
+const MODES: [Mode; 4] = [Mode::Iptables, Mode::Ipvs, Mode::Nftables, Mode::Userspace];
 const ENDPOINTS: usize = 10;
 const NODES: usize = 4;
 
@@ -150,7 +150,7 @@ fn scale(c: &mut Criterion) {
                 0,
             );
             assert!(
-                matches!(out.verdict, Verdict::Dnat { .. }),
+                matches!(out.verdict, Verdict::Dnat { .. } | Verdict::Proxied { .. }),
                 "{mode:?} {n}: {:?}",
                 out.verdict
             );
