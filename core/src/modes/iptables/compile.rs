@@ -12,14 +12,16 @@
 //! [`Endpoints::of`]).
 
 use super::rules::{
-    chain_key, names, Addr, Chain, CtState, HookChain, Match, Rule, Side, Table, TableRules, Target,
+    chain_key, names, Addr, Chain, ChainIndex, CtState, HookChain, Match, Name, Rule, Side, Table,
+    TableRules, Target, INDEX_MIN_RULES,
 };
 use crate::modes::DropReason;
 use crate::packet::IpFamily;
 use crate::proxy::naming::{hash_prefix, service_port_hash_input};
 use crate::proxy::{EndpointInfo, LocalDetector, ProxyInput, ServicePortInfo};
 use ipnet::IpNet;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// `largeClusterEndpointsThreshold`: above this many endpoints kube-proxy
@@ -35,12 +37,12 @@ pub struct Compiled {
     /// Built-in chains' jumps into kube-proxy's chains (not rendered).
     pub hooks: Vec<HookChain>,
     /// For each KUBE-SVC-/KUBE-SVL- chain: the endpoints its SEP chains DNAT to.
-    pub chain_endpoints: BTreeMap<String, Vec<SocketAddr>>,
+    pub chain_endpoints: BTreeMap<Name, Vec<SocketAddr>>,
     /// The node's own addresses (what `-m addrtype LOCAL` matches, with loopback).
     pub local_ips: Vec<IpAddr>,
     pub masquerade_mark: u32,
-    /// The rendered text, one entry per line.
-    pub lines: Vec<String>,
+    /// Lines of the rendered text.
+    pub line_count: usize,
 }
 
 impl Compiled {
@@ -49,27 +51,95 @@ impl Compiled {
     }
 }
 
-/// Rules of one table in emission order.
+/// A chain's position in [`Emit::chains`] (creation order).
+type Id = usize;
+
+/// A chain being filled, in emission order.
+struct EChain {
+    name: Name,
+    rules: Vec<Rule>,
+    /// Per rule: the chain it jumps to, when it jumps.
+    jumps: Vec<Option<Id>>,
+    /// The first DNAT destination of the chain (what a KUBE-SEP- chain does).
+    dnat: Option<SocketAddr>,
+}
+
+/// Chains of one table with their rules in emission order. Chains are
+/// referred to by [`Id`], never looked up by name while compiling (a lookup
+/// per rule made compiling 10,000 Services take seconds).
 #[derive(Default)]
 struct Emit {
-    declared: Vec<String>,
-    /// The names in `declared`, for constant-time duplicate checks (a linear
-    /// scan made compiling 1,000 Services take seconds).
-    declared_set: BTreeSet<String>,
-    rules: Vec<(String, Rule)>,
+    chains: Vec<EChain>,
 }
 
 impl Emit {
-    fn chain(&mut self, name: &str) {
-        if !self.declared_set.contains(name) {
-            self.declared_set.insert(name.to_string());
-            self.declared.push(name.to_string());
+    /// Declare a chain (`:NAME - [0:0]`). Chain names are unique by
+    /// construction (fixed names, or a hash of the Service port and
+    /// endpoint); [`arrange`] still merges equal names.
+    fn chain(&mut self, name: impl Into<Name>) -> Id {
+        self.chains.push(EChain {
+            name: name.into(),
+            rules: Vec::new(),
+            jumps: Vec::new(),
+            dnat: None,
+        });
+        self.chains.len() - 1
+    }
+    fn name(&self, id: Id) -> Name {
+        self.chains[id].name.clone()
+    }
+    fn rule(&mut self, chain: Id, matches: Vec<Match>, target: Target) {
+        let c = &mut self.chains[chain];
+        if let (Target::Dnat(a), None) = (&target, c.dnat) {
+            c.dnat = Some(*a);
+        }
+        c.rules.push(Rule::new(matches, target));
+        c.jumps.push(None);
+    }
+    fn jump(&mut self, chain: Id, matches: Vec<Match>, to: Id) {
+        let target = Target::Jump(self.name(to));
+        let c = &mut self.chains[chain];
+        c.rules.push(Rule::new(matches, target));
+        c.jumps.push(Some(to));
+    }
+}
+
+/// A per-Service-port chain, declared the first time a rule needs it.
+struct LazyChain {
+    name: Name,
+    id: Option<Id>,
+}
+
+impl LazyChain {
+    fn new(name: String) -> LazyChain {
+        LazyChain {
+            name: name.into(),
+            id: None,
         }
     }
-    fn rule(&mut self, chain: &str, matches: Vec<Match>, target: Target) {
-        self.rules
-            .push((chain.to_string(), Rule::new(matches, target)));
+    fn id(&mut self, e: &mut Emit) -> Id {
+        match self.id {
+            Some(id) => id,
+            None => {
+                let id = e.chain(self.name.clone());
+                self.id = Some(id);
+                id
+            }
+        }
     }
+}
+
+/// The fixed chains of each table.
+struct Fixed {
+    f_services: Id,
+    f_external: Id,
+    f_forward: Id,
+    f_nodeports: Id,
+    f_proxy_firewall: Id,
+    n_services: Id,
+    n_nodeports: Id,
+    n_postrouting: Id,
+    n_mark_masq: Id,
 }
 
 /// Endpoint lists of one Service port, as kube-proxy's `CategorizeEndpoints`
@@ -122,8 +192,9 @@ impl<'a> Endpoints<'a> {
             has_any |= eps.iter().any(|e| usable(&e));
         }
         let mut all: Vec<&EndpointInfo> = cluster.iter().chain(local.iter()).copied().collect();
-        all.sort_by_key(|e| e.key());
-        all.dedup_by_key(|e| e.key());
+        // By `ip:port` text; equal texts are equal addresses.
+        all.sort_by_cached_key(|e| e.key());
+        all.dedup_by_key(|e| e.addr);
         Endpoints {
             cluster,
             local,
@@ -157,7 +228,7 @@ fn dst_ip(ip: IpAddr) -> Match {
 }
 
 fn jump(c: &str) -> Target {
-    Target::Jump(c.to_string())
+    Target::Jump(c.into())
 }
 
 /// Compile one node's rules.
@@ -184,47 +255,41 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         .map(|n| input.endpoints_of(n).len())
         .sum();
     let large_cluster = total_endpoints > LARGE_CLUSTER_ENDPOINTS;
-    let svc_comment = |m: &mut Vec<Match>, text: String| {
+    let svc_comment = |m: &mut Vec<Match>, text: &dyn Fn() -> String| {
         if !large_cluster {
-            m.push(Match::Comment(text));
+            m.push(Match::Comment(text()));
         }
     };
 
     let mut filter = Emit::default();
     let mut nat = Emit::default();
-    for c in [
-        names::SERVICES,
-        names::EXTERNAL_SERVICES,
-        names::FORWARD,
-        names::NODEPORTS,
-        names::PROXY_FIREWALL,
-    ] {
-        filter.chain(c);
-    }
-    for c in [
-        names::SERVICES,
-        names::NODEPORTS,
-        names::POSTROUTING,
-        names::MARK_MASQ,
-    ] {
-        nat.chain(c);
-    }
+    let fx = Fixed {
+        f_services: filter.chain(names::SERVICES),
+        f_external: filter.chain(names::EXTERNAL_SERVICES),
+        f_forward: filter.chain(names::FORWARD),
+        f_nodeports: filter.chain(names::NODEPORTS),
+        f_proxy_firewall: filter.chain(names::PROXY_FIREWALL),
+        n_services: nat.chain(names::SERVICES),
+        n_nodeports: nat.chain(names::NODEPORTS),
+        n_postrouting: nat.chain(names::POSTROUTING),
+        n_mark_masq: nat.chain(names::MARK_MASQ),
+    };
     nat.rule(
-        names::POSTROUTING,
+        fx.n_postrouting,
         vec![Match::Mark { mark, negate: true }],
         Target::Return,
     );
-    nat.rule(names::POSTROUTING, vec![], Target::XorMark(mark));
+    nat.rule(fx.n_postrouting, vec![], Target::XorMark(mark));
     nat.rule(
-        names::POSTROUTING,
+        fx.n_postrouting,
         vec![comment("kubernetes service traffic requiring SNAT")],
         Target::Masquerade,
     );
-    nat.rule(names::MARK_MASQ, vec![], Target::OrMark(mark));
+    nat.rule(fx.n_mark_masq, vec![], Target::OrMark(mark));
     if localhost_nodeports {
-        filter.chain(names::FIREWALL);
+        let fw = filter.chain(names::FIREWALL);
         filter.rule(
-            names::FIREWALL,
+            fw,
             vec![
                 comment("block incoming localnet connections"),
                 Match::Dst {
@@ -243,6 +308,8 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             Target::Drop(DropReason::Invalid),
         );
     }
+    // For each KUBE-SVC-/KUBE-SVL- chain: the endpoints of its SEP jumps.
+    let mut lb_chains: Vec<Id> = Vec::new();
 
     for svc in input.services.values() {
         let Some(cluster_ip) = svc.cluster_ip else {
@@ -251,36 +318,48 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         let name = svc.name.to_string();
         let proto = svc.name.protocol;
         let hash = hash_prefix(&service_port_hash_input(&svc.name, proto), 16);
-        let svc_chain = format!("{}{hash}", names::SVC);
-        let svl_chain = format!("{}{hash}", names::SVL);
-        let ext_chain = format!("{}{hash}", names::EXT);
-        let fw_chain = format!("{}{hash}", names::FW);
-        let sep_chain = |ep: &EndpointInfo| {
-            format!(
-                "{}{}",
-                names::SEP,
-                hash_prefix(&format!("{}{}{}", name, proto.as_lower(), ep.key()), 16)
-            )
-        };
+        let mut svc_chain = LazyChain::new(format!("{}{hash}", names::SVC));
+        let mut svl_chain = LazyChain::new(format!("{}{hash}", names::SVL));
+        let mut ext_chain = LazyChain::new(format!("{}{hash}", names::EXT));
+        let mut fw_chain = LazyChain::new(format!("{}{hash}", names::FW));
         let eps = Endpoints::of(input, svc);
+        // KUBE-SEP- chains, one per reachable endpoint (sorted by address,
+        // for finding an endpoint's chain).
+        let mut seps: Vec<(SocketAddr, Id)> = Vec::with_capacity(eps.all_reachable.len());
+        let mut hash_input = String::new();
+        for ep in &eps.all_reachable {
+            hash_input.clear();
+            let _ = write!(hash_input, "{name}{}{}", proto.as_lower(), ep.addr);
+            let sep = nat.chain(format!("{}{}", names::SEP, hash_prefix(&hash_input, 16)));
+            seps.push((ep.addr, sep));
+        }
+        let mut sorted_seps = seps.clone();
+        sorted_seps.sort_unstable_by_key(|(a, _)| *a);
+        let sep_of = |ep: &EndpointInfo| -> Option<Id> {
+            sorted_seps
+                .binary_search_by_key(&ep.addr, |(a, _)| *a)
+                .ok()
+                .map(|i| sorted_seps[i].1)
+        };
         let has_any = eps.has_any;
         let uses_cluster_chain = !eps.cluster.is_empty() && uses_cluster_endpoints(svc);
         let uses_local_chain = !eps.local.is_empty() && svc.uses_local_endpoints();
-        let (internal_chain, has_internal) = if svc.internal_policy_local {
-            (&svl_chain, has_any && !eps.local.is_empty())
+        let internal_is_local = svc.internal_policy_local;
+        let has_internal = if internal_is_local {
+            has_any && !eps.local.is_empty()
         } else {
-            (&svc_chain, has_any)
+            has_any
         };
-        let (external_policy_chain, has_external) = if svc.external_policy_local {
-            (&svl_chain, has_any && !eps.local.is_empty())
+        let external_is_local = svc.external_policy_local;
+        let has_external = if external_is_local {
+            has_any && !eps.local.is_empty()
         } else {
-            (&svc_chain, has_any)
+            has_any
         };
         let uses_ext = has_any && svc.externally_accessible();
         let uses_fw = has_any
             && !svc.load_balancer_ips.is_empty()
             && !svc.load_balancer_source_ranges.is_empty();
-        let lb_chain = if uses_fw { &fw_chain } else { &ext_chain };
         let (int_target, int_comment, ext_target, ext_comment) = if !has_any {
             let c = format!("{name} has no endpoints");
             (
@@ -309,14 +388,19 @@ pub fn compile(input: &ProxyInput) -> Compiled {
 
         // A. ClusterIP.
         if has_internal {
-            nat.rule(
-                names::SERVICES,
+            let to = if internal_is_local {
+                svl_chain.id(&mut nat)
+            } else {
+                svc_chain.id(&mut nat)
+            };
+            nat.jump(
+                fx.n_services,
                 port_matches(format!("{name} cluster IP"), cluster_ip, svc.port),
-                jump(internal_chain),
+                to,
             );
         } else {
             filter.rule(
-                names::SERVICES,
+                fx.f_services,
                 port_matches(int_comment.clone(), cluster_ip, svc.port),
                 int_target.clone(),
             );
@@ -324,15 +408,16 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         // B. externalIPs.
         for ip in &svc.external_ips {
             if has_any {
-                nat.rule(
-                    names::SERVICES,
+                let to = ext_chain.id(&mut nat);
+                nat.jump(
+                    fx.n_services,
                     port_matches(format!("{name} external IP"), *ip, svc.port),
-                    jump(&ext_chain),
+                    to,
                 );
             }
             if !has_external {
                 filter.rule(
-                    names::EXTERNAL_SERVICES,
+                    fx.f_external,
                     port_matches(ext_comment.clone(), *ip, svc.port),
                     ext_target.clone(),
                 );
@@ -341,17 +426,22 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         // C. LoadBalancer IPs (and their firewall DROPs).
         for ip in &svc.load_balancer_ips {
             if has_any {
-                nat.rule(
-                    names::SERVICES,
+                let to = if uses_fw {
+                    fw_chain.id(&mut nat)
+                } else {
+                    ext_chain.id(&mut nat)
+                };
+                nat.jump(
+                    fx.n_services,
                     port_matches(format!("{name} loadbalancer IP"), *ip, svc.port),
-                    jump(lb_chain),
+                    to,
                 );
             }
             if uses_fw {
                 filter.rule(
-                    names::PROXY_FIREWALL,
+                    fx.f_proxy_firewall,
                     port_matches(
-                        format!("{name} traffic not accepted by {fw_chain}"),
+                        format!("{name} traffic not accepted by {}", fw_chain.name),
                         *ip,
                         svc.port,
                     ),
@@ -363,7 +453,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         if !has_external {
             for ip in &svc.load_balancer_ips {
                 filter.rule(
-                    names::EXTERNAL_SERVICES,
+                    fx.f_external,
                     port_matches(ext_comment.clone(), *ip, svc.port),
                     ext_target.clone(),
                 );
@@ -372,9 +462,10 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         // E/F. NodePort.
         if svc.node_port != 0 {
             if has_any {
+                let to = ext_chain.id(&mut nat);
                 if localhost_nodeports {
-                    nat.rule(
-                        names::NODEPORTS,
+                    nat.jump(
+                        fx.n_nodeports,
                         vec![
                             comment(name.clone()),
                             Match::Proto(proto),
@@ -385,22 +476,22 @@ pub fn compile(input: &ProxyInput) -> Compiled {
                             Match::DPort(svc.node_port),
                             Match::Nfacct(names::NFACCT_LOCALHOST_NPS),
                         ],
-                        jump(&ext_chain),
+                        to,
                     );
                 }
-                nat.rule(
-                    names::NODEPORTS,
+                nat.jump(
+                    fx.n_nodeports,
                     vec![
                         comment(name.clone()),
                         Match::Proto(proto),
                         Match::DPort(svc.node_port),
                     ],
-                    jump(&ext_chain),
+                    to,
                 );
             }
             if !has_external {
                 filter.rule(
-                    names::EXTERNAL_SERVICES,
+                    fx.f_external,
                     vec![
                         comment(ext_comment.clone()),
                         Match::AddrTypeLocal(Side::Dst),
@@ -422,7 +513,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         };
         if hc_port != 0 {
             filter.rule(
-                names::NODEPORTS,
+                fx.f_nodeports,
                 vec![
                     comment(format!("{name} health check node port")),
                     Match::Proto(crate::packet::Protocol::Tcp),
@@ -432,33 +523,39 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             );
         }
         // I. Masquerade off-cluster traffic to the ClusterIP.
-        if has_internal {
+        if has_internal && (masquerade_all || detector.is_some()) {
+            let internal = if internal_is_local {
+                svl_chain.id(&mut nat)
+            } else {
+                svc_chain.id(&mut nat)
+            };
             let mut m = port_matches(format!("{name} cluster IP"), cluster_ip, svc.port);
-            if masquerade_all {
-                nat.rule(internal_chain, m, jump(names::MARK_MASQ));
-            } else if let Some(cidr) = detector {
-                m.push(Match::Src {
-                    addr: Addr::Net(cidr),
-                    negate: true,
-                });
-                nat.rule(internal_chain, m, jump(names::MARK_MASQ));
+            if !masquerade_all {
+                if let Some(cidr) = detector {
+                    m.push(Match::Src {
+                        addr: Addr::Net(cidr),
+                        negate: true,
+                    });
+                }
             }
+            nat.jump(internal, m, fx.n_mark_masq);
         }
         // J. KUBE-EXT-.
         if uses_ext {
-            nat.chain(&ext_chain);
+            let ext = ext_chain.id(&mut nat);
             if !svc.external_policy_local {
-                nat.rule(
-                    &ext_chain,
+                nat.jump(
+                    ext,
                     vec![comment(format!(
                         "masquerade traffic for {name} external destinations"
                     ))],
-                    jump(names::MARK_MASQ),
+                    fx.n_mark_masq,
                 );
             } else {
                 if let Some(cidr) = detector {
-                    nat.rule(
-                        &ext_chain,
+                    let to = svc_chain.id(&mut nat);
+                    nat.jump(
+                        ext,
                         vec![
                             comment(format!("pod traffic for {name} external destinations")),
                             Match::Src {
@@ -466,42 +563,49 @@ pub fn compile(input: &ProxyInput) -> Compiled {
                                 negate: false,
                             },
                         ],
-                        jump(&svc_chain),
+                        to,
                     );
                 }
-                nat.rule(
-                    &ext_chain,
+                nat.jump(
+                    ext,
                     vec![
                         comment(format!(
                             "masquerade LOCAL traffic for {name} external destinations"
                         )),
                         Match::AddrTypeLocal(Side::Src),
                     ],
-                    jump(names::MARK_MASQ),
+                    fx.n_mark_masq,
                 );
-                nat.rule(
-                    &ext_chain,
+                let to = svc_chain.id(&mut nat);
+                nat.jump(
+                    ext,
                     vec![
                         comment(format!(
                             "route LOCAL traffic for {name} external destinations"
                         )),
                         Match::AddrTypeLocal(Side::Src),
                     ],
-                    jump(&svc_chain),
+                    to,
                 );
             }
             if has_external {
-                nat.rule(&ext_chain, vec![], jump(external_policy_chain));
+                let to = if external_is_local {
+                    svl_chain.id(&mut nat)
+                } else {
+                    svc_chain.id(&mut nat)
+                };
+                nat.jump(ext, vec![], to);
             }
         }
         // K. KUBE-FW- (loadBalancerSourceRanges).
         if uses_fw {
-            nat.chain(&fw_chain);
+            let fw = fw_chain.id(&mut nat);
+            let ext = ext_chain.id(&mut nat);
             let c = format!("{name} loadbalancer IP");
             let mut allow_from_node = false;
             for cidr in &svc.load_balancer_source_ranges {
-                nat.rule(
-                    &fw_chain,
+                nat.jump(
+                    fw,
                     vec![
                         comment(c.clone()),
                         Match::Src {
@@ -509,7 +613,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
                             negate: false,
                         },
                     ],
-                    jump(&ext_chain),
+                    ext,
                 );
                 if cidr.contains(&input.node.primary_ip) {
                     allow_from_node = true;
@@ -517,8 +621,8 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             }
             if allow_from_node {
                 for ip in &svc.load_balancer_ips {
-                    nat.rule(
-                        &fw_chain,
+                    nat.jump(
+                        fw,
                         vec![
                             comment(c.clone()),
                             Match::Src {
@@ -526,12 +630,12 @@ pub fn compile(input: &ProxyInput) -> Compiled {
                                 negate: false,
                             },
                         ],
-                        jump(&ext_chain),
+                        ext,
                     );
                 }
             }
             nat.rule(
-                &fw_chain,
+                fw,
                 vec![comment(format!(
                     "other traffic to {name} will be dropped by KUBE-PROXY-FIREWALL"
                 ))],
@@ -539,55 +643,57 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             );
         }
         // L/M. KUBE-SVC- and KUBE-SVL-: affinity checks, then the cascade.
-        let write_lb = |nat: &mut Emit, chain: &str, list: &[&EndpointInfo]| {
-            nat.chain(chain);
+        let write_lb = |nat: &mut Emit, chain: Id, list: &[&EndpointInfo]| {
             if let Some(seconds) = svc.session_affinity_seconds {
                 for ep in list {
-                    let sep = sep_chain(ep);
+                    let Some(sep) = sep_of(ep) else { continue };
                     let mut m = Vec::new();
-                    svc_comment(&mut m, format!("{name} -> {}", ep.key()));
+                    svc_comment(&mut m, &|| format!("{name} -> {}", ep.key()));
                     m.push(Match::RecentCheck {
-                        list: sep.clone(),
+                        list: nat.name(sep),
                         seconds,
                     });
-                    nat.rule(chain, m, jump(&sep));
+                    nat.jump(chain, m, sep);
                 }
             }
             let n = list.len();
             for (i, ep) in list.iter().enumerate() {
+                let Some(sep) = sep_of(ep) else { continue };
                 let mut m = Vec::new();
-                svc_comment(&mut m, format!("{name} -> {}", ep.key()));
+                svc_comment(&mut m, &|| format!("{name} -> {}", ep.key()));
                 if i + 1 < n {
                     m.push(Match::Statistic { n: n - i });
                 }
-                nat.rule(chain, m, jump(&sep_chain(ep)));
+                nat.jump(chain, m, sep);
             }
         };
-        // The masquerade rule (I) must come first in its chain: declare it
-        // in emission order (the rules are grouped per chain afterwards).
         if uses_cluster_chain {
-            write_lb(&mut nat, &svc_chain, &eps.cluster);
+            let chain = svc_chain.id(&mut nat);
+            write_lb(&mut nat, chain, &eps.cluster);
         }
         if uses_local_chain {
-            write_lb(&mut nat, &svl_chain, &eps.local);
+            let chain = svl_chain.id(&mut nat);
+            write_lb(&mut nat, chain, &eps.local);
         }
+        lb_chains.extend(svc_chain.id);
+        lb_chains.extend(svl_chain.id);
         // N. KUBE-SEP-.
-        for ep in &eps.all_reachable {
-            let sep = sep_chain(ep);
-            nat.chain(&sep);
+        for (ep, (_, sep)) in eps.all_reachable.iter().zip(&seps) {
             let mut m = Vec::new();
-            svc_comment(&mut m, name.clone());
+            svc_comment(&mut m, &|| name.clone());
             let mut masq = m.clone();
             masq.push(Match::Src {
                 addr: Addr::Ip(ep.addr.ip()),
                 negate: false,
             });
-            nat.rule(&sep, masq, jump(names::MARK_MASQ));
+            nat.jump(*sep, masq, fx.n_mark_masq);
             if svc.session_affinity_seconds.is_some() {
-                m.push(Match::RecentSet { list: sep.clone() });
+                m.push(Match::RecentSet {
+                    list: nat.name(*sep),
+                });
             }
             m.push(Match::Proto(proto));
-            nat.rule(&sep, m, Target::Dnat(ep.addr));
+            nat.rule(*sep, m, Target::Dnat(ep.addr));
         }
     }
 
@@ -603,17 +709,17 @@ pub fn compile(input: &ProxyInput) -> Compiled {
                     negate: true,
                 });
             }
-            nat.rule(names::SERVICES, m, jump(names::NODEPORTS));
+            nat.jump(fx.n_services, m, fx.n_nodeports);
         }
         Some(ips) => {
             for ip in ips.iter().filter(|ip| IpFamily::of(ip) == family) {
                 if ip.is_loopback() && (is_v6 || !localhost_nodeports) {
                     continue;
                 }
-                nat.rule(
-                    names::SERVICES,
+                nat.jump(
+                    fx.n_services,
                     vec![comment(np_comment), dst_ip(*ip)],
-                    jump(names::NODEPORTS),
+                    fx.n_nodeports,
                 );
             }
         }
@@ -621,7 +727,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
     // KUBE-FORWARD (conntrack liberal off, nfacct counters present: the fake
     // proxier's and a usual node's setting).
     filter.rule(
-        names::FORWARD,
+        fx.f_forward,
         vec![
             Match::Conntrack {
                 state: CtState::Invalid,
@@ -632,7 +738,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         Target::Drop(DropReason::Invalid),
     );
     filter.rule(
-        names::FORWARD,
+        fx.f_forward,
         vec![
             comment("kubernetes forwarding rules"),
             Match::Mark {
@@ -643,7 +749,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         Target::Accept,
     );
     filter.rule(
-        names::FORWARD,
+        fx.f_forward,
         vec![
             comment("kubernetes forwarding conntrack rule"),
             Match::Conntrack {
@@ -654,9 +760,9 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         Target::Accept,
     );
 
+    let chain_endpoints = chain_endpoints(&nat, &lb_chains);
     let mut tables = vec![arrange(Table::Filter, filter), arrange(Table::Nat, nat)];
-    let lines = super::render::layout(&mut tables);
-    let chain_endpoints = chain_endpoints(&tables);
+    let line_count = super::render::layout(&mut tables);
     let mut local_ips = input.node.ips.clone();
     if !local_ips.contains(&input.node.primary_ip) {
         local_ips.insert(0, input.node.primary_ip);
@@ -668,7 +774,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         chain_endpoints,
         local_ips,
         masquerade_mark: mark,
-        lines,
+        line_count,
     }
 }
 
@@ -679,81 +785,75 @@ fn uses_cluster_endpoints(svc: &ServicePortInfo) -> bool {
 }
 
 /// The Service name of a rule's comment: up to the first space or colon.
-fn comment_service(rule: &Rule) -> String {
+fn comment_service(rule: &Rule) -> &str {
     let c = rule.comment().unwrap_or("");
     let end = c.find([' ', ':']).unwrap_or(c.len());
-    c[..end].to_string()
+    &c[..end]
 }
 
 /// Group emitted rules by chain and order chains and rules as the upstream
 /// tests do.
 fn arrange(table: Table, emit: Emit) -> TableRules {
-    let mut declared = emit.declared;
-    let mut seen = emit.declared_set;
-    for (c, _) in &emit.rules {
-        if !seen.contains(c) {
-            seen.insert(c.clone());
-            declared.push(c.clone());
-        }
-    }
-    declared.sort_by(|a, b| chain_key(a).cmp(&chain_key(b)));
-    let index: BTreeMap<String, usize> = declared
-        .iter()
-        .enumerate()
-        .map(|(i, name)| (name.clone(), i))
-        .collect();
-    let mut chains: Vec<Chain> = declared
-        .into_iter()
-        .map(|name| Chain {
-            name,
-            rules: Vec::new(),
-            decl_line: 0,
-            lines: Vec::new(),
-        })
-        .collect();
-    for (c, r) in emit.rules {
-        if let Some(&i) = index.get(&c) {
-            chains[i].rules.push(r);
+    let mut order: Vec<EChain> = emit.chains;
+    // Stable: a name declared twice keeps its rules in declaration order.
+    order.sort_by(|a, b| chain_key(&a.name).cmp(&chain_key(&b.name)));
+    let mut chains: Vec<Chain> = Vec::with_capacity(order.len());
+    for c in order {
+        match chains.last_mut() {
+            Some(last) if last.name == c.name => last.rules.extend(c.rules),
+            _ => chains.push(Chain {
+                name: c.name,
+                rules: c.rules,
+                decl_line: 0,
+                lines: Vec::new(),
+                index: None,
+            }),
         }
     }
     for ch in chains.iter_mut() {
-        if ch.name == names::NODEPORTS || ch.name == names::SERVICES {
-            let last_ok = table == Table::Nat && ch.name == names::SERVICES;
-            ch.rules.sort_by_cached_key(|r| {
-                let last = last_ok
-                    && r.comment()
-                        .is_some_and(|c| c.contains("must be the last rule"));
-                (last, comment_service(r))
-            });
+        if &*ch.name == names::NODEPORTS || &*ch.name == names::SERVICES {
+            let last_ok = table == Table::Nat && &*ch.name == names::SERVICES;
+            // Rules are emitted Service by Service, so this is nearly sorted
+            // already; sort a permutation so the keys can borrow the rules.
+            let mut idx: Vec<usize> = (0..ch.rules.len()).collect();
+            {
+                let key = |i: usize| {
+                    let r = &ch.rules[i];
+                    let last = last_ok
+                        && r.comment()
+                            .is_some_and(|c| c.contains("must be the last rule"));
+                    (last, comment_service(r))
+                };
+                idx.sort_by(|&a, &b| key(a).cmp(&key(b)));
+            }
+            let mut old: Vec<Option<Rule>> = std::mem::take(&mut ch.rules)
+                .into_iter()
+                .map(Some)
+                .collect();
+            ch.rules = idx.into_iter().filter_map(|i| old[i].take()).collect();
+        }
+        if ch.rules.len() >= INDEX_MIN_RULES {
+            ch.index = Some(ChainIndex::new(&ch.rules));
         }
     }
     TableRules { table, chains }
 }
 
-fn chain_endpoints(tables: &[TableRules]) -> BTreeMap<String, Vec<SocketAddr>> {
+/// For each KUBE-SVC-/KUBE-SVL- chain, the endpoints its jumps to KUBE-SEP-
+/// chains DNAT to, in rule order.
+fn chain_endpoints(nat: &Emit, lb_chains: &[Id]) -> BTreeMap<Name, Vec<SocketAddr>> {
     let mut out = BTreeMap::new();
-    let Some(nat) = tables.iter().find(|t| t.table == Table::Nat) else {
-        return out;
-    };
-    let dnat_of = |sep: &str| -> Option<SocketAddr> {
-        nat.chain(sep)?.rules.iter().find_map(|r| match r.target {
-            Target::Dnat(a) => Some(a),
-            _ => None,
-        })
-    };
-    for ch in &nat.chains {
-        if !(ch.name.starts_with(names::SVC) || ch.name.starts_with(names::SVL)) {
-            continue;
-        }
+    for &id in lb_chains {
+        let ch = &nat.chains[id];
         let mut eps: Vec<SocketAddr> = Vec::new();
-        for r in &ch.rules {
-            if let Target::Jump(to) = &r.target {
-                if to.starts_with(names::SEP) {
-                    if let Some(a) = dnat_of(to) {
-                        if !eps.contains(&a) {
-                            eps.push(a);
-                        }
-                    }
+        for to in ch.jumps.iter().flatten() {
+            let sep = &nat.chains[*to];
+            if !sep.name.starts_with(names::SEP) {
+                continue;
+            }
+            if let Some(a) = sep.dnat {
+                if !eps.contains(&a) {
+                    eps.push(a);
                 }
             }
         }

@@ -9,7 +9,13 @@ use crate::modes::DropReason;
 use crate::packet::Protocol;
 use ipnet::IpNet;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+/// A chain name, shared: one allocation per chain however many rules jump
+/// to it (a 10,000-Service node has 100,000s of jumps).
+pub type Name = Arc<str>;
 
 /// An iptables table kube-proxy writes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -91,9 +97,9 @@ pub enum Match {
     /// `-m statistic --mode random --probability P`, P = 1/n printed `%0.10f`.
     Statistic { n: usize },
     /// `-m recent --name L --rcheck --seconds S --reap`.
-    RecentCheck { list: String, seconds: u32 },
+    RecentCheck { list: Name, seconds: u32 },
     /// `-m recent --name L --set`.
-    RecentSet { list: String },
+    RecentSet { list: Name },
     /// `-m mark --mark M/M` / `-m mark ! --mark M/M`.
     Mark { mark: u32, negate: bool },
     /// `-m conntrack --ctstate S` / `-m conntrack ! --ctstate S`.
@@ -115,7 +121,7 @@ pub fn probability(n: usize) -> String {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum Target {
     /// `-j CHAIN`.
-    Jump(String),
+    Jump(Name),
     Accept,
     /// `-j DROP`; the reason is ours (for the verdict), not part of the rule.
     Drop(DropReason),
@@ -158,12 +164,71 @@ impl Rule {
 /// A chain with its rules, and where each sits in the rendered text.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Chain {
-    pub name: String,
+    pub name: Name,
     pub rules: Vec<Rule>,
     /// 0-based line of the `:CHAIN - [0:0]` declaration in the rendered text.
     pub decl_line: usize,
     /// 0-based line of each rule in the rendered text (parallel to `rules`).
     pub lines: Vec<usize>,
+    /// For long chains (KUBE-SERVICES, KUBE-NODEPORTS...): which rules could
+    /// match a destination at all. See [`ChainIndex`].
+    #[serde(skip)]
+    pub index: Option<ChainIndex>,
+}
+
+/// Chains shorter than this are walked rule by rule without an index.
+pub const INDEX_MIN_RULES: usize = 16;
+
+/// The rules of a chain grouped by what they require of the destination:
+/// a rule with `-d IP` (not negated) can only match a packet to that IP, a
+/// rule with `--dport N` only one to that port. A walk visits just the
+/// rules that can match, in order, and still *counts* every rule a linear
+/// walk would have compared (a skipped rule fails a plain match, so it has
+/// no side effects either).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChainIndex {
+    by_dst: BTreeMap<IpAddr, Vec<usize>>,
+    by_dport: BTreeMap<u16, Vec<usize>>,
+    /// Rules with neither: possible for any packet.
+    rest: Vec<usize>,
+}
+
+impl ChainIndex {
+    pub fn new(rules: &[Rule]) -> ChainIndex {
+        let mut ix = ChainIndex::default();
+        for (i, r) in rules.iter().enumerate() {
+            let dst = r.matches.iter().find_map(|m| match m {
+                Match::Dst {
+                    addr: Addr::Ip(ip),
+                    negate: false,
+                } => Some(*ip),
+                _ => None,
+            });
+            let dport = r.matches.iter().find_map(|m| match m {
+                Match::DPort(p) => Some(*p),
+                _ => None,
+            });
+            match (dst, dport) {
+                (Some(ip), _) => ix.by_dst.entry(ip).or_default().push(i),
+                (None, Some(p)) => ix.by_dport.entry(p).or_default().push(i),
+                (None, None) => ix.rest.push(i),
+            }
+        }
+        ix
+    }
+
+    /// The rules that may match a packet to `dst`, in chain order.
+    pub fn candidates(&self, dst: SocketAddr) -> Vec<usize> {
+        let mut v: Vec<usize> = self.rest.clone();
+        if let Some(r) = self.by_dst.get(&dst.ip()) {
+            v.extend(r);
+        }
+        if let Some(r) = self.by_dport.get(&dst.port()) {
+            v.extend(r);
+        }
+        v.sort_unstable();
+        v
+    }
 }
 
 /// One table in rendering order.
