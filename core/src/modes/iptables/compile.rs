@@ -17,7 +17,7 @@ use super::rules::{
 };
 use crate::modes::DropReason;
 use crate::packet::IpFamily;
-use crate::proxy::naming::{hash_prefix, service_port_hash_input};
+use crate::proxy::naming::{hash_prefix, push_hash_prefix, service_port_hash_input};
 use crate::proxy::{EndpointInfo, LocalDetector, ProxyInput, ServicePortInfo};
 use ipnet::IpNet;
 use std::collections::BTreeMap;
@@ -58,10 +58,6 @@ type Id = usize;
 struct EChain {
     name: Name,
     rules: Vec<Rule>,
-    /// Per rule: the chain it jumps to, when it jumps.
-    jumps: Vec<Option<Id>>,
-    /// The first DNAT destination of the chain (what a KUBE-SEP- chain does).
-    dnat: Option<SocketAddr>,
 }
 
 /// Chains of one table with their rules in emission order. Chains are
@@ -79,9 +75,7 @@ impl Emit {
     fn chain(&mut self, name: impl Into<Name>) -> Id {
         self.chains.push(EChain {
             name: name.into(),
-            rules: Vec::new(),
-            jumps: Vec::new(),
-            dnat: None,
+            rules: Vec::with_capacity(2),
         });
         self.chains.len() - 1
     }
@@ -89,18 +83,11 @@ impl Emit {
         self.chains[id].name.clone()
     }
     fn rule(&mut self, chain: Id, matches: Vec<Match>, target: Target) {
-        let c = &mut self.chains[chain];
-        if let (Target::Dnat(a), None) = (&target, c.dnat) {
-            c.dnat = Some(*a);
-        }
-        c.rules.push(Rule::new(matches, target));
-        c.jumps.push(None);
+        self.chains[chain].rules.push(Rule::new(matches, target));
     }
     fn jump(&mut self, chain: Id, matches: Vec<Match>, to: Id) {
         let target = Target::Jump(self.name(to));
-        let c = &mut self.chains[chain];
-        c.rules.push(Rule::new(matches, target));
-        c.jumps.push(Some(to));
+        self.chains[chain].rules.push(Rule::new(matches, target));
     }
 }
 
@@ -193,7 +180,7 @@ impl<'a> Endpoints<'a> {
         }
         let mut all: Vec<&EndpointInfo> = cluster.iter().chain(local.iter()).copied().collect();
         // By `ip:port` text; equal texts are equal addresses.
-        all.sort_by_cached_key(|e| e.key());
+        all.sort_by_cached_key(|e| AddrText::of(e.addr));
         all.dedup_by_key(|e| e.addr);
         Endpoints {
             cluster,
@@ -201,6 +188,59 @@ impl<'a> Endpoints<'a> {
             all_reachable: all,
             has_any,
         }
+    }
+}
+
+/// An endpoint's `ip:port` text (what kube-proxy sorts endpoints by),
+/// written on the stack rather than allocated once per endpoint. Ordered
+/// as the text.
+struct AddrText {
+    len: u8,
+    buf: [u8; 64],
+}
+
+impl AddrText {
+    fn of(addr: SocketAddr) -> AddrText {
+        struct W<'a>(&'a mut [u8; 64], &'a mut usize);
+        impl std::fmt::Write for W<'_> {
+            fn write_str(&mut self, s: &str) -> std::fmt::Result {
+                let end = *self.1 + s.len();
+                let dst = self.0.get_mut(*self.1..end).ok_or(std::fmt::Error)?;
+                dst.copy_from_slice(s.as_bytes());
+                *self.1 = end;
+                Ok(())
+            }
+        }
+        let mut buf = [0u8; 64];
+        let mut len = 0;
+        let _ = write!(W(&mut buf, &mut len), "{addr}");
+        AddrText {
+            len: len as u8,
+            buf,
+        }
+    }
+    fn text(&self) -> &[u8] {
+        &self.buf[..usize::from(self.len)]
+    }
+}
+
+impl PartialEq for AddrText {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
+    }
+}
+
+impl Eq for AddrText {}
+
+impl PartialOrd for AddrText {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for AddrText {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.text().cmp(other.text())
     }
 }
 
@@ -308,8 +348,13 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             Target::Drop(DropReason::Invalid),
         );
     }
-    // For each KUBE-SVC-/KUBE-SVL- chain: the endpoints of its SEP jumps.
-    let mut lb_chains: Vec<Id> = Vec::new();
+    // For each KUBE-SVC-/KUBE-SVL- chain: the endpoints its jumps to
+    // KUBE-SEP- chains DNAT to, in rule order.
+    let mut chain_endpoints: BTreeMap<Name, Vec<SocketAddr>> = BTreeMap::new();
+    // Reused for every chain name.
+    let (mut hash_input, mut chain_name) = (String::new(), String::new());
+    nat.chains
+        .reserve(total_endpoints + 2 * input.services.len());
 
     for svc in input.services.values() {
         let Some(cluster_ip) = svc.cluster_ip else {
@@ -326,11 +371,13 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         // KUBE-SEP- chains, one per reachable endpoint (sorted by address,
         // for finding an endpoint's chain).
         let mut seps: Vec<(SocketAddr, Id)> = Vec::with_capacity(eps.all_reachable.len());
-        let mut hash_input = String::new();
         for ep in &eps.all_reachable {
             hash_input.clear();
             let _ = write!(hash_input, "{name}{}{}", proto.as_lower(), ep.addr);
-            let sep = nat.chain(format!("{}{}", names::SEP, hash_prefix(&hash_input, 16)));
+            chain_name.clear();
+            chain_name.push_str(names::SEP);
+            push_hash_prefix(&mut chain_name, &hash_input, 16);
+            let sep = nat.chain(chain_name.as_str());
             seps.push((ep.addr, sep));
         }
         let mut sorted_seps = seps.clone();
@@ -643,6 +690,17 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             );
         }
         // L/M. KUBE-SVC- and KUBE-SVL-: affinity checks, then the cascade.
+        // The endpoints of the list, once each, in list order (the SVC/SVL
+        // chain's SEP jumps: affinity checks, then the cascade, same order).
+        let list_endpoints = |list: &[&EndpointInfo]| {
+            let mut v: Vec<SocketAddr> = Vec::with_capacity(list.len());
+            for ep in list {
+                if sep_of(ep).is_some() && !v.contains(&ep.addr) {
+                    v.push(ep.addr);
+                }
+            }
+            v
+        };
         let write_lb = |nat: &mut Emit, chain: Id, list: &[&EndpointInfo]| {
             if let Some(seconds) = svc.session_affinity_seconds {
                 for ep in list {
@@ -667,16 +725,24 @@ pub fn compile(input: &ProxyInput) -> Compiled {
                 nat.jump(chain, m, sep);
             }
         };
+        let mut svc_eps = Vec::new();
+        let mut svl_eps = Vec::new();
         if uses_cluster_chain {
             let chain = svc_chain.id(&mut nat);
             write_lb(&mut nat, chain, &eps.cluster);
+            svc_eps = list_endpoints(&eps.cluster);
         }
         if uses_local_chain {
             let chain = svl_chain.id(&mut nat);
             write_lb(&mut nat, chain, &eps.local);
+            svl_eps = list_endpoints(&eps.local);
         }
-        lb_chains.extend(svc_chain.id);
-        lb_chains.extend(svl_chain.id);
+        if svc_chain.id.is_some() {
+            chain_endpoints.insert(svc_chain.name.clone(), svc_eps);
+        }
+        if svl_chain.id.is_some() {
+            chain_endpoints.insert(svl_chain.name.clone(), svl_eps);
+        }
         // N. KUBE-SEP-.
         for (ep, (_, sep)) in eps.all_reachable.iter().zip(&seps) {
             let mut m = Vec::new();
@@ -760,7 +826,6 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         Target::Accept,
     );
 
-    let chain_endpoints = chain_endpoints(&nat, &lb_chains);
     let mut tables = vec![arrange(Table::Filter, filter), arrange(Table::Nat, nat)];
     let line_count = super::render::layout(&mut tables);
     let mut local_ips = input.node.ips.clone();
@@ -794,11 +859,16 @@ fn comment_service(rule: &Rule) -> &str {
 /// Group emitted rules by chain and order chains and rules as the upstream
 /// tests do.
 fn arrange(table: Table, emit: Emit) -> TableRules {
-    let mut order: Vec<EChain> = emit.chains;
-    // Stable: a name declared twice keeps its rules in declaration order.
-    order.sort_by(|a, b| chain_key(&a.name).cmp(&chain_key(&b.name)));
+    let mut emitted: Vec<Option<EChain>> = emit.chains.into_iter().map(Some).collect();
+    // Sort positions, not chains; ties by position: a name declared twice
+    // keeps its rules in declaration order.
+    let mut order: Vec<usize> = (0..emitted.len()).collect();
+    order.sort_unstable_by(|&a, &b| {
+        let name = |i: usize| emitted[i].as_ref().map_or("", |c| &*c.name);
+        chain_key(name(a)).cmp(&chain_key(name(b))).then(a.cmp(&b))
+    });
     let mut chains: Vec<Chain> = Vec::with_capacity(order.len());
-    for c in order {
+    for c in order.into_iter().filter_map(|i| emitted[i].take()) {
         match chains.last_mut() {
             Some(last) if last.name == c.name => last.rules.extend(c.rules),
             _ => chains.push(Chain {
@@ -817,14 +887,17 @@ fn arrange(table: Table, emit: Emit) -> TableRules {
             // already; sort a permutation so the keys can borrow the rules.
             let mut idx: Vec<usize> = (0..ch.rules.len()).collect();
             {
-                let key = |i: usize| {
-                    let r = &ch.rules[i];
-                    let last = last_ok
-                        && r.comment()
-                            .is_some_and(|c| c.contains("must be the last rule"));
-                    (last, comment_service(r))
-                };
-                idx.sort_by(|&a, &b| key(a).cmp(&key(b)));
+                let keys: Vec<(bool, &str)> = ch
+                    .rules
+                    .iter()
+                    .map(|r| {
+                        let last = last_ok
+                            && r.comment()
+                                .is_some_and(|c| c.contains("must be the last rule"));
+                        (last, comment_service(r))
+                    })
+                    .collect();
+                idx.sort_by_key(|&i| keys[i]);
             }
             let mut old: Vec<Option<Rule>> = std::mem::take(&mut ch.rules)
                 .into_iter()
@@ -837,29 +910,6 @@ fn arrange(table: Table, emit: Emit) -> TableRules {
         }
     }
     TableRules { table, chains }
-}
-
-/// For each KUBE-SVC-/KUBE-SVL- chain, the endpoints its jumps to KUBE-SEP-
-/// chains DNAT to, in rule order.
-fn chain_endpoints(nat: &Emit, lb_chains: &[Id]) -> BTreeMap<Name, Vec<SocketAddr>> {
-    let mut out = BTreeMap::new();
-    for &id in lb_chains {
-        let ch = &nat.chains[id];
-        let mut eps: Vec<SocketAddr> = Vec::new();
-        for to in ch.jumps.iter().flatten() {
-            let sep = &nat.chains[*to];
-            if !sep.name.starts_with(names::SEP) {
-                continue;
-            }
-            if let Some(a) = sep.dnat {
-                if !eps.contains(&a) {
-                    eps.push(a);
-                }
-            }
-        }
-        out.insert(ch.name.clone(), eps);
-    }
-    out
 }
 
 /// The jumps kube-proxy (and the kubelet, for KUBE-FIREWALL) put in the

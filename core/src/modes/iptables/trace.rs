@@ -380,65 +380,10 @@ mod tests {
     use super::*;
     use crate::modes::NodeState;
     use crate::packet::IpFamily;
-    use std::fmt::Write as _;
-
-    /// 40 Services of every kind (ClusterIP, NodePort, LoadBalancer with
-    /// source ranges, externalIPs, without endpoints, with affinity).
-    fn cluster_yaml() -> String {
-        let mut y = String::from(
-            "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n\
-             hostnameOverride: node-a\nclusterCIDR: 10.244.0.0/16\n---\n\
-             apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nspec: {podCIDR: 10.244.1.0/24}\n\
-             status: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n",
-        );
-        for i in 0..40 {
-            let ty = ["ClusterIP", "NodePort", "LoadBalancer"][i % 3];
-            let _ = write!(
-                y,
-                "---\napiVersion: v1\nkind: Service\nmetadata: {{name: s{i:02}, namespace: default}}\n\
-                 spec:\n  type: {ty}\n  clusterIP: 10.96.0.{}\n  sessionAffinity: {}\n",
-                10 + i,
-                if i % 7 == 0 { "ClientIP" } else { "None" },
-            );
-            if i % 5 == 0 {
-                let _ = writeln!(y, "  externalIPs: [203.0.113.{i}]");
-            }
-            if i % 3 == 2 && i % 2 == 0 {
-                y.push_str("  loadBalancerSourceRanges: [198.51.100.0/24]\n");
-            }
-            let _ = writeln!(
-                y,
-                "  ports: [{{name: p, port: 80, targetPort: 8080{}}}]",
-                if i % 3 > 0 {
-                    format!(", nodePort: {}", 30000 + i)
-                } else {
-                    String::new()
-                }
-            );
-            if i % 3 == 2 {
-                let _ = writeln!(
-                    y,
-                    "status: {{loadBalancer: {{ingress: [{{ip: 192.0.2.{i}}}]}}}}"
-                );
-            }
-            if i % 4 == 3 {
-                continue; // no endpoints
-            }
-            let _ = write!(
-                y,
-                "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  \
-                 name: s{i:02}-x\n  namespace: default\n  labels: {{kubernetes.io/service-name: s{i:02}}}\n\
-                 addressType: IPv4\nports: [{{name: p, port: 8080, protocol: TCP}}]\nendpoints:\n\
-                 - {{addresses: [\"10.244.1.{i}\"], nodeName: node-a, conditions: {{ready: true}}}}\n\
-                 - {{addresses: [\"10.244.2.{i}\"], nodeName: node-b, conditions: {{ready: true}}}}\n"
-            );
-        }
-        y
-    }
 
     #[test]
     fn indexed_walk_equals_linear_walk() {
-        let (cluster, diags) = crate::model::parse(&cluster_yaml());
+        let (cluster, diags) = crate::model::parse(&crate::modes::testdata::cluster_yaml());
         assert!(!crate::diag::has_errors(&diags), "{diags:#?}");
         let input =
             crate::proxy::build_input(&cluster, &cluster.endpoint_slices, "node-a", IpFamily::V4)
@@ -458,35 +403,11 @@ mod tests {
                 c.index = None;
             }
         }
-        let mut dests: Vec<SocketAddr> = Vec::new();
-        for i in 0..40u16 {
-            let i8 = i as u8;
-            dests.push(SocketAddr::from(([10, 96, 0, 10 + i8], 80)));
-            dests.push(SocketAddr::from(([10, 96, 0, 10 + i8], 81)));
-            dests.push(SocketAddr::from(([203, 0, 113, i8], 80)));
-            dests.push(SocketAddr::from(([192, 0, 2, i8], 80)));
-            dests.push(SocketAddr::from(([192, 168, 0, 2], 30000 + i)));
-            dests.push(SocketAddr::from(([127, 0, 0, 1], 30000 + i)));
-        }
-        let sources = [
-            (
-                SocketAddr::from(([10, 244, 1, 200], 40000)),
-                Hook::Prerouting,
-            ),
-            (
-                SocketAddr::from(([198, 51, 100, 7], 40000)),
-                Hook::Prerouting,
-            ),
-            (
-                SocketAddr::from(([203, 0, 113, 9], 40000)),
-                Hook::Prerouting,
-            ),
-            (SocketAddr::from(([192, 168, 0, 2], 40000)), Hook::Output),
-        ];
+        let (dests, sources) = crate::modes::testdata::packets();
         let (mut s1, mut s2) = (NodeState::default(), NodeState::default());
         let (mut dnats, mut most) = (0, 0);
         for dst in &dests {
-            for (src, hook) in sources {
+            for &(src, hook) in &sources {
                 let pkt = Packet::new(src, *dst, Protocol::Tcp);
                 let a = process(&indexed, &pkt, hook, &mut s1, &mut Chooser::new(3), 0);
                 let b = process(&linear, &pkt, hook, &mut s2, &mut Chooser::new(3), 0);
