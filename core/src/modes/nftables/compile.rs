@@ -137,7 +137,9 @@ pub struct ServiceChains {
 /// Which endpoint a chain DNATs to, and its affinity set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EndpointChain {
-    pub chain: String,
+    pub chain: Name,
+    /// Its position in the table's chains.
+    pub index: usize,
     pub endpoint: SocketAddr,
     pub affinity_set: Option<String>,
 }
@@ -150,24 +152,39 @@ pub struct Compiled {
 
 struct Builder {
     chains: Vec<Chain>,
-    /// Position of each chain in `chains` (a linear scan per rule made
-    /// compiling 10,000 Services take over a minute).
-    index: BTreeMap<String, usize>,
+    /// Base and fixed chains by name (a handful).
+    fixed: BTreeMap<Name, usize>,
+    /// The current Service port's chains by name, while compiling one
+    /// (`None` before the Services): chains are never looked up among all
+    /// 100,000s (a scan per rule made 10,000 Services take over a minute).
+    service: Option<BTreeMap<Name, usize>>,
 }
 
 impl Builder {
+    fn find(&self, name: &str) -> Option<usize> {
+        self.service
+            .as_ref()
+            .and_then(|m| m.get(name))
+            .or_else(|| self.fixed.get(name))
+            .copied()
+    }
     fn chain(&mut self, name: &str) -> &mut Chain {
-        let idx = match self.index.get(name) {
-            Some(&i) => i,
+        let idx = match self.find(name) {
+            Some(i) => i,
             None => {
-                self.index.insert(name.to_string(), self.chains.len());
+                let name: Name = name.into();
+                let i = self.chains.len();
+                match &mut self.service {
+                    Some(m) => m.insert(name.clone(), i),
+                    None => self.fixed.insert(name.clone(), i),
+                };
                 self.chains.push(Chain {
-                    name: name.to_string(),
+                    name,
                     base: None,
                     comment: None,
                     rules: Vec::new(),
                 });
-                self.chains.len() - 1
+                i
             }
         };
         &mut self.chains[idx]
@@ -175,13 +192,26 @@ impl Builder {
     fn rule(&mut self, chain: &str, rule: Rule) {
         self.chain(chain).rules.push(rule);
     }
-}
-
-fn jump(c: &str) -> Expr {
-    Expr::Verdict(Verdict::Jump(c.to_string()))
-}
-fn goto(c: &str) -> Expr {
-    Expr::Verdict(Verdict::Goto(c.to_string()))
+    /// A verdict's reference to a chain (which should exist by then; a
+    /// missing one is a reference the walk ignores, as before).
+    fn refer(&self, name: &str) -> ChainRef {
+        match self.find(name) {
+            Some(i) => ChainRef {
+                name: self.chains[i].name.clone(),
+                index: Some(i),
+            },
+            None => ChainRef {
+                name: name.into(),
+                index: None,
+            },
+        }
+    }
+    fn jump(&self, c: &str) -> Expr {
+        Expr::Verdict(Verdict::Jump(self.refer(c)))
+    }
+    fn goto(&self, c: &str) -> Expr {
+        Expr::Verdict(Verdict::Goto(self.refer(c)))
+    }
 }
 
 fn not_localhost(family: IpFamily) -> IpNet {
@@ -203,7 +233,8 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
     let mark = input.masquerade_mark();
     let mut b = Builder {
         chains: Vec::new(),
-        index: BTreeMap::new(),
+        fixed: BTreeMap::new(),
+        service: None,
     };
     // Base chains, in kube-proxy's nftablesBaseChains order.
     let bases: [(&str, ChainType, NfHook, i32); 8] = [
@@ -253,7 +284,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         if ct_new {
             exprs.push(Expr::CtStateNew);
         }
-        exprs.push(jump(to));
+        exprs.push(b.jump(to));
         b.rule(from, Rule::new(exprs));
     }
     // Fixed chains.
@@ -349,6 +380,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
     let mut endpoint_chains: Vec<EndpointChain> = Vec::new();
 
     for (name, svc) in &input.services {
+        b.service = Some(BTreeMap::new());
         let Some(cluster_ip) = svc.cluster_ip else {
             continue;
         };
@@ -368,15 +400,30 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         let comment = name.to_string();
         let affinity = svc.session_affinity_seconds;
 
-        let ep_chain_of = |i: usize| -> Option<(String, SocketAddr)> {
+        // Endpoint chain (and affinity set) names, one sha256 per endpoint.
+        let ep_names: Vec<(usize, String, String)> = cat
+            .all_reachable
+            .iter()
+            .filter_map(|&i| {
+                let base = endpoint_chain_base(name, &eps.get(i)?.addr);
+                let set = if affinity.is_some() {
+                    format!("affinity-{base}")
+                } else {
+                    String::new()
+                };
+                Some((i, format!("endpoint-{base}"), set))
+            })
+            .collect();
+        let names_of = |i: usize| -> Option<&(usize, String, String)> {
+            let k = ep_names.binary_search_by_key(&i, |(j, _, _)| *j).ok()?;
+            ep_names.get(k)
+        };
+        let ep_chain_of = |i: usize| -> Option<(&str, SocketAddr)> {
             let ep = eps.get(i)?;
-            Some((
-                format!("endpoint-{}", endpoint_chain_base(name, &ep.addr)),
-                ep.addr,
-            ))
+            Some((names_of(i)?.1.as_str(), ep.addr))
         };
         let affinity_set_of =
-            |ep: &SocketAddr| format!("affinity-{}", endpoint_chain_base(name, ep));
+            |i: usize| -> String { names_of(i).map(|n| n.2.clone()).unwrap_or_default() };
 
         let cluster_eps: &[usize] = cat.cluster.as_deref().unwrap_or(&[]);
         let local_eps: &[usize] = cat.local.as_deref().unwrap_or(&[]);
@@ -399,7 +446,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             (&cluster_chain, has_endpoints)
         };
         let uses_external_chain = has_endpoints && svc.externally_accessible();
-        let reject = Verdict::Goto(REJECT_CHAIN.into());
+        let reject = Verdict::Goto(b.refer(REJECT_CHAIN));
         let internal_filter = if has_endpoints {
             Verdict::Drop
         } else {
@@ -411,7 +458,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         // chains, external chain, firewall chain.
         for &i in &cat.all_reachable {
             if let Some((c, _)) = ep_chain_of(i) {
-                b.chain(&c);
+                b.chain(c);
             }
         }
         if uses_cluster_chain {
@@ -434,7 +481,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             service_ips.push(MapElem {
                 key: key(cluster_ip, svc.port),
                 comment: None,
-                verdict: Verdict::Goto(internal_chain.clone()),
+                verdict: Verdict::Goto(b.refer(internal_chain)),
             });
         } else {
             no_ep_services.push(MapElem {
@@ -452,7 +499,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
                 service_ips.push(MapElem {
                     key: key(*ip, svc.port),
                     comment: None,
-                    verdict: Verdict::Goto(external_chain.clone()),
+                    verdict: Verdict::Goto(b.refer(&external_chain)),
                 });
             }
             if !has_external {
@@ -478,14 +525,14 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
                 service_ips.push(MapElem {
                     key: key(*ip, svc.port),
                     comment: None,
-                    verdict: Verdict::Goto(external_chain.clone()),
+                    verdict: Verdict::Goto(b.refer(&external_chain)),
                 });
             }
             if uses_fw {
                 firewall_ips.push(MapElem {
                     key: key(*ip, svc.port),
                     comment: None,
-                    verdict: Verdict::Goto(fw_chain.clone()),
+                    verdict: Verdict::Goto(b.refer(&fw_chain)),
                 });
             }
         }
@@ -508,7 +555,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
                 service_nodeports.push(MapElem {
                     key: np_key,
                     comment: None,
-                    verdict: Verdict::Goto(external_chain.clone()),
+                    verdict: Verdict::Goto(b.refer(&external_chain)),
                 });
             }
             if !has_external {
@@ -525,7 +572,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             if input.config.nftables_masquerade_all {
                 b.rule(
                     internal_chain,
-                    Rule::new(vec![Expr::Daddr(cluster_ip), jump(MARK_MASQ)]),
+                    Rule::new(vec![Expr::Daddr(cluster_ip), b.jump(MARK_MASQ)]),
                 );
             } else if let LocalDetector::Cidr(c) = &input.local_detector {
                 b.rule(
@@ -533,7 +580,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
                     Rule::new(vec![
                         Expr::Daddr(cluster_ip),
                         Expr::SaddrNot(AddrSpec::Net(*c)),
-                        jump(MARK_MASQ),
+                        b.jump(MARK_MASQ),
                     ]),
                 );
             }
@@ -541,13 +588,13 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         // External traffic.
         if uses_external_chain {
             if !svc.external_policy_local {
-                b.rule(&external_chain, Rule::new(vec![jump(MARK_MASQ)]));
+                b.rule(&external_chain, Rule::new(vec![b.jump(MARK_MASQ)]));
             } else {
                 if let LocalDetector::Cidr(c) = &input.local_detector {
                     b.rule(
                         &external_chain,
                         Rule::commented(
-                            vec![Expr::Saddr(AddrSpec::Net(*c)), goto(&cluster_chain)],
+                            vec![Expr::Saddr(AddrSpec::Net(*c)), b.goto(&cluster_chain)],
                             "short-circuit pod traffic",
                         ),
                     );
@@ -555,14 +602,14 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
                 b.rule(
                     &external_chain,
                     Rule::commented(
-                        vec![Expr::FibSaddrLocal, jump(MARK_MASQ)],
+                        vec![Expr::FibSaddrLocal, b.jump(MARK_MASQ)],
                         "masquerade local traffic",
                     ),
                 );
                 b.rule(
                     &external_chain,
                     Rule::commented(
-                        vec![Expr::FibSaddrLocal, goto(&cluster_chain)],
+                        vec![Expr::FibSaddrLocal, b.goto(&cluster_chain)],
                         "short-circuit local traffic",
                     ),
                 );
@@ -570,7 +617,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             if has_external {
                 b.rule(
                     &external_chain,
-                    Rule::new(vec![goto(external_policy_chain)]),
+                    Rule::new(vec![b.goto(external_policy_chain)]),
                 );
             }
         }
@@ -598,9 +645,9 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         // Affinity sets.
         if let Some(timeout) = affinity {
             for &i in &cat.all_reachable {
-                if let Some(ep) = eps.get(i) {
+                if eps.get(i).is_some() {
                     affinity_sets.push(Set {
-                        name: affinity_set_of(&ep.addr),
+                        name: affinity_set_of(i),
                         comment: None,
                         timeout_seconds: Some(timeout),
                         elements: Vec::new(),
@@ -610,20 +657,22 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         }
         // Service → endpoint rules.
         let write_lb = |b: &mut Builder, chain: &str, idx: &[usize]| {
-            let targets: Vec<(String, SocketAddr)> =
-                idx.iter().filter_map(|&i| ep_chain_of(i)).collect();
+            let targets: Vec<(usize, &str)> = idx
+                .iter()
+                .filter_map(|&i| Some((i, ep_chain_of(i)?.0)))
+                .collect();
             if affinity.is_some() {
-                for (c, addr) in &targets {
+                for (i, c) in &targets {
                     b.rule(
                         chain,
-                        Rule::new(vec![Expr::SaddrInSet(affinity_set_of(addr)), goto(c)]),
+                        Rule::new(vec![Expr::SaddrInSet(affinity_set_of(*i)), b.goto(c)]),
                     );
                 }
             }
             b.rule(
                 chain,
                 Rule::new(vec![Expr::NumgenVmap(
-                    targets.into_iter().map(|(c, _)| c).collect(),
+                    targets.iter().map(|(_, c)| b.refer(c)).collect(),
                 )]),
             );
         };
@@ -639,24 +688,32 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
                 continue;
             };
             b.rule(
-                &chain,
-                Rule::new(vec![Expr::Saddr(AddrSpec::Ip(addr.ip())), jump(MARK_MASQ)]),
+                chain,
+                Rule::new(vec![
+                    Expr::Saddr(AddrSpec::Ip(addr.ip())),
+                    b.jump(MARK_MASQ),
+                ]),
             );
-            let set = affinity.map(|_| affinity_set_of(&addr));
+            let set = affinity.map(|_| affinity_set_of(i));
             if let Some(s) = &set {
-                b.rule(&chain, Rule::new(vec![Expr::UpdateSaddr(s.clone())]));
+                b.rule(chain, Rule::new(vec![Expr::UpdateSaddr(s.clone())]));
             }
             b.rule(
-                &chain,
+                chain,
                 Rule::new(vec![Expr::L4Proto(proto), Expr::DnatTo(addr)]),
             );
-            endpoint_chains.push(EndpointChain {
-                chain,
-                endpoint: addr,
-                affinity_set: set,
-            });
+            let r = b.refer(chain);
+            if let Some(index) = r.index {
+                endpoint_chains.push(EndpointChain {
+                    chain: r.name,
+                    index,
+                    endpoint: addr,
+                    affinity_set: set,
+                });
+            }
         }
     }
+    b.service = None;
 
     cluster_ips.sort();
     cluster_ips.dedup();
@@ -725,7 +782,6 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             sets,
             maps,
             chains: b.chains,
-            chain_index: b.index,
         },
         endpoint_chains,
         node_port_mode: np_mode,
