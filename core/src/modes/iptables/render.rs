@@ -176,8 +176,7 @@ pub fn layout(tables: &mut [TableRules]) -> usize {
             n += 1;
         }
         for c in t.chains.iter_mut() {
-            c.lines.clear();
-            c.lines.extend(n..n + c.rules.len());
+            c.first_line = n;
             n += c.rules.len();
         }
         n += 1; // COMMIT
@@ -225,8 +224,8 @@ pub fn json(tables: &[TableRules], family: &str) -> serde_json::Value {
                     let rules: Vec<serde_json::Value> = c
                         .rules
                         .iter()
-                        .zip(&c.lines)
-                        .map(|(r, l)| json!({"line": l, "text": rule_line(&c.name, r)}))
+                        .enumerate()
+                        .map(|(i, r)| json!({"line": c.first_line + i, "text": rule_line(&c.name, r)}))
                         .collect();
                     json!({"name": c.name, "line": c.decl_line, "rules": rules})
                 })

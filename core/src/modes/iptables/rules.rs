@@ -168,12 +168,20 @@ pub struct Chain {
     pub rules: Vec<Rule>,
     /// 0-based line of the `:CHAIN - [0:0]` declaration in the rendered text.
     pub decl_line: usize,
-    /// 0-based line of each rule in the rendered text (parallel to `rules`).
-    pub lines: Vec<usize>,
+    /// 0-based line of the first rule in the rendered text (a chain's rules
+    /// are consecutive lines; see [`Chain::line`]).
+    pub first_line: usize,
     /// For long chains (KUBE-SERVICES, KUBE-NODEPORTS...): which rules could
     /// match a destination at all. See [`ChainIndex`].
     #[serde(skip)]
     pub index: Option<ChainIndex>,
+}
+
+impl Chain {
+    /// 0-based line of rule `i` in the rendered text.
+    pub fn line(&self, i: usize) -> Option<usize> {
+        (i < self.rules.len()).then_some(self.first_line + i)
+    }
 }
 
 /// Chains shorter than this are walked rule by rule without an index.

@@ -250,7 +250,7 @@ impl Walker<'_> {
             if !self.matches(rule) {
                 continue;
             }
-            let line = chain.lines.get(i).copied();
+            let line = chain.line(i);
             if let Some(flow) = self.apply(table, name, rule, line, compared, depth) {
                 return flow;
             }
