@@ -7,10 +7,11 @@
 use super::model::*;
 use crate::model::NodePortAddress;
 use crate::packet::IpFamily;
-use crate::proxy::naming::hash_prefix;
+use crate::proxy::naming::push_hash_prefix;
 use crate::proxy::{loopback, EndpointInfo, LocalDetector, ProxyInput, ServicePortName};
 use ipnet::IpNet;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::net::{IpAddr, SocketAddr};
 
 // Base chains (Gen C names: "${type}-${hook}" plus "-pre-dnat").
@@ -45,16 +46,44 @@ const CHAIN_NAME_BASE_LENGTH_MAX: usize = 256 - 16;
 
 /// kube-proxy's `hashAndTruncate`: `HASH8-name`, cut to 240 characters.
 pub fn hash_and_truncate(name: &str) -> String {
-    let mut out = format!("{}-{}", hash_prefix(name, 8), name);
-    if out.len() > CHAIN_NAME_BASE_LENGTH_MAX {
+    let mut out = String::with_capacity(name.len() + 9);
+    push_hash_and_truncate(&mut out, name);
+    out
+}
+
+/// [`hash_and_truncate`], appended to `out` (no allocation of its own).
+fn push_hash_and_truncate(out: &mut String, name: &str) {
+    let start = out.len();
+    push_hash_prefix(out, name, 8);
+    out.push('-');
+    out.push_str(name);
+    if out.len() - start > CHAIN_NAME_BASE_LENGTH_MAX {
         let mut cut = CHAIN_NAME_BASE_LENGTH_MAX - 3;
-        while !out.is_char_boundary(cut) {
+        while !out.is_char_boundary(start + cut) {
             cut -= 1;
         }
-        out.truncate(cut);
+        out.truncate(start + cut);
         out.push_str("...");
     }
-    out
+}
+
+/// `endpoint-` + [`endpoint_chain_base`], built in `out` with `text` as
+/// scratch space: `prefix` is the Service port's `ns/svc/proto/port`.
+fn push_endpoint_chain_name(out: &mut String, text: &mut String, prefix: &str, ep: &SocketAddr) {
+    text.clear();
+    text.push_str(prefix);
+    text.push_str("__");
+    let at = text.len();
+    let _ = write!(text, "{}", ep.ip());
+    if ep.is_ipv6() {
+        let dotted = text[at..].replace(':', ".");
+        text.truncate(at);
+        text.push_str(&dotted);
+    }
+    let _ = write!(text, "/{}", ep.port());
+    out.clear();
+    out.push_str("endpoint-");
+    push_hash_and_truncate(out, text);
 }
 
 /// `servicePortChainNameBase`: `HASH-ns/svc/proto/port`.
@@ -171,23 +200,30 @@ impl Builder {
     fn chain(&mut self, name: &str) -> &mut Chain {
         let idx = match self.find(name) {
             Some(i) => i,
-            None => {
-                let name: Name = name.into();
-                let i = self.chains.len();
-                match &mut self.service {
-                    Some(m) => m.insert(name.clone(), i),
-                    None => self.fixed.insert(name.clone(), i),
-                };
-                self.chains.push(Chain {
-                    name,
-                    base: None,
-                    comment: None,
-                    rules: Vec::new(),
-                });
-                i
-            }
+            None => self.create(name.into()),
         };
         &mut self.chains[idx]
+    }
+    /// The chain of that (shared) name, created if new.
+    fn chain_named(&mut self, name: &Name) -> usize {
+        match self.find(name) {
+            Some(i) => i,
+            None => self.create(name.clone()),
+        }
+    }
+    fn create(&mut self, name: Name) -> usize {
+        let i = self.chains.len();
+        match &mut self.service {
+            Some(m) => m.insert(name.clone(), i),
+            None => self.fixed.insert(name.clone(), i),
+        };
+        self.chains.push(Chain {
+            name,
+            base: None,
+            comment: None,
+            rules: Vec::new(),
+        });
+        i
     }
     fn rule(&mut self, chain: &str, rule: Rule) {
         self.chain(chain).rules.push(rule);
@@ -379,6 +415,9 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
     let mut affinity_sets: Vec<Set> = Vec::new();
     let mut endpoint_chains: Vec<EndpointChain> = Vec::new();
 
+    // Reused buffers for names, and the one jump every endpoint chain has.
+    let (mut prefix, mut chain_name, mut scratch) = (String::new(), String::new(), String::new());
+    let mark_masq = b.jump(MARK_MASQ);
     for (name, svc) in &input.services {
         b.service = Some(BTreeMap::new());
         let Some(cluster_ip) = svc.cluster_ip else {
@@ -400,27 +439,38 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         let comment = name.to_string();
         let affinity = svc.session_affinity_seconds;
 
-        // Endpoint chain (and affinity set) names, one sha256 per endpoint.
-        let ep_names: Vec<(usize, String, String)> = cat
+        // Endpoint chain (and affinity set) names, one sha256 per endpoint,
+        // built in reused buffers.
+        prefix.clear();
+        let _ = write!(
+            prefix,
+            "{}/{}/{}/{}",
+            name.service.namespace,
+            name.service.name,
+            proto.as_lower(),
+            name.port
+        );
+        let ep_names: Vec<(usize, Name, String)> = cat
             .all_reachable
             .iter()
             .filter_map(|&i| {
-                let base = endpoint_chain_base(name, &eps.get(i)?.addr);
+                let addr = eps.get(i)?.addr;
+                push_endpoint_chain_name(&mut chain_name, &mut scratch, &prefix, &addr);
                 let set = if affinity.is_some() {
-                    format!("affinity-{base}")
+                    format!("affinity-{}", &chain_name["endpoint-".len()..])
                 } else {
                     String::new()
                 };
-                Some((i, format!("endpoint-{base}"), set))
+                Some((i, Name::from(chain_name.as_str()), set))
             })
             .collect();
-        let names_of = |i: usize| -> Option<&(usize, String, String)> {
+        let names_of = |i: usize| -> Option<&(usize, Name, String)> {
             let k = ep_names.binary_search_by_key(&i, |(j, _, _)| *j).ok()?;
             ep_names.get(k)
         };
         let ep_chain_of = |i: usize| -> Option<(&str, SocketAddr)> {
             let ep = eps.get(i)?;
-            Some((names_of(i)?.1.as_str(), ep.addr))
+            Some((&*names_of(i)?.1, ep.addr))
         };
         let affinity_set_of =
             |i: usize| -> String { names_of(i).map(|n| n.2.clone()).unwrap_or_default() };
@@ -456,10 +506,8 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
 
         // Chains are created in kube-proxy's order: endpoint chains, policy
         // chains, external chain, firewall chain.
-        for &i in &cat.all_reachable {
-            if let Some((c, _)) = ep_chain_of(i) {
-                b.chain(c);
-            }
+        for (_, c, _) in &ep_names {
+            b.chain_named(c);
         }
         if uses_cluster_chain {
             b.chain(&cluster_chain);
@@ -691,7 +739,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
                 chain,
                 Rule::new(vec![
                     Expr::Saddr(AddrSpec::Ip(addr.ip())),
-                    b.jump(MARK_MASQ),
+                    mark_masq.clone(),
                 ]),
             );
             let set = affinity.map(|_| affinity_set_of(i));

@@ -323,8 +323,11 @@ pub fn duration_text(secs: u32) -> String {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Listing {
     pub text: String,
-    /// Per chain (table order), per rule: 0-based line.
-    pub rule_lines: Vec<Vec<usize>>,
+    /// Every rule's 0-based line, chain after chain in table order (one
+    /// list rather than one per chain: 100,000s of chains).
+    pub rule_lines: Vec<usize>,
+    /// Per chain: where its rules start in `rule_lines`.
+    pub chain_rules: Vec<usize>,
     /// Per map name, per element: 0-based line.
     pub map_elem_lines: BTreeMap<String, Vec<usize>>,
     /// Per set name: line of each element.
@@ -332,6 +335,20 @@ pub struct Listing {
     /// Per chain: line of `chain NAME {`.
     pub chain_lines: Vec<usize>,
     pub lines: usize,
+}
+
+impl Listing {
+    /// The line of rule `rule` of chain `chain` (table order).
+    pub fn rule_line(&self, chain: usize, rule: usize) -> Option<usize> {
+        let start = *self.chain_rules.get(chain)?;
+        let end = self
+            .chain_rules
+            .get(chain + 1)
+            .copied()
+            .unwrap_or(self.rule_lines.len());
+        let i = start.checked_add(rule).filter(|&i| i < end)?;
+        self.rule_lines.get(i).copied()
+    }
 }
 
 struct Lines {
@@ -437,11 +454,11 @@ pub fn render_listing(t: &Table) -> Listing {
                 priority_text(b.hook, b.priority)
             ));
         }
-        let mut rl = Vec::new();
+        listing.chain_rules.push(listing.rule_lines.len());
         for r in &c.rules {
-            rl.push(l.push(&format!("\t\t{}", rule_text(t.family, r, Style::List))));
+            let at = l.push(&format!("\t\t{}", rule_text(t.family, r, Style::List)));
+            listing.rule_lines.push(at);
         }
-        listing.rule_lines.push(rl);
         l.push("\t}");
     }
     l.push("}");
@@ -527,7 +544,10 @@ pub fn listing_layout(t: &Table) -> Listing {
         n += 1; // }
     }
     listing.chain_lines.reserve(t.chains.len());
-    listing.rule_lines.reserve(t.chains.len());
+    listing.chain_rules.reserve(t.chains.len());
+    listing
+        .rule_lines
+        .reserve(t.chains.iter().map(|c| c.rules.len()).sum());
     for c in &t.chains {
         n += 1; // blank
         listing.chain_lines.push(n);
@@ -538,12 +558,11 @@ pub fn listing_layout(t: &Table) -> Listing {
         if c.base.is_some() {
             n += 1;
         }
-        let mut rl = Vec::with_capacity(c.rules.len());
+        listing.chain_rules.push(listing.rule_lines.len());
         for r in &c.rules {
-            rl.push(n);
+            listing.rule_lines.push(n);
             n += 1 + rule_newlines(r);
         }
-        listing.rule_lines.push(rl);
         n += 1; // }
     }
     n += 1; // }

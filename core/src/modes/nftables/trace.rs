@@ -166,7 +166,7 @@ impl Walk<'_, '_> {
     }
 
     fn rule_line(&self, chain: usize, rule: usize) -> Option<usize> {
-        self.ctx.listing.rule_lines.get(chain)?.get(rule).copied()
+        self.ctx.listing.rule_line(chain, rule)
     }
 
     fn step(
