@@ -74,6 +74,7 @@ use balancer::{Balanced, Connected, Pick};
 use ipnet::IpNet;
 use ports::PortSpace;
 use rules::{MatchContext, PortalSpec, Rule, Target};
+use std::fmt::Write as _;
 
 /// One Service port's socket in the kube-proxy process.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -157,8 +158,17 @@ fn ready_backends(input: &ProxyInput, svc: &crate::proxy::ServicePortInfo) -> Ve
 
 /// `util.ShuffleStrings`, deterministically.
 fn shuffled(key: &str, sorted: &[SocketAddr]) -> Vec<SocketAddr> {
-    let text: Vec<String> = sorted.iter().map(|e| e.to_string()).collect();
-    let mut chooser = Chooser::new(ports::hash64(&format!("{key}|{}", text.join(","))));
+    // `key|ep1,ep2,...`, written once.
+    let mut text = String::with_capacity(key.len() + 1 + sorted.len() * 22);
+    text.push_str(key);
+    text.push('|');
+    for (i, e) in sorted.iter().enumerate() {
+        if i > 0 {
+            text.push(',');
+        }
+        let _ = write!(text, "{e}");
+    }
+    let mut chooser = Chooser::new(ports::hash64(&text));
     let mut v = sorted.to_vec();
     for i in (1..v.len()).rev() {
         let j = chooser.below(i + 1);
@@ -281,7 +291,16 @@ pub fn compile(input: &ProxyInput) -> UserspaceDataplane {
         listeners.push(l);
     }
     // iptables-save prints chain by chain; within a chain, insertion order.
-    rules.sort_by_key(|r| (r.chain.table(), r.chain));
+    // (A stable sort into one bucket per chain: moving 10,000s of rules
+    // around in a merge sort cost more than the rest of compiling.)
+    let mut buckets: BTreeMap<(rules::Table, Chain), Vec<Rule>> = BTreeMap::new();
+    for r in rules {
+        buckets
+            .entry((r.chain.table(), r.chain))
+            .or_default()
+            .push(r);
+    }
+    let rules: Vec<Rule> = buckets.into_values().flatten().collect();
 
     let mut dp = UserspaceDataplane {
         node_name: input.node.name.clone(),
