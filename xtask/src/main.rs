@@ -483,7 +483,7 @@ fn test(tools: &Tools) {
 /// `cargo xtask bench [FILTER]`: run kpv-core's criterion benchmarks
 /// (`core/benches/scale.rs`) and print one line per figure with its budget:
 /// compiling a node's rules within 100 ms, one packet's walk within 50 µs
-/// (parsing has no budget). Exits 1 when a figure is over budget.
+/// (rendering the text and parsing have no budget). Exits 1 when a figure is over budget.
 fn bench(tools: &Tools, args: &[String]) {
     let mut cmd = tools.cmd("cargo");
     cmd.args(["bench", "-p", "kpv-core", "--bench", "scale", "--"]);
@@ -554,6 +554,7 @@ fn bench(tools: &Tools, args: &[String]) {
                 format!("trace {mode} to the last of {n} services"),
                 Some((50e-6, "50 µs")),
             ),
+            ["render", mode, n] => (format!("render {mode} text of {n} services"), None),
             ["parse", n] => (format!("parse {n} services"), None),
             _ => (id.clone(), None),
         };
