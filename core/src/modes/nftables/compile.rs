@@ -8,7 +8,7 @@ use super::model::*;
 use crate::model::NodePortAddress;
 use crate::packet::IpFamily;
 use crate::proxy::naming::push_hash_prefix;
-use crate::proxy::{loopback, EndpointInfo, LocalDetector, ProxyInput, ServicePortName};
+use crate::proxy::{categorize_endpoints, loopback, LocalDetector, ProxyInput, ServicePortName};
 use ipnet::IpNet;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -418,7 +418,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
     // Reused buffers for names, and the one jump every endpoint chain has.
     let (mut prefix, mut chain_name, mut scratch) = (String::new(), String::new(), String::new());
     let mark_masq = b.jump(MARK_MASQ);
-    for (name, svc) in &input.services {
+    for (name, svc, eps) in input.services_with_endpoints() {
         b.service = Some(BTreeMap::new());
         let Some(cluster_ip) = svc.cluster_ip else {
             continue;
@@ -426,10 +426,8 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         if IpFamily::of(&cluster_ip) != family {
             continue;
         }
-        let Some(cat) = input.categorize(name) else {
-            continue;
-        };
-        let eps: &[EndpointInfo] = input.endpoints_of(name);
+        // What `ProxyInput::categorize` returns for this Service port.
+        let cat = categorize_endpoints(svc, eps);
         let proto = name.protocol;
         let base = service_chain_base(name);
         let cluster_chain = format!("service-{base}");
