@@ -20,7 +20,6 @@ use crate::packet::IpFamily;
 use crate::proxy::naming::{hash_prefix, push_hash_prefix, service_port_hash_input};
 use crate::proxy::{EndpointInfo, LocalDetector, ProxyInput, ServicePortInfo};
 use ipnet::IpNet;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -36,8 +35,6 @@ pub struct Compiled {
     pub tables: Vec<TableRules>,
     /// Built-in chains' jumps into kube-proxy's chains (not rendered).
     pub hooks: Vec<HookChain>,
-    /// For each KUBE-SVC-/KUBE-SVL- chain: the endpoints its SEP chains DNAT to.
-    pub chain_endpoints: BTreeMap<Name, Vec<SocketAddr>>,
     /// The node's own addresses (what `-m addrtype LOCAL` matches, with loopback).
     pub local_ips: Vec<IpAddr>,
     pub masquerade_mark: u32,
@@ -58,6 +55,8 @@ type Id = usize;
 struct EChain {
     name: Name,
     rules: Vec<Rule>,
+    /// See [`Chain::endpoints`].
+    endpoints: Option<Vec<SocketAddr>>,
 }
 
 /// Chains of one table with their rules in emission order. Chains are
@@ -76,6 +75,7 @@ impl Emit {
         self.chains.push(EChain {
             name: name.into(),
             rules: Vec::with_capacity(2),
+            endpoints: None,
         });
         self.chains.len() - 1
     }
@@ -150,9 +150,9 @@ impl<'a> Endpoints<'a> {
     ///   endpoint anywhere is ready or serving-terminating (so iTP=Local with
     ///   only remote endpoints DROPs "has no local endpoints" instead of
     ///   REJECTing "has no endpoints").
-    fn of(input: &'a ProxyInput, svc: &ServicePortInfo) -> Endpoints<'a> {
-        let eps = input.endpoints_of(&svc.name);
-        let cat = input.categorize(&svc.name).unwrap_or_default();
+    fn of(svc: &ServicePortInfo, eps: &'a [EndpointInfo]) -> Endpoints<'a> {
+        // What `ProxyInput::categorize` returns for this Service port.
+        let cat = crate::proxy::categorize_endpoints(svc, eps);
         let uses_cluster = uses_cluster_endpoints(svc);
         let uses_local = svc.uses_local_endpoints();
         let usable = |e: &&EndpointInfo| e.ready || (e.serving && e.terminating);
@@ -221,7 +221,23 @@ impl AddrText {
         }
         let mut buf = [0u8; 64];
         let mut len = 0;
-        let _ = write!(W(&mut buf, &mut len), "{addr}");
+        match addr {
+            // What `Display` writes, without the formatting machinery (this
+            // runs for every endpoint).
+            SocketAddr::V4(a) => {
+                for (i, o) in a.ip().octets().into_iter().enumerate() {
+                    if i > 0 {
+                        put_byte(&mut buf, &mut len, b'.');
+                    }
+                    put_decimal(&mut buf, &mut len, u32::from(o));
+                }
+                put_byte(&mut buf, &mut len, b':');
+                put_decimal(&mut buf, &mut len, u32::from(a.port()));
+            }
+            SocketAddr::V6(_) => {
+                let _ = write!(W(&mut buf, &mut len), "{addr}");
+            }
+        }
         AddrText {
             len: len as u8,
             buf,
@@ -232,6 +248,30 @@ impl AddrText {
     }
     fn as_str(&self) -> &str {
         std::str::from_utf8(self.text()).unwrap_or_default()
+    }
+}
+
+fn put_byte(buf: &mut [u8; 64], len: &mut usize, b: u8) {
+    if let Some(slot) = buf.get_mut(*len) {
+        *slot = b;
+        *len += 1;
+    }
+}
+
+fn put_decimal(buf: &mut [u8; 64], len: &mut usize, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut k = 0;
+    let mut n = n;
+    loop {
+        digits[k % 10] = b'0' + (n % 10) as u8;
+        k += 1;
+        n /= 10;
+        if n == 0 || k == 10 {
+            break;
+        }
+    }
+    for d in digits[..k].iter().rev() {
+        put_byte(buf, len, *d);
     }
 }
 
@@ -301,9 +341,8 @@ pub fn compile(input: &ProxyInput) -> Compiled {
     };
     let masquerade_all = input.config.iptables_masquerade_all;
     let total_endpoints: usize = input
-        .services
-        .keys()
-        .map(|n| input.endpoints_of(n).len())
+        .services_with_endpoints()
+        .map(|(_, _, eps)| eps.len())
         .sum();
     let large_cluster = total_endpoints > LARGE_CLUSTER_ENDPOINTS;
     let svc_comment = |m: &mut Vec<Match>, text: &dyn Fn() -> String| {
@@ -359,15 +398,12 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             Target::Drop(DropReason::Invalid),
         );
     }
-    // For each KUBE-SVC-/KUBE-SVL- chain: the endpoints its jumps to
-    // KUBE-SEP- chains DNAT to, in rule order.
-    let mut chain_endpoints: BTreeMap<Name, Vec<SocketAddr>> = BTreeMap::new();
     // Reused for every chain name.
     let (mut hash_input, mut chain_name) = (String::new(), String::new());
     nat.chains
         .reserve(total_endpoints + 2 * input.services.len());
 
-    for svc in input.services.values() {
+    for (_, svc, svc_eps) in input.services_with_endpoints() {
         let Some(cluster_ip) = svc.cluster_ip else {
             continue;
         };
@@ -378,7 +414,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         let mut svl_chain = LazyChain::new(format!("{}{hash}", names::SVL));
         let mut ext_chain = LazyChain::new(format!("{}{hash}", names::EXT));
         let mut fw_chain = LazyChain::new(format!("{}{hash}", names::FW));
-        let eps = Endpoints::of(input, svc);
+        let eps = Endpoints::of(svc, svc_eps);
         // KUBE-SEP- chains, one per reachable endpoint (sorted by address,
         // for finding an endpoint's chain).
         let mut seps: Vec<(SocketAddr, Id)> = Vec::with_capacity(eps.all_reachable.len());
@@ -756,11 +792,12 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             write_lb(&mut nat, chain, &eps.local);
             svl_eps = list_endpoints(&eps.local);
         }
-        if svc_chain.id.is_some() {
-            chain_endpoints.insert(svc_chain.name.clone(), svc_eps);
+        // The endpoints of every KUBE-SVC-/KUBE-SVL- chain, in rule order.
+        if let Some(id) = svc_chain.id {
+            nat.chains[id].endpoints = Some(svc_eps);
         }
-        if svl_chain.id.is_some() {
-            chain_endpoints.insert(svl_chain.name.clone(), svl_eps);
+        if let Some(id) = svl_chain.id {
+            nat.chains[id].endpoints = Some(svl_eps);
         }
         // N. KUBE-SEP-.
         for (ep, (_, sep)) in eps.all_reachable.iter().zip(&seps) {
@@ -855,7 +892,6 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         family,
         hooks: hooks(localhost_nodeports),
         tables,
-        chain_endpoints,
         local_ips,
         masquerade_mark: mark,
         line_count,
@@ -901,15 +937,21 @@ fn arrange(table: Table, emit: Emit) -> TableRules {
             .then(a.2.cmp(&b.2))
     });
     let mut chains: Vec<Chain> = Vec::with_capacity(order.len());
-    for c in order.into_iter().filter_map(|(_, _, i)| emitted[i].take()) {
+    let mut last_key = None;
+    for (class, head, i) in order {
+        let Some(c) = emitted[i].take() else { continue };
+        // Equal names have equal keys: compare names only then.
+        let same_key = last_key == Some((class, head));
+        last_key = Some((class, head));
         match chains.last_mut() {
-            Some(last) if last.name == c.name => last.rules.extend(c.rules),
+            Some(last) if same_key && last.name == c.name => last.rules.extend(c.rules),
             _ => chains.push(Chain {
                 name: c.name,
                 rules: c.rules,
                 decl_line: 0,
                 first_line: 0,
                 index: None,
+                endpoints: c.endpoints,
             }),
         }
     }
@@ -1039,4 +1081,25 @@ fn hooks(firewall: bool) -> Vec<HookChain> {
             rules: output,
         },
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AddrText;
+    use std::net::SocketAddr;
+
+    #[test]
+    fn addr_text_is_the_display_text() {
+        for a in [
+            "0.0.0.0:0",
+            "255.255.255.255:65535",
+            "10.1.2.3:8080",
+            "192.168.0.10:80",
+            "[fd00::a]:80",
+            "[::ffff:1.2.3.4]:9",
+        ] {
+            let addr: SocketAddr = a.parse().expect("address");
+            assert_eq!(AddrText::of(addr).as_str(), addr.to_string());
+        }
+    }
 }

@@ -175,6 +175,10 @@ pub struct Chain {
     /// match a destination at all. See [`ChainIndex`].
     #[serde(skip)]
     pub index: Option<ChainIndex>,
+    /// KUBE-SVC-/KUBE-SVL- chains: the endpoints their jumps to KUBE-SEP-
+    /// chains DNAT to, in rule order (a packet's candidates).
+    #[serde(skip)]
+    pub endpoints: Option<Vec<SocketAddr>>,
 }
 
 impl Chain {

@@ -217,7 +217,7 @@ impl Walker<'_> {
         let Some(chain) = c.table(table).and_then(|t| t.chain(name)) else {
             return Flow::Continue;
         };
-        if let Some(eps) = c.chain_endpoints.get(name) {
+        if let Some(eps) = &chain.endpoints {
             self.candidates = eps.clone();
         }
         // With an index, only the rules that can match this destination are
