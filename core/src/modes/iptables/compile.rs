@@ -92,23 +92,30 @@ impl Emit {
 }
 
 /// A per-Service-port chain, declared the first time a rule needs it.
-struct LazyChain {
-    name: Name,
+/// Its name is written only then: most Service ports never use three of
+/// their four (KUBE-SVL-, KUBE-EXT-, KUBE-FW-).
+struct LazyChain<'h> {
+    prefix: &'static str,
+    hash: &'h str,
     id: Option<Id>,
 }
 
-impl LazyChain {
-    fn new(name: String) -> LazyChain {
+impl<'h> LazyChain<'h> {
+    fn new(prefix: &'static str, hash: &'h str) -> LazyChain<'h> {
         LazyChain {
-            name: name.into(),
+            prefix,
+            hash,
             id: None,
         }
+    }
+    fn name(&self) -> String {
+        format!("{}{}", self.prefix, self.hash)
     }
     fn id(&mut self, e: &mut Emit) -> Id {
         match self.id {
             Some(id) => id,
             None => {
-                let id = e.chain(self.name.clone());
+                let id = e.chain(self.name().as_str());
                 self.id = Some(id);
                 id
             }
@@ -410,10 +417,10 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         let name = svc.name.to_string();
         let proto = svc.name.protocol;
         let hash = hash_prefix(&service_port_hash_input(&svc.name, proto), 16);
-        let mut svc_chain = LazyChain::new(format!("{}{hash}", names::SVC));
-        let mut svl_chain = LazyChain::new(format!("{}{hash}", names::SVL));
-        let mut ext_chain = LazyChain::new(format!("{}{hash}", names::EXT));
-        let mut fw_chain = LazyChain::new(format!("{}{hash}", names::FW));
+        let mut svc_chain = LazyChain::new(names::SVC, &hash);
+        let mut svl_chain = LazyChain::new(names::SVL, &hash);
+        let mut ext_chain = LazyChain::new(names::EXT, &hash);
+        let mut fw_chain = LazyChain::new(names::FW, &hash);
         let eps = Endpoints::of(svc, svc_eps);
         // KUBE-SEP- chains, one per reachable endpoint (sorted by address,
         // for finding an endpoint's chain).
@@ -456,22 +463,25 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         let uses_fw = has_any
             && !svc.load_balancer_ips.is_empty()
             && !svc.load_balancer_source_ranges.is_empty();
-        let (int_target, int_comment, ext_target, ext_comment) = if !has_any {
-            let c = format!("{name} has no endpoints");
+        // The filter rules' target and comment when there is nowhere to go
+        // (the comment is written only for the rules that need it).
+        let (int_target, ext_target) = if !has_any {
             (
                 Target::Reject(DropReason::NoEndpoints),
-                c.clone(),
                 Target::Reject(DropReason::NoEndpoints),
-                c,
             )
         } else {
-            let c = format!("{name} has no local endpoints");
             (
                 Target::Drop(DropReason::NoLocalEndpoints),
-                c.clone(),
                 Target::Drop(DropReason::NoLocalEndpoints),
-                c,
             )
+        };
+        let no_endpoints_comment = || {
+            if !has_any {
+                format!("{name} has no endpoints")
+            } else {
+                format!("{name} has no local endpoints")
+            }
         };
         let port_matches = |c: String, ip: IpAddr, port: u16| {
             vec![
@@ -497,7 +507,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         } else {
             filter.rule(
                 fx.f_services,
-                port_matches(int_comment.clone(), cluster_ip, svc.port),
+                port_matches(no_endpoints_comment(), cluster_ip, svc.port),
                 int_target.clone(),
             );
         }
@@ -514,7 +524,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             if !has_external {
                 filter.rule(
                     fx.f_external,
-                    port_matches(ext_comment.clone(), *ip, svc.port),
+                    port_matches(no_endpoints_comment(), *ip, svc.port),
                     ext_target.clone(),
                 );
             }
@@ -537,7 +547,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
                 filter.rule(
                     fx.f_proxy_firewall,
                     port_matches(
-                        format!("{name} traffic not accepted by {}", fw_chain.name),
+                        format!("{name} traffic not accepted by {}", fw_chain.name()),
                         *ip,
                         svc.port,
                     ),
@@ -550,7 +560,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             for ip in &svc.load_balancer_ips {
                 filter.rule(
                     fx.f_external,
-                    port_matches(ext_comment.clone(), *ip, svc.port),
+                    port_matches(no_endpoints_comment(), *ip, svc.port),
                     ext_target.clone(),
                 );
             }
@@ -589,7 +599,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
                 filter.rule(
                     fx.f_external,
                     vec![
-                        comment(ext_comment.clone()),
+                        comment(no_endpoints_comment()),
                         Match::AddrTypeLocal(Side::Dst),
                         Match::Proto(proto),
                         Match::DPort(svc.node_port),

@@ -9,7 +9,6 @@ use crate::modes::DropReason;
 use crate::packet::Protocol;
 use ipnet::IpNet;
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
@@ -199,10 +198,21 @@ pub const INDEX_MIN_RULES: usize = 16;
 /// no side effects either).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChainIndex {
-    by_dst: BTreeMap<IpAddr, Vec<usize>>,
-    by_dport: BTreeMap<u16, Vec<usize>>,
+    /// (destination IP, rule), sorted.
+    by_dst: Vec<(IpAddr, usize)>,
+    /// (destination port, rule), sorted.
+    by_dport: Vec<(u16, usize)>,
     /// Rules with neither: possible for any packet.
     rest: Vec<usize>,
+}
+
+/// The rules of `v` (sorted by key, then rule) with key `k`.
+fn with_key<K: Ord + Copy>(v: &[(K, usize)], k: K) -> impl Iterator<Item = usize> + '_ {
+    let start = v.partition_point(|(x, _)| *x < k);
+    v[start..]
+        .iter()
+        .take_while(move |(x, _)| *x == k)
+        .map(|(_, i)| *i)
 }
 
 impl ChainIndex {
@@ -221,23 +231,21 @@ impl ChainIndex {
                 _ => None,
             });
             match (dst, dport) {
-                (Some(ip), _) => ix.by_dst.entry(ip).or_default().push(i),
-                (None, Some(p)) => ix.by_dport.entry(p).or_default().push(i),
+                (Some(ip), _) => ix.by_dst.push((ip, i)),
+                (None, Some(p)) => ix.by_dport.push((p, i)),
                 (None, None) => ix.rest.push(i),
             }
         }
+        ix.by_dst.sort_unstable();
+        ix.by_dport.sort_unstable();
         ix
     }
 
     /// The rules that may match a packet to `dst`, in chain order.
     pub fn candidates(&self, dst: SocketAddr) -> Vec<usize> {
         let mut v: Vec<usize> = self.rest.clone();
-        if let Some(r) = self.by_dst.get(&dst.ip()) {
-            v.extend(r);
-        }
-        if let Some(r) = self.by_dport.get(&dst.port()) {
-            v.extend(r);
-        }
+        v.extend(with_key(&self.by_dst, dst.ip()));
+        v.extend(with_key(&self.by_dport, dst.port()));
         v.sort_unstable();
         v
     }
