@@ -413,7 +413,9 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
     let mut no_ep_nodeports: Vec<MapElem> = Vec::new();
     let mut firewall_ips: Vec<MapElem> = Vec::new();
     let mut affinity_sets: Vec<Set> = Vec::new();
-    let mut endpoint_chains: Vec<EndpointChain> = Vec::new();
+    let total_endpoints: usize = input.endpoints.values().map(Vec::len).sum();
+    let mut endpoint_chains: Vec<EndpointChain> = Vec::with_capacity(total_endpoints);
+    b.chains.reserve(total_endpoints + 3 * input.services.len());
 
     // Reused buffers for names, and the one jump every endpoint chain has.
     let (mut prefix, mut chain_name, mut scratch) = (String::new(), String::new(), String::new());

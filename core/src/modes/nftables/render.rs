@@ -469,6 +469,10 @@ pub fn render_listing(t: &Table) -> Listing {
 
 /// Newlines in a name or comment that ends up inside a line.
 fn nl(s: &str) -> usize {
+    // `contains` on bytes is a memchr: the usual answer, none, is quick.
+    if !s.as_bytes().contains(&b'\n') {
+        return 0;
+    }
     s.bytes().filter(|&b| b == b'\n').count()
 }
 
