@@ -12,6 +12,7 @@
 pub mod iptables;
 pub mod ipvs;
 pub mod nftables;
+pub mod small;
 pub mod userspace;
 
 use crate::choose::Chooser;

@@ -12,8 +12,8 @@
 //! [`Endpoints::of`]).
 
 use super::rules::{
-    chain_key, names, Addr, Chain, ChainIndex, CtState, HookChain, Match, Name, Rule, Side, Table,
-    TableRules, Target, INDEX_MIN_RULES,
+    chain_key, names, Addr, Chain, ChainIndex, CtState, HookChain, Match, Matches, Name, Rule,
+    Side, Table, TableRules, Target, INDEX_MIN_RULES,
 };
 use crate::modes::DropReason;
 use crate::packet::IpFamily;
@@ -82,10 +82,10 @@ impl Emit {
     fn name(&self, id: Id) -> Name {
         self.chains[id].name.clone()
     }
-    fn rule(&mut self, chain: Id, matches: Vec<Match>, target: Target) {
+    fn rule(&mut self, chain: Id, matches: impl Into<Matches>, target: Target) {
         self.chains[chain].rules.push(Rule::new(matches, target));
     }
-    fn jump(&mut self, chain: Id, matches: Vec<Match>, to: Id) {
+    fn jump(&mut self, chain: Id, matches: impl Into<Matches>, to: Id) {
         let target = Target::Jump(self.name(to));
         self.chains[chain].rules.push(Rule::new(matches, target));
     }
@@ -352,7 +352,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         .map(|(_, _, eps)| eps.len())
         .sum();
     let large_cluster = total_endpoints > LARGE_CLUSTER_ENDPOINTS;
-    let svc_comment = |m: &mut Vec<Match>, text: &dyn Fn() -> String| {
+    let svc_comment = |m: &mut Matches, text: &dyn Fn() -> String| {
         if !large_cluster {
             m.push(Match::Comment(text()));
         }
@@ -770,7 +770,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             if let Some(seconds) = svc.session_affinity_seconds {
                 for ep in list {
                     let Some(sep) = sep_of(ep) else { continue };
-                    let mut m = Vec::new();
+                    let mut m = Matches::Empty;
                     svc_comment(&mut m, &|| format!("{name} -> {}", ep.key()));
                     m.push(Match::RecentCheck {
                         list: nat.name(sep),
@@ -782,7 +782,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             let n = list.len();
             for (i, ep) in list.iter().enumerate() {
                 let Some(sep) = sep_of(ep) else { continue };
-                let mut m = Vec::new();
+                let mut m = Matches::Empty;
                 svc_comment(&mut m, &|| format!("{name} -> {}", ep.key()));
                 if i + 1 < n {
                     m.push(Match::Statistic { n: n - i });
@@ -811,7 +811,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         }
         // N. KUBE-SEP-.
         for (ep, (_, sep)) in eps.all_reachable.iter().zip(&seps) {
-            let mut m = Vec::new();
+            let mut m = Matches::Empty;
             svc_comment(&mut m, &|| name.clone());
             let mut masq = m.clone();
             masq.push(Match::Src {

@@ -139,16 +139,22 @@ pub enum Target {
     Nothing,
 }
 
+/// A rule's matches (up to two inline).
+pub type Matches = crate::modes::small::Small<Match>;
+
 /// One `-A` rule (its chain is the [`Chain`] holding it).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Rule {
-    pub matches: Vec<Match>,
+    pub matches: Matches,
     pub target: Target,
 }
 
 impl Rule {
-    pub fn new(matches: Vec<Match>, target: Target) -> Rule {
-        Rule { matches, target }
+    pub fn new(matches: impl Into<Matches>, target: Target) -> Rule {
+        Rule {
+            matches: matches.into(),
+            target,
+        }
     }
 
     /// The comment text, if any.

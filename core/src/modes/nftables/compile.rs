@@ -719,7 +719,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             }
             b.rule(
                 chain,
-                Rule::new(vec![Expr::NumgenVmap(
+                Rule::new([Expr::NumgenVmap(
                     targets.iter().map(|(_, c)| b.refer(c)).collect(),
                 )]),
             );
@@ -737,19 +737,13 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             };
             b.rule(
                 chain,
-                Rule::new(vec![
-                    Expr::Saddr(AddrSpec::Ip(addr.ip())),
-                    mark_masq.clone(),
-                ]),
+                Rule::new([Expr::Saddr(AddrSpec::Ip(addr.ip())), mark_masq.clone()]),
             );
             let set = affinity.map(|_| affinity_set_of(i));
             if let Some(s) = &set {
-                b.rule(chain, Rule::new(vec![Expr::UpdateSaddr(s.clone())]));
+                b.rule(chain, Rule::new([Expr::UpdateSaddr(s.clone())]));
             }
-            b.rule(
-                chain,
-                Rule::new(vec![Expr::L4Proto(proto), Expr::DnatTo(addr)]),
-            );
+            b.rule(chain, Rule::new([Expr::L4Proto(proto), Expr::DnatTo(addr)]));
             let r = b.refer(chain);
             if let Some(index) = r.index {
                 endpoint_chains.push(EndpointChain {

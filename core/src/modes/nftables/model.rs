@@ -111,20 +111,21 @@ pub struct Chain {
 /// optional trailing comment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rule {
-    pub exprs: Vec<Expr>,
+    /// Up to two inline (most rules of a big table are endpoint chains').
+    pub exprs: crate::modes::small::Small<Expr>,
     pub comment: Option<String>,
 }
 
 impl Rule {
-    pub fn new(exprs: Vec<Expr>) -> Rule {
+    pub fn new(exprs: impl Into<crate::modes::small::Small<Expr>>) -> Rule {
         Rule {
-            exprs,
+            exprs: exprs.into(),
             comment: None,
         }
     }
-    pub fn commented(exprs: Vec<Expr>, comment: &str) -> Rule {
+    pub fn commented(exprs: impl Into<crate::modes::small::Small<Expr>>, comment: &str) -> Rule {
         Rule {
-            exprs,
+            exprs: exprs.into(),
             comment: Some(comment.to_string()),
         }
     }
