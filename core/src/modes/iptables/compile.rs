@@ -52,8 +52,12 @@ impl Compiled {
 type Id = usize;
 
 /// A chain being filled, in emission order.
+#[derive(Default)]
 struct EChain {
     name: Name,
+    /// The sort key: [`chain_key`]'s class and the first 16 bytes of its
+    /// text as a big-endian number (which orders like the text).
+    key: (u8, u128),
     rules: Vec<Rule>,
     /// See [`Chain::endpoints`].
     endpoints: Option<Vec<SocketAddr>>,
@@ -72,8 +76,14 @@ impl Emit {
     /// construction (fixed names, or a hash of the Service port and
     /// endpoint); [`arrange`] still merges equal names.
     fn chain(&mut self, name: impl Into<Name>) -> Id {
+        let name: Name = name.into();
+        let (class, text) = chain_key(&name);
+        let mut head = [0u8; 16];
+        let n = text.len().min(16);
+        head[..n].copy_from_slice(&text.as_bytes()[..n]);
         self.chains.push(EChain {
-            name: name.into(),
+            key: (class, u128::from_be_bytes(head)),
+            name,
             rules: Vec::with_capacity(2),
             endpoints: None,
         });
@@ -924,32 +934,30 @@ fn comment_service(rule: &Rule) -> &str {
 /// Group emitted rules by chain and order chains and rules as the upstream
 /// tests do.
 fn arrange(table: Table, emit: Emit) -> TableRules {
-    let mut emitted: Vec<Option<EChain>> = emit.chains.into_iter().map(Some).collect();
+    let mut emitted = emit.chains;
     // Sort positions, not chains; ties by position: a name declared twice
-    // keeps its rules in declaration order.
-    // The first 16 bytes of the name as a number orders like the text (the
-    // hash right after `KUBE-SEP-` almost always decides), so most
-    // comparisons of 100,000s of names are integer comparisons.
-    let name = |i: usize| emitted[i].as_ref().map_or("", |c| &*c.name);
-    let mut order: Vec<(u8, u128, usize)> = (0..emitted.len())
-        .map(|i| {
-            let (class, text) = chain_key(name(i));
-            let mut head = [0u8; 16];
-            let n = text.len().min(16);
-            head[..n].copy_from_slice(&text.as_bytes()[..n]);
-            (class, u128::from_be_bytes(head), i)
-        })
+    // keeps its rules in declaration order. The keys (see [`EChain::key`])
+    // make most comparisons of 100,000s of names integer comparisons.
+    let mut order: Vec<(u8, u128, usize)> = emitted
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.key.0, c.key.1, i))
         .collect();
-    order.sort_unstable_by(|a, b| {
-        (a.0, a.1)
-            .cmp(&(b.0, b.1))
-            .then_with(|| chain_key(name(a.2)).cmp(&chain_key(name(b.2))))
-            .then(a.2.cmp(&b.2))
-    });
+    {
+        let name = |i: usize| emitted.get(i).map_or("", |c| &*c.name);
+        order.sort_unstable_by(|a, b| {
+            (a.0, a.1)
+                .cmp(&(b.0, b.1))
+                .then_with(|| chain_key(name(a.2)).cmp(&chain_key(name(b.2))))
+                .then(a.2.cmp(&b.2))
+        });
+    }
     let mut chains: Vec<Chain> = Vec::with_capacity(order.len());
     let mut last_key = None;
     for (class, head, i) in order {
-        let Some(c) = emitted[i].take() else { continue };
+        let Some(c) = emitted.get_mut(i).map(std::mem::take) else {
+            continue;
+        };
         // Equal names have equal keys: compare names only then.
         let same_key = last_key == Some((class, head));
         last_key = Some((class, head));
