@@ -7,7 +7,7 @@
 use super::model::*;
 use crate::model::NodePortAddress;
 use crate::packet::IpFamily;
-use crate::proxy::naming::push_hash_prefix;
+use crate::proxy::naming::{push_decimal, push_hash_prefix, push_ip};
 use crate::proxy::{categorize_endpoints, loopback, LocalDetector, ProxyInput, ServicePortName};
 use ipnet::IpNet;
 use std::collections::BTreeMap;
@@ -74,13 +74,14 @@ fn push_endpoint_chain_name(out: &mut String, text: &mut String, prefix: &str, e
     text.push_str(prefix);
     text.push_str("__");
     let at = text.len();
-    let _ = write!(text, "{}", ep.ip());
+    push_ip(text, ep.ip());
     if ep.is_ipv6() {
         let dotted = text[at..].replace(':', ".");
         text.truncate(at);
         text.push_str(&dotted);
     }
-    let _ = write!(text, "/{}", ep.port());
+    text.push('/');
+    push_decimal(text, u32::from(ep.port()));
     out.clear();
     out.push_str("endpoint-");
     push_hash_and_truncate(out, text);
@@ -221,7 +222,7 @@ impl Builder {
             name,
             base: None,
             comment: None,
-            rules: Vec::new(),
+            rules: Default::default(),
         });
         i
     }
@@ -827,5 +828,37 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         },
         endpoint_chains,
         node_port_mode: np_mode,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::NamespacedName;
+    use crate::packet::Protocol;
+
+    /// The buffered endpoint chain names are `endpoint-` + the public
+    /// `endpoint_chain_base`, including IPv6 and names cut at 240 bytes.
+    #[test]
+    fn buffered_endpoint_chain_names_match_endpoint_chain_base() {
+        let long = "a".repeat(250);
+        for (ns, svc, port) in [
+            ("ns", "svc", "http"),
+            ("ns", long.as_str(), ""),
+            ("é", "ü", "p"),
+        ] {
+            let name = ServicePortName {
+                service: NamespacedName::new(ns, svc),
+                port: port.into(),
+                protocol: Protocol::Tcp,
+            };
+            let prefix = format!("{ns}/{svc}/tcp/{port}");
+            for ep in ["10.1.2.3:8080", "[fd00::a:1]:53", "0.0.0.0:0"] {
+                let ep: SocketAddr = ep.parse().expect("endpoint");
+                let (mut out, mut scratch) = (String::new(), String::new());
+                push_endpoint_chain_name(&mut out, &mut scratch, &prefix, &ep);
+                assert_eq!(out, format!("endpoint-{}", endpoint_chain_base(&name, &ep)));
+            }
+        }
     }
 }

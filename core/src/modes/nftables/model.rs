@@ -104,7 +104,9 @@ pub struct Chain {
     pub name: Name,
     pub base: Option<BaseHook>,
     pub comment: Option<String>,
-    pub rules: Vec<Rule>,
+    /// Up to two inline: most chains of a big table are endpoint chains of
+    /// two rules.
+    pub rules: crate::modes::small::Small<Rule>,
 }
 
 /// One rule: a sequence of expressions (matches, then statements), and an
