@@ -1,17 +1,20 @@
 //! Scaling benchmarks (criterion): synthetic clusters of 1,000 / 5,000 /
 //! 10,000 Services × 10 endpoints, given as EndpointSlices so no Pods are
-//! needed. Measured for iptables, IPVS and nftables:
+//! needed. Measured for iptables, IPVS, nftables and userspace:
 //!
 //! * `compile/<mode>/<n>`: one node's data plane (`kpv_core::modes::compile`)
 //!   from an already built `ProxyInput`; budget 100 ms at 10,000 Services.
 //! * `process/<mode>/<n>`: the first packet of a connection to the *last*
 //!   Service (the end of iptables' linear `KUBE-SERVICES` walk); budget 50 µs.
+//! * `render/<mode>/<n>`: the first `render_text` of a freshly compiled data
+//!   plane (compiling counts line numbers only; the text is written when
+//!   first asked for); no budget, shown so the cost is not hidden.
 //! * `parse/1000`: `kpv_core::model::parse` of the 1,000-Service YAML.
 //!
 //! `cargo xtask bench` runs this and compares the figures with the budgets.
 //! Sample sizes are small so the whole run takes a few minutes on two cores.
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use kpv_core::choose::Chooser;
 use kpv_core::model::{Input, Mode};
 use kpv_core::modes::{self, AllAnswer, CompileOptions, Hook, NodeState, Verdict};
@@ -23,7 +26,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 const SIZES: [usize; 3] = [1_000, 5_000, 10_000];
-const MODES: [Mode; 3] = [Mode::Iptables, Mode::Ipvs, Mode::Nftables];
+const MODES: [Mode; 4] = [Mode::Iptables, Mode::Ipvs, Mode::Nftables, Mode::Userspace];
 const ENDPOINTS: usize = 10;
 const NODES: usize = 4;
 
@@ -150,7 +153,7 @@ fn scale(c: &mut Criterion) {
                 0,
             );
             assert!(
-                matches!(out.verdict, Verdict::Dnat { .. }),
+                matches!(out.verdict, Verdict::Dnat { .. } | Verdict::Proxied { .. }),
                 "{mode:?} {n}: {:?}",
                 out.verdict
             );
@@ -167,6 +170,23 @@ fn scale(c: &mut Criterion) {
                         0,
                     )
                 })
+            });
+        }
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("render");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    for mode in MODES {
+        for (n, input) in &inputs {
+            g.bench_with_input(BenchmarkId::new(mode.as_str(), n), input, |b, input| {
+                b.iter_batched(
+                    || modes::compile(mode, input, CompileOptions::default()),
+                    |plane| (plane.render_text(), plane),
+                    BatchSize::PerIteration,
+                )
             });
         }
     }

@@ -1,6 +1,7 @@
-//! The body of the fuzz targets, shared by `core/fuzz` (cargo-fuzz) and the
-//! replay test `core/tests/fuzz_corpus.rs`, so a corpus file that once crashed
-//! keeps being checked by a plain `cargo test`.
+//! The bodies of the fuzz targets (`yaml_import`, `share_decode`), shared by
+//! `core/fuzz` (cargo-fuzz) and the replay test `core/tests/fuzz_corpus.rs`,
+//! so a corpus file that once crashed keeps being checked by a plain
+//! `cargo test`.
 //!
 //! Not part of the public API: hidden from the docs and free to change.
 
@@ -74,4 +75,36 @@ fn exercise_renderers(dp: &dyn Dataplane) {
     #[cfg(feature = "json")]
     let _ = dp.render_json();
     let _ = dp.rule_count();
+}
+
+/// `share_decode`: arbitrary bytes as a share link, three ways — as the
+/// fragment text itself (lossy UTF-8), as the compressed payload of a `v1.`
+/// link (so the fuzzer reaches the inflater without having to write valid
+/// base64), and as the JSON inside a well-formed link (so it reaches the
+/// deserializer and [`crate::share::validate`]). Whenever a link decodes,
+/// encoding the state and decoding that again must give the same state.
+///
+/// Panics (the fuzzer's "crash") are the only failure; there is no result.
+pub fn fuzz_share_decode(bytes: &[u8]) {
+    use crate::share::PREFIX;
+    use data_encoding::BASE64URL_NOPAD;
+    share_round_trip(&String::from_utf8_lossy(bytes));
+    share_round_trip(&format!("{PREFIX}{}", BASE64URL_NOPAD.encode(bytes)));
+    let packed = miniz_oxide::deflate::compress_to_vec(bytes, 1);
+    share_round_trip(&format!("{PREFIX}{}", BASE64URL_NOPAD.encode(&packed)));
+}
+
+/// Decode `link`; when that works, re-encode and decode again: same state.
+fn share_round_trip(link: &str) {
+    let Ok(state) = crate::share::decode(link) else {
+        return;
+    };
+    let again = crate::share::encode(&state);
+    match crate::share::decode(&again) {
+        Ok(back) => assert!(
+            back == state,
+            "re-encoded link decodes to another state:\n{state:?}\n{back:?}"
+        ),
+        Err(e) => panic!("re-encoded link does not decode: {e}\n{state:?}"),
+    }
 }

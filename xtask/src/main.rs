@@ -578,7 +578,8 @@ fn size_check(dist: &Path) -> bool {
 /// `cargo xtask bench [FILTER]`: run kpv-core's criterion benchmarks
 /// (`core/benches/scale.rs`) and print one line per figure with its budget:
 /// compiling a node's rules within 100 ms, one packet's walk within 50 µs
-/// (parsing has no budget). Returns how many figures are over budget.
+/// (rendering the text and parsing have no budget). Returns how many figures
+/// are over budget.
 fn bench(tools: &Tools, args: &[String]) -> usize {
     let mut cmd = tools.cmd("cargo");
     cmd.args(["bench", "-p", "kpv-core", "--bench", "scale", "--"]);
@@ -649,6 +650,7 @@ fn bench(tools: &Tools, args: &[String]) -> usize {
                 format!("trace {mode} to the last of {n} services"),
                 Some((50e-6, "50 µs")),
             ),
+            ["render", mode, n] => (format!("render {mode} text of {n} services"), None),
             ["parse", n] => (format!("parse {n} services"), None),
             _ => (id.clone(), None),
         };

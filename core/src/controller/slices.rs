@@ -25,6 +25,18 @@ pub fn compute_slices(
     ready: &BTreeMap<NamespacedName, bool>,
 ) -> Vec<EndpointSlice> {
     let mut out: Vec<EndpointSlice> = Vec::new();
+    // Pods by (namespace, label, value), in Pod order: a selector's Pods are
+    // among those with its first label, so each Service looks at those
+    // rather than at every Pod of the cluster.
+    let mut by_label: BTreeMap<(&str, &str, &str), Vec<usize>> = BTreeMap::new();
+    for (i, p) in cluster.pods.iter().enumerate() {
+        for (k, v) in &p.labels {
+            by_label
+                .entry((p.id.namespace.as_str(), k.as_str(), v.as_str()))
+                .or_default()
+                .push(i);
+        }
+    }
     for svc in &cluster.services {
         let Some(selector) = &svc.selector else {
             continue;
@@ -32,11 +44,21 @@ pub fn compute_slices(
         if svc.service_type == ServiceType::ExternalName {
             continue;
         }
+        // An empty selector selects nothing.
+        let candidates: &[usize] = selector
+            .iter()
+            .next()
+            .and_then(|(k, v)| by_label.get(&(svc.id.namespace.as_str(), k.as_str(), v.as_str())))
+            .map_or(&[], Vec::as_slice);
         // Group endpoints by (family, resolved ports).
         let mut groups: BTreeMap<(IpFamily, Vec<EndpointPort>), Vec<Endpoint>> = BTreeMap::new();
-        for pod in cluster.pods.iter().filter(|p| {
-            p.id.namespace == svc.id.namespace && selects(selector, &p.labels) && !p.finished
-        }) {
+        for pod in candidates
+            .iter()
+            .filter_map(|&i| cluster.pods.get(i))
+            .filter(|p| {
+                p.id.namespace == svc.id.namespace && selects(selector, &p.labels) && !p.finished
+            })
+        {
             let ports: Vec<EndpointPort> = svc
                 .ports
                 .iter()
@@ -93,11 +115,16 @@ pub fn compute_slices(
         }
     }
     // Slices not owned by the controller for a selector Service pass through.
+    let mut services: BTreeMap<(&str, &str), &crate::model::Service> = BTreeMap::new();
+    for x in &cluster.services {
+        services
+            .entry((x.id.namespace.as_str(), x.id.name.as_str()))
+            .or_insert(x);
+    }
     for s in &cluster.endpoint_slices {
-        let svc = cluster
-            .services
-            .iter()
-            .find(|x| x.id.namespace == s.id.namespace && x.id.name == s.service_name);
+        let svc = services
+            .get(&(s.id.namespace.as_str(), s.service_name.as_str()))
+            .copied();
         let owned =
             s.source == SliceSource::Controller && svc.is_some_and(|x| x.selector.is_some());
         if !owned {

@@ -12,6 +12,7 @@
 pub mod iptables;
 pub mod ipvs;
 pub mod nftables;
+pub mod small;
 pub mod userspace;
 
 use crate::choose::Chooser;
@@ -244,5 +245,100 @@ pub fn compile(mode: Mode, input: &ProxyInput, opts: CompileOptions) -> Box<dyn 
             opts.scheduler.unwrap_or(input.config.ipvs_scheduler),
         )),
         Mode::Nftables => Box::new(nftables::compile(input)),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testdata {
+    //! A cluster with long chains, and packets to every address of it, for
+    //! checking that indexed walks equal linear ones.
+    use super::Hook;
+    use std::fmt::Write as _;
+    use std::net::SocketAddr;
+
+    /// 40 Services of every kind (ClusterIP, NodePort, LoadBalancer with
+    /// source ranges, externalIPs, without endpoints, with affinity).
+    pub fn cluster_yaml() -> String {
+        let mut y = String::from(
+            "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n\
+             hostnameOverride: node-a\nclusterCIDR: 10.244.0.0/16\n---\n\
+             apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nspec: {podCIDR: 10.244.1.0/24}\n\
+             status: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n",
+        );
+        for i in 0..40 {
+            let ty = ["ClusterIP", "NodePort", "LoadBalancer"][i % 3];
+            let _ = write!(
+                y,
+                "---\napiVersion: v1\nkind: Service\nmetadata: {{name: s{i:02}, namespace: default}}\n\
+                 spec:\n  type: {ty}\n  clusterIP: 10.96.0.{}\n  sessionAffinity: {}\n",
+                10 + i,
+                if i % 7 == 0 { "ClientIP" } else { "None" },
+            );
+            if i % 5 == 0 {
+                let _ = writeln!(y, "  externalIPs: [203.0.113.{i}]");
+            }
+            if i % 3 == 2 && i % 2 == 0 {
+                y.push_str("  loadBalancerSourceRanges: [198.51.100.0/24]\n");
+            }
+            let _ = writeln!(
+                y,
+                "  ports: [{{name: p, port: 80, targetPort: 8080{}}}]",
+                if i % 3 > 0 {
+                    format!(", nodePort: {}", 30000 + i)
+                } else {
+                    String::new()
+                }
+            );
+            if i % 3 == 2 {
+                let _ = writeln!(
+                    y,
+                    "status: {{loadBalancer: {{ingress: [{{ip: 192.0.2.{i}}}]}}}}"
+                );
+            }
+            if i % 4 == 3 {
+                continue; // no endpoints
+            }
+            let _ = write!(
+                y,
+                "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  \
+                 name: s{i:02}-x\n  namespace: default\n  labels: {{kubernetes.io/service-name: s{i:02}}}\n\
+                 addressType: IPv4\nports: [{{name: p, port: 8080, protocol: TCP}}]\nendpoints:\n\
+                 - {{addresses: [\"10.244.1.{i}\"], nodeName: node-a, conditions: {{ready: true}}}}\n\
+                 - {{addresses: [\"10.244.2.{i}\"], nodeName: node-b, conditions: {{ready: true}}}}\n"
+            );
+        }
+        y
+    }
+
+    /// Destinations (every ClusterIP, externalIP, LB IP and NodePort, and
+    /// wrong ports) and sources (a local Pod, outside, an allowed LB source
+    /// range, the node itself).
+    pub fn packets() -> (Vec<SocketAddr>, Vec<(SocketAddr, Hook)>) {
+        let mut dests: Vec<SocketAddr> = Vec::new();
+        for i in 0..40u16 {
+            let i8 = i as u8;
+            dests.push(SocketAddr::from(([10, 96, 0, 10 + i8], 80)));
+            dests.push(SocketAddr::from(([10, 96, 0, 10 + i8], 81)));
+            dests.push(SocketAddr::from(([203, 0, 113, i8], 80)));
+            dests.push(SocketAddr::from(([192, 0, 2, i8], 80)));
+            dests.push(SocketAddr::from(([192, 168, 0, 2], 30000 + i)));
+            dests.push(SocketAddr::from(([127, 0, 0, 1], 30000 + i)));
+        }
+        let sources = vec![
+            (
+                SocketAddr::from(([10, 244, 1, 200], 40000)),
+                Hook::Prerouting,
+            ),
+            (
+                SocketAddr::from(([198, 51, 100, 7], 40000)),
+                Hook::Prerouting,
+            ),
+            (
+                SocketAddr::from(([203, 0, 113, 9], 40000)),
+                Hook::Prerouting,
+            ),
+            (SocketAddr::from(([192, 168, 0, 2], 40000)), Hook::Output),
+        ];
+        (dests, sources)
     }
 }

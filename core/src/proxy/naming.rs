@@ -11,13 +11,105 @@ use sha2::{Digest, Sha256};
 
 /// base32(sha256(text)), cut to `len` characters.
 pub fn hash_prefix(text: &str, len: usize) -> String {
-    let digest = Sha256::digest(text.as_bytes());
-    let mut s = BASE32.encode(&digest);
-    s.truncate(len);
+    let mut s = String::with_capacity(len);
+    push_hash_prefix(&mut s, text, len);
     s
+}
+
+/// Appends base32(sha256(text)) cut to `len` characters to `out`. Base32
+/// turns each 5 bytes into 8 characters, so only the bytes the prefix needs
+/// are encoded (chain names are made 100,000s of times at scale).
+pub fn push_hash_prefix(out: &mut String, text: &str, len: usize) {
+    let digest = Sha256::digest(text.as_bytes());
+    let bytes = len.div_ceil(8) * 5;
+    let mut buf = [0u8; 56];
+    let part = &digest[..bytes.min(digest.len())];
+    let n = BASE32.encode_len(part.len());
+    let Some(enc) = buf.get_mut(..n) else {
+        out.push_str(&BASE32.encode(&digest)[..len.min(52)]);
+        return;
+    };
+    BASE32.encode_mut(part, enc);
+    let cut = len.min(n);
+    // Base32 output is ASCII.
+    out.push_str(std::str::from_utf8(&enc[..cut]).unwrap_or_default());
 }
 
 /// The text kube-proxy hashes for a Service port: `ns/name:port` + lower-case protocol.
 pub fn service_port_hash_input(name: &ServicePortName, protocol: Protocol) -> String {
     format!("{}{}", name, protocol.as_lower())
+}
+
+/// Appends `n` in decimal (what `Display` writes, without the formatting
+/// machinery: chain names are made 100,000s of times at scale).
+pub fn push_decimal(out: &mut String, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut k = 0;
+    let mut n = n;
+    loop {
+        if let Some(d) = digits.get_mut(k) {
+            *d = b'0' + (n % 10) as u8;
+        }
+        k += 1;
+        n /= 10;
+        if n == 0 || k >= digits.len() {
+            break;
+        }
+    }
+    for d in digits[..k].iter().rev() {
+        out.push(char::from(*d));
+    }
+}
+
+/// Appends an address as `Display` writes it (IPv4 digit by digit).
+pub fn push_ip(out: &mut String, ip: std::net::IpAddr) {
+    match ip {
+        std::net::IpAddr::V4(v4) => {
+            for (i, o) in v4.octets().into_iter().enumerate() {
+                if i > 0 {
+                    out.push('.');
+                }
+                push_decimal(out, u32::from(o));
+            }
+        }
+        std::net::IpAddr::V6(v6) => {
+            use std::fmt::Write as _;
+            let _ = write!(out, "{v6}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_ip_and_decimal_write_what_display_writes() {
+        for ip in [
+            "0.0.0.0",
+            "255.255.255.255",
+            "10.1.20.3",
+            "fd00::a",
+            "::ffff:1.2.3.4",
+        ] {
+            let ip: std::net::IpAddr = ip.parse().expect("ip");
+            let mut s = String::new();
+            push_ip(&mut s, ip);
+            assert_eq!(s, ip.to_string());
+        }
+        for n in [0u32, 7, 10, 65535, u32::MAX] {
+            let mut s = String::new();
+            push_decimal(&mut s, n);
+            assert_eq!(s, n.to_string());
+        }
+    }
+
+    #[test]
+    fn hash_prefix_is_the_full_encoding_cut() {
+        for len in [1, 8, 10, 16, 52, 56, 60] {
+            let full = BASE32.encode(&Sha256::digest(b"ns/svc:http"));
+            let want: String = full.chars().take(len).collect();
+            assert_eq!(hash_prefix("ns/svc:http", len), want, "{len}");
+        }
+    }
 }

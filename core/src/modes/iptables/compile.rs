@@ -12,14 +12,15 @@
 //! [`Endpoints::of`]).
 
 use super::rules::{
-    chain_key, names, Addr, Chain, CtState, HookChain, Match, Rule, Side, Table, TableRules, Target,
+    chain_key, names, Addr, Chain, ChainIndex, CtState, HookChain, Match, Matches, Name, Rule,
+    Side, Table, TableRules, Target, INDEX_MIN_RULES,
 };
 use crate::modes::DropReason;
 use crate::packet::IpFamily;
-use crate::proxy::naming::{hash_prefix, service_port_hash_input};
+use crate::proxy::naming::{hash_prefix, push_hash_prefix, service_port_hash_input};
 use crate::proxy::{EndpointInfo, LocalDetector, ProxyInput, ServicePortInfo};
 use ipnet::IpNet;
-use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// `largeClusterEndpointsThreshold`: above this many endpoints kube-proxy
@@ -34,13 +35,11 @@ pub struct Compiled {
     pub tables: Vec<TableRules>,
     /// Built-in chains' jumps into kube-proxy's chains (not rendered).
     pub hooks: Vec<HookChain>,
-    /// For each KUBE-SVC-/KUBE-SVL- chain: the endpoints its SEP chains DNAT to.
-    pub chain_endpoints: BTreeMap<String, Vec<SocketAddr>>,
     /// The node's own addresses (what `-m addrtype LOCAL` matches, with loopback).
     pub local_ips: Vec<IpAddr>,
     pub masquerade_mark: u32,
-    /// The rendered text, one entry per line.
-    pub lines: Vec<String>,
+    /// Lines of the rendered text.
+    pub line_count: usize,
 }
 
 impl Compiled {
@@ -49,27 +48,102 @@ impl Compiled {
     }
 }
 
-/// Rules of one table in emission order.
+/// A chain's position in [`Emit::chains`] (creation order).
+type Id = usize;
+
+/// A chain being filled, in emission order.
+#[derive(Default)]
+struct EChain {
+    name: Name,
+    /// The sort key: [`chain_key`]'s class and the first 16 bytes of its
+    /// text as a big-endian number (which orders like the text).
+    key: (u8, u128),
+    rules: Vec<Rule>,
+    /// See [`Chain::endpoints`].
+    endpoints: Option<Vec<SocketAddr>>,
+}
+
+/// Chains of one table with their rules in emission order. Chains are
+/// referred to by [`Id`], never looked up by name while compiling (a lookup
+/// per rule made compiling 10,000 Services take seconds).
 #[derive(Default)]
 struct Emit {
-    declared: Vec<String>,
-    /// The names in `declared`, for constant-time duplicate checks (a linear
-    /// scan made compiling 1,000 Services take seconds).
-    declared_set: BTreeSet<String>,
-    rules: Vec<(String, Rule)>,
+    chains: Vec<EChain>,
 }
 
 impl Emit {
-    fn chain(&mut self, name: &str) {
-        if !self.declared_set.contains(name) {
-            self.declared_set.insert(name.to_string());
-            self.declared.push(name.to_string());
+    /// Declare a chain (`:NAME - [0:0]`). Chain names are unique by
+    /// construction (fixed names, or a hash of the Service port and
+    /// endpoint); [`arrange`] still merges equal names.
+    fn chain(&mut self, name: impl Into<Name>) -> Id {
+        let name: Name = name.into();
+        let (class, text) = chain_key(&name);
+        let mut head = [0u8; 16];
+        let n = text.len().min(16);
+        head[..n].copy_from_slice(&text.as_bytes()[..n]);
+        self.chains.push(EChain {
+            key: (class, u128::from_be_bytes(head)),
+            name,
+            rules: Vec::with_capacity(2),
+            endpoints: None,
+        });
+        self.chains.len() - 1
+    }
+    fn name(&self, id: Id) -> Name {
+        self.chains[id].name.clone()
+    }
+    fn rule(&mut self, chain: Id, matches: impl Into<Matches>, target: Target) {
+        self.chains[chain].rules.push(Rule::new(matches, target));
+    }
+    fn jump(&mut self, chain: Id, matches: impl Into<Matches>, to: Id) {
+        let target = Target::Jump(self.name(to));
+        self.chains[chain].rules.push(Rule::new(matches, target));
+    }
+}
+
+/// A per-Service-port chain, declared the first time a rule needs it.
+/// Its name is written only then: most Service ports never use three of
+/// their four (KUBE-SVL-, KUBE-EXT-, KUBE-FW-).
+struct LazyChain<'h> {
+    prefix: &'static str,
+    hash: &'h str,
+    id: Option<Id>,
+}
+
+impl<'h> LazyChain<'h> {
+    fn new(prefix: &'static str, hash: &'h str) -> LazyChain<'h> {
+        LazyChain {
+            prefix,
+            hash,
+            id: None,
         }
     }
-    fn rule(&mut self, chain: &str, matches: Vec<Match>, target: Target) {
-        self.rules
-            .push((chain.to_string(), Rule::new(matches, target)));
+    fn name(&self) -> String {
+        format!("{}{}", self.prefix, self.hash)
     }
+    fn id(&mut self, e: &mut Emit) -> Id {
+        match self.id {
+            Some(id) => id,
+            None => {
+                let id = e.chain(self.name().as_str());
+                self.id = Some(id);
+                id
+            }
+        }
+    }
+}
+
+/// The fixed chains of each table.
+struct Fixed {
+    f_services: Id,
+    f_external: Id,
+    f_forward: Id,
+    f_nodeports: Id,
+    f_proxy_firewall: Id,
+    n_services: Id,
+    n_nodeports: Id,
+    n_postrouting: Id,
+    n_mark_masq: Id,
 }
 
 /// Endpoint lists of one Service port, as kube-proxy's `CategorizeEndpoints`
@@ -78,6 +152,8 @@ struct Endpoints<'a> {
     cluster: Vec<&'a EndpointInfo>,
     local: Vec<&'a EndpointInfo>,
     all_reachable: Vec<&'a EndpointInfo>,
+    /// The `ip:port` text of each of `all_reachable`.
+    all_text: Vec<AddrText>,
     has_any: bool,
 }
 
@@ -91,9 +167,9 @@ impl<'a> Endpoints<'a> {
     ///   endpoint anywhere is ready or serving-terminating (so iTP=Local with
     ///   only remote endpoints DROPs "has no local endpoints" instead of
     ///   REJECTing "has no endpoints").
-    fn of(input: &'a ProxyInput, svc: &ServicePortInfo) -> Endpoints<'a> {
-        let eps = input.endpoints_of(&svc.name);
-        let cat = input.categorize(&svc.name).unwrap_or_default();
+    fn of(svc: &ServicePortInfo, eps: &'a [EndpointInfo]) -> Endpoints<'a> {
+        // What `ProxyInput::categorize` returns for this Service port.
+        let cat = crate::proxy::categorize_endpoints(svc, eps);
         let uses_cluster = uses_cluster_endpoints(svc);
         let uses_local = svc.uses_local_endpoints();
         let usable = |e: &&EndpointInfo| e.ready || (e.serving && e.terminating);
@@ -121,15 +197,118 @@ impl<'a> Endpoints<'a> {
         if uses_local {
             has_any |= eps.iter().any(|e| usable(&e));
         }
-        let mut all: Vec<&EndpointInfo> = cluster.iter().chain(local.iter()).copied().collect();
-        crate::order::sort_by_key(&mut all, |e| e.key());
-        all.dedup_by_key(|e| e.key());
+        let mut all: Vec<(AddrText, &EndpointInfo)> = cluster
+            .iter()
+            .chain(local.iter())
+            .map(|e| (AddrText::of(e.addr), *e))
+            .collect();
+        // By `ip:port` text; equal texts are equal addresses.
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all.dedup_by(|a, b| a.1.addr == b.1.addr);
+        let (all_text, all_reachable) = all.into_iter().unzip();
         Endpoints {
             cluster,
             local,
-            all_reachable: all,
+            all_reachable,
+            all_text,
             has_any,
         }
+    }
+}
+
+/// An endpoint's `ip:port` text (what kube-proxy sorts endpoints by),
+/// written on the stack rather than allocated once per endpoint. Ordered
+/// as the text.
+struct AddrText {
+    len: u8,
+    buf: [u8; 64],
+}
+
+impl AddrText {
+    fn of(addr: SocketAddr) -> AddrText {
+        struct W<'a>(&'a mut [u8; 64], &'a mut usize);
+        impl std::fmt::Write for W<'_> {
+            fn write_str(&mut self, s: &str) -> std::fmt::Result {
+                let end = *self.1 + s.len();
+                let dst = self.0.get_mut(*self.1..end).ok_or(std::fmt::Error)?;
+                dst.copy_from_slice(s.as_bytes());
+                *self.1 = end;
+                Ok(())
+            }
+        }
+        let mut buf = [0u8; 64];
+        let mut len = 0;
+        match addr {
+            // What `Display` writes, without the formatting machinery (this
+            // runs for every endpoint).
+            SocketAddr::V4(a) => {
+                for (i, o) in a.ip().octets().into_iter().enumerate() {
+                    if i > 0 {
+                        put_byte(&mut buf, &mut len, b'.');
+                    }
+                    put_decimal(&mut buf, &mut len, u32::from(o));
+                }
+                put_byte(&mut buf, &mut len, b':');
+                put_decimal(&mut buf, &mut len, u32::from(a.port()));
+            }
+            SocketAddr::V6(_) => {
+                let _ = write!(W(&mut buf, &mut len), "{addr}");
+            }
+        }
+        AddrText {
+            len: len as u8,
+            buf,
+        }
+    }
+    fn text(&self) -> &[u8] {
+        &self.buf[..usize::from(self.len)]
+    }
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(self.text()).unwrap_or_default()
+    }
+}
+
+fn put_byte(buf: &mut [u8; 64], len: &mut usize, b: u8) {
+    if let Some(slot) = buf.get_mut(*len) {
+        *slot = b;
+        *len += 1;
+    }
+}
+
+fn put_decimal(buf: &mut [u8; 64], len: &mut usize, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut k = 0;
+    let mut n = n;
+    loop {
+        digits[k % 10] = b'0' + (n % 10) as u8;
+        k += 1;
+        n /= 10;
+        if n == 0 || k == 10 {
+            break;
+        }
+    }
+    for d in digits[..k].iter().rev() {
+        put_byte(buf, len, *d);
+    }
+}
+
+impl PartialEq for AddrText {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
+    }
+}
+
+impl Eq for AddrText {}
+
+impl PartialOrd for AddrText {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for AddrText {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.text().cmp(other.text())
     }
 }
 
@@ -157,7 +336,7 @@ fn dst_ip(ip: IpAddr) -> Match {
 }
 
 fn jump(c: &str) -> Target {
-    Target::Jump(c.to_string())
+    Target::Jump(c.into())
 }
 
 /// Compile one node's rules.
@@ -179,52 +358,45 @@ pub fn compile(input: &ProxyInput) -> Compiled {
     };
     let masquerade_all = input.config.iptables_masquerade_all;
     let total_endpoints: usize = input
-        .services
-        .keys()
-        .map(|n| input.endpoints_of(n).len())
+        .services_with_endpoints()
+        .map(|(_, _, eps)| eps.len())
         .sum();
     let large_cluster = total_endpoints > LARGE_CLUSTER_ENDPOINTS;
-    let svc_comment = |m: &mut Vec<Match>, text: String| {
+    let svc_comment = |m: &mut Matches, text: &dyn Fn() -> String| {
         if !large_cluster {
-            m.push(Match::Comment(text));
+            m.push(Match::Comment(text()));
         }
     };
 
     let mut filter = Emit::default();
     let mut nat = Emit::default();
-    for c in [
-        names::SERVICES,
-        names::EXTERNAL_SERVICES,
-        names::FORWARD,
-        names::NODEPORTS,
-        names::PROXY_FIREWALL,
-    ] {
-        filter.chain(c);
-    }
-    for c in [
-        names::SERVICES,
-        names::NODEPORTS,
-        names::POSTROUTING,
-        names::MARK_MASQ,
-    ] {
-        nat.chain(c);
-    }
+    let fx = Fixed {
+        f_services: filter.chain(names::SERVICES),
+        f_external: filter.chain(names::EXTERNAL_SERVICES),
+        f_forward: filter.chain(names::FORWARD),
+        f_nodeports: filter.chain(names::NODEPORTS),
+        f_proxy_firewall: filter.chain(names::PROXY_FIREWALL),
+        n_services: nat.chain(names::SERVICES),
+        n_nodeports: nat.chain(names::NODEPORTS),
+        n_postrouting: nat.chain(names::POSTROUTING),
+        n_mark_masq: nat.chain(names::MARK_MASQ),
+    };
     nat.rule(
-        names::POSTROUTING,
+        fx.n_postrouting,
         vec![Match::Mark { mark, negate: true }],
         Target::Return,
     );
-    nat.rule(names::POSTROUTING, vec![], Target::XorMark(mark));
+    nat.rule(fx.n_postrouting, vec![], Target::XorMark(mark));
     nat.rule(
-        names::POSTROUTING,
+        fx.n_postrouting,
         vec![comment("kubernetes service traffic requiring SNAT")],
         Target::Masquerade,
     );
-    nat.rule(names::MARK_MASQ, vec![], Target::OrMark(mark));
+    nat.rule(fx.n_mark_masq, vec![], Target::OrMark(mark));
     if localhost_nodeports {
-        filter.chain(names::FIREWALL);
+        let fw = filter.chain(names::FIREWALL);
         filter.rule(
-            names::FIREWALL,
+            fw,
             vec![
                 comment("block incoming localnet connections"),
                 Match::Dst {
@@ -243,60 +415,83 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             Target::Drop(DropReason::Invalid),
         );
     }
+    // Reused for every chain name.
+    let (mut hash_input, mut chain_name) = (String::new(), String::new());
+    nat.chains
+        .reserve(total_endpoints + 2 * input.services.len());
 
-    for svc in input.services.values() {
+    for (_, svc, svc_eps) in input.services_with_endpoints() {
         let Some(cluster_ip) = svc.cluster_ip else {
             continue;
         };
         let name = svc.name.to_string();
         let proto = svc.name.protocol;
         let hash = hash_prefix(&service_port_hash_input(&svc.name, proto), 16);
-        let svc_chain = format!("{}{hash}", names::SVC);
-        let svl_chain = format!("{}{hash}", names::SVL);
-        let ext_chain = format!("{}{hash}", names::EXT);
-        let fw_chain = format!("{}{hash}", names::FW);
-        let sep_chain = |ep: &EndpointInfo| {
-            format!(
-                "{}{}",
-                names::SEP,
-                hash_prefix(&format!("{}{}{}", name, proto.as_lower(), ep.key()), 16)
-            )
+        let mut svc_chain = LazyChain::new(names::SVC, &hash);
+        let mut svl_chain = LazyChain::new(names::SVL, &hash);
+        let mut ext_chain = LazyChain::new(names::EXT, &hash);
+        let mut fw_chain = LazyChain::new(names::FW, &hash);
+        let eps = Endpoints::of(svc, svc_eps);
+        // KUBE-SEP- chains, one per reachable endpoint (sorted by address,
+        // for finding an endpoint's chain).
+        let mut seps: Vec<(SocketAddr, Id)> = Vec::with_capacity(eps.all_reachable.len());
+        for (ep, text) in eps.all_reachable.iter().zip(&eps.all_text) {
+            hash_input.clear();
+            hash_input.push_str(&name);
+            hash_input.push_str(proto.as_lower());
+            hash_input.push_str(text.as_str());
+            chain_name.clear();
+            chain_name.push_str(names::SEP);
+            push_hash_prefix(&mut chain_name, &hash_input, 16);
+            let sep = nat.chain(chain_name.as_str());
+            seps.push((ep.addr, sep));
+        }
+        let mut sorted_seps = seps.clone();
+        sorted_seps.sort_unstable_by_key(|(a, _)| *a);
+        let sep_of = |ep: &EndpointInfo| -> Option<Id> {
+            sorted_seps
+                .binary_search_by_key(&ep.addr, |(a, _)| *a)
+                .ok()
+                .map(|i| sorted_seps[i].1)
         };
-        let eps = Endpoints::of(input, svc);
         let has_any = eps.has_any;
         let uses_cluster_chain = !eps.cluster.is_empty() && uses_cluster_endpoints(svc);
         let uses_local_chain = !eps.local.is_empty() && svc.uses_local_endpoints();
-        let (internal_chain, has_internal) = if svc.internal_policy_local {
-            (&svl_chain, has_any && !eps.local.is_empty())
+        let internal_is_local = svc.internal_policy_local;
+        let has_internal = if internal_is_local {
+            has_any && !eps.local.is_empty()
         } else {
-            (&svc_chain, has_any)
+            has_any
         };
-        let (external_policy_chain, has_external) = if svc.external_policy_local {
-            (&svl_chain, has_any && !eps.local.is_empty())
+        let external_is_local = svc.external_policy_local;
+        let has_external = if external_is_local {
+            has_any && !eps.local.is_empty()
         } else {
-            (&svc_chain, has_any)
+            has_any
         };
         let uses_ext = has_any && svc.externally_accessible();
         let uses_fw = has_any
             && !svc.load_balancer_ips.is_empty()
             && !svc.load_balancer_source_ranges.is_empty();
-        let lb_chain = if uses_fw { &fw_chain } else { &ext_chain };
-        let (int_target, int_comment, ext_target, ext_comment) = if !has_any {
-            let c = format!("{name} has no endpoints");
+        // The filter rules' target and comment when there is nowhere to go
+        // (the comment is written only for the rules that need it).
+        let (int_target, ext_target) = if !has_any {
             (
                 Target::Reject(DropReason::NoEndpoints),
-                c.clone(),
                 Target::Reject(DropReason::NoEndpoints),
-                c,
             )
         } else {
-            let c = format!("{name} has no local endpoints");
             (
                 Target::Drop(DropReason::NoLocalEndpoints),
-                c.clone(),
                 Target::Drop(DropReason::NoLocalEndpoints),
-                c,
             )
+        };
+        let no_endpoints_comment = || {
+            if !has_any {
+                format!("{name} has no endpoints")
+            } else {
+                format!("{name} has no local endpoints")
+            }
         };
         let port_matches = |c: String, ip: IpAddr, port: u16| {
             vec![
@@ -309,31 +504,37 @@ pub fn compile(input: &ProxyInput) -> Compiled {
 
         // A. ClusterIP.
         if has_internal {
-            nat.rule(
-                names::SERVICES,
+            let to = if internal_is_local {
+                svl_chain.id(&mut nat)
+            } else {
+                svc_chain.id(&mut nat)
+            };
+            nat.jump(
+                fx.n_services,
                 port_matches(format!("{name} cluster IP"), cluster_ip, svc.port),
-                jump(internal_chain),
+                to,
             );
         } else {
             filter.rule(
-                names::SERVICES,
-                port_matches(int_comment.clone(), cluster_ip, svc.port),
+                fx.f_services,
+                port_matches(no_endpoints_comment(), cluster_ip, svc.port),
                 int_target.clone(),
             );
         }
         // B. externalIPs.
         for ip in &svc.external_ips {
             if has_any {
-                nat.rule(
-                    names::SERVICES,
+                let to = ext_chain.id(&mut nat);
+                nat.jump(
+                    fx.n_services,
                     port_matches(format!("{name} external IP"), *ip, svc.port),
-                    jump(&ext_chain),
+                    to,
                 );
             }
             if !has_external {
                 filter.rule(
-                    names::EXTERNAL_SERVICES,
-                    port_matches(ext_comment.clone(), *ip, svc.port),
+                    fx.f_external,
+                    port_matches(no_endpoints_comment(), *ip, svc.port),
                     ext_target.clone(),
                 );
             }
@@ -341,17 +542,22 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         // C. LoadBalancer IPs (and their firewall DROPs).
         for ip in &svc.load_balancer_ips {
             if has_any {
-                nat.rule(
-                    names::SERVICES,
+                let to = if uses_fw {
+                    fw_chain.id(&mut nat)
+                } else {
+                    ext_chain.id(&mut nat)
+                };
+                nat.jump(
+                    fx.n_services,
                     port_matches(format!("{name} loadbalancer IP"), *ip, svc.port),
-                    jump(lb_chain),
+                    to,
                 );
             }
             if uses_fw {
                 filter.rule(
-                    names::PROXY_FIREWALL,
+                    fx.f_proxy_firewall,
                     port_matches(
-                        format!("{name} traffic not accepted by {fw_chain}"),
+                        format!("{name} traffic not accepted by {}", fw_chain.name()),
                         *ip,
                         svc.port,
                     ),
@@ -363,8 +569,8 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         if !has_external {
             for ip in &svc.load_balancer_ips {
                 filter.rule(
-                    names::EXTERNAL_SERVICES,
-                    port_matches(ext_comment.clone(), *ip, svc.port),
+                    fx.f_external,
+                    port_matches(no_endpoints_comment(), *ip, svc.port),
                     ext_target.clone(),
                 );
             }
@@ -372,9 +578,10 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         // E/F. NodePort.
         if svc.node_port != 0 {
             if has_any {
+                let to = ext_chain.id(&mut nat);
                 if localhost_nodeports {
-                    nat.rule(
-                        names::NODEPORTS,
+                    nat.jump(
+                        fx.n_nodeports,
                         vec![
                             comment(name.clone()),
                             Match::Proto(proto),
@@ -385,24 +592,24 @@ pub fn compile(input: &ProxyInput) -> Compiled {
                             Match::DPort(svc.node_port),
                             Match::Nfacct(names::NFACCT_LOCALHOST_NPS),
                         ],
-                        jump(&ext_chain),
+                        to,
                     );
                 }
-                nat.rule(
-                    names::NODEPORTS,
+                nat.jump(
+                    fx.n_nodeports,
                     vec![
                         comment(name.clone()),
                         Match::Proto(proto),
                         Match::DPort(svc.node_port),
                     ],
-                    jump(&ext_chain),
+                    to,
                 );
             }
             if !has_external {
                 filter.rule(
-                    names::EXTERNAL_SERVICES,
+                    fx.f_external,
                     vec![
-                        comment(ext_comment.clone()),
+                        comment(no_endpoints_comment()),
                         Match::AddrTypeLocal(Side::Dst),
                         Match::Proto(proto),
                         Match::DPort(svc.node_port),
@@ -422,7 +629,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         };
         if hc_port != 0 {
             filter.rule(
-                names::NODEPORTS,
+                fx.f_nodeports,
                 vec![
                     comment(format!("{name} health check node port")),
                     Match::Proto(crate::packet::Protocol::Tcp),
@@ -432,33 +639,39 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             );
         }
         // I. Masquerade off-cluster traffic to the ClusterIP.
-        if has_internal {
+        if has_internal && (masquerade_all || detector.is_some()) {
+            let internal = if internal_is_local {
+                svl_chain.id(&mut nat)
+            } else {
+                svc_chain.id(&mut nat)
+            };
             let mut m = port_matches(format!("{name} cluster IP"), cluster_ip, svc.port);
-            if masquerade_all {
-                nat.rule(internal_chain, m, jump(names::MARK_MASQ));
-            } else if let Some(cidr) = detector {
-                m.push(Match::Src {
-                    addr: Addr::Net(cidr),
-                    negate: true,
-                });
-                nat.rule(internal_chain, m, jump(names::MARK_MASQ));
+            if !masquerade_all {
+                if let Some(cidr) = detector {
+                    m.push(Match::Src {
+                        addr: Addr::Net(cidr),
+                        negate: true,
+                    });
+                }
             }
+            nat.jump(internal, m, fx.n_mark_masq);
         }
         // J. KUBE-EXT-.
         if uses_ext {
-            nat.chain(&ext_chain);
+            let ext = ext_chain.id(&mut nat);
             if !svc.external_policy_local {
-                nat.rule(
-                    &ext_chain,
+                nat.jump(
+                    ext,
                     vec![comment(format!(
                         "masquerade traffic for {name} external destinations"
                     ))],
-                    jump(names::MARK_MASQ),
+                    fx.n_mark_masq,
                 );
             } else {
                 if let Some(cidr) = detector {
-                    nat.rule(
-                        &ext_chain,
+                    let to = svc_chain.id(&mut nat);
+                    nat.jump(
+                        ext,
                         vec![
                             comment(format!("pod traffic for {name} external destinations")),
                             Match::Src {
@@ -466,42 +679,49 @@ pub fn compile(input: &ProxyInput) -> Compiled {
                                 negate: false,
                             },
                         ],
-                        jump(&svc_chain),
+                        to,
                     );
                 }
-                nat.rule(
-                    &ext_chain,
+                nat.jump(
+                    ext,
                     vec![
                         comment(format!(
                             "masquerade LOCAL traffic for {name} external destinations"
                         )),
                         Match::AddrTypeLocal(Side::Src),
                     ],
-                    jump(names::MARK_MASQ),
+                    fx.n_mark_masq,
                 );
-                nat.rule(
-                    &ext_chain,
+                let to = svc_chain.id(&mut nat);
+                nat.jump(
+                    ext,
                     vec![
                         comment(format!(
                             "route LOCAL traffic for {name} external destinations"
                         )),
                         Match::AddrTypeLocal(Side::Src),
                     ],
-                    jump(&svc_chain),
+                    to,
                 );
             }
             if has_external {
-                nat.rule(&ext_chain, vec![], jump(external_policy_chain));
+                let to = if external_is_local {
+                    svl_chain.id(&mut nat)
+                } else {
+                    svc_chain.id(&mut nat)
+                };
+                nat.jump(ext, vec![], to);
             }
         }
         // K. KUBE-FW- (loadBalancerSourceRanges).
         if uses_fw {
-            nat.chain(&fw_chain);
+            let fw = fw_chain.id(&mut nat);
+            let ext = ext_chain.id(&mut nat);
             let c = format!("{name} loadbalancer IP");
             let mut allow_from_node = false;
             for cidr in &svc.load_balancer_source_ranges {
-                nat.rule(
-                    &fw_chain,
+                nat.jump(
+                    fw,
                     vec![
                         comment(c.clone()),
                         Match::Src {
@@ -509,7 +729,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
                             negate: false,
                         },
                     ],
-                    jump(&ext_chain),
+                    ext,
                 );
                 if cidr.contains(&input.node.primary_ip) {
                     allow_from_node = true;
@@ -517,8 +737,8 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             }
             if allow_from_node {
                 for ip in &svc.load_balancer_ips {
-                    nat.rule(
-                        &fw_chain,
+                    nat.jump(
+                        fw,
                         vec![
                             comment(c.clone()),
                             Match::Src {
@@ -526,12 +746,12 @@ pub fn compile(input: &ProxyInput) -> Compiled {
                                 negate: false,
                             },
                         ],
-                        jump(&ext_chain),
+                        ext,
                     );
                 }
             }
             nat.rule(
-                &fw_chain,
+                fw,
                 vec![comment(format!(
                     "other traffic to {name} will be dropped by KUBE-PROXY-FIREWALL"
                 ))],
@@ -539,55 +759,83 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             );
         }
         // L/M. KUBE-SVC- and KUBE-SVL-: affinity checks, then the cascade.
-        let write_lb = |nat: &mut Emit, chain: &str, list: &[&EndpointInfo]| {
-            nat.chain(chain);
+        // The endpoints of the list, once each, in list order (the SVC/SVL
+        // chain's SEP jumps: affinity checks, then the cascade, same order).
+        let list_endpoints = |list: &[&EndpointInfo]| {
+            let mut v: Vec<SocketAddr> = Vec::with_capacity(list.len());
+            for ep in list {
+                if sep_of(ep).is_some() && !v.contains(&ep.addr) {
+                    v.push(ep.addr);
+                }
+            }
+            v
+        };
+        let write_lb = |nat: &mut Emit, chain: Id, list: &[&EndpointInfo]| {
+            let affinity_rules = if svc.session_affinity_seconds.is_some() {
+                list.len()
+            } else {
+                0
+            };
+            nat.chains[chain].rules.reserve(affinity_rules + list.len());
             if let Some(seconds) = svc.session_affinity_seconds {
                 for ep in list {
-                    let sep = sep_chain(ep);
-                    let mut m = Vec::new();
-                    svc_comment(&mut m, format!("{name} -> {}", ep.key()));
+                    let Some(sep) = sep_of(ep) else { continue };
+                    let mut m = Matches::Empty;
+                    svc_comment(&mut m, &|| format!("{name} -> {}", ep.key()));
                     m.push(Match::RecentCheck {
-                        list: sep.clone(),
+                        list: nat.name(sep),
                         seconds,
                     });
-                    nat.rule(chain, m, jump(&sep));
+                    nat.jump(chain, m, sep);
                 }
             }
             let n = list.len();
             for (i, ep) in list.iter().enumerate() {
-                let mut m = Vec::new();
-                svc_comment(&mut m, format!("{name} -> {}", ep.key()));
+                let Some(sep) = sep_of(ep) else { continue };
+                let mut m = Matches::Empty;
+                svc_comment(&mut m, &|| format!("{name} -> {}", ep.key()));
                 if i + 1 < n {
                     m.push(Match::Statistic { n: n - i });
                 }
-                nat.rule(chain, m, jump(&sep_chain(ep)));
+                nat.jump(chain, m, sep);
             }
         };
-        // The masquerade rule (I) must come first in its chain: declare it
-        // in emission order (the rules are grouped per chain afterwards).
+        let mut svc_eps = Vec::new();
+        let mut svl_eps = Vec::new();
         if uses_cluster_chain {
-            write_lb(&mut nat, &svc_chain, &eps.cluster);
+            let chain = svc_chain.id(&mut nat);
+            write_lb(&mut nat, chain, &eps.cluster);
+            svc_eps = list_endpoints(&eps.cluster);
         }
         if uses_local_chain {
-            write_lb(&mut nat, &svl_chain, &eps.local);
+            let chain = svl_chain.id(&mut nat);
+            write_lb(&mut nat, chain, &eps.local);
+            svl_eps = list_endpoints(&eps.local);
+        }
+        // The endpoints of every KUBE-SVC-/KUBE-SVL- chain, in rule order.
+        if let Some(id) = svc_chain.id {
+            nat.chains[id].endpoints = Some(svc_eps);
+        }
+        if let Some(id) = svl_chain.id {
+            nat.chains[id].endpoints = Some(svl_eps);
         }
         // N. KUBE-SEP-.
-        for ep in &eps.all_reachable {
-            let sep = sep_chain(ep);
-            nat.chain(&sep);
-            let mut m = Vec::new();
-            svc_comment(&mut m, name.clone());
+        for (ep, (_, sep)) in eps.all_reachable.iter().zip(&seps) {
+            let mut m = Matches::Empty;
+            svc_comment(&mut m, &|| name.clone());
             let mut masq = m.clone();
             masq.push(Match::Src {
                 addr: Addr::Ip(ep.addr.ip()),
                 negate: false,
             });
-            nat.rule(&sep, masq, jump(names::MARK_MASQ));
+            nat.jump(*sep, masq, fx.n_mark_masq);
             if svc.session_affinity_seconds.is_some() {
-                m.push(Match::RecentSet { list: sep.clone() });
+                m.push(Match::RecentSet {
+                    list: nat.name(*sep),
+                });
             }
             m.push(Match::Proto(proto));
-            nat.rule(&sep, m, Target::Dnat(ep.addr));
+            nat.rule(*sep, m, Target::Dnat(ep.addr));
         }
     }
 
@@ -603,17 +851,17 @@ pub fn compile(input: &ProxyInput) -> Compiled {
                     negate: true,
                 });
             }
-            nat.rule(names::SERVICES, m, jump(names::NODEPORTS));
+            nat.jump(fx.n_services, m, fx.n_nodeports);
         }
         Some(ips) => {
             for ip in ips.iter().filter(|ip| IpFamily::of(ip) == family) {
                 if ip.is_loopback() && (is_v6 || !localhost_nodeports) {
                     continue;
                 }
-                nat.rule(
-                    names::SERVICES,
+                nat.jump(
+                    fx.n_services,
                     vec![comment(np_comment), dst_ip(*ip)],
-                    jump(names::NODEPORTS),
+                    fx.n_nodeports,
                 );
             }
         }
@@ -621,7 +869,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
     // KUBE-FORWARD (conntrack liberal off, nfacct counters present: the fake
     // proxier's and a usual node's setting).
     filter.rule(
-        names::FORWARD,
+        fx.f_forward,
         vec![
             Match::Conntrack {
                 state: CtState::Invalid,
@@ -632,7 +880,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         Target::Drop(DropReason::Invalid),
     );
     filter.rule(
-        names::FORWARD,
+        fx.f_forward,
         vec![
             comment("kubernetes forwarding rules"),
             Match::Mark {
@@ -643,7 +891,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         Target::Accept,
     );
     filter.rule(
-        names::FORWARD,
+        fx.f_forward,
         vec![
             comment("kubernetes forwarding conntrack rule"),
             Match::Conntrack {
@@ -655,8 +903,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
     );
 
     let mut tables = vec![arrange(Table::Filter, filter), arrange(Table::Nat, nat)];
-    let lines = super::render::layout(&mut tables);
-    let chain_endpoints = chain_endpoints(&tables);
+    let line_count = super::render::layout(&mut tables);
     let mut local_ips = input.node.ips.clone();
     if !local_ips.contains(&input.node.primary_ip) {
         local_ips.insert(0, input.node.primary_ip);
@@ -665,10 +912,9 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         family,
         hooks: hooks(localhost_nodeports),
         tables,
-        chain_endpoints,
         local_ips,
         masquerade_mark: mark,
-        lines,
+        line_count,
     }
 }
 
@@ -679,88 +925,84 @@ fn uses_cluster_endpoints(svc: &ServicePortInfo) -> bool {
 }
 
 /// The Service name of a rule's comment: up to the first space or colon.
-fn comment_service(rule: &Rule) -> String {
+fn comment_service(rule: &Rule) -> &str {
     let c = rule.comment().unwrap_or("");
     let end = c.find([' ', ':']).unwrap_or(c.len());
-    c[..end].to_string()
+    &c[..end]
 }
 
 /// Group emitted rules by chain and order chains and rules as the upstream
 /// tests do.
 fn arrange(table: Table, emit: Emit) -> TableRules {
-    let mut declared = emit.declared;
-    let mut seen = emit.declared_set;
-    for (c, _) in &emit.rules {
-        if !seen.contains(c) {
-            seen.insert(c.clone());
-            declared.push(c.clone());
-        }
-    }
-    crate::order::sort_by(&mut declared, |a, b| chain_key(a).cmp(&chain_key(b)));
-    let index: BTreeMap<String, usize> = crate::order::map(
-        declared
-            .iter()
-            .enumerate()
-            .map(|(i, name)| (name.clone(), i)),
-    );
-    let mut chains: Vec<Chain> = declared
-        .into_iter()
-        .map(|name| Chain {
-            name,
-            rules: Vec::new(),
-            decl_line: 0,
-            lines: Vec::new(),
-        })
+    let mut emitted = emit.chains;
+    // Sort positions, not chains; ties by position: a name declared twice
+    // keeps its rules in declaration order. The keys (see [`EChain::key`])
+    // make most comparisons of 100,000s of names integer comparisons.
+    let mut order: Vec<(u8, u128, usize)> = emitted
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.key.0, c.key.1, i))
         .collect();
-    for (c, r) in emit.rules {
-        if let Some(&i) = index.get(&c) {
-            chains[i].rules.push(r);
+    {
+        let name = |i: usize| emitted.get(i).map_or("", |c| &*c.name);
+        order.sort_unstable_by(|a, b| {
+            (a.0, a.1)
+                .cmp(&(b.0, b.1))
+                .then_with(|| chain_key(name(a.2)).cmp(&chain_key(name(b.2))))
+                .then(a.2.cmp(&b.2))
+        });
+    }
+    let mut chains: Vec<Chain> = Vec::with_capacity(order.len());
+    let mut last_key = None;
+    for (class, head, i) in order {
+        let Some(c) = emitted.get_mut(i).map(std::mem::take) else {
+            continue;
+        };
+        // Equal names have equal keys: compare names only then.
+        let same_key = last_key == Some((class, head));
+        last_key = Some((class, head));
+        match chains.last_mut() {
+            Some(last) if same_key && last.name == c.name => last.rules.extend(c.rules),
+            _ => chains.push(Chain {
+                name: c.name,
+                rules: c.rules,
+                decl_line: 0,
+                first_line: 0,
+                index: None,
+                endpoints: c.endpoints,
+            }),
         }
     }
     for ch in chains.iter_mut() {
-        if ch.name == names::NODEPORTS || ch.name == names::SERVICES {
-            let last_ok = table == Table::Nat && ch.name == names::SERVICES;
-            crate::order::sort_by_key(&mut ch.rules, |r| {
-                let last = last_ok
-                    && r.comment()
-                        .is_some_and(|c| c.contains("must be the last rule"));
-                (last, comment_service(r))
-            });
+        if &*ch.name == names::NODEPORTS || &*ch.name == names::SERVICES {
+            let last_ok = table == Table::Nat && &*ch.name == names::SERVICES;
+            // Rules are emitted Service by Service, so this is nearly sorted
+            // already; sort a permutation so the keys can borrow the rules.
+            let mut idx: Vec<usize> = (0..ch.rules.len()).collect();
+            {
+                let keys: Vec<(bool, &str)> = ch
+                    .rules
+                    .iter()
+                    .map(|r| {
+                        let last = last_ok
+                            && r.comment()
+                                .is_some_and(|c| c.contains("must be the last rule"));
+                        (last, comment_service(r))
+                    })
+                    .collect();
+                idx.sort_by_key(|&i| keys[i]);
+            }
+            let mut old: Vec<Option<Rule>> = std::mem::take(&mut ch.rules)
+                .into_iter()
+                .map(Some)
+                .collect();
+            ch.rules = idx.into_iter().filter_map(|i| old[i].take()).collect();
+        }
+        if ch.rules.len() >= INDEX_MIN_RULES {
+            ch.index = Some(ChainIndex::new(&ch.rules));
         }
     }
     TableRules { table, chains }
-}
-
-fn chain_endpoints(tables: &[TableRules]) -> BTreeMap<String, Vec<SocketAddr>> {
-    let mut out = BTreeMap::new();
-    let Some(nat) = tables.iter().find(|t| t.table == Table::Nat) else {
-        return out;
-    };
-    let dnat_of = |sep: &str| -> Option<SocketAddr> {
-        nat.chain(sep)?.rules.iter().find_map(|r| match r.target {
-            Target::Dnat(a) => Some(a),
-            _ => None,
-        })
-    };
-    for ch in &nat.chains {
-        if !(ch.name.starts_with(names::SVC) || ch.name.starts_with(names::SVL)) {
-            continue;
-        }
-        let mut eps: Vec<SocketAddr> = Vec::new();
-        for r in &ch.rules {
-            if let Target::Jump(to) = &r.target {
-                if to.starts_with(names::SEP) {
-                    if let Some(a) = dnat_of(to) {
-                        if !eps.contains(&a) {
-                            eps.push(a);
-                        }
-                    }
-                }
-            }
-        }
-        out.insert(ch.name.clone(), eps);
-    }
-    out
 }
 
 /// The jumps kube-proxy (and the kubelet, for KUBE-FIREWALL) put in the
@@ -857,4 +1099,25 @@ fn hooks(firewall: bool) -> Vec<HookChain> {
             rules: output,
         },
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AddrText;
+    use std::net::SocketAddr;
+
+    #[test]
+    fn addr_text_is_the_display_text() {
+        for a in [
+            "0.0.0.0:0",
+            "255.255.255.255:65535",
+            "10.1.2.3:8080",
+            "192.168.0.10:80",
+            "[fd00::a]:80",
+            "[::ffff:1.2.3.4]:9",
+        ] {
+            let addr: SocketAddr = a.parse().expect("address");
+            assert_eq!(AddrText::of(addr).as_str(), addr.to_string());
+        }
+    }
 }

@@ -62,18 +62,18 @@ use super::*;
 /// One node's compiled iptables rules.
 pub struct IptablesDataplane {
     compiled: compile::Compiled,
-    text: String,
+    /// The `iptables-restore` text, written on first use: compiling (and
+    /// tracing, which only needs line numbers) does not spell out 100,000s of
+    /// rules nobody may read.
+    text: std::sync::OnceLock<String>,
 }
 
 /// Compile a node's view into its iptables rules.
 pub fn compile(input: &ProxyInput) -> IptablesDataplane {
-    let compiled = compile::compile(input);
-    let mut text = String::new();
-    for l in &compiled.lines {
-        text.push_str(l);
-        text.push('\n');
+    IptablesDataplane {
+        compiled: compile::compile(input),
+        text: std::sync::OnceLock::new(),
     }
-    IptablesDataplane { compiled, text }
 }
 
 impl IptablesDataplane {
@@ -94,7 +94,9 @@ impl Dataplane for IptablesDataplane {
     }
 
     fn render_text(&self) -> String {
-        self.text.clone()
+        self.text
+            .get_or_init(|| render::text(&self.compiled.tables))
+            .clone()
     }
 
     #[cfg(feature = "json")]

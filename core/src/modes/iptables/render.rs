@@ -9,6 +9,7 @@
 use super::rules::{Addr, Chain, Match, Rule, Side, TableRules, Target};
 #[cfg(feature = "json")]
 use serde_json::json;
+use std::fmt::Write as _;
 
 /// The mark as kube-proxy's tests write it (`0x4000`). Real kube-proxy writes
 /// `fmt.Sprintf("%#08x", 1<<bit)`, i.e. `0x00004000`.
@@ -16,171 +17,147 @@ pub fn mark(m: u32) -> String {
     format!("{m:#x}")
 }
 
-fn addr(a: &Addr) -> String {
-    match a {
-        Addr::Ip(ip) => ip.to_string(),
-        Addr::Net(n) => n.to_string(),
-    }
+fn addr(out: &mut String, a: &Addr) {
+    let _ = match a {
+        Addr::Ip(ip) => write!(out, "{ip}"),
+        Addr::Net(n) => write!(out, "{n}"),
+    };
 }
 
 /// kube-proxy quotes comments itself (`"%s cluster IP"`); plain Service port
 /// names (no space) go unquoted.
-fn comment(c: &str) -> String {
+fn comment(out: &mut String, c: &str) {
     if c.contains(' ') {
-        format!("\"{c}\"")
+        out.push('"');
+        out.push_str(c);
+        out.push('"');
     } else {
-        c.to_string()
+        out.push_str(c);
     }
 }
 
-fn push_match(out: &mut Vec<String>, m: &Match) {
-    let mut w = |s: &str| out.push(s.to_string());
+/// Appends ` word` (every word of a rule follows `-A CHAIN`).
+fn w(out: &mut String, word: &str) {
+    out.push(' ');
+    out.push_str(word);
+}
+
+fn push_match(out: &mut String, m: &Match) {
     match m {
         Match::Comment(c) => {
-            w("-m");
-            w("comment");
-            w("--comment");
-            w(&comment(c));
+            out.push_str(" -m comment --comment ");
+            comment(out, c);
         }
         Match::Proto(p) => {
-            w("-m");
-            w(p.as_lower());
-            w("-p");
-            w(p.as_lower());
+            w(out, "-m");
+            w(out, p.as_lower());
+            w(out, "-p");
+            w(out, p.as_lower());
         }
         Match::Src { addr: a, negate } | Match::Dst { addr: a, negate } => {
             if *negate {
-                w("!");
+                w(out, "!");
             }
-            w(if matches!(m, Match::Src { .. }) {
-                "-s"
-            } else {
-                "-d"
-            });
-            w(&addr(a));
+            w(
+                out,
+                if matches!(m, Match::Src { .. }) {
+                    "-s"
+                } else {
+                    "-d"
+                },
+            );
+            out.push(' ');
+            addr(out, a);
         }
         Match::DPort(p) => {
-            w("--dport");
-            w(&p.to_string());
+            let _ = write!(out, " --dport {p}");
         }
         Match::AddrTypeLocal(side) => {
-            w("-m");
-            w("addrtype");
-            w(match side {
-                Side::Src => "--src-type",
-                Side::Dst => "--dst-type",
-            });
-            w("LOCAL");
+            w(out, "-m addrtype");
+            w(
+                out,
+                match side {
+                    Side::Src => "--src-type",
+                    Side::Dst => "--dst-type",
+                },
+            );
+            w(out, "LOCAL");
         }
         Match::Statistic { n } => {
-            w("-m");
-            w("statistic");
-            w("--mode");
-            w("random");
-            w("--probability");
-            w(&super::rules::probability(*n));
+            w(out, "-m statistic --mode random --probability");
+            w(out, &super::rules::probability(*n));
         }
         Match::RecentCheck { list, seconds } => {
-            w("-m");
-            w("recent");
-            w("--name");
-            w(list);
-            w("--rcheck");
-            w("--seconds");
-            w(&seconds.to_string());
-            w("--reap");
+            w(out, "-m recent --name");
+            w(out, list);
+            let _ = write!(out, " --rcheck --seconds {seconds} --reap");
         }
         Match::RecentSet { list } => {
-            w("-m");
-            w("recent");
-            w("--name");
-            w(list);
-            w("--set");
+            w(out, "-m recent --name");
+            w(out, list);
+            w(out, "--set");
         }
         Match::Mark { mark: mk, negate } => {
-            w("-m");
-            w("mark");
+            w(out, "-m mark");
             if *negate {
-                w("!");
+                w(out, "!");
             }
-            w("--mark");
-            w(&format!("{}/{}", mark(*mk), mark(*mk)));
+            let _ = write!(out, " --mark {}/{}", mark(*mk), mark(*mk));
         }
         Match::Conntrack { state, negate } => {
-            w("-m");
-            w("conntrack");
+            w(out, "-m conntrack");
             if *negate {
-                w("!");
+                w(out, "!");
             }
-            w("--ctstate");
-            w(state.text());
+            w(out, "--ctstate");
+            w(out, state.text());
         }
         Match::Nfacct(n) => {
-            w("-m");
-            w("nfacct");
-            w("--nfacct-name");
-            w(n);
+            w(out, "-m nfacct --nfacct-name");
+            w(out, n);
         }
     }
 }
 
-fn push_target(out: &mut Vec<String>, t: &Target) {
-    let mut w = |s: &str| out.push(s.to_string());
+fn push_target(out: &mut String, t: &Target) {
     match t {
         Target::Jump(c) => {
-            w("-j");
-            w(c);
+            w(out, "-j");
+            w(out, c);
         }
-        Target::Accept => {
-            w("-j");
-            w("ACCEPT");
-        }
-        Target::Drop(_) => {
-            w("-j");
-            w("DROP");
-        }
-        Target::Reject(_) => {
-            w("-j");
-            w("REJECT");
-        }
-        Target::Return => {
-            w("-j");
-            w("RETURN");
-        }
+        Target::Accept => w(out, "-j ACCEPT"),
+        Target::Drop(_) => w(out, "-j DROP"),
+        Target::Reject(_) => w(out, "-j REJECT"),
+        Target::Return => w(out, "-j RETURN"),
         Target::Dnat(to) => {
-            w("-j");
-            w("DNAT");
-            w("--to-destination");
-            w(&to.to_string());
+            let _ = write!(out, " -j DNAT --to-destination {to}");
         }
         Target::OrMark(m) => {
-            w("-j");
-            w("MARK");
-            w("--or-mark");
-            w(&mark(*m));
+            let _ = write!(out, " -j MARK --or-mark {}", mark(*m));
         }
         Target::XorMark(m) => {
-            w("-j");
-            w("MARK");
-            w("--xor-mark");
-            w(&mark(*m));
+            let _ = write!(out, " -j MARK --xor-mark {}", mark(*m));
         }
-        Target::Masquerade => {
-            w("-j");
-            w("MASQUERADE");
-        }
+        Target::Masquerade => w(out, "-j MASQUERADE"),
         Target::Nothing => {}
     }
 }
 
+/// Appends `-A CHAIN <matches> <target>` (no newline).
+fn write_rule(out: &mut String, chain: &str, rule: &Rule) {
+    out.push_str("-A ");
+    out.push_str(chain);
+    for m in &rule.matches {
+        push_match(out, m);
+    }
+    push_target(out, &rule.target);
+}
+
 /// `-A CHAIN <matches> <target>`.
 pub fn rule_line(chain: &str, rule: &Rule) -> String {
-    let mut words = vec!["-A".to_string(), chain.to_string()];
-    for m in &rule.matches {
-        push_match(&mut words, m);
-    }
-    push_target(&mut words, &rule.target);
-    words.join(" ")
+    let mut s = String::with_capacity(96);
+    write_rule(&mut s, chain, rule);
+    s
 }
 
 /// `:CHAIN - [0:0]` (`utiliptables.MakeChainLine`).
@@ -188,25 +165,52 @@ pub fn chain_line(chain: &Chain) -> String {
     format!(":{} - [0:0]", chain.name)
 }
 
-/// Lay the tables out as text lines, recording each chain's and rule's line.
-pub fn layout(tables: &mut [TableRules]) -> Vec<String> {
-    let mut lines = Vec::new();
+/// Record each chain's and rule's line in the text [`text`] writes: per
+/// table `*table`, the chain declarations, every chain's rules, `COMMIT`.
+/// Every entry is exactly one line, so no text is needed to count them.
+pub fn layout(tables: &mut [TableRules]) -> usize {
+    let mut n = 0;
     for t in tables.iter_mut() {
-        lines.push(format!("*{}", t.table.name()));
+        n += 1; // *table
         for c in t.chains.iter_mut() {
-            c.decl_line = lines.len();
-            lines.push(chain_line(c));
+            c.decl_line = n;
+            n += 1;
         }
         for c in t.chains.iter_mut() {
-            c.lines.clear();
+            c.first_line = n;
+            n += c.rules.len();
+        }
+        n += 1; // COMMIT
+    }
+    n
+}
+
+/// The `iptables-restore` text, one line per entry as [`layout`] counted.
+pub fn text(tables: &[TableRules]) -> String {
+    let rules: usize = tables
+        .iter()
+        .flat_map(|t| t.chains.iter())
+        .map(|c| c.rules.len() * 2 + 1)
+        .sum();
+    let mut out = String::with_capacity(rules * 48 + 64);
+    for t in tables {
+        out.push('*');
+        out.push_str(t.table.name());
+        out.push('\n');
+        for c in &t.chains {
+            out.push(':');
+            out.push_str(&c.name);
+            out.push_str(" - [0:0]\n");
+        }
+        for c in &t.chains {
             for r in &c.rules {
-                c.lines.push(lines.len());
-                lines.push(rule_line(&c.name, r));
+                write_rule(&mut out, &c.name, r);
+                out.push('\n');
             }
         }
-        lines.push("COMMIT".into());
+        out.push_str("COMMIT\n");
     }
-    lines
+    out
 }
 
 /// The structured dump: tables → chains → rules with their text and line.
@@ -222,8 +226,8 @@ pub fn json(tables: &[TableRules], family: &str) -> serde_json::Value {
                     let rules: Vec<serde_json::Value> = c
                         .rules
                         .iter()
-                        .zip(&c.lines)
-                        .map(|(r, l)| json!({"line": l, "text": rule_line(&c.name, r)}))
+                        .enumerate()
+                        .map(|(i, r)| json!({"line": c.first_line + i, "text": rule_line(&c.name, r)}))
                         .collect();
                     json!({"name": c.name, "line": c.decl_line, "rules": rules})
                 })

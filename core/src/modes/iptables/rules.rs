@@ -10,6 +10,11 @@ use crate::packet::Protocol;
 use ipnet::IpNet;
 use serde::Serialize;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+/// A chain name, shared: one allocation per chain however many rules jump
+/// to it (a 10,000-Service node has 100,000s of jumps).
+pub type Name = Arc<str>;
 
 /// An iptables table kube-proxy writes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -91,9 +96,9 @@ pub enum Match {
     /// `-m statistic --mode random --probability P`, P = 1/n printed `%0.10f`.
     Statistic { n: usize },
     /// `-m recent --name L --rcheck --seconds S --reap`.
-    RecentCheck { list: String, seconds: u32 },
+    RecentCheck { list: Name, seconds: u32 },
     /// `-m recent --name L --set`.
-    RecentSet { list: String },
+    RecentSet { list: Name },
     /// `-m mark --mark M/M` / `-m mark ! --mark M/M`.
     Mark { mark: u32, negate: bool },
     /// `-m conntrack --ctstate S` / `-m conntrack ! --ctstate S`.
@@ -115,7 +120,7 @@ pub fn probability(n: usize) -> String {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum Target {
     /// `-j CHAIN`.
-    Jump(String),
+    Jump(Name),
     Accept,
     /// `-j DROP`; the reason is ours (for the verdict), not part of the rule.
     Drop(DropReason),
@@ -134,16 +139,22 @@ pub enum Target {
     Nothing,
 }
 
+/// A rule's matches (up to two inline).
+pub type Matches = crate::modes::small::Small<Match>;
+
 /// One `-A` rule (its chain is the [`Chain`] holding it).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Rule {
-    pub matches: Vec<Match>,
+    pub matches: Matches,
     pub target: Target,
 }
 
 impl Rule {
-    pub fn new(matches: Vec<Match>, target: Target) -> Rule {
-        Rule { matches, target }
+    pub fn new(matches: impl Into<Matches>, target: Target) -> Rule {
+        Rule {
+            matches: matches.into(),
+            target,
+        }
     }
 
     /// The comment text, if any.
@@ -158,12 +169,92 @@ impl Rule {
 /// A chain with its rules, and where each sits in the rendered text.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Chain {
-    pub name: String,
+    pub name: Name,
     pub rules: Vec<Rule>,
     /// 0-based line of the `:CHAIN - [0:0]` declaration in the rendered text.
     pub decl_line: usize,
-    /// 0-based line of each rule in the rendered text (parallel to `rules`).
-    pub lines: Vec<usize>,
+    /// 0-based line of the first rule in the rendered text (a chain's rules
+    /// are consecutive lines; see [`Chain::line`]).
+    pub first_line: usize,
+    /// For long chains (KUBE-SERVICES, KUBE-NODEPORTS...): which rules could
+    /// match a destination at all. See [`ChainIndex`].
+    #[serde(skip)]
+    pub index: Option<ChainIndex>,
+    /// KUBE-SVC-/KUBE-SVL- chains: the endpoints their jumps to KUBE-SEP-
+    /// chains DNAT to, in rule order (a packet's candidates).
+    #[serde(skip)]
+    pub endpoints: Option<Vec<SocketAddr>>,
+}
+
+impl Chain {
+    /// 0-based line of rule `i` in the rendered text.
+    pub fn line(&self, i: usize) -> Option<usize> {
+        (i < self.rules.len()).then_some(self.first_line + i)
+    }
+}
+
+/// Chains shorter than this are walked rule by rule without an index.
+pub const INDEX_MIN_RULES: usize = 16;
+
+/// The rules of a chain grouped by what they require of the destination:
+/// a rule with `-d IP` (not negated) can only match a packet to that IP, a
+/// rule with `--dport N` only one to that port. A walk visits just the
+/// rules that can match, in order, and still *counts* every rule a linear
+/// walk would have compared (a skipped rule fails a plain match, so it has
+/// no side effects either).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChainIndex {
+    /// (destination IP, rule), sorted.
+    by_dst: Vec<(IpAddr, usize)>,
+    /// (destination port, rule), sorted.
+    by_dport: Vec<(u16, usize)>,
+    /// Rules with neither: possible for any packet.
+    rest: Vec<usize>,
+}
+
+/// The rules of `v` (sorted by key, then rule) with key `k`.
+fn with_key<K: Ord + Copy>(v: &[(K, usize)], k: K) -> impl Iterator<Item = usize> + '_ {
+    let start = v.partition_point(|(x, _)| *x < k);
+    v[start..]
+        .iter()
+        .take_while(move |(x, _)| *x == k)
+        .map(|(_, i)| *i)
+}
+
+impl ChainIndex {
+    pub fn new(rules: &[Rule]) -> ChainIndex {
+        let mut ix = ChainIndex::default();
+        for (i, r) in rules.iter().enumerate() {
+            let dst = r.matches.iter().find_map(|m| match m {
+                Match::Dst {
+                    addr: Addr::Ip(ip),
+                    negate: false,
+                } => Some(*ip),
+                _ => None,
+            });
+            let dport = r.matches.iter().find_map(|m| match m {
+                Match::DPort(p) => Some(*p),
+                _ => None,
+            });
+            match (dst, dport) {
+                (Some(ip), _) => ix.by_dst.push((ip, i)),
+                (None, Some(p)) => ix.by_dport.push((p, i)),
+                (None, None) => ix.rest.push(i),
+            }
+        }
+        ix.by_dst.sort_unstable();
+        ix.by_dport.sort_unstable();
+        ix
+    }
+
+    /// The rules that may match a packet to `dst`, in chain order.
+    pub fn candidates(&self, dst: SocketAddr) -> Vec<usize> {
+        let mut v: Vec<usize> = self.rest.clone();
+        v.extend(with_key(&self.by_dst, dst.ip()));
+        v.extend(with_key(&self.by_dport, dst.port()));
+        v.sort_unstable();
+        v
+    }
 }
 
 /// One table in rendering order.

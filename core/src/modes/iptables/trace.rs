@@ -93,12 +93,12 @@ impl Walker<'_> {
                 let window = u64::from(*seconds) * 1000;
                 let now = self.now_ms;
                 // --reap: forget this list's expired addresses.
+                self.state.affinity.retain(|(l, _), (_, seen)| {
+                    l.as_str() != &**list || now.saturating_sub(*seen) < window
+                });
                 self.state
                     .affinity
-                    .retain(|(l, _), (_, seen)| l != list || now.saturating_sub(*seen) < window);
-                self.state
-                    .affinity
-                    .contains_key(&(list.clone(), self.src.ip()))
+                    .contains_key(&(list.to_string(), self.src.ip()))
             }
             Match::RecentSet { list } => {
                 let ep = match rule.target {
@@ -107,7 +107,7 @@ impl Walker<'_> {
                 };
                 self.state
                     .affinity
-                    .insert((list.clone(), self.src.ip()), (ep, self.now_ms));
+                    .insert((list.to_string(), self.src.ip()), (ep, self.now_ms));
                 true
             }
             _ => true,
@@ -162,7 +162,7 @@ impl Walker<'_> {
                     text,
                     line,
                     compared,
-                    StepAction::Jump { to: to.clone() },
+                    StepAction::Jump { to: to.to_string() },
                 );
                 match self.walk_chain(table, to, depth + 1) {
                     Flow::Continue => None,
@@ -217,21 +217,46 @@ impl Walker<'_> {
         let Some(chain) = c.table(table).and_then(|t| t.chain(name)) else {
             return Flow::Continue;
         };
-        if let Some(eps) = c.chain_endpoints.get(name) {
+        if let Some(eps) = &chain.endpoints {
             self.candidates = eps.clone();
         }
-        let mut compared = 0;
-        for (i, rule) in chain.rules.iter().enumerate() {
-            compared += 1;
-            self.compared += 1;
+        // With an index, only the rules that can match this destination are
+        // tried, but every rule before them counts as compared, as in the
+        // kernel's linear walk. The destination only changes by DNAT, which
+        // ends the walk; should it change otherwise, go on rule by rule.
+        let dst = self.dst;
+        let candidates = chain.index.as_ref().map(|ix| ix.candidates(dst));
+        let n = chain.rules.len();
+        let mut next = 0; // rules before this one are accounted for
+        let mut k = 0;
+        loop {
+            let i = match &candidates {
+                Some(c) if self.dst == dst => match c[k..].iter().position(|&i| i >= next) {
+                    Some(off) => {
+                        k += off + 1;
+                        c[k - 1]
+                    }
+                    None => break,
+                },
+                _ if next < n => next,
+                _ => break,
+            };
+            self.compared += i + 1 - next;
+            next = i + 1;
+            let compared = next;
+            let Some(rule) = chain.rules.get(i) else {
+                break;
+            };
             if !self.matches(rule) {
                 continue;
             }
-            let line = chain.lines.get(i).copied();
+            let line = chain.line(i);
             if let Some(flow) = self.apply(table, name, rule, line, compared, depth) {
                 return flow;
             }
         }
+        self.compared += n.saturating_sub(next);
+        let compared = n;
         self.step(
             format!("{} {}", table.name(), name),
             format!("(end of {name}: return)"),
@@ -345,5 +370,53 @@ pub fn process(
         masquerade: mark_at_postrouting.unwrap_or(w.mark) & c.masquerade_mark != 0,
         steps: w.steps,
         rules_compared: w.compared,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The indexed walk must be the linear walk: same verdicts, steps, lines
+    //! and "rules compared", on chains long enough to be indexed.
+    use super::*;
+    use crate::modes::NodeState;
+    use crate::packet::IpFamily;
+
+    #[test]
+    fn indexed_walk_equals_linear_walk() {
+        let (cluster, diags) = crate::model::parse(&crate::modes::testdata::cluster_yaml());
+        assert!(!crate::diag::has_errors(&diags), "{diags:#?}");
+        let input =
+            crate::proxy::build_input(&cluster, &cluster.endpoint_slices, "node-a", IpFamily::V4)
+                .expect("node-a");
+        let indexed = super::super::compile::compile(&input);
+        assert!(
+            indexed
+                .tables
+                .iter()
+                .flat_map(|t| t.chains.iter())
+                .any(|c| c.index.is_some()),
+            "no chain is long enough to be indexed"
+        );
+        let mut linear = indexed.clone();
+        for t in linear.tables.iter_mut() {
+            for c in t.chains.iter_mut() {
+                c.index = None;
+            }
+        }
+        let (dests, sources) = crate::modes::testdata::packets();
+        let (mut s1, mut s2) = (NodeState::default(), NodeState::default());
+        let (mut dnats, mut most) = (0, 0);
+        for dst in &dests {
+            for &(src, hook) in &sources {
+                let pkt = Packet::new(src, *dst, Protocol::Tcp);
+                let a = process(&indexed, &pkt, hook, &mut s1, &mut Chooser::new(3), 0);
+                let b = process(&linear, &pkt, hook, &mut s2, &mut Chooser::new(3), 0);
+                assert_eq!(a, b, "{src} -> {dst}");
+                dnats += usize::from(matches!(a.verdict, Verdict::Dnat { .. }));
+                most = most.max(a.rules_compared);
+            }
+        }
+        assert!(dnats > 100, "{dnats} DNATs");
+        assert!(most > 40, "at most {most} rules compared");
     }
 }

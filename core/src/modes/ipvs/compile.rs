@@ -13,7 +13,7 @@ use super::ipset::{Dir, Entry, IpSet, SetId};
 use crate::model::{Scheduler, ServiceType};
 use crate::packet::{IpFamily, Protocol};
 use crate::proxy::{
-    categorize_endpoints, LocalDetector, ProxyInput, ServicePortInfo, ServicePortName,
+    categorize_endpoints, EndpointInfo, LocalDetector, ProxyInput, ServicePortInfo, ServicePortName,
 };
 use ipnet::IpNet;
 use serde::Serialize;
@@ -134,9 +134,9 @@ fn usable_node_address(ip: &IpAddr, family: IpFamily) -> bool {
 /// `UsesClusterEndpoints()` is `!internalLocal || ExternallyAccessible()`;
 /// IPVS's Local fallback needs those cluster endpoints, so they are computed
 /// with the same function for that one case.
-fn selection(input: &ProxyInput, name: &ServicePortName, svc: &ServicePortInfo) -> Selection {
-    let eps = input.endpoints_of(name);
-    let cat = input.categorize(name).unwrap_or_default();
+fn selection(svc: &ServicePortInfo, eps: &[EndpointInfo]) -> Selection {
+    // What `ProxyInput::categorize` returns for this Service port.
+    let cat = categorize_endpoints(svc, eps);
     let to_addrs = |idx: &[usize]| -> Vec<SocketAddr> {
         idx.iter()
             .filter_map(|&i| eps.get(i))
@@ -182,8 +182,7 @@ impl Selection {
     }
 }
 
-struct Builder<'a> {
-    input: &'a ProxyInput,
+struct Builder {
     scheduler: Scheduler,
     sets: BTreeMap<SetId, IpSet>,
     vss: BTreeMap<(u8, IpAddr, u16), VirtualServer>,
@@ -192,7 +191,7 @@ struct Builder<'a> {
     no_node_access: Vec<(IpAddr, Protocol, u16)>,
 }
 
-impl Builder<'_> {
+impl Builder {
     fn add(&mut self, set: SetId, e: Entry) {
         if let Some(s) = self.sets.get_mut(&set) {
             s.members.insert(e);
@@ -277,7 +276,6 @@ pub fn build(input: &ProxyInput, scheduler: Scheduler) -> Ruleset {
         }
     };
     let mut b = Builder {
-        input,
         scheduler,
         sets: crate::order::map(SetId::ALL.iter().map(|&id| (id, IpSet::new(id, family)))),
         vss: BTreeMap::new(),
@@ -285,7 +283,7 @@ pub fn build(input: &ProxyInput, scheduler: Scheduler) -> Ruleset {
         no_node_access: Vec::new(),
     };
 
-    for (name, svc) in &input.services {
+    for (name, svc, svc_eps) in input.services_with_endpoints() {
         let Some(cluster_ip) = svc.cluster_ip else {
             continue;
         };
@@ -294,7 +292,7 @@ pub fn build(input: &ProxyInput, scheduler: Scheduler) -> Ruleset {
         }
         let proto = name.protocol;
         // KUBE-LOOP-BACK: every local endpoint, whatever its conditions.
-        for ep in b.input.endpoints_of(name) {
+        for ep in svc_eps {
             if ep.is_local && IpFamily::of(&ep.addr.ip()) == family {
                 b.add(
                     SetId::LoopBack,
@@ -303,7 +301,7 @@ pub fn build(input: &ProxyInput, scheduler: Scheduler) -> Ruleset {
             }
         }
         b.add(SetId::ClusterIp, Entry::IpPort(cluster_ip, proto, svc.port));
-        let sel = selection(input, name, svc);
+        let sel = selection(svc, svc_eps);
 
         b.vs(
             VsKind::ClusterIp,

@@ -80,7 +80,10 @@ use std::collections::BTreeMap as Map;
 /// One node's compiled IPVS mode.
 pub struct IpvsDataplane {
     pub ruleset: Ruleset,
+    /// Line numbers and rule texts (the lines themselves are not kept).
     rendered: render::Rendered,
+    /// The text, written on first use.
+    text: std::sync::OnceLock<String>,
     /// (protocol number, address, port) → index in `ruleset.virtual_servers`:
     /// the kernel's service hash table.
     vs_index: Map<(u8, IpAddr, u16), usize>,
@@ -91,7 +94,7 @@ pub struct IpvsDataplane {
 /// Compile a node's IPVS state with the given scheduler.
 pub fn compile(input: &ProxyInput, scheduler: crate::model::Scheduler) -> IpvsDataplane {
     let ruleset = compile::build(input, scheduler);
-    let rendered = render::render(&ruleset);
+    let rendered = render::layout(&ruleset);
     let vs_index = crate::order::map(
         ruleset
             .virtual_servers
@@ -109,6 +112,7 @@ pub fn compile(input: &ProxyInput, scheduler: crate::model::Scheduler) -> IpvsDa
     IpvsDataplane {
         ruleset,
         rendered,
+        text: std::sync::OnceLock::new(),
         vs_index,
         chains,
     }
@@ -127,9 +131,13 @@ impl Dataplane for IpvsDataplane {
     }
 
     fn render_text(&self) -> String {
-        let mut s = self.rendered.lines.join("\n");
-        s.push('\n');
-        s
+        self.text
+            .get_or_init(|| {
+                let mut s = render::render(&self.ruleset).lines.join("\n");
+                s.push('\n');
+                s
+            })
+            .clone()
     }
 
     #[cfg(feature = "json")]

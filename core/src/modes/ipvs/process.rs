@@ -137,7 +137,8 @@ impl IpvsDataplane {
     fn is_local(&self, ip: &IpAddr) -> bool {
         ip.is_loopback()
             || self.ruleset.node_addresses.contains(ip)
-            || self.ruleset.interface.addresses.contains(ip)
+            // Sorted: 10,000s of Service addresses on kube-ipvs0.
+            || self.ruleset.interface.addresses.binary_search(ip).is_ok()
     }
 
     fn lookup(&self, proto: Protocol, addr: IpAddr, port: u16) -> Option<usize> {

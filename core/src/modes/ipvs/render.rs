@@ -81,13 +81,51 @@ pub fn dest_line(addr: SocketAddr, weight: i32, active: u32, inactive: u32) -> S
     )
 }
 
+/// The whole text, with every line number.
 pub fn render(rs: &Ruleset) -> Rendered {
+    build(rs, true)
+}
+
+/// Only the line numbers (and the few iptables rule texts a walk shows):
+/// what compiling needs, without writing 100,000s of lines nobody may read.
+/// The same code as [`render`], so the numbers are the text's.
+pub fn layout(rs: &Ruleset) -> Rendered {
+    build(rs, false)
+}
+
+/// The lines being written, or only counted.
+struct Lines {
+    write: bool,
+    lines: Vec<String>,
+    n: usize,
+}
+
+impl Lines {
+    fn len(&self) -> usize {
+        self.n
+    }
+    fn push(&mut self, line: impl FnOnce() -> String) {
+        if self.write {
+            self.lines.push(line());
+        }
+        self.n += 1;
+    }
+}
+
+fn build(rs: &Ruleset, write: bool) -> Rendered {
     let mut out = Rendered::default();
-    let lines = &mut out.lines;
-    lines.push("# ipvsadm -Ln".to_string());
-    lines.push("IP Virtual Server version 1.2.1 (size=4096)".to_string());
-    lines.push("Prot LocalAddress:Port Scheduler Flags".to_string());
-    lines.push("  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn".to_string());
+    let mut lines = Lines {
+        write,
+        lines: Vec::new(),
+        n: 0,
+    };
+    let lines = &mut lines;
+    lines.push(|| "# ipvsadm -Ln".to_string());
+    lines.push(|| "IP Virtual Server version 1.2.1 (size=4096)".to_string());
+    lines.push(|| "Prot LocalAddress:Port Scheduler Flags".to_string());
+    lines.push(|| {
+        "  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn".to_string()
+    });
     // Services are already in ipvsadm's order (protocol, address, port).
     debug_assert!(rs.virtual_servers.windows(2).all(|w| (
         proto_number(w[0].protocol),
@@ -100,7 +138,7 @@ pub fn render(rs: &Ruleset) -> Rendered {
     )));
     for vs in &rs.virtual_servers {
         out.vs_line.push(lines.len());
-        lines.push(service_line(vs));
+        lines.push(|| service_line(vs));
         let mut order: Vec<usize> = (0..vs.real_servers.len()).collect();
         crate::order::sort_by_key(&mut order, |&i| {
             (vs.real_servers[i].addr.ip(), vs.real_servers[i].addr.port())
@@ -109,7 +147,7 @@ pub fn render(rs: &Ruleset) -> Rendered {
         for i in order {
             let r = &vs.real_servers[i];
             rs_lines[i] = lines.len();
-            lines.push(dest_line(r.addr, r.weight, 0, 0));
+            lines.push(|| dest_line(r.addr, r.weight, 0, 0));
         }
         out.rs_line.push(rs_lines);
     }
@@ -123,30 +161,27 @@ pub fn render(rs: &Ruleset) -> Rendered {
             }
         }
     }
-    lines.push(String::new());
-    lines.push("# ipset list".to_string());
+    lines.push(String::new);
+    lines.push(|| "# ipset list".to_string());
     for (n, id) in SetId::ALL.iter().enumerate() {
         let Some(set) = rs.sets.get(id) else { continue };
         if n > 0 {
-            lines.push(String::new());
+            lines.push(String::new);
         }
-        lines.push(format!("Name: {}", set.name));
-        lines.push(format!("Type: {}", set.set_type.as_str()));
-        lines.push(format!("Header: {}", set.header()));
-        lines.push(format!(
-            "References: {}",
-            refs.get(id).copied().unwrap_or(0)
-        ));
-        lines.push(format!("Number of entries: {}", set.members.len()));
-        lines.push("Members:".to_string());
+        lines.push(|| format!("Name: {}", set.name));
+        lines.push(|| format!("Type: {}", set.set_type.as_str()));
+        lines.push(|| format!("Header: {}", set.header()));
+        lines.push(|| format!("References: {}", refs.get(id).copied().unwrap_or(0)));
+        lines.push(|| format!("Number of entries: {}", set.members.len()));
+        lines.push(|| "Members:".to_string());
         for m in &set.members {
-            lines.push(m.to_string());
+            lines.push(|| m.to_string());
         }
     }
 
     // iptables-save.
-    lines.push(String::new());
-    lines.push("# iptables-save (kube-proxy's chains and jumps)".to_string());
+    lines.push(String::new);
+    lines.push(|| "# iptables-save (kube-proxy's chains and jumps)".to_string());
     out.rule_line = vec![0; rs.rules.len()];
     out.rule_text = rs
         .rules
@@ -154,14 +189,14 @@ pub fn render(rs: &Ruleset) -> Rendered {
         .map(|r| r.render(rs.family, &rs.sets))
         .collect();
     for table in [Table::Nat, Table::Filter] {
-        lines.push(format!("*{}", table.as_str()));
+        lines.push(|| format!("*{}", table.as_str()));
         for c in table.builtin_chains() {
-            lines.push(format!(":{c} ACCEPT [0:0]"));
+            lines.push(|| format!(":{c} ACCEPT [0:0]"));
         }
         let mut user: Vec<&str> = table.kube_chains().to_vec();
         crate::order::sort(&mut user);
         for c in &user {
-            lines.push(format!(":{c} - [0:0]"));
+            lines.push(|| format!(":{c} - [0:0]"));
         }
         let chains: Vec<&str> = table
             .builtin_chains()
@@ -173,12 +208,13 @@ pub fn render(rs: &Ruleset) -> Rendered {
             for (i, rule) in rs.rules.iter().enumerate() {
                 if rule.table == table && rule.chain == c {
                     out.rule_line[i] = lines.len();
-                    lines.push(out.rule_text[i].clone());
+                    lines.push(|| out.rule_text[i].clone());
                 }
             }
         }
-        lines.push("COMMIT".to_string());
+        lines.push(|| "COMMIT".to_string());
     }
+    out.lines = std::mem::take(&mut lines.lines);
     out
 }
 

@@ -7,10 +7,11 @@
 use super::model::*;
 use crate::model::NodePortAddress;
 use crate::packet::IpFamily;
-use crate::proxy::naming::hash_prefix;
-use crate::proxy::{loopback, EndpointInfo, LocalDetector, ProxyInput, ServicePortName};
+use crate::proxy::naming::{push_decimal, push_hash_prefix, push_ip};
+use crate::proxy::{categorize_endpoints, loopback, LocalDetector, ProxyInput, ServicePortName};
 use ipnet::IpNet;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::net::{IpAddr, SocketAddr};
 
 // Base chains (Gen C names: "${type}-${hook}" plus "-pre-dnat").
@@ -45,16 +46,45 @@ const CHAIN_NAME_BASE_LENGTH_MAX: usize = 256 - 16;
 
 /// kube-proxy's `hashAndTruncate`: `HASH8-name`, cut to 240 characters.
 pub fn hash_and_truncate(name: &str) -> String {
-    let mut out = format!("{}-{}", hash_prefix(name, 8), name);
-    if out.len() > CHAIN_NAME_BASE_LENGTH_MAX {
+    let mut out = String::with_capacity(name.len() + 9);
+    push_hash_and_truncate(&mut out, name);
+    out
+}
+
+/// [`hash_and_truncate`], appended to `out` (no allocation of its own).
+fn push_hash_and_truncate(out: &mut String, name: &str) {
+    let start = out.len();
+    push_hash_prefix(out, name, 8);
+    out.push('-');
+    out.push_str(name);
+    if out.len() - start > CHAIN_NAME_BASE_LENGTH_MAX {
         let mut cut = CHAIN_NAME_BASE_LENGTH_MAX - 3;
-        while !out.is_char_boundary(cut) {
+        while !out.is_char_boundary(start + cut) {
             cut -= 1;
         }
-        out.truncate(cut);
+        out.truncate(start + cut);
         out.push_str("...");
     }
-    out
+}
+
+/// `endpoint-` + [`endpoint_chain_base`], built in `out` with `text` as
+/// scratch space: `prefix` is the Service port's `ns/svc/proto/port`.
+fn push_endpoint_chain_name(out: &mut String, text: &mut String, prefix: &str, ep: &SocketAddr) {
+    text.clear();
+    text.push_str(prefix);
+    text.push_str("__");
+    let at = text.len();
+    push_ip(text, ep.ip());
+    if ep.is_ipv6() {
+        let dotted = text[at..].replace(':', ".");
+        text.truncate(at);
+        text.push_str(&dotted);
+    }
+    text.push('/');
+    push_decimal(text, u32::from(ep.port()));
+    out.clear();
+    out.push_str("endpoint-");
+    push_hash_and_truncate(out, text);
 }
 
 /// `servicePortChainNameBase`: `HASH-ns/svc/proto/port`.
@@ -137,7 +167,9 @@ pub struct ServiceChains {
 /// Which endpoint a chain DNATs to, and its affinity set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EndpointChain {
-    pub chain: String,
+    pub chain: Name,
+    /// Its position in the table's chains.
+    pub index: usize,
     pub endpoint: SocketAddr,
     pub affinity_set: Option<String>,
 }
@@ -150,38 +182,73 @@ pub struct Compiled {
 
 struct Builder {
     chains: Vec<Chain>,
-    /// Position of each chain in `chains` (a linear scan per rule made
-    /// compiling 10,000 Services take over a minute).
-    index: BTreeMap<String, usize>,
+    /// Base and fixed chains by name (a handful).
+    fixed: BTreeMap<Name, usize>,
+    /// The current Service port's chains by name, while compiling one
+    /// (`None` before the Services): chains are never looked up among all
+    /// 100,000s (a scan per rule made 10,000 Services take over a minute).
+    service: Option<BTreeMap<Name, usize>>,
 }
 
 impl Builder {
+    fn find(&self, name: &str) -> Option<usize> {
+        self.service
+            .as_ref()
+            .and_then(|m| m.get(name))
+            .or_else(|| self.fixed.get(name))
+            .copied()
+    }
     fn chain(&mut self, name: &str) -> &mut Chain {
-        let idx = match self.index.get(name) {
-            Some(&i) => i,
-            None => {
-                self.index.insert(name.to_string(), self.chains.len());
-                self.chains.push(Chain {
-                    name: name.to_string(),
-                    base: None,
-                    comment: None,
-                    rules: Vec::new(),
-                });
-                self.chains.len() - 1
-            }
+        let idx = match self.find(name) {
+            Some(i) => i,
+            None => self.create(name.into()),
         };
         &mut self.chains[idx]
+    }
+    /// The chain of that (shared) name, created if new.
+    fn chain_named(&mut self, name: &Name) -> usize {
+        match self.find(name) {
+            Some(i) => i,
+            None => self.create(name.clone()),
+        }
+    }
+    fn create(&mut self, name: Name) -> usize {
+        let i = self.chains.len();
+        match &mut self.service {
+            Some(m) => m.insert(name.clone(), i),
+            None => self.fixed.insert(name.clone(), i),
+        };
+        self.chains.push(Chain {
+            name,
+            base: None,
+            comment: None,
+            rules: Default::default(),
+        });
+        i
     }
     fn rule(&mut self, chain: &str, rule: Rule) {
         self.chain(chain).rules.push(rule);
     }
-}
-
-fn jump(c: &str) -> Expr {
-    Expr::Verdict(Verdict::Jump(c.to_string()))
-}
-fn goto(c: &str) -> Expr {
-    Expr::Verdict(Verdict::Goto(c.to_string()))
+    /// A verdict's reference to a chain (which should exist by then; a
+    /// missing one is a reference the walk ignores, as before).
+    fn refer(&self, name: &str) -> ChainRef {
+        match self.find(name) {
+            Some(i) => ChainRef {
+                name: self.chains[i].name.clone(),
+                index: Some(i),
+            },
+            None => ChainRef {
+                name: name.into(),
+                index: None,
+            },
+        }
+    }
+    fn jump(&self, c: &str) -> Expr {
+        Expr::Verdict(Verdict::Jump(self.refer(c)))
+    }
+    fn goto(&self, c: &str) -> Expr {
+        Expr::Verdict(Verdict::Goto(self.refer(c)))
+    }
 }
 
 fn not_localhost(family: IpFamily) -> IpNet {
@@ -203,7 +270,8 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
     let mark = input.masquerade_mark();
     let mut b = Builder {
         chains: Vec::new(),
-        index: BTreeMap::new(),
+        fixed: BTreeMap::new(),
+        service: None,
     };
     // Base chains, in kube-proxy's nftablesBaseChains order.
     let bases: [(&str, ChainType, NfHook, i32); 8] = [
@@ -253,7 +321,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         if ct_new {
             exprs.push(Expr::CtStateNew);
         }
-        exprs.push(jump(to));
+        exprs.push(b.jump(to));
         b.rule(from, Rule::new(exprs));
     }
     // Fixed chains.
@@ -346,19 +414,23 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
     let mut no_ep_nodeports: Vec<MapElem> = Vec::new();
     let mut firewall_ips: Vec<MapElem> = Vec::new();
     let mut affinity_sets: Vec<Set> = Vec::new();
-    let mut endpoint_chains: Vec<EndpointChain> = Vec::new();
+    let total_endpoints: usize = input.endpoints.values().map(Vec::len).sum();
+    let mut endpoint_chains: Vec<EndpointChain> = Vec::with_capacity(total_endpoints);
+    b.chains.reserve(total_endpoints + 3 * input.services.len());
 
-    for (name, svc) in &input.services {
+    // Reused buffers for names, and the one jump every endpoint chain has.
+    let (mut prefix, mut chain_name, mut scratch) = (String::new(), String::new(), String::new());
+    let mark_masq = b.jump(MARK_MASQ);
+    for (name, svc, eps) in input.services_with_endpoints() {
+        b.service = Some(BTreeMap::new());
         let Some(cluster_ip) = svc.cluster_ip else {
             continue;
         };
         if IpFamily::of(&cluster_ip) != family {
             continue;
         }
-        let Some(cat) = input.categorize(name) else {
-            continue;
-        };
-        let eps: &[EndpointInfo] = input.endpoints_of(name);
+        // What `ProxyInput::categorize` returns for this Service port.
+        let cat = categorize_endpoints(svc, eps);
         let proto = name.protocol;
         let base = service_chain_base(name);
         let cluster_chain = format!("service-{base}");
@@ -368,15 +440,41 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         let comment = name.to_string();
         let affinity = svc.session_affinity_seconds;
 
-        let ep_chain_of = |i: usize| -> Option<(String, SocketAddr)> {
+        // Endpoint chain (and affinity set) names, one sha256 per endpoint,
+        // built in reused buffers.
+        prefix.clear();
+        let _ = write!(
+            prefix,
+            "{}/{}/{}/{}",
+            name.service.namespace,
+            name.service.name,
+            proto.as_lower(),
+            name.port
+        );
+        let ep_names: Vec<(usize, Name, String)> = cat
+            .all_reachable
+            .iter()
+            .filter_map(|&i| {
+                let addr = eps.get(i)?.addr;
+                push_endpoint_chain_name(&mut chain_name, &mut scratch, &prefix, &addr);
+                let set = if affinity.is_some() {
+                    format!("affinity-{}", &chain_name["endpoint-".len()..])
+                } else {
+                    String::new()
+                };
+                Some((i, Name::from(chain_name.as_str()), set))
+            })
+            .collect();
+        let names_of = |i: usize| -> Option<&(usize, Name, String)> {
+            let k = ep_names.binary_search_by_key(&i, |(j, _, _)| *j).ok()?;
+            ep_names.get(k)
+        };
+        let ep_chain_of = |i: usize| -> Option<(&str, SocketAddr)> {
             let ep = eps.get(i)?;
-            Some((
-                format!("endpoint-{}", endpoint_chain_base(name, &ep.addr)),
-                ep.addr,
-            ))
+            Some((&*names_of(i)?.1, ep.addr))
         };
         let affinity_set_of =
-            |ep: &SocketAddr| format!("affinity-{}", endpoint_chain_base(name, ep));
+            |i: usize| -> String { names_of(i).map(|n| n.2.clone()).unwrap_or_default() };
 
         let cluster_eps: &[usize] = cat.cluster.as_deref().unwrap_or(&[]);
         let local_eps: &[usize] = cat.local.as_deref().unwrap_or(&[]);
@@ -399,7 +497,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             (&cluster_chain, has_endpoints)
         };
         let uses_external_chain = has_endpoints && svc.externally_accessible();
-        let reject = Verdict::Goto(REJECT_CHAIN.into());
+        let reject = Verdict::Goto(b.refer(REJECT_CHAIN));
         let internal_filter = if has_endpoints {
             Verdict::Drop
         } else {
@@ -409,10 +507,8 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
 
         // Chains are created in kube-proxy's order: endpoint chains, policy
         // chains, external chain, firewall chain.
-        for &i in &cat.all_reachable {
-            if let Some((c, _)) = ep_chain_of(i) {
-                b.chain(&c);
-            }
+        for (_, c, _) in &ep_names {
+            b.chain_named(c);
         }
         if uses_cluster_chain {
             b.chain(&cluster_chain);
@@ -434,7 +530,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             service_ips.push(MapElem {
                 key: key(cluster_ip, svc.port),
                 comment: None,
-                verdict: Verdict::Goto(internal_chain.clone()),
+                verdict: Verdict::Goto(b.refer(internal_chain)),
             });
         } else {
             no_ep_services.push(MapElem {
@@ -452,7 +548,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
                 service_ips.push(MapElem {
                     key: key(*ip, svc.port),
                     comment: None,
-                    verdict: Verdict::Goto(external_chain.clone()),
+                    verdict: Verdict::Goto(b.refer(&external_chain)),
                 });
             }
             if !has_external {
@@ -478,14 +574,14 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
                 service_ips.push(MapElem {
                     key: key(*ip, svc.port),
                     comment: None,
-                    verdict: Verdict::Goto(external_chain.clone()),
+                    verdict: Verdict::Goto(b.refer(&external_chain)),
                 });
             }
             if uses_fw {
                 firewall_ips.push(MapElem {
                     key: key(*ip, svc.port),
                     comment: None,
-                    verdict: Verdict::Goto(fw_chain.clone()),
+                    verdict: Verdict::Goto(b.refer(&fw_chain)),
                 });
             }
         }
@@ -508,7 +604,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
                 service_nodeports.push(MapElem {
                     key: np_key,
                     comment: None,
-                    verdict: Verdict::Goto(external_chain.clone()),
+                    verdict: Verdict::Goto(b.refer(&external_chain)),
                 });
             }
             if !has_external {
@@ -525,7 +621,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             if input.config.nftables_masquerade_all {
                 b.rule(
                     internal_chain,
-                    Rule::new(vec![Expr::Daddr(cluster_ip), jump(MARK_MASQ)]),
+                    Rule::new(vec![Expr::Daddr(cluster_ip), b.jump(MARK_MASQ)]),
                 );
             } else if let LocalDetector::Cidr(c) = &input.local_detector {
                 b.rule(
@@ -533,7 +629,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
                     Rule::new(vec![
                         Expr::Daddr(cluster_ip),
                         Expr::SaddrNot(AddrSpec::Net(*c)),
-                        jump(MARK_MASQ),
+                        b.jump(MARK_MASQ),
                     ]),
                 );
             }
@@ -541,13 +637,13 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         // External traffic.
         if uses_external_chain {
             if !svc.external_policy_local {
-                b.rule(&external_chain, Rule::new(vec![jump(MARK_MASQ)]));
+                b.rule(&external_chain, Rule::new(vec![b.jump(MARK_MASQ)]));
             } else {
                 if let LocalDetector::Cidr(c) = &input.local_detector {
                     b.rule(
                         &external_chain,
                         Rule::commented(
-                            vec![Expr::Saddr(AddrSpec::Net(*c)), goto(&cluster_chain)],
+                            vec![Expr::Saddr(AddrSpec::Net(*c)), b.goto(&cluster_chain)],
                             "short-circuit pod traffic",
                         ),
                     );
@@ -555,14 +651,14 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
                 b.rule(
                     &external_chain,
                     Rule::commented(
-                        vec![Expr::FibSaddrLocal, jump(MARK_MASQ)],
+                        vec![Expr::FibSaddrLocal, b.jump(MARK_MASQ)],
                         "masquerade local traffic",
                     ),
                 );
                 b.rule(
                     &external_chain,
                     Rule::commented(
-                        vec![Expr::FibSaddrLocal, goto(&cluster_chain)],
+                        vec![Expr::FibSaddrLocal, b.goto(&cluster_chain)],
                         "short-circuit local traffic",
                     ),
                 );
@@ -570,7 +666,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             if has_external {
                 b.rule(
                     &external_chain,
-                    Rule::new(vec![goto(external_policy_chain)]),
+                    Rule::new(vec![b.goto(external_policy_chain)]),
                 );
             }
         }
@@ -598,9 +694,9 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         // Affinity sets.
         if let Some(timeout) = affinity {
             for &i in &cat.all_reachable {
-                if let Some(ep) = eps.get(i) {
+                if eps.get(i).is_some() {
                     affinity_sets.push(Set {
-                        name: affinity_set_of(&ep.addr),
+                        name: affinity_set_of(i),
                         comment: None,
                         timeout_seconds: Some(timeout),
                         elements: Vec::new(),
@@ -610,20 +706,22 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         }
         // Service → endpoint rules.
         let write_lb = |b: &mut Builder, chain: &str, idx: &[usize]| {
-            let targets: Vec<(String, SocketAddr)> =
-                idx.iter().filter_map(|&i| ep_chain_of(i)).collect();
+            let targets: Vec<(usize, &str)> = idx
+                .iter()
+                .filter_map(|&i| Some((i, ep_chain_of(i)?.0)))
+                .collect();
             if affinity.is_some() {
-                for (c, addr) in &targets {
+                for (i, c) in &targets {
                     b.rule(
                         chain,
-                        Rule::new(vec![Expr::SaddrInSet(affinity_set_of(addr)), goto(c)]),
+                        Rule::new(vec![Expr::SaddrInSet(affinity_set_of(*i)), b.goto(c)]),
                     );
                 }
             }
             b.rule(
                 chain,
-                Rule::new(vec![Expr::NumgenVmap(
-                    targets.into_iter().map(|(c, _)| c).collect(),
+                Rule::new([Expr::NumgenVmap(
+                    targets.iter().map(|(_, c)| b.refer(c)).collect(),
                 )]),
             );
         };
@@ -639,24 +737,26 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
                 continue;
             };
             b.rule(
-                &chain,
-                Rule::new(vec![Expr::Saddr(AddrSpec::Ip(addr.ip())), jump(MARK_MASQ)]),
-            );
-            let set = affinity.map(|_| affinity_set_of(&addr));
-            if let Some(s) = &set {
-                b.rule(&chain, Rule::new(vec![Expr::UpdateSaddr(s.clone())]));
-            }
-            b.rule(
-                &chain,
-                Rule::new(vec![Expr::L4Proto(proto), Expr::DnatTo(addr)]),
-            );
-            endpoint_chains.push(EndpointChain {
                 chain,
-                endpoint: addr,
-                affinity_set: set,
-            });
+                Rule::new([Expr::Saddr(AddrSpec::Ip(addr.ip())), mark_masq.clone()]),
+            );
+            let set = affinity.map(|_| affinity_set_of(i));
+            if let Some(s) = &set {
+                b.rule(chain, Rule::new([Expr::UpdateSaddr(s.clone())]));
+            }
+            b.rule(chain, Rule::new([Expr::L4Proto(proto), Expr::DnatTo(addr)]));
+            let r = b.refer(chain);
+            if let Some(index) = r.index {
+                endpoint_chains.push(EndpointChain {
+                    chain: r.name,
+                    index,
+                    endpoint: addr,
+                    affinity_set: set,
+                });
+            }
         }
     }
+    b.service = None;
 
     crate::order::sort(&mut cluster_ips);
     cluster_ips.dedup();
@@ -725,9 +825,40 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             sets,
             maps,
             chains: b.chains,
-            chain_index: b.index,
         },
         endpoint_chains,
         node_port_mode: np_mode,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::NamespacedName;
+    use crate::packet::Protocol;
+
+    /// The buffered endpoint chain names are `endpoint-` + the public
+    /// `endpoint_chain_base`, including IPv6 and names cut at 240 bytes.
+    #[test]
+    fn buffered_endpoint_chain_names_match_endpoint_chain_base() {
+        let long = "a".repeat(250);
+        for (ns, svc, port) in [
+            ("ns", "svc", "http"),
+            ("ns", long.as_str(), ""),
+            ("é", "ü", "p"),
+        ] {
+            let name = ServicePortName {
+                service: NamespacedName::new(ns, svc),
+                port: port.into(),
+                protocol: Protocol::Tcp,
+            };
+            let prefix = format!("{ns}/{svc}/tcp/{port}");
+            for ep in ["10.1.2.3:8080", "[fd00::a:1]:53", "0.0.0.0:0"] {
+                let ep: SocketAddr = ep.parse().expect("endpoint");
+                let (mut out, mut scratch) = (String::new(), String::new());
+                push_endpoint_chain_name(&mut out, &mut scratch, &prefix, &ep);
+                assert_eq!(out, format!("endpoint-{}", endpoint_chain_base(&name, &ep)));
+            }
+        }
     }
 }

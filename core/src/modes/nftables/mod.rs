@@ -48,7 +48,6 @@ pub mod render;
 pub mod trace;
 
 use super::*;
-use std::collections::BTreeMap;
 
 pub use compile::{endpoint_chain_base, hash_and_truncate, service_chain_base, NodePortMode};
 pub use render::{render_add_commands, Style};
@@ -56,21 +55,25 @@ pub use render::{render_add_commands, Style};
 /// One node's compiled nftables ruleset.
 pub struct NftablesDataplane {
     table: model::Table,
+    /// Where each rule and element is in the listing (without its text).
     listing: render::Listing,
-    endpoints: BTreeMap<String, SocketAddr>,
+    /// The `nft list` text, written on first use.
+    text: std::sync::OnceLock<String>,
+    /// Per chain (table order): the endpoint an endpoint chain DNATs to.
+    endpoints: Vec<Option<SocketAddr>>,
     local_ips: Vec<IpAddr>,
 }
 
 /// Compile a node's view into kube-proxy's `kube-proxy` table.
 pub fn compile(input: &ProxyInput) -> NftablesDataplane {
     let compiled = compile::compile_table(input);
-    let listing = render::render_listing(&compiled.table);
-    let endpoints = crate::order::map(
-        compiled
-            .endpoint_chains
-            .iter()
-            .map(|e| (e.chain.clone(), e.endpoint)),
-    );
+    let listing = render::listing_layout(&compiled.table);
+    let mut endpoints = vec![None; compiled.table.chains.len()];
+    for e in &compiled.endpoint_chains {
+        if let Some(slot) = endpoints.get_mut(e.index) {
+            *slot = Some(e.endpoint);
+        }
+    }
     let mut local_ips = input.node.ips.clone();
     if !local_ips.contains(&input.node.primary_ip) {
         local_ips.push(input.node.primary_ip);
@@ -79,6 +82,7 @@ pub fn compile(input: &ProxyInput) -> NftablesDataplane {
     NftablesDataplane {
         table: compiled.table,
         listing,
+        text: std::sync::OnceLock::new(),
         endpoints,
         local_ips,
     }
@@ -103,7 +107,9 @@ impl Dataplane for NftablesDataplane {
     }
 
     fn render_text(&self) -> String {
-        self.listing.text.clone()
+        self.text
+            .get_or_init(|| render::render_listing(&self.table).text)
+            .clone()
     }
 
     #[cfg(feature = "json")]

@@ -6,8 +6,22 @@
 
 use crate::packet::{IpFamily, Protocol};
 use ipnet::IpNet;
-use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+/// A chain name, shared by the chain and every verdict naming it.
+pub type Name = Arc<str>;
+
+/// A chain a verdict names: its name (what is rendered) and its position in
+/// [`Table::chains`] (what a packet's walk follows, without a lookup by name
+/// among 100,000s of chains). The compiler resolves both together.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ChainRef {
+    pub name: Name,
+    /// `None` for a chain that does not exist (nft would refuse it; the walk
+    /// ignores the verdict).
+    pub index: Option<usize>,
+}
 
 /// The one table kube-proxy owns per IP family (`table ip kube-proxy`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,18 +34,13 @@ pub struct Table {
     pub maps: Vec<Map>,
     /// Chains in creation order (base chains first).
     pub chains: Vec<Chain>,
-    /// Position of each chain in `chains` by name, so a packet's jumps are
-    /// looked up in O(log n) rather than by scanning 10,000s of chains. Built
-    /// with `chains` by the compiler.
-    pub chain_index: BTreeMap<String, usize>,
 }
 
 impl Table {
+    /// The chain of that name (a linear scan: packet walks follow
+    /// [`ChainRef::index`] instead).
     pub fn chain(&self, name: &str) -> Option<&Chain> {
-        self.chain_index(name).map(|i| &self.chains[i])
-    }
-    pub fn chain_index(&self, name: &str) -> Option<usize> {
-        self.chain_index.get(name).copied()
+        self.chains.iter().find(|c| &*c.name == name)
     }
     pub fn set(&self, name: &str) -> Option<&Set> {
         self.sets.iter().find(|s| s.name == name)
@@ -92,30 +101,33 @@ pub struct BaseHook {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Chain {
-    pub name: String,
+    pub name: Name,
     pub base: Option<BaseHook>,
     pub comment: Option<String>,
-    pub rules: Vec<Rule>,
+    /// Up to two inline: most chains of a big table are endpoint chains of
+    /// two rules.
+    pub rules: crate::modes::small::Small<Rule>,
 }
 
 /// One rule: a sequence of expressions (matches, then statements), and an
 /// optional trailing comment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rule {
-    pub exprs: Vec<Expr>,
+    /// Up to two inline (most rules of a big table are endpoint chains').
+    pub exprs: crate::modes::small::Small<Expr>,
     pub comment: Option<String>,
 }
 
 impl Rule {
-    pub fn new(exprs: Vec<Expr>) -> Rule {
+    pub fn new(exprs: impl Into<crate::modes::small::Small<Expr>>) -> Rule {
         Rule {
-            exprs,
+            exprs: exprs.into(),
             comment: None,
         }
     }
-    pub fn commented(exprs: Vec<Expr>, comment: &str) -> Rule {
+    pub fn commented(exprs: impl Into<crate::modes::small::Small<Expr>>, comment: &str) -> Rule {
         Rule {
-            exprs,
+            exprs: exprs.into(),
             comment: Some(comment.to_string()),
         }
     }
@@ -191,7 +203,7 @@ pub enum Expr {
     /// `<key> vmap @map`
     Vmap { key: LookupKey, map: String },
     /// `numgen random mod N vmap { 0 : goto c0 , 1 : goto c1 }`
-    NumgenVmap(Vec<String>),
+    NumgenVmap(Vec<ChainRef>),
     /// A terminal verdict.
     Verdict(Verdict),
 }
@@ -199,8 +211,8 @@ pub enum Expr {
 /// nftables verdicts kube-proxy writes.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
-    Jump(String),
-    Goto(String),
+    Jump(ChainRef),
+    Goto(ChainRef),
     Return,
     Drop,
     Reject,

@@ -55,8 +55,8 @@ fn spec(a: &AddrSpec) -> String {
 
 pub fn verdict_text(v: &Verdict) -> String {
     match v {
-        Verdict::Jump(c) => format!("jump {c}"),
-        Verdict::Goto(c) => format!("goto {c}"),
+        Verdict::Jump(c) => format!("jump {}", c.name),
+        Verdict::Goto(c) => format!("goto {}", c.name),
         Verdict::Return => "return".into(),
         Verdict::Drop => "drop".into(),
         Verdict::Reject => "reject".into(),
@@ -138,7 +138,7 @@ pub fn expr_text(f: IpFamily, e: &Expr, style: Style) -> String {
             let items: Vec<String> = chains
                 .iter()
                 .enumerate()
-                .map(|(i, c)| format!("{i} : goto {c}"))
+                .map(|(i, c)| format!("{i} : goto {}", c.name))
                 .collect();
             format!(
                 "numgen random mod {} vmap {{ {} }}",
@@ -323,8 +323,11 @@ pub fn duration_text(secs: u32) -> String {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Listing {
     pub text: String,
-    /// Per chain (table order), per rule: 0-based line.
-    pub rule_lines: Vec<Vec<usize>>,
+    /// Every rule's 0-based line, chain after chain in table order (one
+    /// list rather than one per chain: 100,000s of chains).
+    pub rule_lines: Vec<usize>,
+    /// Per chain: where its rules start in `rule_lines`.
+    pub chain_rules: Vec<usize>,
     /// Per map name, per element: 0-based line.
     pub map_elem_lines: BTreeMap<String, Vec<usize>>,
     /// Per set name: line of each element.
@@ -332,6 +335,20 @@ pub struct Listing {
     /// Per chain: line of `chain NAME {`.
     pub chain_lines: Vec<usize>,
     pub lines: usize,
+}
+
+impl Listing {
+    /// The line of rule `rule` of chain `chain` (table order).
+    pub fn rule_line(&self, chain: usize, rule: usize) -> Option<usize> {
+        let start = *self.chain_rules.get(chain)?;
+        let end = self
+            .chain_rules
+            .get(chain + 1)
+            .copied()
+            .unwrap_or(self.rule_lines.len());
+        let i = start.checked_add(rule).filter(|&i| i < end)?;
+        self.rule_lines.get(i).copied()
+    }
 }
 
 struct Lines {
@@ -437,16 +454,123 @@ pub fn render_listing(t: &Table) -> Listing {
                 priority_text(b.hook, b.priority)
             ));
         }
-        let mut rl = Vec::new();
+        listing.chain_rules.push(listing.rule_lines.len());
         for r in &c.rules {
-            rl.push(l.push(&format!("\t\t{}", rule_text(t.family, r, Style::List))));
+            let at = l.push(&format!("\t\t{}", rule_text(t.family, r, Style::List)));
+            listing.rule_lines.push(at);
         }
-        listing.rule_lines.push(rl);
         l.push("\t}");
     }
     l.push("}");
     listing.lines = l.n;
     listing.text = l.text;
+    listing
+}
+
+/// Newlines in a name or comment that ends up inside a line.
+fn nl(s: &str) -> usize {
+    // `contains` on bytes is a memchr: the usual answer, none, is quick.
+    if !s.as_bytes().contains(&b'\n') {
+        return 0;
+    }
+    s.bytes().filter(|&b| b == b'\n').count()
+}
+
+/// Newlines [`rule_text`] would write for `r` (only names and comments can
+/// hold any; addresses and numbers never do).
+fn rule_newlines(r: &Rule) -> usize {
+    let exprs: usize = r
+        .exprs
+        .iter()
+        .map(|e| match e {
+            Expr::DaddrInSet(s) | Expr::SaddrInSet(s) | Expr::UpdateSaddr(s) => nl(s),
+            Expr::Vmap { map, .. } => nl(map),
+            Expr::NumgenVmap(chains) => chains.iter().map(|c| nl(&c.name)).sum(),
+            Expr::Verdict(v) => verdict_newlines(v),
+            _ => 0,
+        })
+        .sum();
+    exprs + r.comment.as_deref().map_or(0, nl)
+}
+
+fn verdict_newlines(v: &Verdict) -> usize {
+    match v {
+        Verdict::Jump(c) | Verdict::Goto(c) => nl(&c.name),
+        _ => 0,
+    }
+}
+
+/// Where every line of [`render_listing`] lands, without writing the text
+/// (a 10,000-Service table is 600,000 lines nobody may read; a packet's walk
+/// only needs the line numbers). Must count exactly as `render_listing`
+/// writes: `listing_layout_matches_the_text` checks it.
+pub fn listing_layout(t: &Table) -> Listing {
+    let mut n = 0usize;
+    let mut listing = Listing::default();
+    n += 1; // table ... {
+    n += 1 + nl(&t.comment);
+    for s in &t.sets {
+        n += 2 + nl(&s.name) + 1; // blank, set NAME {, type
+        if s.timeout_seconds.is_some() {
+            n += 2;
+        }
+        if let Some(c) = &s.comment {
+            n += 1 + nl(c);
+        }
+        let per_line = match t.family {
+            IpFamily::V4 => 2,
+            IpFamily::V6 => 1,
+        };
+        let start = n;
+        let elem_lines: Vec<usize> = (0..s.elements.len())
+            .map(|i| start + i / per_line)
+            .collect();
+        n += s.elements.len().div_ceil(per_line);
+        listing.set_elem_lines.insert(s.name.clone(), elem_lines);
+        n += 1; // }
+    }
+    for m in &t.maps {
+        n += 2 + nl(&m.name) + 1; // blank, map NAME {, type
+        if let Some(c) = &m.comment {
+            n += 1 + nl(c);
+        }
+        let start = n;
+        let elem_lines: Vec<usize> = (start..start + m.elements.len()).collect();
+        if !m.elements.is_empty() {
+            let inner: usize = m
+                .elements
+                .iter()
+                .map(|e| e.comment.as_deref().map_or(0, nl) + verdict_newlines(&e.verdict))
+                .sum();
+            n += m.elements.len() + inner;
+        }
+        listing.map_elem_lines.insert(m.name.clone(), elem_lines);
+        n += 1; // }
+    }
+    listing.chain_lines.reserve(t.chains.len());
+    listing.chain_rules.reserve(t.chains.len());
+    listing
+        .rule_lines
+        .reserve(t.chains.iter().map(|c| c.rules.len()).sum());
+    for c in &t.chains {
+        n += 1; // blank
+        listing.chain_lines.push(n);
+        n += 1 + nl(&c.name);
+        if let Some(cm) = &c.comment {
+            n += 1 + nl(cm);
+        }
+        if c.base.is_some() {
+            n += 1;
+        }
+        listing.chain_rules.push(listing.rule_lines.len());
+        for r in &c.rules {
+            listing.rule_lines.push(n);
+            n += 1 + rule_newlines(r);
+        }
+        n += 1; // }
+    }
+    n += 1; // }
+    listing.lines = n;
     listing
 }
 
@@ -509,4 +633,43 @@ pub fn render_json(t: &Table) -> serde_json::Value {
         "maps": maps,
         "chains": chains,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The counted layout is the text's, for every scenario and family.
+    #[test]
+    fn listing_layout_matches_the_text() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/scenarios");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .expect("tests/scenarios")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .collect();
+        files.sort();
+        let mut checked = 0;
+        for path in files {
+            let text = std::fs::read_to_string(&path).expect("scenario");
+            let (cluster, _) = crate::model::parse(&text);
+            let slices = crate::controller::steady_slices(&cluster);
+            for node in &cluster.nodes {
+                for family in [IpFamily::V4, IpFamily::V6] {
+                    let Some(input) =
+                        crate::proxy::build_input(&cluster, &slices, &node.name, family)
+                    else {
+                        continue;
+                    };
+                    let t = super::super::compile::compile_table(&input).table;
+                    let mut full = render_listing(&t);
+                    assert_eq!(full.lines, full.text.lines().count(), "{}", path.display());
+                    full.text.clear();
+                    assert_eq!(listing_layout(&t), full, "{} {}", path.display(), node.name);
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 10, "only {checked} tables checked");
+    }
 }

@@ -12,7 +12,6 @@ use super::render::{map_elem_text, rule_text, Listing, Style};
 use crate::choose::Chooser;
 use crate::modes::{DropReason, Hook, NodeOutcome, NodeState, Step, StepAction, Verdict};
 use crate::packet::Packet;
-use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 
 /// Deepest chain nesting followed (nft's own limit is 16 jumps).
@@ -33,7 +32,7 @@ pub struct Ctx<'a> {
     pub table: &'a Table,
     pub listing: &'a Listing,
     /// Endpoint chain → endpoint it DNATs to.
-    pub endpoints: &'a BTreeMap<String, SocketAddr>,
+    pub endpoints: &'a [Option<SocketAddr>],
     /// Addresses `fib … type local` treats as local.
     pub local_ips: &'a [IpAddr],
 }
@@ -167,7 +166,7 @@ impl Walk<'_, '_> {
     }
 
     fn rule_line(&self, chain: usize, rule: usize) -> Option<usize> {
-        self.ctx.listing.rule_lines.get(chain)?.get(rule).copied()
+        self.ctx.listing.rule_line(chain, rule)
     }
 
     fn step(
@@ -369,12 +368,10 @@ impl Walk<'_, '_> {
                         return None;
                     }
                     let i = self.chooser.below(n).min(n - 1);
-                    let eps: Vec<SocketAddr> = chains
-                        .iter()
-                        .filter_map(|c| self.ctx.endpoints.get(c).copied())
-                        .collect();
+                    let eps: Vec<SocketAddr> =
+                        chains.iter().filter_map(|c| self.endpoint_of(c)).collect();
                     let target = chains[i].clone();
-                    let chosen = self.ctx.endpoints.get(&target).copied();
+                    let chosen = self.endpoint_of(&target);
                     self.candidates = eps.clone();
                     if let Some(chosen) = chosen {
                         self.step(
@@ -403,8 +400,8 @@ impl Walk<'_, '_> {
                     if let (model::Verdict::Goto(c), Some(Expr::SaddrInSet(_))) =
                         (v, rule.exprs.first())
                     {
-                        if let Some(ep) = self.ctx.endpoints.get(c) {
-                            self.candidates = vec![*ep];
+                        if let Some(ep) = self.endpoint_of(c) {
+                            self.candidates = vec![ep];
                         }
                     }
                     return self.apply_verdict(chain, v, depth, reason);
@@ -415,7 +412,7 @@ impl Walk<'_, '_> {
     }
 
     fn reason_for(&self, chain: usize, v: &model::Verdict) -> DropReason {
-        let name = self.ctx.table.chains[chain].name.as_str();
+        let name: &str = &self.ctx.table.chains[chain].name;
         match v {
             model::Verdict::Reject if name == CLUSTER_IPS_CHECK => DropReason::UnknownPort,
             model::Verdict::Drop if name == CLUSTER_IPS_CHECK => DropReason::UnallocatedClusterIp,
@@ -435,14 +432,14 @@ impl Walk<'_, '_> {
         match v {
             model::Verdict::Jump(c) | model::Verdict::Goto(c) => {
                 let goto = matches!(v, model::Verdict::Goto(_));
-                let Some(target) = self.ctx.table.chain_index(c) else {
+                let Some(target) = c.index.filter(|&i| i < self.ctx.table.chains.len()) else {
                     // A missing chain: nft would have refused the whole
                     // transaction; treat as no-op.
                     return None;
                 };
                 let saved = self.current_endpoint;
-                if let Some(ep) = self.ctx.endpoints.get(c) {
-                    self.current_endpoint = Some(*ep);
+                if let Some(ep) = self.endpoint_of(c) {
+                    self.current_endpoint = Some(ep);
                 }
                 let f = self.eval_chain(target, depth + 1);
                 self.current_endpoint = saved;
@@ -458,11 +455,17 @@ impl Walk<'_, '_> {
         }
     }
 
+    /// The endpoint an endpoint chain DNATs to.
+    fn endpoint_of(&self, c: &model::ChainRef) -> Option<SocketAddr> {
+        self.ctx.endpoints.get(c.index?).copied().flatten()
+    }
+
     fn in_set(&self, set: &str, ip: &IpAddr) -> bool {
+        // Set elements are sorted.
         self.ctx
             .table
             .set(set)
-            .is_some_and(|s| s.elements.contains(ip))
+            .is_some_and(|s| s.elements.binary_search(ip).is_ok())
     }
 
     /// A live element of an affinity set for this client.
@@ -475,7 +478,9 @@ impl Walk<'_, '_> {
 
 fn verdict_action(v: &model::Verdict, _reason: DropReason) -> StepAction {
     match v {
-        model::Verdict::Jump(c) | model::Verdict::Goto(c) => StepAction::Jump { to: c.clone() },
+        model::Verdict::Jump(c) | model::Verdict::Goto(c) => StepAction::Jump {
+            to: c.name.to_string(),
+        },
         model::Verdict::Return => StepAction::Return,
         model::Verdict::Drop => StepAction::Drop,
         model::Verdict::Reject => StepAction::Reject,

@@ -74,6 +74,7 @@ use balancer::{Balanced, Connected, Pick};
 use ipnet::IpNet;
 use ports::PortSpace;
 use rules::{MatchContext, PortalSpec, Rule, Target};
+use std::fmt::Write as _;
 
 /// One Service port's socket in the kube-proxy process.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -122,7 +123,14 @@ pub struct UserspaceDataplane {
     /// In `iptables-save` order: by table, then chain, then insertion.
     rules: Vec<Rule>,
     listeners: Vec<Listener>,
-    text: String,
+    /// The text, written on first use.
+    text: std::sync::OnceLock<String>,
+    /// Per chain: its rules' positions in `rules` (in order), with an index
+    /// by destination for long chains (a walk of KUBE-PORTALS-CONTAINER
+    /// scanned every rule of every chain).
+    chains: BTreeMap<Chain, ChainRules>,
+    /// (protocol, proxy port) → the first listener there.
+    by_port: BTreeMap<(Protocol, u16), usize>,
     /// 0-based line of `rules[i]` in `text`.
     rule_lines: Vec<usize>,
     /// 0-based line of `listeners[i]` in `text`.
@@ -150,8 +158,17 @@ fn ready_backends(input: &ProxyInput, svc: &crate::proxy::ServicePortInfo) -> Ve
 
 /// `util.ShuffleStrings`, deterministically.
 fn shuffled(key: &str, sorted: &[SocketAddr]) -> Vec<SocketAddr> {
-    let text: Vec<String> = sorted.iter().map(|e| e.to_string()).collect();
-    let mut chooser = Chooser::new(ports::hash64(&format!("{key}|{}", text.join(","))));
+    // `key|ep1,ep2,...`, written once.
+    let mut text = String::with_capacity(key.len() + 1 + sorted.len() * 22);
+    text.push_str(key);
+    text.push('|');
+    for (i, e) in sorted.iter().enumerate() {
+        if i > 0 {
+            text.push(',');
+        }
+        let _ = write!(text, "{e}");
+    }
+    let mut chooser = Chooser::new(ports::hash64(&text));
     let mut v = sorted.to_vec();
     for i in (1..v.len()).rev() {
         let j = chooser.below(i + 1);
@@ -274,7 +291,16 @@ pub fn compile(input: &ProxyInput) -> UserspaceDataplane {
         listeners.push(l);
     }
     // iptables-save prints chain by chain; within a chain, insertion order.
-    crate::order::sort_by_key(&mut rules, |r| (r.chain.table(), r.chain));
+    // (A stable sort into one bucket per chain: moving 10,000s of rules
+    // around in a merge sort cost more than the rest of compiling.)
+    let mut buckets: BTreeMap<(rules::Table, Chain), Vec<Rule>> = BTreeMap::new();
+    for r in rules {
+        buckets
+            .entry((r.chain.table(), r.chain))
+            .or_default()
+            .push(r);
+    }
+    let rules: Vec<Rule> = buckets.into_values().flatten().collect();
 
     let mut dp = UserspaceDataplane {
         node_name: input.node.name.clone(),
@@ -283,17 +309,79 @@ pub fn compile(input: &ProxyInput) -> UserspaceDataplane {
         local_ips,
         pod_cidr: input.node.pod_cidr,
         node_port_addresses_ignored: input.node_port_ips.is_some(),
+        chains: chain_rules(&rules),
+        by_port: BTreeMap::new(),
         rules,
         listeners,
-        text: String::new(),
+        text: std::sync::OnceLock::new(),
         rule_lines: Vec::new(),
         listener_lines: Vec::new(),
     };
-    let (text, rule_lines, listener_lines) = render::text(&dp);
-    dp.text = text;
+    for (i, l) in dp.listeners.iter().enumerate() {
+        if let Some(p) = l.proxy_port {
+            dp.by_port.entry((l.protocol, p)).or_insert(i);
+        }
+    }
+    let (rule_lines, listener_lines) = render::layout(&dp);
     dp.rule_lines = rule_lines;
     dp.listener_lines = listener_lines;
     dp
+}
+
+/// Chains longer than this get an index by destination.
+const INDEX_MIN_RULES: usize = 16;
+
+/// One chain's rules: positions in [`UserspaceDataplane::rules`], in order,
+/// and for long chains which of them can match a destination at all (a rule
+/// with `-d IP` only matches that IP, one with `--dport N` only that port).
+#[derive(Clone, Debug, Default)]
+struct ChainRules {
+    all: Vec<usize>,
+    /// Positions in `all`, when indexed.
+    by_dst: BTreeMap<IpAddr, Vec<usize>>,
+    by_dport: BTreeMap<u16, Vec<usize>>,
+    rest: Vec<usize>,
+    indexed: bool,
+}
+
+impl ChainRules {
+    /// Positions in `all` of the rules that may match a packet to `dst`.
+    fn candidates(&self, dst: SocketAddr) -> Vec<usize> {
+        if !self.indexed {
+            return (0..self.all.len()).collect();
+        }
+        let mut v = self.rest.clone();
+        v.extend(self.by_dst.get(&dst.ip()).into_iter().flatten());
+        v.extend(self.by_dport.get(&dst.port()).into_iter().flatten());
+        v.sort_unstable();
+        v
+    }
+}
+
+fn chain_rules(rules: &[Rule]) -> BTreeMap<Chain, ChainRules> {
+    let mut out: BTreeMap<Chain, ChainRules> = BTreeMap::new();
+    for (i, r) in rules.iter().enumerate() {
+        out.entry(r.chain).or_default().all.push(i);
+    }
+    for cr in out.values_mut() {
+        if cr.all.len() < INDEX_MIN_RULES {
+            continue;
+        }
+        cr.indexed = true;
+        for (k, &i) in cr.all.iter().enumerate() {
+            let Some(r) = rules.get(i) else { continue };
+            let dport = r.matches.iter().find_map(|m| match m {
+                rules::Match::Dport(_, p) => Some(*p),
+                _ => None,
+            });
+            match (r.dst, dport) {
+                (Some(ip), _) => cr.by_dst.entry(ip).or_default().push(k),
+                (None, Some(p)) => cr.by_dport.entry(p).or_default().push(k),
+                (None, None) => cr.rest.push(k),
+            }
+        }
+    }
+    out
 }
 
 /// How a walk through a chain ended.
@@ -335,13 +423,18 @@ impl UserspaceDataplane {
         steps: &mut Vec<Step>,
         total: &mut usize,
     ) -> Option<Terminal> {
+        let empty = ChainRules::default();
+        let cr = self.chains.get(&chain).unwrap_or(&empty);
+        // Only the rules that can match this destination are tried, but
+        // every rule before them counts as compared (the kernel's linear
+        // walk); no rule rewrites the packet and goes on.
+        let candidates = cr.candidates(pkt.dst);
         let mut compared = 0;
-        for (i, r) in self.rules.iter().enumerate() {
-            if r.chain != chain {
-                continue;
-            }
-            compared += 1;
-            *total += 1;
+        for k in candidates {
+            let Some(&i) = cr.all.get(k) else { break };
+            let Some(r) = self.rules.get(i) else { break };
+            *total += k + 1 - compared;
+            compared = k + 1;
             if !r.matches(pkt, ctx) {
                 continue;
             }
@@ -376,6 +469,8 @@ impl UserspaceDataplane {
                 }
             }
         }
+        *total += cr.all.len().saturating_sub(compared);
+        let compared = cr.all.len();
         if !chain.is_builtin() {
             steps.push(Step {
                 table_chain: chain.label(),
@@ -405,7 +500,7 @@ impl Dataplane for UserspaceDataplane {
     }
 
     fn render_text(&self) -> String {
-        self.text.clone()
+        self.text.get_or_init(|| render::text(self).0).clone()
     }
 
     #[cfg(feature = "json")]
@@ -458,10 +553,9 @@ impl Dataplane for UserspaceDataplane {
 
         // 3. The kube-proxy process's socket.
         let found = self
-            .listeners
-            .iter()
-            .enumerate()
-            .find(|(_, l)| l.protocol == packet.protocol && l.proxy_port == Some(to.port()));
+            .by_port
+            .get(&(packet.protocol, to.port()))
+            .and_then(|&i| Some((i, self.listeners.get(i)?)));
         let Some((li, l)) = found else {
             // Nothing listens there (cannot happen for rules built here).
             steps.push(self.process_step(
@@ -651,5 +745,46 @@ fn fmt_ms(ms: u64) -> String {
     } else {
         let s = format!("{}.{:03}", ms / 1000, ms % 1000);
         format!("{}s", s.trim_end_matches('0'))
+    }
+}
+
+#[cfg(test)]
+mod index_tests {
+    //! The indexed walk must be the linear walk: same verdicts, steps, lines
+    //! and "rules compared".
+    use super::*;
+    use crate::modes::testdata;
+
+    #[test]
+    fn indexed_walk_equals_linear_walk() {
+        let (cluster, diags) = crate::model::parse(&testdata::cluster_yaml());
+        assert!(!crate::diag::has_errors(&diags), "{diags:#?}");
+        let input =
+            crate::proxy::build_input(&cluster, &cluster.endpoint_slices, "node-a", IpFamily::V4)
+                .expect("node-a");
+        let indexed = compile(&input);
+        assert!(
+            indexed.chains.values().any(|c| c.indexed),
+            "nothing indexed"
+        );
+        let mut linear = compile(&input);
+        for c in linear.chains.values_mut() {
+            c.indexed = false;
+        }
+        let (dests, sources) = testdata::packets();
+        let (mut s1, mut s2) = (NodeState::default(), NodeState::default());
+        let (mut hits, mut most) = (0, 0);
+        for dst in &dests {
+            for &(src, hook) in &sources {
+                let pkt = Packet::new(src, *dst, Protocol::Tcp);
+                let a = indexed.process(&pkt, hook, &mut s1, &mut Chooser::new(3), &AllAnswer, 0);
+                let b = linear.process(&pkt, hook, &mut s2, &mut Chooser::new(3), &AllAnswer, 0);
+                assert_eq!(a, b, "{src} -> {dst}");
+                hits += usize::from(a.verdict.endpoint().is_some());
+                most = most.max(a.rules_compared);
+            }
+        }
+        assert!(hits > 100, "{hits} proxied");
+        assert!(most > 40, "at most {most} rules compared");
     }
 }

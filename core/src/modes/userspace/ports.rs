@@ -21,7 +21,6 @@
 
 use crate::packet::Protocol;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeSet;
 
 /// Default `net.ipv4.ip_local_port_range`.
 pub const EPHEMERAL_LOW: u16 = 32768;
@@ -36,19 +35,58 @@ pub fn hash64(text: &str) -> u64 {
 }
 
 /// Ports already bound, per protocol (the kernel's port space is per
-/// protocol: a TCP and a UDP socket may share a number).
+/// protocol: a TCP and a UDP socket may share a number). One bit per port,
+/// so finding the next free port scans 64 ports at a time: with 10,000
+/// Services the preferred half of the range fills up and every further
+/// listener probes thousands of taken ports.
 #[derive(Clone, Debug, Default)]
 pub struct PortSpace {
-    used: BTreeSet<(Protocol, u16)>,
+    /// Per protocol (TCP, UDP, SCTP): bit `p` set = port `p` taken.
+    used: [Vec<u64>; 3],
+}
+
+fn slot(protocol: Protocol) -> usize {
+    match protocol {
+        Protocol::Tcp => 0,
+        Protocol::Udp => 1,
+        Protocol::Sctp => 2,
+    }
 }
 
 impl PortSpace {
     pub fn reserve(&mut self, protocol: Protocol, port: u16) {
-        self.used.insert((protocol, port));
+        let bits = &mut self.used[slot(protocol)];
+        if bits.is_empty() {
+            bits.resize(1 << 10, 0);
+        }
+        bits[usize::from(port / 64)] |= 1 << (port % 64);
     }
 
-    fn is_free(&self, protocol: Protocol, port: u32) -> bool {
-        u16::try_from(port).is_ok_and(|p| !self.used.contains(&(protocol, p)))
+    /// The first free port in `from..to`, every port (`step` 1) or every
+    /// other one from `from` on (`step` 2).
+    fn first_free(&self, protocol: Protocol, from: u32, to: u32, step: u32) -> Option<u32> {
+        let to = to.min(1 << 16);
+        let bits = &self.used[slot(protocol)];
+        let parity = match (step, from % 2) {
+            (2, 0) => 0x5555_5555_5555_5555u64,
+            (2, _) => 0xAAAA_AAAA_AAAA_AAAAu64,
+            _ => !0,
+        };
+        let mut p = from;
+        while p < to {
+            let w = p / 64;
+            let word = bits.get(w as usize).copied().unwrap_or(0);
+            let mut free = !word & parity & (!0u64 << (p % 64));
+            let word_end = (w + 1) * 64;
+            if to < word_end {
+                free &= (1u64 << (to % 64)) - 1;
+            }
+            if free != 0 {
+                return Some(w * 64 + free.trailing_zeros());
+            }
+            p = word_end;
+        }
+        None
     }
 
     /// A listener port for `key` (the Service port name text), as the kernel
@@ -68,11 +106,12 @@ impl PortSpace {
                     .find_map(|(lo, hi)| self.scan_parity(protocol, lo, hi, h))
             }
             Protocol::Udp => {
+                // From a hashed start to the end of the range, then from its
+                // beginning.
                 let size = high - low;
-                let start = (h % size as u64) as u32;
-                (0..size)
-                    .map(|i| low + (start + i) % size)
-                    .find(|&p| self.is_free(protocol, p))
+                let start = low + (h % size as u64) as u32;
+                self.first_free(protocol, start, high, 1)
+                    .or_else(|| self.first_free(protocol, low, start, 1))
             }
         }?;
         let port = u16::try_from(port).ok()?;
@@ -80,6 +119,9 @@ impl PortSpace {
         Some(port)
     }
 
+    /// Ports `lo + (start + 2i) % remaining` for `start` odd then even: from
+    /// `lo + start` to the end of the half, then from the half's first port
+    /// of that parity.
     fn scan_parity(&self, protocol: Protocol, lo: u32, hi: u32, h: u64) -> Option<u32> {
         let remaining = (hi - lo) & !1;
         if remaining == 0 {
@@ -87,9 +129,9 @@ impl PortSpace {
         }
         let offset = (h % remaining as u64) as u32 | 1;
         for start in [offset, offset - 1] {
-            let found = (0..remaining / 2)
-                .map(|i| lo + (start + 2 * i) % remaining)
-                .find(|&p| self.is_free(protocol, p));
+            let found = self
+                .first_free(protocol, lo + start, lo + remaining, 2)
+                .or_else(|| self.first_free(protocol, lo + (start & 1), lo + start, 2));
             if found.is_some() {
                 return found;
             }
@@ -149,6 +191,78 @@ mod tests {
         }
         assert_eq!(s.allocate_listener(Protocol::Udp, "x"), None);
         assert!(s.allocate_listener(Protocol::Tcp, "x").is_some());
+    }
+
+    /// The port-by-port probing the bitset replaced, as the reference.
+    fn probe(
+        used: &std::collections::BTreeSet<(Protocol, u16)>,
+        protocol: Protocol,
+        key: &str,
+    ) -> Option<u16> {
+        let free = |p: u32| u16::try_from(p).is_ok_and(|p| !used.contains(&(protocol, p)));
+        let h = hash64(key);
+        let low = EPHEMERAL_LOW as u32;
+        let high = EPHEMERAL_HIGH as u32 + 1;
+        let port = match protocol {
+            Protocol::Tcp | Protocol::Sctp => {
+                let half = low + (((high - low) >> 2) << 1);
+                [(low, half), (half, high)]
+                    .into_iter()
+                    .find_map(|(lo, hi)| {
+                        let remaining = (hi - lo) & !1;
+                        let offset = (h % remaining as u64) as u32 | 1;
+                        [offset, offset - 1].into_iter().find_map(|start| {
+                            (0..remaining / 2)
+                                .map(|i| lo + (start + 2 * i) % remaining)
+                                .find(|&p| free(p))
+                        })
+                    })
+            }
+            Protocol::Udp => {
+                let size = high - low;
+                let start = (h % size as u64) as u32;
+                (0..size)
+                    .map(|i| low + (start + i) % size)
+                    .find(|&p| free(p))
+            }
+        }?;
+        u16::try_from(port).ok()
+    }
+
+    #[test]
+    fn bitset_allocation_equals_probing_port_by_port() {
+        // Most of the range taken (so scans cross many words and wrap), then
+        // nearly all of it (so allocation runs out).
+        for keep in [10u32, 2_000] {
+            for protocol in [Protocol::Tcp, Protocol::Udp, Protocol::Sctp] {
+                let mut s = PortSpace::default();
+                let mut used = std::collections::BTreeSet::new();
+                for p in EPHEMERAL_LOW..=EPHEMERAL_HIGH {
+                    if u32::from(p).wrapping_mul(2_654_435_761) % keep != 0 {
+                        s.reserve(protocol, p);
+                        used.insert((protocol, p));
+                    }
+                }
+                let n = if keep == 10 { 400 } else { 40 };
+                let mut none = 0;
+                for i in 0..n {
+                    let key = format!("ns/svc{i}:http");
+                    let want = probe(&used, protocol, &key);
+                    assert_eq!(
+                        s.allocate_listener(protocol, &key),
+                        want,
+                        "{protocol:?} {i}"
+                    );
+                    match want {
+                        Some(p) => {
+                            used.insert((protocol, p));
+                        }
+                        None => none += 1,
+                    }
+                }
+                assert_eq!(none > 0, keep == 2_000, "{protocol:?} keep {keep}");
+            }
+        }
     }
 
     #[test]

@@ -27,59 +27,97 @@ pub const LISTENERS_HEADER: &str = "# kube-proxy (userspace) listeners";
 
 /// Render the text; returns it with the line of every rule and listener.
 pub fn text(dp: &UserspaceDataplane) -> (String, Vec<usize>, Vec<usize>) {
-    let mut lines: Vec<String> = Vec::new();
+    build(dp, true)
+}
+
+/// Only the line of every rule and listener: the same code as [`text`]
+/// without writing the lines (compiling needs the numbers; the text is
+/// written when someone reads it).
+pub fn layout(dp: &UserspaceDataplane) -> (Vec<usize>, Vec<usize>) {
+    let (_, rule_lines, listener_lines) = build(dp, false);
+    (rule_lines, listener_lines)
+}
+
+/// The lines being written, or only counted.
+struct Lines {
+    write: bool,
+    lines: Vec<String>,
+    n: usize,
+}
+
+impl Lines {
+    fn len(&self) -> usize {
+        self.n
+    }
+    fn push(&mut self, line: impl FnOnce() -> String) {
+        if self.write {
+            self.lines.push(line());
+        }
+        self.n += 1;
+    }
+}
+
+fn build(dp: &UserspaceDataplane, write: bool) -> (String, Vec<usize>, Vec<usize>) {
+    let mut lines = Lines {
+        write,
+        lines: Vec::new(),
+        n: 0,
+    };
     let mut rule_lines = vec![0; dp.rules.len()];
-    lines.push(TITLE.into());
+    lines.push(|| TITLE.into());
     let save = match dp.family {
         crate::packet::IpFamily::V4 => "iptables-save",
         crate::packet::IpFamily::V6 => "ip6tables-save",
     };
-    lines.push(format!(
-        "# node {}: {save} of the nat and filter rules kube-proxy writes",
-        dp.node_name
-    ));
+    lines.push(|| {
+        format!(
+            "# node {}: {save} of the nat and filter rules kube-proxy writes",
+            dp.node_name
+        )
+    });
     if dp.node_port_addresses_ignored {
-        lines.push(
+        lines.push(|| {
             "# nodePortAddresses is ignored: the userspace proxier matches NodePorts on \
              every local address"
-                .into(),
-        );
+                .into()
+        });
     }
     for (table, builtins, users) in [
         (Table::Nat, &BUILTIN_NAT[..], &USER_NAT[..]),
         (Table::Filter, &BUILTIN_FILTER[..], &USER_FILTER[..]),
     ] {
-        lines.push(format!("*{}", table.name()));
+        lines.push(|| format!("*{}", table.name()));
         for b in builtins {
-            lines.push(format!(":{b} ACCEPT [0:0]"));
+            lines.push(|| format!(":{b} ACCEPT [0:0]"));
         }
         for u in users {
-            lines.push(format!(":{} - [0:0]", u.name()));
+            lines.push(|| format!(":{} - [0:0]", u.name()));
         }
         for (i, r) in dp.rules.iter().enumerate() {
             if r.chain.table() == table {
                 rule_lines[i] = lines.len();
-                lines.push(r.render());
+                lines.push(|| r.render());
             }
         }
-        lines.push("COMMIT".into());
+        lines.push(|| "COMMIT".into());
     }
 
-    lines.push("#".into());
-    lines.push(LISTENERS_HEADER.into());
-    lines.push(
+    lines.push(|| "#".into());
+    lines.push(|| LISTENERS_HEADER.into());
+    lines.push(|| {
         "# sockets of the kube-proxy process (not iptables rules). The kernel picks each proxy \
          port (bind to port 0);"
-            .into(),
-    );
-    lines.push(
+            .into()
+    });
+    lines.push(|| {
         "# kpv derives it from a hash of the service port name within 32768-60999 \
          (odd ports for TCP, as the kernel prefers)."
-            .into(),
-    );
+            .into()
+    });
     let rows: Vec<[String; 3]> = dp
         .listeners
         .iter()
+        .filter(|_| write)
         .map(|l| {
             [
                 l.key.clone(),
@@ -112,19 +150,25 @@ pub fn text(dp: &UserspaceDataplane) -> (String, Vec<usize>, Vec<usize>) {
             w2 = widths[2]
         )
     };
-    lines.push(fmt_row(&header, "BACKENDS (round-robin order)"));
+    lines.push(|| fmt_row(&header, "BACKENDS (round-robin order)"));
     let mut listener_lines = Vec::with_capacity(dp.listeners.len());
-    for (l, row) in dp.listeners.iter().zip(&rows) {
+    for (i, l) in dp.listeners.iter().enumerate() {
         listener_lines.push(lines.len());
-        lines.push(fmt_row(row, &backends_cell(l)));
+        lines.push(|| match rows.get(i) {
+            Some(row) => fmt_row(row, &backends_cell(l)),
+            None => String::new(),
+        });
         for note in notes(l) {
-            lines.push(format!("#     {note}"));
+            lines.push(|| format!("#     {note}"));
         }
     }
     if dp.listeners.is_empty() {
-        lines.push("# (no Service ports)".into());
+        lines.push(|| "# (no Service ports)".into());
     }
-    let mut text = lines.join("\n");
+    if !write {
+        return (String::new(), rule_lines, listener_lines);
+    }
+    let mut text = lines.lines.join("\n");
     text.push('\n');
     (text, rule_lines, listener_lines)
 }
