@@ -12,7 +12,7 @@
 //! free of anything but ordering: no IO, no randomness.
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// `v.sort()`, stable.
 pub fn sort<T: Ord>(v: &mut [T]) {
@@ -40,6 +40,15 @@ pub fn map<K: Ord, V>(iter: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V> 
         m.insert(k, v);
     }
     m
+}
+
+/// `iter.collect::<BTreeSet<_>>()` without the sort `FromIterator` does.
+pub fn set<T: Ord>(iter: impl IntoIterator<Item = T>) -> BTreeSet<T> {
+    let mut s = BTreeSet::new();
+    for x in iter {
+        s.insert(x);
+    }
+    s
 }
 
 /// The one instance of the standard sort: indices `0..n`, stably ordered by

@@ -131,8 +131,8 @@ impl std::error::Error for ShareError {}
 pub fn encode(state: &ShareState) -> String {
     // Serializing plain data with string keys cannot fail; fall back to an
     // empty object rather than panic.
-    let json = serde_json::to_vec(state).unwrap_or_else(|_| b"{}".to_vec());
-    let packed = miniz_oxide::deflate::compress_to_vec(&json, 9);
+    let json = codec::to_json(state);
+    let packed = miniz_oxide::deflate::compress_to_vec(json.as_bytes(), 9);
     let mut out = String::with_capacity(PREFIX.len() + packed.len() * 4 / 3 + 4);
     out.push_str(PREFIX);
     out.push_str(&data_encoding::BASE64URL_NOPAD.encode(&packed));
@@ -166,9 +166,7 @@ pub fn decode(text: &str) -> Result<ShareState, ShareError> {
                 _ => ShareError::Inflate,
             }
         })?;
-    let state: ShareState = serde_json::from_slice(&json).map_err(|e| ShareError::Json {
-        detail: e.to_string(),
-    })?;
+    let state = codec::from_json(&json).map_err(|detail| ShareError::Json { detail })?;
     validate(&state)?;
     Ok(state)
 }
@@ -265,4 +263,320 @@ pub fn validate(s: &ShareState) -> Result<(), ShareError> {
         }
     }
     Ok(())
+}
+
+/// The JSON of [`ShareState`], written and read by hand: exactly the text
+/// serde's derives wrote (same keys, order and escapes, so links stay
+/// byte-identical), but the derived `Deserialize` impls (an internally tagged
+/// enum buffers through serde's `Content`) cost the .wasm about 20 KB gzip,
+/// while `serde_json::Value`, which the app already ships, reads it as well.
+mod codec {
+    use super::ShareState;
+    use crate::controller::{AppChange, AppState};
+    use crate::model::{Mode, NamespacedName, Scheduler};
+    use crate::packet::Protocol;
+    use crate::replay::SentPacket;
+    use crate::trace::{Dest, Origin, Request};
+    use serde_json::{Map, Value};
+    use std::fmt::Write as _;
+    use std::net::IpAddr;
+
+    type Obj = Map<String, Value>;
+    type R<T> = Result<T, String>;
+
+    fn text(o: &mut String, s: &str) {
+        o.push_str(&serde_json::to_string(s).unwrap_or_default());
+    }
+
+    fn key(o: &mut String, k: &str) {
+        o.push_str(",\"");
+        o.push_str(k);
+        o.push_str("\":");
+    }
+
+    fn name(o: &mut String, n: &NamespacedName) {
+        o.push_str("{\"namespace\":");
+        text(o, &n.namespace);
+        o.push_str(",\"name\":");
+        text(o, &n.name);
+        o.push('}');
+    }
+
+    fn app_state(s: AppState) -> &'static str {
+        match s {
+            AppState::Healthy => "healthy",
+            AppState::FailingReadiness => "failing-readiness",
+            AppState::Down => "down",
+        }
+    }
+
+    fn request(o: &mut String, r: &Request) {
+        o.push_str("{\"origin\":{\"kind\":");
+        match &r.origin {
+            Origin::External { client } => {
+                let _ = write!(o, "\"external\",\"client\":\"{client}\"");
+            }
+            Origin::Pod { pod } => {
+                o.push_str("\"pod\",\"pod\":");
+                name(o, pod);
+            }
+            Origin::Node { node, src } => {
+                o.push_str("\"node\",\"node\":");
+                text(o, node);
+                let _ = write!(o, ",\"src\":\"{src}\"");
+            }
+        }
+        o.push_str("},\"dst\":{\"kind\":");
+        match &r.dst {
+            Dest::Ip(ip) => {
+                let _ = write!(o, "\"ip\",\"value\":\"{ip}\"");
+            }
+            Dest::Name(n) => {
+                o.push_str("\"name\",\"value\":");
+                text(o, n);
+            }
+        }
+        let _ = write!(
+            o,
+            "}},\"port\":{},\"protocol\":\"{}\",\"src_port\":{},\"keep_open\":{}}}",
+            r.port,
+            r.protocol.as_upper(),
+            r.src_port,
+            r.keep_open
+        );
+    }
+
+    pub(super) fn to_json(s: &ShareState) -> String {
+        let mut o = String::with_capacity(s.yaml.len() + 128 + 160 * s.packets.len());
+        o.push_str("{\"y\":");
+        text(&mut o, &s.yaml);
+        let _ = write!(o, ",\"m\":\"{}\"", s.mode.as_str());
+        if let Some(sc) = s.scheduler {
+            let _ = write!(o, ",\"s\":\"{}\"", sc.as_str());
+        }
+        let _ = write!(
+            o,
+            ",\"r\":{},\"v\":{},\"t\":{}",
+            s.seed, s.speed_percent, s.time_ms
+        );
+        if let Some(f) = s.focus {
+            let _ = write!(o, ",\"f\":{f}");
+        }
+        if let Some(h) = s.step {
+            let _ = write!(o, ",\"h\":{h}");
+        }
+        if !s.changes.is_empty() {
+            key(&mut o, "c");
+            for (i, c) in s.changes.iter().enumerate() {
+                o.push(if i == 0 { '[' } else { ',' });
+                let _ = write!(o, "{{\"at_ms\":{},\"pod\":", c.at_ms);
+                name(&mut o, &c.pod);
+                let _ = write!(o, ",\"state\":\"{}\"}}", app_state(c.state));
+            }
+            o.push(']');
+        }
+        if !s.packets.is_empty() {
+            key(&mut o, "p");
+            for (i, p) in s.packets.iter().enumerate() {
+                o.push(if i == 0 { '[' } else { ',' });
+                let _ = write!(o, "{{\"id\":{},\"at_ms\":{},\"request\":", p.id, p.at_ms);
+                request(&mut o, &p.request);
+                let _ = write!(o, ",\"seed\":{}}}", p.seed);
+            }
+            o.push(']');
+        }
+        if let Some(l) = &s.lang {
+            key(&mut o, "l");
+            text(&mut o, l);
+        }
+        o.push('}');
+        o
+    }
+
+    fn kind(v: &Value) -> &'static str {
+        match v {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "a sequence",
+            Value::Object(_) => "a map",
+        }
+    }
+
+    fn wrong(k: &str, v: &Value, want: &str) -> String {
+        format!("invalid type for `{k}`: {}, expected {want}", kind(v))
+    }
+
+    fn obj<'a>(v: &'a Value, k: &str) -> R<&'a Obj> {
+        v.as_object().ok_or_else(|| wrong(k, v, "a map"))
+    }
+
+    fn get<'a>(o: &'a Obj, k: &str) -> R<&'a Value> {
+        o.get(k).ok_or_else(|| format!("missing field `{k}`"))
+    }
+
+    /// An optional field: absent or null is `None`.
+    fn opt<'a>(o: &'a Obj, k: &str) -> Option<&'a Value> {
+        o.get(k).filter(|v| !v.is_null())
+    }
+
+    fn string<'a>(v: &'a Value, k: &str) -> R<&'a str> {
+        v.as_str().ok_or_else(|| wrong(k, v, "a string"))
+    }
+
+    fn str_field<'a>(o: &'a Obj, k: &str) -> R<&'a str> {
+        string(get(o, k)?, k)
+    }
+
+    fn uint(v: &Value, k: &str, max: u64) -> R<u64> {
+        match v.as_u64() {
+            Some(n) if n <= max => Ok(n),
+            Some(n) => Err(format!("invalid value for `{k}`: {n} is too large")),
+            None => Err(wrong(k, v, "an unsigned integer")),
+        }
+    }
+
+    fn u64_field(o: &Obj, k: &str) -> R<u64> {
+        uint(get(o, k)?, k, u64::MAX)
+    }
+
+    fn u32_field(o: &Obj, k: &str) -> R<u32> {
+        Ok(uint(get(o, k)?, k, u32::MAX.into())? as u32)
+    }
+
+    fn u16_field(o: &Obj, k: &str) -> R<u16> {
+        Ok(uint(get(o, k)?, k, u16::MAX.into())? as u16)
+    }
+
+    fn opt_u32(o: &Obj, k: &str) -> R<Option<u32>> {
+        opt(o, k)
+            .map(|v| Ok(uint(v, k, u32::MAX.into())? as u32))
+            .transpose()
+    }
+
+    /// One of `names`, by index.
+    fn variant(o: &Obj, k: &str, names: &[&str]) -> R<usize> {
+        let s = str_field(o, k)?;
+        names
+            .iter()
+            .position(|n| *n == s)
+            .ok_or_else(|| format!("unknown variant `{s}` for `{k}`, expected one of {names:?}"))
+    }
+
+    fn ip(o: &Obj, k: &str) -> R<IpAddr> {
+        str_field(o, k)?
+            .parse()
+            .map_err(|_| format!("invalid value for `{k}`: not an IP address"))
+    }
+
+    fn list<'a>(o: &'a Obj, k: &str) -> R<&'a [Value]> {
+        match o.get(k) {
+            None => Ok(&[]),
+            Some(v) => v
+                .as_array()
+                .map(Vec::as_slice)
+                .ok_or_else(|| wrong(k, v, "a sequence")),
+        }
+    }
+
+    fn name_of(v: &Value, k: &str) -> R<NamespacedName> {
+        let o = obj(v, k)?;
+        Ok(NamespacedName::new(
+            str_field(o, "namespace")?,
+            str_field(o, "name")?,
+        ))
+    }
+
+    const MODES: [&str; 4] = ["userspace", "iptables", "ipvs", "nftables"];
+    const SCHEDULERS: [&str; 9] = ["rr", "wrr", "lc", "wlc", "sh", "dh", "sed", "nq", "mh"];
+
+    fn request_of(v: &Value) -> R<Request> {
+        let o = obj(v, "request")?;
+        let og = obj(get(o, "origin")?, "origin")?;
+        let origin = match variant(og, "kind", &["external", "pod", "node"])? {
+            0 => Origin::External {
+                client: ip(og, "client")?,
+            },
+            1 => Origin::Pod {
+                pod: name_of(get(og, "pod")?, "pod")?,
+            },
+            _ => Origin::Node {
+                node: str_field(og, "node")?.to_string(),
+                src: ip(og, "src")?,
+            },
+        };
+        let d = obj(get(o, "dst")?, "dst")?;
+        let dst = match variant(d, "kind", &["ip", "name"])? {
+            0 => Dest::Ip(ip(d, "value")?),
+            _ => Dest::Name(str_field(d, "value")?.to_string()),
+        };
+        let protocol = match variant(o, "protocol", &["TCP", "UDP", "SCTP"])? {
+            0 => Protocol::Tcp,
+            1 => Protocol::Udp,
+            _ => Protocol::Sctp,
+        };
+        let keep = get(o, "keep_open")?;
+        Ok(Request {
+            origin,
+            dst,
+            port: u16_field(o, "port")?,
+            protocol,
+            src_port: u16_field(o, "src_port")?,
+            keep_open: keep
+                .as_bool()
+                .ok_or_else(|| wrong("keep_open", keep, "a boolean"))?,
+        })
+    }
+
+    pub(super) fn from_json(bytes: &[u8]) -> R<ShareState> {
+        let text = std::str::from_utf8(bytes).map_err(|e| e.to_string())?;
+        let v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let o = obj(&v, "the state")?;
+        let mode = Mode::ALL[variant(o, "m", &MODES)?];
+        let scheduler = match opt(o, "s") {
+            None => None,
+            Some(_) => Some(Scheduler::ALL[variant(o, "s", &SCHEDULERS)?]),
+        };
+        let mut changes = Vec::new();
+        for c in list(o, "c")? {
+            let c = obj(c, "c")?;
+            let state = match variant(c, "state", &["healthy", "failing-readiness", "down"])? {
+                0 => AppState::Healthy,
+                1 => AppState::FailingReadiness,
+                _ => AppState::Down,
+            };
+            changes.push(AppChange {
+                at_ms: u64_field(c, "at_ms")?,
+                pod: name_of(get(c, "pod")?, "pod")?,
+                state,
+            });
+        }
+        let mut packets = Vec::new();
+        for p in list(o, "p")? {
+            let p = obj(p, "p")?;
+            packets.push(SentPacket {
+                id: u32_field(p, "id")?,
+                at_ms: u64_field(p, "at_ms")?,
+                request: request_of(get(p, "request")?)?,
+                seed: u64_field(p, "seed")?,
+            });
+        }
+        Ok(ShareState {
+            yaml: str_field(o, "y")?.to_string(),
+            mode,
+            scheduler,
+            seed: u64_field(o, "r")?,
+            speed_percent: u16_field(o, "v")?,
+            time_ms: u64_field(o, "t")?,
+            focus: opt_u32(o, "f")?,
+            step: opt_u32(o, "h")?,
+            changes,
+            packets,
+            lang: opt(o, "l")
+                .map(|v| string(v, "l"))
+                .transpose()?
+                .map(str::to_string),
+        })
+    }
 }

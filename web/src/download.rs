@@ -24,17 +24,6 @@ pub fn text(name: &str, mime: &str, text: &str) -> bool {
 }
 
 fn js_sys_array(text: &str) -> Option<wasm_bindgen::JsValue> {
-    // A one-element JS array of the string, built through JSON to avoid a js-sys dependency.
-    let json = serde_json::to_string(&[text]).ok()?;
-    js_parse(&json)
-}
-
-#[wasm_bindgen::prelude::wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
-    fn json_parse(s: &str) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>;
-}
-
-fn js_parse(s: &str) -> Option<wasm_bindgen::JsValue> {
-    json_parse(s).ok()
+    // A one-element JS array of the string (no serde_json round trip).
+    Some(js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text)).into())
 }

@@ -86,7 +86,10 @@ pub fn decode_stored(raw: Option<&str>) -> Stored {
 }
 
 pub fn encode_stored(yaml: &str) -> String {
-    serde_json::json!({ "version": 1, "yaml": yaml }).to_string()
+    // The text `json!({"version": 1, "yaml": yaml})` wrote (keys sorted),
+    // without shipping serde_json's `Value` serializer.
+    let yaml = serde_json::to_string(yaml).unwrap_or_default();
+    format!("{{\"version\":1,\"yaml\":{yaml}}}")
 }
 
 fn storage() -> Option<web_sys::Storage> {
@@ -125,6 +128,11 @@ mod tests {
     #[test]
     fn stored_editor_values_are_read_defensively() {
         assert_eq!(decode_stored(None), Stored::Nothing);
+        let y = "kind: \"Service\"\n\u{1}é";
+        assert_eq!(
+            encode_stored(y),
+            serde_json::json!({ "version": 1, "yaml": y }).to_string()
+        );
         assert_eq!(
             decode_stored(Some(&encode_stored("kind: Service"))),
             Stored::Text("kind: Service".into())

@@ -1741,12 +1741,8 @@ impl Builder {
             return;
         }
         // Pods given with IPs keep them; count used addresses per node.
-        let mut used: BTreeSet<IpAddr> = self
-            .cluster
-            .pods
-            .iter()
-            .flat_map(|p| p.ips.clone())
-            .collect();
+        let mut used: BTreeSet<IpAddr> =
+            crate::order::set(self.cluster.pods.iter().flat_map(|p| p.ips.clone()));
         let mut rr = 0usize;
         // Deterministic order: input Pods keep their order after the sort by name;
         // Deployments' Pods are placed in replica order.
@@ -1831,20 +1827,15 @@ impl Builder {
                 self.cluster.service_cidrs.extend(cidrs_v6.clone());
             }
         }
-        let mut used_ips: BTreeSet<IpAddr> = pending
-            .iter()
-            .flat_map(|p| p.svc.cluster_ips.clone())
-            .collect();
-        let mut used_node_ports: BTreeSet<u16> = pending
-            .iter()
-            .flat_map(|p| {
-                p.svc
-                    .ports
-                    .iter()
-                    .filter_map(|x| x.node_port)
-                    .chain(p.svc.health_check_node_port)
-            })
-            .collect();
+        let mut used_ips: BTreeSet<IpAddr> =
+            crate::order::set(pending.iter().flat_map(|p| p.svc.cluster_ips.clone()));
+        let mut used_node_ports: BTreeSet<u16> = crate::order::set(pending.iter().flat_map(|p| {
+            p.svc
+                .ports
+                .iter()
+                .filter_map(|x| x.node_port)
+                .chain(p.svc.health_check_node_port)
+        }));
         // Report cluster IPs used twice.
         let mut owner: BTreeMap<IpAddr, NamespacedName> = BTreeMap::new();
         let mut sorted = pending;

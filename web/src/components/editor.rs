@@ -124,11 +124,7 @@ pub fn Editor(draft: RwSignal<String>, storage_problem: bool) -> impl IntoView {
         })
     });
     let error_lines = Memo::new(move |_| {
-        errors.with(|es| {
-            es.iter()
-                .filter_map(|d| d.span.map(|s| s.line))
-                .collect::<BTreeSet<usize>>()
-        })
+        errors.with(|es| kpv_core::order::set(es.iter().filter_map(|d| d.span.map(|s| s.line))))
     });
     let applied = RwSignal::new(false);
     // Every change is saved (an effect on the outside world, not on signals).

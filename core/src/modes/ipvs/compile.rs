@@ -256,22 +256,23 @@ impl Builder {
 /// Compile one node's IPVS state.
 pub fn build(input: &ProxyInput, scheduler: Scheduler) -> Ruleset {
     let family = input.family;
-    let node_addresses: BTreeSet<IpAddr> = input
-        .node
-        .ips
-        .iter()
-        .filter(|ip| usable_node_address(ip, family))
-        .copied()
-        .collect();
+    let node_addresses: BTreeSet<IpAddr> = crate::order::set(
+        input
+            .node
+            .ips
+            .iter()
+            .filter(|ip| usable_node_address(ip, family))
+            .copied(),
+    );
     // nodeIPs for NodePort virtual servers.
     let node_ips: Vec<IpAddr> = match &input.node_port_ips {
         None => node_addresses.iter().copied().collect(),
         Some(list) => {
-            let s: BTreeSet<IpAddr> = list
-                .iter()
-                .filter(|ip| IpFamily::of(ip) == family && !ip.is_loopback())
-                .copied()
-                .collect();
+            let s: BTreeSet<IpAddr> = crate::order::set(
+                list.iter()
+                    .filter(|ip| IpFamily::of(ip) == family && !ip.is_loopback())
+                    .copied(),
+            );
             s.into_iter().collect()
         }
     };
