@@ -24,15 +24,16 @@ pub struct Categorized {
 }
 
 fn usable(eps: &[EndpointInfo], filter: impl Fn(&EndpointInfo) -> bool) -> Vec<usize> {
-    let ready: Vec<usize> = (0..eps.len())
-        .filter(|&i| eps[i].ready && filter(&eps[i]))
-        .collect();
+    // Sized once: growing 0, 4, 8, 16 was a large part of 10,000s of these.
+    let mut ready: Vec<usize> = Vec::with_capacity(eps.len());
+    ready.extend((0..eps.len()).filter(|&i| eps[i].ready && filter(&eps[i])));
     if !ready.is_empty() {
         return ready;
     }
-    (0..eps.len())
-        .filter(|&i| eps[i].serving && eps[i].terminating && filter(&eps[i]))
-        .collect()
+    ready.extend(
+        (0..eps.len()).filter(|&i| eps[i].serving && eps[i].terminating && filter(&eps[i])),
+    );
+    ready
 }
 
 /// Decide which endpoints each kind of traffic uses.
@@ -49,15 +50,15 @@ pub fn categorize_endpoints(svc: &ServicePortInfo, eps: &[EndpointInfo]) -> Cate
         out.has_any |= eps.iter().any(|e| e.ready || (e.serving && e.terminating));
         out.local = Some(usable(eps, |e| e.is_local));
     }
-    let mut all: Vec<usize> = out
-        .cluster
-        .iter()
-        .chain(out.local.iter())
-        .flatten()
-        .copied()
-        .collect();
-    crate::order::sort(&mut all);
-    all.dedup();
+    let (c, l) = (out.cluster.as_deref(), out.local.as_deref());
+    let mut all: Vec<usize> =
+        Vec::with_capacity(c.map_or(0, <[usize]>::len) + l.map_or(0, <[usize]>::len));
+    all.extend(c.into_iter().chain(l).flatten().copied());
+    // One list alone is already ascending without repeats.
+    if !all.windows(2).all(|w| w[0] < w[1]) {
+        crate::order::sort(&mut all);
+        all.dedup();
+    }
     out.all_reachable = all;
     out
 }
