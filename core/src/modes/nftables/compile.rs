@@ -243,6 +243,13 @@ impl Builder {
             },
         }
     }
+    /// [`Builder::refer`] to the chain at `i` (known without a lookup).
+    fn refer_at(&self, i: usize) -> ChainRef {
+        ChainRef {
+            name: self.chains[i].name.clone(),
+            index: Some(i),
+        }
+    }
     fn jump(&self, c: &str) -> Expr {
         Expr::Verdict(Verdict::Jump(self.refer(c)))
     }
@@ -507,9 +514,14 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
 
         // Chains are created in kube-proxy's order: endpoint chains, policy
         // chains, external chain, firewall chain.
-        for (_, c, _) in &ep_names {
-            b.chain_named(c);
-        }
+        // Their positions, so their rules and references need no lookup by
+        // name (five per endpoint were most of a 10,000-Service compile's
+        // string comparisons).
+        let ep_index: Vec<usize> = ep_names.iter().map(|(_, c, _)| b.chain_named(c)).collect();
+        let index_of = |i: usize| -> Option<usize> {
+            let k = ep_names.binary_search_by_key(&i, |(j, _, _)| *j).ok()?;
+            ep_index.get(k).copied()
+        };
         if uses_cluster_chain {
             b.chain(&cluster_chain);
         }
@@ -706,12 +718,12 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         }
         // Service → endpoint rules.
         let write_lb = |b: &mut Builder, chain: &str, idx: &[usize]| {
-            let targets: Vec<(usize, &str)> = idx
+            let targets: Vec<(usize, &str, usize)> = idx
                 .iter()
-                .filter_map(|&i| Some((i, ep_chain_of(i)?.0)))
+                .filter_map(|&i| Some((i, ep_chain_of(i)?.0, index_of(i)?)))
                 .collect();
             if affinity.is_some() {
-                for (i, c) in &targets {
+                for (i, c, _) in &targets {
                     b.rule(
                         chain,
                         Rule::new(vec![Expr::SaddrInSet(affinity_set_of(*i)), b.goto(c)]),
@@ -721,7 +733,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             b.rule(
                 chain,
                 Rule::new([Expr::NumgenVmap(
-                    targets.iter().map(|(_, c)| b.refer(c)).collect(),
+                    targets.iter().map(|&(_, _, at)| b.refer_at(at)).collect(),
                 )]),
             );
         };
@@ -733,19 +745,20 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         }
         // Endpoint chains.
         for &i in &cat.all_reachable {
-            let Some((chain, addr)) = ep_chain_of(i) else {
+            let (Some((_, addr)), Some(at)) = (ep_chain_of(i), index_of(i)) else {
                 continue;
             };
-            b.rule(
-                chain,
-                Rule::new([Expr::Saddr(AddrSpec::Ip(addr.ip())), mark_masq.clone()]),
-            );
+            let rules = &mut b.chains[at].rules;
+            rules.push(Rule::new([
+                Expr::Saddr(AddrSpec::Ip(addr.ip())),
+                mark_masq.clone(),
+            ]));
             let set = affinity.map(|_| affinity_set_of(i));
             if let Some(s) = &set {
-                b.rule(chain, Rule::new([Expr::UpdateSaddr(s.clone())]));
+                rules.push(Rule::new([Expr::UpdateSaddr(s.clone())]));
             }
-            b.rule(chain, Rule::new([Expr::L4Proto(proto), Expr::DnatTo(addr)]));
-            let r = b.refer(chain);
+            rules.push(Rule::new([Expr::L4Proto(proto), Expr::DnatTo(addr)]));
+            let r = b.refer_at(at);
             if let Some(index) = r.index {
                 endpoint_chains.push(EndpointChain {
                     chain: r.name,
