@@ -17,7 +17,7 @@ use super::rules::{
 };
 use crate::modes::DropReason;
 use crate::packet::IpFamily;
-use crate::proxy::naming::{hash_prefix, push_hash_prefix, service_port_hash_input};
+use crate::proxy::naming::push_hash_prefix;
 use crate::proxy::{EndpointInfo, LocalDetector, ProxyInput, ServicePortInfo};
 use ipnet::IpNet;
 use std::fmt::Write as _;
@@ -76,6 +76,10 @@ impl Emit {
     /// construction (fixed names, or a hash of the Service port and
     /// endpoint); [`arrange`] still merges equal names.
     fn chain(&mut self, name: impl Into<Name>) -> Id {
+        self.chain_with(name, 2)
+    }
+    /// [`Emit::chain`] with room for `rules` rules.
+    fn chain_with(&mut self, name: impl Into<Name>, rules: usize) -> Id {
         let name: Name = name.into();
         let (class, text) = chain_key(&name);
         let mut head = [0u8; 16];
@@ -84,7 +88,7 @@ impl Emit {
         self.chains.push(EChain {
             key: (class, u128::from_be_bytes(head)),
             name,
-            rules: Vec::with_capacity(2),
+            rules: Vec::with_capacity(rules),
             endpoints: None,
         });
         self.chains.len() - 1
@@ -125,7 +129,9 @@ impl<'h> LazyChain<'h> {
         match self.id {
             Some(id) => id,
             None => {
-                let id = e.chain(self.name().as_str());
+                // Sized by its first `reserve` or push (KUBE-SVC- chains
+                // reserve exactly; a first allocation of 2 was then regrown).
+                let id = e.chain_with(self.name().as_str(), 0);
                 self.id = Some(id);
                 id
             }
@@ -454,7 +460,12 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         };
         let name = svc.name.to_string();
         let proto = svc.name.protocol;
-        let hash = hash_prefix(&service_port_hash_input(&svc.name, proto), 16);
+        // `service_port_hash_input`, from the name already written.
+        hash_input.clear();
+        hash_input.push_str(&name);
+        hash_input.push_str(proto.as_lower());
+        let mut hash = String::with_capacity(16);
+        push_hash_prefix(&mut hash, &hash_input, 16);
         let mut svc_chain = LazyChain::new(names::SVC, &hash);
         let mut svl_chain = LazyChain::new(names::SVL, &hash);
         let mut ext_chain = LazyChain::new(names::EXT, &hash);
