@@ -17,7 +17,7 @@ use super::rules::{
 };
 use crate::modes::DropReason;
 use crate::packet::IpFamily;
-use crate::proxy::naming::push_hash_prefix;
+use crate::proxy::naming::{push_hash_prefix, service_port_name_text};
 use crate::proxy::{EndpointInfo, LocalDetector, ProxyInput, ServicePortInfo};
 use ipnet::IpNet;
 use std::fmt::Write as _;
@@ -458,7 +458,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         let Some(cluster_ip) = svc.cluster_ip else {
             continue;
         };
-        let name = svc.name.to_string();
+        let name = service_port_name_text(&svc.name);
         let proto = svc.name.protocol;
         // `service_port_hash_input`, from the name already written.
         hash_input.clear();
@@ -983,13 +983,29 @@ fn arrange(table: Table, emit: Emit) -> TableRules {
         .map(|(i, c)| (c.key.0, c.key.1, i))
         .collect();
     {
+        // By the integers first (position breaks ties), then each run of
+        // equal keys (names longer than the key, equal in its 16 bytes:
+        // rare) by name and position: the same order as comparing
+        // (key, name, position) throughout, with plain integer comparisons
+        // for the 100,000s.
+        order.sort_unstable();
         let name = |i: usize| emitted.get(i).map_or("", |c| &*c.name);
-        order.sort_unstable_by(|a, b| {
-            (a.0, a.1)
-                .cmp(&(b.0, b.1))
-                .then_with(|| chain_key(name(a.2)).cmp(&chain_key(name(b.2))))
-                .then(a.2.cmp(&b.2))
-        });
+        let mut start = 0;
+        while start < order.len() {
+            let key = (order[start].0, order[start].1);
+            let mut end = start + 1;
+            while end < order.len() && (order[end].0, order[end].1) == key {
+                end += 1;
+            }
+            if end - start > 1 {
+                order[start..end].sort_unstable_by(|a, b| {
+                    chain_key(name(a.2))
+                        .cmp(&chain_key(name(b.2)))
+                        .then(a.2.cmp(&b.2))
+                });
+            }
+            start = end;
+        }
     }
     let mut chains: Vec<Chain> = Vec::with_capacity(order.len());
     let mut last_key = None;
