@@ -93,33 +93,48 @@ pub fn run(
     scheduler: Option<Scheduler>,
     packets: &[SentPacket],
 ) -> Vec<Trace> {
-    let timing = Timing::default();
+    match steady_slices(cluster, packets) {
+        Some(slices) => {
+            let sim = Sim::new(cluster, &slices, mode, scheduler);
+            trace_all(&sim, packets, &mut WorldState::default())
+        }
+        None => replay::replay(&Inputs {
+            cluster,
+            mode,
+            scheduler,
+            timing: Timing::default(),
+            changes: &[],
+            packets,
+        }),
+    }
+}
+
+/// What kube-proxy has synced, when it is the same at the first and the last
+/// of `packets` (sent in order, no app changes): then one compiled [`Sim`]
+/// serves them all.
+fn steady_slices(cluster: &Cluster, packets: &[SentPacket]) -> Option<Vec<EndpointSlice>> {
     let sorted = packets
         .windows(2)
         .all(|w| (w[0].at_ms, w[0].id) < (w[1].at_ms, w[1].id));
-    if let (true, Some(first), Some(last)) = (sorted, packets.first(), packets.last()) {
-        let a = controller::snapshot(cluster, &[], timing, first.at_ms);
-        let b = controller::snapshot(cluster, &[], timing, last.at_ms);
-        if a.proxy_slices == b.proxy_slices {
-            let sim = Sim::new(cluster, &a.proxy_slices, mode, scheduler);
-            let mut state = WorldState::default();
-            return packets
-                .iter()
-                .map(|p| {
-                    let mut chooser = Chooser::new(p.seed);
-                    trace::trace(&sim, &p.request, &mut state, &mut chooser, p.at_ms)
-                })
-                .collect();
-        }
+    let (first, last) = (packets.first()?, packets.last()?);
+    if !sorted {
+        return None;
     }
-    replay::replay(&Inputs {
-        cluster,
-        mode,
-        scheduler,
-        timing,
-        changes: &[],
-        packets,
-    })
+    let timing = Timing::default();
+    let a = controller::snapshot(cluster, &[], timing, first.at_ms);
+    let b = controller::snapshot(cluster, &[], timing, last.at_ms);
+    (a.proxy_slices == b.proxy_slices).then_some(a.proxy_slices)
+}
+
+/// Trace `packets` in order through one `sim`, threading `state`.
+fn trace_all(sim: &Sim<'_>, packets: &[SentPacket], state: &mut WorldState) -> Vec<Trace> {
+    packets
+        .iter()
+        .map(|p| {
+            let mut chooser = Chooser::new(p.seed);
+            trace::trace(sim, &p.request, state, &mut chooser, p.at_ms)
+        })
+        .collect()
 }
 
 /// Where `n_packets` new connections to `target` went, measured by replaying
@@ -190,15 +205,7 @@ impl LbLab {
         long_lived: bool,
     ) -> LbLab {
         let packets = lab_packets(target, origin, n_packets, seed, long_lived);
-        let timing = Timing::default();
-        let steady = match (packets.first(), packets.last()) {
-            (Some(first), Some(last)) => {
-                let a = controller::snapshot(cluster, &[], timing, first.at_ms);
-                let b = controller::snapshot(cluster, &[], timing, last.at_ms);
-                (a.proxy_slices == b.proxy_slices).then_some(a.proxy_slices)
-            }
-            _ => None,
-        };
+        let steady = steady_slices(cluster, &packets);
         LbLab {
             cluster: cluster.clone(),
             mode,
@@ -232,13 +239,7 @@ impl LbLab {
         let traces = match &self.steady {
             Some(slices) => {
                 let sim = Sim::new(&self.cluster, slices, self.mode, self.scheduler);
-                self.packets[from..to]
-                    .iter()
-                    .map(|p| {
-                        let mut chooser = Chooser::new(p.seed);
-                        trace::trace(&sim, &p.request, &mut self.state, &mut chooser, p.at_ms)
-                    })
-                    .collect::<Vec<_>>()
+                trace_all(&sim, &self.packets[from..to], &mut self.state)
             }
             None => {
                 // Not steady: replay everything at once (it threads its own state).

@@ -11,6 +11,7 @@
 
 pub mod iptables;
 pub mod ipvs;
+pub(crate) mod lines;
 pub mod nftables;
 pub mod small;
 pub mod userspace;

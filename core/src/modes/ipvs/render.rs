@@ -93,32 +93,11 @@ pub fn layout(rs: &Ruleset) -> Rendered {
     build(rs, false)
 }
 
-/// The lines being written, or only counted.
-struct Lines {
-    write: bool,
-    lines: Vec<String>,
-    n: usize,
-}
-
-impl Lines {
-    fn len(&self) -> usize {
-        self.n
-    }
-    fn push(&mut self, line: impl FnOnce() -> String) {
-        if self.write {
-            self.lines.push(line());
-        }
-        self.n += 1;
-    }
-}
+use crate::modes::lines::Lines;
 
 fn build(rs: &Ruleset, write: bool) -> Rendered {
     let mut out = Rendered::default();
-    let mut lines = Lines {
-        write,
-        lines: Vec::new(),
-        n: 0,
-    };
+    let mut lines = Lines::new(write);
     let lines = &mut lines;
     lines.push(|| "# ipvsadm -Ln".to_string());
     lines.push(|| "IP Virtual Server version 1.2.1 (size=4096)".to_string());
@@ -214,7 +193,7 @@ fn build(rs: &Ruleset, write: bool) -> Rendered {
         }
         lines.push(|| "COMMIT".to_string());
     }
-    out.lines = std::mem::take(&mut lines.lines);
+    out.lines = lines.take_lines();
     out
 }
 

@@ -38,31 +38,10 @@ pub fn layout(dp: &UserspaceDataplane) -> (Vec<usize>, Vec<usize>) {
     (rule_lines, listener_lines)
 }
 
-/// The lines being written, or only counted.
-struct Lines {
-    write: bool,
-    lines: Vec<String>,
-    n: usize,
-}
-
-impl Lines {
-    fn len(&self) -> usize {
-        self.n
-    }
-    fn push(&mut self, line: impl FnOnce() -> String) {
-        if self.write {
-            self.lines.push(line());
-        }
-        self.n += 1;
-    }
-}
+use crate::modes::lines::Lines;
 
 fn build(dp: &UserspaceDataplane, write: bool) -> (String, Vec<usize>, Vec<usize>) {
-    let mut lines = Lines {
-        write,
-        lines: Vec::new(),
-        n: 0,
-    };
+    let mut lines = Lines::new(write);
     let mut rule_lines = vec![0; dp.rules.len()];
     lines.push(|| TITLE.into());
     let save = match dp.family {
@@ -168,7 +147,7 @@ fn build(dp: &UserspaceDataplane, write: bool) -> (String, Vec<usize>, Vec<usize
     if !write {
         return (String::new(), rule_lines, listener_lines);
     }
-    let mut text = lines.lines.join("\n");
+    let mut text = lines.take_lines().join("\n");
     text.push('\n');
     (text, rule_lines, listener_lines)
 }
