@@ -12,8 +12,8 @@
 //! [`Endpoints::of`]).
 
 use super::rules::{
-    chain_key, names, Addr, Chain, ChainIndex, CtState, HookChain, Match, Matches, Name, Rule,
-    Side, Table, TableRules, Target, INDEX_MIN_RULES,
+    chain_key, name, names, Addr, Chain, ChainIndex, CtState, HookChain, Match, Matches, Name,
+    Rule, Side, Table, TableRules, Target, INDEX_MIN_RULES,
 };
 use crate::modes::DropReason;
 use crate::packet::IpFamily;
@@ -51,50 +51,50 @@ impl Compiled {
 /// A chain's position in [`Emit::chains`] (creation order).
 type Id = usize;
 
-/// A chain being filled, in emission order.
-#[derive(Default)]
-struct EChain {
-    name: Name,
-    /// The sort key: [`chain_key`]'s class and the first 16 bytes of its
-    /// text as a big-endian number (which orders like the text).
-    key: (u8, u128),
-    rules: Vec<Rule>,
-    /// See [`Chain::endpoints`].
-    endpoints: Option<Vec<SocketAddr>>,
-}
-
-/// Chains of one table with their rules in emission order. Chains are
+/// Chains of one table in emission order, with their rules. Chains are
 /// referred to by [`Id`], never looked up by name while compiling (a lookup
-/// per rule made compiling 10,000 Services take seconds).
+/// per rule made compiling 10,000 Services take seconds). [`arrange`] puts
+/// them in rendering order in place.
 #[derive(Default)]
 struct Emit {
-    chains: Vec<EChain>,
+    chains: Vec<Chain>,
+    /// Each chain's sort key: [`chain_key`]'s class and the first 16 bytes of
+    /// its text as a big-endian number (which orders like the text).
+    keys: Vec<(u8, u128)>,
 }
 
 impl Emit {
     /// Declare a chain (`:NAME - [0:0]`). Chain names are unique by
     /// construction (fixed names, or a hash of the Service port and
     /// endpoint); [`arrange`] still merges equal names.
-    fn chain(&mut self, name: impl Into<Name>) -> Id {
+    fn chain(&mut self, name: &str) -> Id {
         self.chain_with(name, 2)
     }
+    /// Room for `n` more chains.
+    fn reserve(&mut self, n: usize) {
+        self.chains.reserve(n);
+        self.keys.reserve(n);
+    }
     /// [`Emit::chain`] with room for `rules` rules.
-    fn chain_with(&mut self, name: impl Into<Name>, rules: usize) -> Id {
-        let name: Name = name.into();
+    fn chain_with(&mut self, text: &str, rules: usize) -> Id {
+        let name = name(text);
         let (class, text) = chain_key(&name);
         let mut head = [0u8; 16];
         let n = text.len().min(16);
         head[..n].copy_from_slice(&text.as_bytes()[..n]);
-        self.chains.push(EChain {
-            key: (class, u128::from_be_bytes(head)),
+        self.keys.push((class, u128::from_be_bytes(head)));
+        self.chains.push(Chain {
             name,
             rules: Vec::with_capacity(rules),
+            decl_line: 0,
+            first_line: 0,
+            index: None,
             endpoints: None,
         });
         self.chains.len() - 1
     }
     fn name(&self, id: Id) -> Name {
-        self.chains[id].name.clone()
+        self.chains[id].name
     }
     fn rule(&mut self, chain: Id, matches: impl Into<Matches>, target: Target) {
         self.chains[chain].rules.push(Rule::new(matches, target));
@@ -356,7 +356,7 @@ fn dst_ip(ip: IpAddr) -> Match {
 }
 
 fn jump(c: &str) -> Target {
-    Target::Jump(c.into())
+    Target::Jump(name(c))
 }
 
 /// The comment of nat KUBE-SERVICES' last rules (the jumps to KUBE-NODEPORTS).
@@ -451,8 +451,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
     }
     // Reused for every chain name.
     let (mut hash_input, mut chain_name) = (String::new(), String::new());
-    nat.chains
-        .reserve(total_endpoints + 2 * input.services.len());
+    nat.reserve(total_endpoints + 2 * input.services.len());
 
     for (_, svc, svc_eps) in input.services_with_endpoints() {
         let Some(cluster_ip) = svc.cluster_ip else {
@@ -853,10 +852,10 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         }
         // The endpoints of every KUBE-SVC-/KUBE-SVL- chain, in rule order.
         if let Some(id) = svc_chain.id {
-            nat.chains[id].endpoints = Some(svc_eps);
+            nat.chains[id].endpoints = Some(svc_eps.into_boxed_slice());
         }
         if let Some(id) = svl_chain.id {
-            nat.chains[id].endpoints = Some(svl_eps);
+            nat.chains[id].endpoints = Some(svl_eps.into_boxed_slice());
         }
         // N. KUBE-SEP-.
         for (ep, (_, sep)) in eps.all_reachable.iter().zip(&seps) {
@@ -973,15 +972,16 @@ fn comment_service(rule: &Rule) -> &str {
 /// Group emitted rules by chain and order chains and rules as the upstream
 /// tests do.
 fn arrange(table: Table, emit: Emit) -> TableRules {
-    let mut emitted = emit.chains;
+    let Emit { mut chains, keys } = emit;
     // Sort positions, not chains; ties by position: a name declared twice
-    // keeps its rules in declaration order. The keys (see [`EChain::key`])
+    // keeps its rules in declaration order. The keys (see [`Emit::keys`])
     // make most comparisons of 100,000s of names integer comparisons.
-    let mut order: Vec<(u8, u128, usize)> = emitted
+    let mut order: Vec<(u8, u128, usize)> = keys
         .iter()
         .enumerate()
-        .map(|(i, c)| (c.key.0, c.key.1, i))
+        .map(|(i, k)| (k.0, k.1, i))
         .collect();
+    drop(keys);
     {
         // By the integers first (position breaks ties), then each run of
         // equal keys (names longer than the key, equal in its 16 bytes:
@@ -989,7 +989,7 @@ fn arrange(table: Table, emit: Emit) -> TableRules {
         // (key, name, position) throughout, with plain integer comparisons
         // for the 100,000s.
         order.sort_unstable();
-        let name = |i: usize| emitted.get(i).map_or("", |c| &*c.name);
+        let name = |i: usize| chains.get(i).map_or("", |c| &*c.name);
         let mut start = 0;
         while start < order.len() {
             let key = (order[start].0, order[start].1);
@@ -1007,27 +1007,18 @@ fn arrange(table: Table, emit: Emit) -> TableRules {
             start = end;
         }
     }
-    let mut chains: Vec<Chain> = Vec::with_capacity(order.len());
-    let mut last_key = None;
-    for (class, head, i) in order {
-        let Some(c) = emitted.get_mut(i).map(std::mem::take) else {
-            continue;
-        };
-        // Equal names have equal keys: compare names only then.
-        let same_key = last_key == Some((class, head));
-        last_key = Some((class, head));
-        match chains.last_mut() {
-            Some(last) if same_key && last.name == c.name => last.rules.extend(c.rules),
-            _ => chains.push(Chain {
-                name: c.name,
-                rules: c.rules,
-                decl_line: 0,
-                first_line: 0,
-                index: None,
-                endpoints: c.endpoints,
-            }),
+    // Move the chains into that order where they are (a 10,000-Service
+    // node has 100,000s: no second array of them).
+    let mut from: Vec<usize> = order.into_iter().map(|(_, _, i)| i).collect();
+    permute(&mut chains, &mut from);
+    // A name declared twice: one chain, rules in declaration order.
+    chains.dedup_by(|cur, prev| {
+        let same = cur.name == prev.name;
+        if same {
+            prev.rules.append(&mut cur.rules);
         }
-    }
+        same
+    });
     for ch in chains.iter_mut() {
         if &*ch.name == names::NODEPORTS || &*ch.name == names::SERVICES {
             let last_ok = table == Table::Nat && &*ch.name == names::SERVICES;
@@ -1052,10 +1043,30 @@ fn arrange(table: Table, emit: Emit) -> TableRules {
             ch.rules = idx.into_iter().filter_map(|i| old[i].take()).collect();
         }
         if ch.rules.len() >= INDEX_MIN_RULES {
-            ch.index = Some(ChainIndex::new(&ch.rules));
+            ch.index = Some(Box::new(ChainIndex::new(&ch.rules)));
         }
     }
     TableRules { table, chains }
+}
+
+/// Reorder `v` in place so that position `p` holds what was at `from[p]`
+/// (`from` is a permutation; it is used up as the record of what is done).
+fn permute<T>(v: &mut [T], from: &mut [usize]) {
+    const DONE: usize = usize::MAX;
+    for start in 0..from.len().min(v.len()) {
+        // Follow the cycle through `start`: each step fills position `p`
+        // from `from[p]`, leaving the displaced value where the cycle goes on.
+        let mut p = start;
+        while from[p] != DONE {
+            let s = from[p];
+            from[p] = DONE;
+            if s == start || s >= v.len() {
+                break;
+            }
+            v.swap(p, s);
+            p = s;
+        }
+    }
 }
 
 /// The jumps kube-proxy (and the kubelet, for KUBE-FIREWALL) put in the
@@ -1156,8 +1167,34 @@ fn hooks(firewall: bool) -> Vec<HookChain> {
 
 #[cfg(test)]
 mod tests {
-    use super::AddrText;
+    use super::{permute, AddrText};
     use std::net::SocketAddr;
+
+    #[test]
+    fn permute_puts_each_value_where_from_says() {
+        // Every permutation of 5 (cycles of every length, fixed points).
+        let mut perms = vec![vec![]];
+        for n in 0..5usize {
+            perms = perms
+                .into_iter()
+                .flat_map(|p: Vec<usize>| {
+                    (0..=n).map(move |k| {
+                        let mut q = p.clone();
+                        q.insert(k, n);
+                        q
+                    })
+                })
+                .collect();
+        }
+        assert_eq!(perms.len(), 120);
+        for from in perms {
+            let mut v: Vec<String> = (0..5).map(|i| format!("v{i}")).collect();
+            let want: Vec<String> = from.iter().map(|&i| format!("v{i}")).collect();
+            let mut f = from.clone();
+            permute(&mut v, &mut f);
+            assert_eq!(v, want, "from {from:?}");
+        }
+    }
 
     #[test]
     fn addr_text_is_the_display_text() {

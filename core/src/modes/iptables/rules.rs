@@ -7,14 +7,28 @@
 
 use crate::modes::DropReason;
 use crate::packet::Protocol;
+use arrayvec::ArrayString;
 use ipnet::IpNet;
 use serde::Serialize;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
 
-/// A chain name, shared: one allocation per chain however many rules jump
-/// to it (a 10,000-Service node has 100,000s of jumps).
-pub type Name = Arc<str>;
+/// A chain name, stored inline. iptables refuses chain names longer than
+/// 28 bytes (`XT_EXTENSION_MAXNAMELEN` - 1), so every name kube-proxy
+/// writes fits, and the 100,000s of chains and jumps of a large node cost
+/// no allocation at all.
+pub type Name = ArrayString<28>;
+
+/// `s` as a [`Name`], cut at 28 bytes (a longer name is one iptables would
+/// refuse and kube-proxy never writes).
+pub fn name(s: &str) -> Name {
+    let mut end = s.len().min(28);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut n = Name::new();
+    n.push_str(&s[..end]);
+    n
+}
 
 /// An iptables table kube-proxy writes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -179,11 +193,11 @@ pub struct Chain {
     /// For long chains (KUBE-SERVICES, KUBE-NODEPORTS...): which rules could
     /// match a destination at all. See [`ChainIndex`].
     #[serde(skip)]
-    pub index: Option<ChainIndex>,
+    pub index: Option<Box<ChainIndex>>,
     /// KUBE-SVC-/KUBE-SVL- chains: the endpoints their jumps to KUBE-SEP-
     /// chains DNAT to, in rule order (a packet's candidates).
     #[serde(skip)]
-    pub endpoints: Option<Vec<SocketAddr>>,
+    pub endpoints: Option<Box<[SocketAddr]>>,
 }
 
 impl Chain {

@@ -218,7 +218,7 @@ impl Walker<'_> {
             return Flow::Continue;
         };
         if let Some(eps) = &chain.endpoints {
-            self.candidates = eps.clone();
+            self.candidates = eps.to_vec();
         }
         // With an index, only the rules that can match this destination are
         // tried, but every rule before them counts as compared, as in the
