@@ -25,15 +25,21 @@ impl<T> Small<T> {
     }
 
     pub fn push(&mut self, x: T) {
-        *self = match std::mem::take(self) {
-            Small::Empty => Small::One([x]),
-            Small::One([a]) => Small::Two([a, x]),
-            Small::Two([a, b]) => Small::Many(vec![a, b, x]),
-            Small::Many(mut v) => {
-                v.push(x);
-                Small::Many(v)
+        match self {
+            Small::Empty => *self = Small::One([x]),
+            Small::Many(v) => v.push(x),
+            _ => {
+                *self = match std::mem::take(self) {
+                    Small::One([a]) => Small::Two([a, x]),
+                    Small::Two([a, b]) => Small::Many(vec![a, b, x]),
+                    Small::Empty => Small::One([x]),
+                    Small::Many(mut v) => {
+                        v.push(x);
+                        Small::Many(v)
+                    }
+                }
             }
-        };
+        }
     }
 }
 

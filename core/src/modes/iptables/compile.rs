@@ -12,8 +12,8 @@
 //! [`Endpoints::of`]).
 
 use super::rules::{
-    chain_key, name, names, Addr, Chain, ChainIndex, CtState, HookChain, Match, Matches, Name,
-    Rule, Side, Table, TableRules, Target, INDEX_MIN_RULES,
+    chain_key, name, name_of, names, Addr, Chain, ChainIndex, CtState, HookChain, Match, Matches,
+    Name, Rule, Side, Table, TableRules, Target, INDEX_MIN_RULES,
 };
 use crate::modes::DropReason;
 use crate::packet::IpFamily;
@@ -67,8 +67,8 @@ impl Emit {
     /// Declare a chain (`:NAME - [0:0]`). Chain names are unique by
     /// construction (fixed names, or a hash of the Service port and
     /// endpoint); [`arrange`] still merges equal names.
-    fn chain(&mut self, name: &str) -> Id {
-        self.chain_with(name, 2)
+    fn chain(&mut self, text: &str) -> Id {
+        self.chain_with(name(text), 2)
     }
     /// Room for `n` more chains.
     fn reserve(&mut self, n: usize) {
@@ -76,8 +76,7 @@ impl Emit {
         self.keys.reserve(n);
     }
     /// [`Emit::chain`] with room for `rules` rules.
-    fn chain_with(&mut self, text: &str, rules: usize) -> Id {
-        let name = name(text);
+    fn chain_with(&mut self, name: Name, rules: usize) -> Id {
         let (class, text) = chain_key(&name);
         let mut head = [0u8; 16];
         let n = text.len().min(16);
@@ -111,27 +110,28 @@ impl Emit {
 struct LazyChain<'h> {
     prefix: &'static str,
     hash: &'h str,
+    /// How many rules it will hold, when known (else it grows).
+    room: usize,
     id: Option<Id>,
 }
 
 impl<'h> LazyChain<'h> {
-    fn new(prefix: &'static str, hash: &'h str) -> LazyChain<'h> {
+    fn new(prefix: &'static str, hash: &'h str, room: usize) -> LazyChain<'h> {
         LazyChain {
             prefix,
             hash,
+            room,
             id: None,
         }
     }
-    fn name(&self) -> String {
-        format!("{}{}", self.prefix, self.hash)
+    fn name(&self) -> Name {
+        name_of(&[self.prefix, self.hash])
     }
     fn id(&mut self, e: &mut Emit) -> Id {
         match self.id {
             Some(id) => id,
             None => {
-                // Sized by its first `reserve` or push (KUBE-SVC- chains
-                // reserve exactly; a first allocation of 2 was then regrown).
-                let id = e.chain_with(self.name().as_str(), 0);
+                let id = e.chain_with(self.name(), self.room);
                 self.id = Some(id);
                 id
             }
@@ -157,9 +157,9 @@ struct Fixed {
 struct Endpoints<'a> {
     cluster: Vec<&'a EndpointInfo>,
     local: Vec<&'a EndpointInfo>,
-    all_reachable: Vec<&'a EndpointInfo>,
-    /// The `ip:port` text of each of `all_reachable`.
-    all_text: Vec<AddrText>,
+    /// Every reachable endpoint with its `ip:port` text, sorted by that text
+    /// (kube-proxy's order of endpoint chains).
+    all: Vec<(AddrText, &'a EndpointInfo)>,
     has_any: bool,
 }
 
@@ -216,12 +216,10 @@ impl<'a> Endpoints<'a> {
         // By `ip:port` text; equal texts are equal addresses.
         all.sort_by(|a, b| a.0.cmp(&b.0));
         all.dedup_by(|a, b| a.1.addr == b.1.addr);
-        let (all_text, all_reachable) = all.into_iter().unzip();
         Endpoints {
             cluster,
             local,
-            all_reachable,
-            all_text,
+            all,
             has_any,
         }
     }
@@ -465,15 +463,22 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         hash_input.push_str(proto.as_lower());
         let mut hash = String::with_capacity(16);
         push_hash_prefix(&mut hash, &hash_input, 16);
-        let mut svc_chain = LazyChain::new(names::SVC, &hash);
-        let mut svl_chain = LazyChain::new(names::SVL, &hash);
-        let mut ext_chain = LazyChain::new(names::EXT, &hash);
-        let mut fw_chain = LazyChain::new(names::FW, &hash);
         let eps = Endpoints::of(svc, svc_eps);
-        // KUBE-SEP- chains, one per reachable endpoint (sorted by address,
-        // for finding an endpoint's chain).
-        let mut seps: Vec<(SocketAddr, Id)> = Vec::with_capacity(eps.all_reachable.len());
-        for (ep, text) in eps.all_reachable.iter().zip(&eps.all_text) {
+        // KUBE-SVC-/KUBE-SVL-: a masquerade rule, then per endpoint an
+        // affinity check and a jump. The others grow as needed.
+        let per_ep = if svc.session_affinity_seconds.is_some() {
+            2
+        } else {
+            1
+        };
+        let mut svc_chain = LazyChain::new(names::SVC, &hash, 1 + per_ep * eps.cluster.len());
+        let mut svl_chain = LazyChain::new(names::SVL, &hash, 1 + per_ep * eps.local.len());
+        let mut ext_chain = LazyChain::new(names::EXT, &hash, 0);
+        let mut fw_chain = LazyChain::new(names::FW, &hash, 0);
+        // KUBE-SEP- chains, one per reachable endpoint, declared one after
+        // the other: the k-th endpoint's chain is `first_sep + k`.
+        let first_sep = nat.chains.len();
+        for (text, _) in &eps.all {
             hash_input.clear();
             hash_input.push_str(&name);
             hash_input.push_str(proto.as_lower());
@@ -481,16 +486,22 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             chain_name.clear();
             chain_name.push_str(names::SEP);
             push_hash_prefix(&mut chain_name, &hash_input, 16);
-            let sep = nat.chain(chain_name.as_str());
-            seps.push((ep.addr, sep));
+            nat.chain(chain_name.as_str());
         }
-        let mut sorted_seps = seps.clone();
-        sorted_seps.sort_unstable_by_key(|(a, _)| *a);
+        // (address, chain), sorted: for finding an endpoint's chain.
+        let mut by_addr: Vec<(SocketAddr, Id)> = Vec::with_capacity(eps.all.len());
+        by_addr.extend(
+            eps.all
+                .iter()
+                .enumerate()
+                .map(|(k, (_, ep))| (ep.addr, first_sep + k)),
+        );
+        by_addr.sort_unstable_by_key(|(a, _)| *a);
         let sep_of = |ep: &EndpointInfo| -> Option<Id> {
-            sorted_seps
+            by_addr
                 .binary_search_by_key(&ep.addr, |(a, _)| *a)
                 .ok()
-                .map(|i| sorted_seps[i].1)
+                .map(|i| by_addr[i].1)
         };
         let has_any = eps.has_any;
         let uses_cluster_chain = !eps.cluster.is_empty() && uses_cluster_endpoints(svc);
@@ -821,7 +832,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
                     let mut m = Matches::Empty;
                     svc_comment(&mut m, &|| format!("{name} -> {}", ep.key()));
                     m.push(Match::RecentCheck {
-                        list: nat.name(sep),
+                        list: Box::new(nat.name(sep)),
                         seconds,
                     });
                     nat.jump(chain, m, sep);
@@ -830,11 +841,18 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             let n = list.len();
             for (i, ep) in list.iter().enumerate() {
                 let Some(sep) = sep_of(ep) else { continue };
-                let mut m = Matches::Empty;
-                svc_comment(&mut m, &|| format!("{name} -> {}", ep.key()));
-                if i + 1 < n {
-                    m.push(Match::Statistic { n: n - i });
-                }
+                let m: Matches = match (large_cluster, i + 1 < n) {
+                    (true, false) => Matches::Empty,
+                    (true, true) => [Match::Statistic { n: n - i }].into(),
+                    (false, more) => {
+                        let c = Match::Comment(format!("{name} -> {}", ep.key()));
+                        if more {
+                            [c, Match::Statistic { n: n - i }].into()
+                        } else {
+                            [c].into()
+                        }
+                    }
+                };
                 nat.jump(chain, m, sep);
             }
         };
@@ -857,23 +875,38 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         if let Some(id) = svl_chain.id {
             nat.chains[id].endpoints = Some(svl_eps.into_boxed_slice());
         }
-        // N. KUBE-SEP-.
-        for (ep, (_, sep)) in eps.all_reachable.iter().zip(&seps) {
-            let mut m = Matches::Empty;
-            svc_comment(&mut m, &|| name.clone());
-            let mut masq = m.clone();
-            masq.push(Match::Src {
+        // N. KUBE-SEP-. (Built whole rather than pushed match by match:
+        // this runs for every endpoint.)
+        for (k, (_, ep)) in eps.all.iter().enumerate() {
+            let sep = first_sep + k;
+            let src = Match::Src {
                 addr: Addr::Ip(ep.addr.ip()),
                 negate: false,
+            };
+            let recent = svc.session_affinity_seconds.map(|_| Match::RecentSet {
+                list: Box::new(nat.name(sep)),
             });
-            nat.jump(*sep, masq, fx.n_mark_masq);
-            if svc.session_affinity_seconds.is_some() {
-                m.push(Match::RecentSet {
-                    list: nat.name(*sep),
-                });
-            }
-            m.push(Match::Proto(proto));
-            nat.rule(*sep, m, Target::Dnat(ep.addr));
+            let proto = Match::Proto(proto);
+            let (masq, dnat): (Matches, Matches) = if large_cluster {
+                (
+                    [src].into(),
+                    match recent {
+                        Some(r) => [r, proto].into(),
+                        None => [proto].into(),
+                    },
+                )
+            } else {
+                let c = Match::Comment(name.clone());
+                (
+                    [c.clone(), src].into(),
+                    match recent {
+                        Some(r) => vec![c, r, proto].into(),
+                        None => [c, proto].into(),
+                    },
+                )
+            };
+            nat.jump(sep, masq, fx.n_mark_masq);
+            nat.rule(sep, dnat, Target::Dnat(ep.addr));
         }
     }
 
@@ -1022,9 +1055,10 @@ fn arrange(table: Table, emit: Emit) -> TableRules {
     for ch in chains.iter_mut() {
         if &*ch.name == names::NODEPORTS || &*ch.name == names::SERVICES {
             let last_ok = table == Table::Nat && &*ch.name == names::SERVICES;
-            // Rules are emitted Service by Service, so this is nearly sorted
-            // already; sort a permutation so the keys can borrow the rules.
-            let mut idx: Vec<usize> = (0..ch.rules.len()).collect();
+            // Rules are emitted Service by Service, and Services come sorted
+            // by name, so this is usually in order already. Otherwise sort a
+            // permutation (the keys borrow the rules) and apply it in place.
+            let mut from: Vec<usize> = Vec::new();
             {
                 let keys: Vec<(bool, &str)> = ch
                     .rules
@@ -1034,13 +1068,12 @@ fn arrange(table: Table, emit: Emit) -> TableRules {
                         (last, comment_service(r))
                     })
                     .collect();
-                idx.sort_by_key(|&i| keys[i]);
+                if !keys.is_sorted() {
+                    from.extend(0..keys.len());
+                    from.sort_by_key(|&i| keys[i]);
+                }
             }
-            let mut old: Vec<Option<Rule>> = std::mem::take(&mut ch.rules)
-                .into_iter()
-                .map(Some)
-                .collect();
-            ch.rules = idx.into_iter().filter_map(|i| old[i].take()).collect();
+            permute(&mut ch.rules, &mut from);
         }
         if ch.rules.len() >= INDEX_MIN_RULES {
             ch.index = Some(Box::new(ChainIndex::new(&ch.rules)));

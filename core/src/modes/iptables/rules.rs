@@ -21,12 +21,19 @@ pub type Name = ArrayString<28>;
 /// `s` as a [`Name`], cut at 28 bytes (a longer name is one iptables would
 /// refuse and kube-proxy never writes).
 pub fn name(s: &str) -> Name {
-    let mut end = s.len().min(28);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
+    name_of(&[s])
+}
+
+/// The parts written one after the other as a [`Name`], cut like [`name`].
+pub fn name_of(parts: &[&str]) -> Name {
     let mut n = Name::new();
-    n.push_str(&s[..end]);
+    for p in parts {
+        let mut end = p.len().min(n.remaining_capacity());
+        while !p.is_char_boundary(end) {
+            end -= 1;
+        }
+        n.push_str(&p[..end]);
+    }
     n
 }
 
@@ -109,10 +116,12 @@ pub enum Match {
     AddrTypeLocal(Side),
     /// `-m statistic --mode random --probability P`, P = 1/n printed `%0.10f`.
     Statistic { n: usize },
-    /// `-m recent --name L --rcheck --seconds S --reap`.
-    RecentCheck { list: Name, seconds: u32 },
+    /// `-m recent --name L --rcheck --seconds S --reap`. (The names are boxed:
+    /// only session affinity uses them, and inline they would make every
+    /// rule of a large node a quarter larger.)
+    RecentCheck { list: Box<Name>, seconds: u32 },
     /// `-m recent --name L --set`.
-    RecentSet { list: Name },
+    RecentSet { list: Box<Name> },
     /// `-m mark --mark M/M` / `-m mark ! --mark M/M`.
     Mark { mark: u32, negate: bool },
     /// `-m conntrack --ctstate S` / `-m conntrack ! --ctstate S`.

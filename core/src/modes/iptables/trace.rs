@@ -94,7 +94,7 @@ impl Walker<'_> {
                 let now = self.now_ms;
                 // --reap: forget this list's expired addresses.
                 self.state.affinity.retain(|(l, _), (_, seen)| {
-                    l.as_str() != &**list || now.saturating_sub(*seen) < window
+                    l.as_str() != list.as_str() || now.saturating_sub(*seen) < window
                 });
                 self.state
                     .affinity
