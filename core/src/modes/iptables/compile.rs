@@ -17,7 +17,7 @@ use super::rules::{
 };
 use crate::modes::DropReason;
 use crate::packet::IpFamily;
-use crate::proxy::naming::{push_hash_prefix, service_port_name_text};
+use crate::proxy::naming::{concat, push_hash_prefix, service_port_name_text};
 use crate::proxy::{EndpointInfo, LocalDetector, ProxyInput, ServicePortInfo};
 use ipnet::IpNet;
 use std::fmt::Write as _;
@@ -333,15 +333,6 @@ fn loopback_net(family: IpFamily) -> IpNet {
     }
 }
 
-/// `a` then `b` in one allocation of the exact size (what `format!("{a}{b}")`
-/// writes, without its growing: comments are made 10,000s of times at scale).
-fn cat(a: &str, b: &str) -> String {
-    let mut s = String::with_capacity(a.len() + b.len());
-    s.push_str(a);
-    s.push_str(b);
-    s
-}
-
 fn comment(s: impl Into<String>) -> Match {
     Match::Comment(s.into())
 }
@@ -560,7 +551,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             };
             nat.jump(
                 fx.n_services,
-                port_matches(cat(&name, " cluster IP"), cluster_ip, svc.port),
+                port_matches(concat(&name, " cluster IP"), cluster_ip, svc.port),
                 to,
             );
         } else {
@@ -694,7 +685,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             } else {
                 svc_chain.id(&mut nat)
             };
-            let mut m = port_matches(cat(&name, " cluster IP"), cluster_ip, svc.port);
+            let mut m = port_matches(concat(&name, " cluster IP"), cluster_ip, svc.port);
             if !masquerade_all {
                 if let Some(cidr) = detector {
                     m.push(Match::Src {

@@ -7,11 +7,12 @@
 use super::model::*;
 use crate::model::NodePortAddress;
 use crate::packet::IpFamily;
-use crate::proxy::naming::{push_decimal, push_hash_prefix, push_ip};
+use crate::proxy::naming::{
+    concat, push_decimal, push_hash_prefix, push_ip, service_port_name_text,
+};
 use crate::proxy::{categorize_endpoints, loopback, LocalDetector, ProxyInput, ServicePortName};
 use ipnet::IpNet;
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::net::{IpAddr, SocketAddr};
 
 // Base chains (Gen C names: "${type}-${hook}" plus "-pre-dnat").
@@ -205,19 +206,18 @@ impl Builder {
         };
         &mut self.chains[idx]
     }
-    /// The chain of that (shared) name, created if new.
-    fn chain_named(&mut self, name: &Name) -> usize {
-        match self.find(name) {
-            Some(i) => i,
-            None => self.create(name.clone()),
-        }
-    }
     fn create(&mut self, name: Name) -> usize {
         let i = self.chains.len();
         match &mut self.service {
             Some(m) => m.insert(name.clone(), i),
             None => self.fixed.insert(name.clone(), i),
         };
+        self.create_unlisted(name)
+    }
+    /// A new chain that [`Builder::find`] will not find (referred to only
+    /// by its position, which this returns).
+    fn create_unlisted(&mut self, name: Name) -> usize {
+        let i = self.chains.len();
         self.chains.push(Chain {
             name,
             base: None,
@@ -439,39 +439,45 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         // What `ProxyInput::categorize` returns for this Service port.
         let cat = categorize_endpoints(svc, eps);
         let proto = name.protocol;
-        let base = service_chain_base(name);
-        let cluster_chain = format!("service-{base}");
-        let local_chain = format!("local-{base}");
-        let external_chain = format!("external-{base}");
-        let fw_chain = format!("firewall-{base}");
-        let comment = name.to_string();
+        // `ns/svc/proto/port`: the text of every chain name's hash.
+        prefix.clear();
+        for (i, part) in [
+            &*name.service.namespace,
+            &*name.service.name,
+            proto.as_lower(),
+            &*name.port,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if i > 0 {
+                prefix.push('/');
+            }
+            prefix.push_str(part);
+        }
+        // (Each name in one allocation of its exact size: this runs for
+        // every Service port.)
+        let base = hash_and_truncate(&prefix);
+        let cluster_chain = concat("service-", &base);
+        let local_chain = concat("local-", &base);
+        let external_chain = concat("external-", &base);
+        let fw_chain = concat("firewall-", &base);
+        let comment = service_port_name_text(name);
         let affinity = svc.session_affinity_seconds;
 
         // Endpoint chain (and affinity set) names, one sha256 per endpoint,
         // built in reused buffers.
-        prefix.clear();
-        let _ = write!(
-            prefix,
-            "{}/{}/{}/{}",
-            name.service.namespace,
-            name.service.name,
-            proto.as_lower(),
-            name.port
-        );
-        let ep_names: Vec<(usize, Name, String)> = cat
-            .all_reachable
-            .iter()
-            .filter_map(|&i| {
-                let addr = eps.get(i)?.addr;
-                push_endpoint_chain_name(&mut chain_name, &mut scratch, &prefix, &addr);
-                let set = if affinity.is_some() {
-                    format!("affinity-{}", &chain_name["endpoint-".len()..])
-                } else {
-                    String::new()
-                };
-                Some((i, Name::from(chain_name.as_str()), set))
-            })
-            .collect();
+        let mut ep_names: Vec<(usize, Name, String)> = Vec::with_capacity(cat.all_reachable.len());
+        ep_names.extend(cat.all_reachable.iter().filter_map(|&i| {
+            let addr = eps.get(i)?.addr;
+            push_endpoint_chain_name(&mut chain_name, &mut scratch, &prefix, &addr);
+            let set = if affinity.is_some() {
+                format!("affinity-{}", &chain_name["endpoint-".len()..])
+            } else {
+                String::new()
+            };
+            Some((i, Name::from(chain_name.as_str()), set))
+        }));
         let names_of = |i: usize| -> Option<&(usize, Name, String)> {
             let k = ep_names.binary_search_by_key(&i, |(j, _, _)| *j).ok()?;
             ep_names.get(k)
@@ -517,7 +523,13 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         // Their positions, so their rules and references need no lookup by
         // name (five per endpoint were most of a 10,000-Service compile's
         // string comparisons).
-        let ep_index: Vec<usize> = ep_names.iter().map(|(_, c, _)| b.chain_named(c)).collect();
+        // Endpoint chains are distinct (one per address, named by a hash of
+        // it) and only ever referred to by position: not entered in the
+        // by-name map.
+        let ep_index: Vec<usize> = ep_names
+            .iter()
+            .map(|(_, c, _)| b.create_unlisted(c.clone()))
+            .collect();
         let index_of = |i: usize| -> Option<usize> {
             let k = ep_names.binary_search_by_key(&i, |(j, _, _)| *j).ok()?;
             ep_index.get(k).copied()
@@ -718,22 +730,23 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         }
         // Service → endpoint rules.
         let write_lb = |b: &mut Builder, chain: &str, idx: &[usize]| {
-            let targets: Vec<(usize, &str, usize)> = idx
+            let targets: Vec<(usize, usize)> = idx
                 .iter()
-                .filter_map(|&i| Some((i, ep_chain_of(i)?.0, index_of(i)?)))
+                .filter_map(|&i| Some((i, index_of(i)?)))
                 .collect();
             if affinity.is_some() {
-                for (i, c, _) in &targets {
+                for &(i, at) in &targets {
+                    let goto = Expr::Verdict(Verdict::Goto(b.refer_at(at)));
                     b.rule(
                         chain,
-                        Rule::new(vec![Expr::SaddrInSet(affinity_set_of(*i)), b.goto(c)]),
+                        Rule::new(vec![Expr::SaddrInSet(affinity_set_of(i)), goto]),
                     );
                 }
             }
             b.rule(
                 chain,
                 Rule::new([Expr::NumgenVmap(
-                    targets.iter().map(|&(_, _, at)| b.refer_at(at)).collect(),
+                    targets.iter().map(|&(_, at)| b.refer_at(at)).collect(),
                 )]),
             );
         };
