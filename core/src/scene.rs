@@ -20,6 +20,11 @@ const POD_H: f64 = 58.0;
 const POD_GAP: f64 = 10.0;
 const NODE_TOP: f64 = 300.0;
 const NODE_HEADER: f64 = 92.0;
+/// At most this many Service boxes are drawn; the rest are counted in one
+/// "+N more" box. (A 10,000-Service cluster drew 10,000 boxes too small to
+/// read, and took seconds to draw. Packets never pass through a Service box,
+/// and every Service stays in the rules and endpoint lists.)
+pub const MAX_SERVICE_BOXES: usize = 8;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Rect {
@@ -111,6 +116,13 @@ pub struct EndpointEdge {
     pub ready: bool,
 }
 
+/// The box that stands for the Services not drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct MoreServices {
+    pub count: usize,
+    pub rect: Rect,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Scene {
     pub width: f64,
@@ -121,6 +133,8 @@ pub struct Scene {
     pub nodes: Vec<NodeBox>,
     pub pods: Vec<PodBox>,
     pub services: Vec<ServiceBox>,
+    /// The Services beyond [`MAX_SERVICE_BOXES`]: how many, and their box.
+    pub more_services: Option<MoreServices>,
     pub edges: Vec<EndpointEdge>,
     #[serde(skip)]
     graph: UnGraph<(), ()>,
@@ -139,6 +153,7 @@ impl PartialEq for Scene {
             && self.nodes == other.nodes
             && self.pods == other.pods
             && self.services == other.services
+            && self.more_services == other.more_services
             && self.edges == other.edges
             && self.places == other.places
     }
@@ -336,20 +351,24 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         });
     }
 
-    // Services: a band between the entry row and the nodes.
-    let svcs: Vec<_> = cluster.services.iter().collect();
-    let m = svcs.len().max(1) as f64;
+    // Services: a band between the entry row and the nodes; past
+    // MAX_SERVICE_BOXES, one more box counts the rest.
+    let svcs: Vec<_> = cluster.services.iter().take(MAX_SERVICE_BOXES).collect();
+    let hidden = cluster.services.len() - svcs.len();
+    let slots = svcs.len() + usize::from(hidden > 0);
+    let m = slots.max(1) as f64;
     let svc_w = ((WIDTH - 2.0 * MARGIN - 180.0 - (m - 1.0) * GAP) / m).clamp(120.0, 300.0);
     let band_w = m * svc_w + (m - 1.0) * GAP;
     let start = (MARGIN + 180.0).max((WIDTH - band_w) / 2.0);
+    let slot = |k: usize| Rect {
+        x: start + k as f64 * (svc_w + GAP),
+        y: 130.0,
+        w: svc_w,
+        h: 120.0,
+    };
     let mut services = Vec::new();
     for (k, svc) in svcs.iter().enumerate() {
-        let rect = Rect {
-            x: start + k as f64 * (svc_w + GAP),
-            y: 130.0,
-            w: svc_w,
-            h: 120.0,
-        };
+        let rect = slot(k);
         let si = add(
             &mut places,
             &mut graph,
@@ -388,34 +407,41 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         });
     }
 
-    let mut edges = Vec::new();
+    let more_services = (hidden > 0).then(|| MoreServices {
+        count: hidden,
+        rect: slot(svcs.len()),
+    });
+
+    // Edges of the drawn Services, once per (Service, Pod).
+    let drawn = crate::order::set(services.iter().map(|b| &b.id));
+    let pod_ids = crate::order::set(pods.iter().map(|p| &p.id));
+    let mut edges: BTreeMap<(NamespacedName, NamespacedName), bool> = BTreeMap::new();
     for s in slices {
         let svc = NamespacedName::new(s.id.namespace.clone(), s.service_name.clone());
+        if !drawn.contains(&svc) {
+            continue;
+        }
         for e in &s.endpoints {
-            if let Some(pod) = &e.target_pod {
-                if pods.iter().any(|p| &p.id == pod)
-                    && !edges
-                        .iter()
-                        .any(|x: &EndpointEdge| x.service == svc && &x.pod == pod)
-                {
-                    edges.push(EndpointEdge {
-                        service: svc.clone(),
-                        pod: pod.clone(),
-                        ready: e.ready,
-                    });
-                }
+            if let Some(pod) = e.target_pod.as_ref().filter(|p| pod_ids.contains(p)) {
+                edges.entry((svc.clone(), pod.clone())).or_insert(e.ready);
             }
         }
     }
-    crate::order::sort_by(&mut edges, |a, b| {
-        (&a.service, &a.pod).cmp(&(&b.service, &b.pod))
-    });
+    let edges: Vec<EndpointEdge> = edges
+        .into_iter()
+        .map(|((service, pod), ready)| EndpointEdge {
+            service,
+            pod,
+            ready,
+        })
+        .collect();
 
     // Many Services do not fit the usual width: the view widens (the app
     // scales it to its container) rather than cut boxes off.
-    let width = services
-        .last()
-        .map(|b| b.rect.x + b.rect.w + MARGIN)
+    let width = more_services
+        .map(|b| b.rect)
+        .or(services.last().map(|b| b.rect))
+        .map(|r| r.x + r.w + MARGIN)
         .unwrap_or(0.0)
         .max(WIDTH);
     Scene {
@@ -427,6 +453,7 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         nodes,
         pods,
         services,
+        more_services,
         edges,
         graph,
         places,
@@ -471,7 +498,7 @@ mod tests {
         }
         let (cluster, _) = crate::model::parse(&yaml);
         let s = layout(&cluster, &[]);
-        assert_eq!(s.services.len(), 12);
+        assert_eq!(s.services.len(), 12.min(MAX_SERVICE_BOXES));
         assert!(s.width > WIDTH);
         for b in &s.services {
             assert!(
@@ -484,6 +511,45 @@ mod tests {
             scene().width,
             WIDTH,
             "a small cluster keeps the usual width"
+        );
+    }
+
+    #[test]
+    fn services_past_the_cap_are_counted_in_one_box() {
+        let mut yaml = String::from(
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {addresses: [{type: InternalIP, address: 10.0.0.1}]}\n\
+             ---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {app: a}}\nspec: {nodeName: n1}\n\
+             status: {podIP: 10.244.0.5, conditions: [{type: Ready, status: 'True'}]}\n",
+        );
+        let n = MAX_SERVICE_BOXES + 25;
+        for i in 0..n {
+            yaml.push_str(&format!(
+                "---\napiVersion: v1\nkind: Service\nmetadata: {{name: s{i:03}}}\nspec: {{selector: {{app: a}}, ports: [{{port: 80}}]}}\n"
+            ));
+        }
+        let (cluster, diags) = crate::model::parse(&yaml);
+        assert!(!crate::diag::has_errors(&diags), "{diags:?}");
+        let slices = crate::controller::steady_slices(&cluster);
+        let s = layout(&cluster, &slices);
+        assert_eq!(s.services.len(), MAX_SERVICE_BOXES);
+        assert_eq!(
+            s.services[0].id.name, "s000",
+            "the first Services by name are drawn"
+        );
+        let more = s.more_services.expect("a box for the rest");
+        assert_eq!(more.count, 25);
+        let last = s.services[MAX_SERVICE_BOXES - 1].rect;
+        assert!(more.rect.x > last.x + last.w, "after the last drawn box");
+        assert!(more.rect.x + more.rect.w <= s.width);
+        // Every drawn Service selects the Pod; the others have no edge.
+        assert_eq!(s.edges.len(), MAX_SERVICE_BOXES);
+        assert!(s
+            .edges
+            .iter()
+            .all(|e| s.services.iter().any(|b| b.id == e.service)));
+        assert!(
+            scene().more_services.is_none(),
+            "a small cluster draws every Service"
         );
     }
 

@@ -114,6 +114,8 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("diagram.client", "External client", "외부 클라이언트"),
     ("diagram.outside", "outside the cluster", "클러스터 외부"),
     ("diagram.lb", "Cloud load balancer", "클라우드 로드밸런서"),
+    ("diagram.more-services", "more Services", "개 Service 더"),
+    ("diagram.more-services.where", "in rules & lists", "규칙·목록에 있음"),
     (
         "diagram.rules.iptables",
         "iptables: KUBE-SERVICES chains",

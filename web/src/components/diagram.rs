@@ -14,6 +14,9 @@ use kpv_core::trace::{HopKind, Outcome};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
 
+/// NodePorts written on a node's eth0 badge before "+N".
+const MAX_NODE_PORTS: usize = 4;
+
 fn n(v: f64) -> String {
     format!("{v:.1}")
 }
@@ -70,12 +73,21 @@ fn Cluster() -> impl IntoView {
                     </g>
                 }
             });
+            // The NodePorts eth0 listens on: a few, then how many more.
             let node_ports: Vec<String> = store.parsed.with(|(cl, _)| {
-                cl.services
+                let all = cl.services
                     .iter()
                     .filter(|svc| matches!(svc.service_type, ServiceType::NodePort | ServiceType::LoadBalancer))
-                    .flat_map(|svc| svc.ports.iter().filter_map(|p| p.node_port.map(|np| format!(":{np}"))))
-                    .collect()
+                    .flat_map(|svc| svc.ports.iter().filter_map(|p| p.node_port));
+                let mut shown: Vec<String> = Vec::new();
+                let mut rest = 0usize;
+                for np in all {
+                    if shown.len() < MAX_NODE_PORTS { shown.push(format!(":{np}")) } else { rest += 1 }
+                }
+                if rest > 0 {
+                    shown.push(format!("+{rest}"));
+                }
+                shown
             });
             let rules_key = match mode {
                 Mode::Iptables => "diagram.rules.iptables",
@@ -167,7 +179,18 @@ fn Cluster() -> impl IntoView {
                     }
                 })
                 .collect_view();
-            view! { {edges} {client} {lb} {nodes} {services} {pods} }
+            let more = s.more_services.map(|m| {
+                let r = m.rect;
+                view! {
+                    <g class="service more" data-testid="more-services" data-count=m.count.to_string()>
+                        <BoxRect rect=r class="service-box more-box" />
+                        <text x=n(r.x + 12.0) y=n(r.y + 24.0) class="title">{format!("+{}", m.count)}</text>
+                        <text x=n(r.x + 12.0) y=n(r.y + 44.0) class="small">{tr(l.get(), "diagram.more-services")}</text>
+                        <text x=n(r.x + 12.0) y=n(r.y + 62.0) class="small muted">{tr(l.get(), "diagram.more-services.where")}</text>
+                    </g>
+                }
+            });
+            view! { {edges} {client} {lb} {nodes} {services} {more} {pods} }
         })
     }
 }

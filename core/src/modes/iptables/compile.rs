@@ -1034,7 +1034,7 @@ fn arrange(table: Table, emit: Emit) -> TableRules {
     // Move the chains into that order where they are (a 10,000-Service
     // node has 100,000s: no second array of them).
     let mut from: Vec<usize> = order.into_iter().map(|(_, _, i)| i).collect();
-    permute(&mut chains, &mut from);
+    crate::order::permute(&mut chains, &mut from);
     // A name declared twice: one chain, rules in declaration order.
     chains.dedup_by(|cur, prev| {
         let same = cur.name == prev.name;
@@ -1064,33 +1064,13 @@ fn arrange(table: Table, emit: Emit) -> TableRules {
                     from.sort_by_key(|&i| keys[i]);
                 }
             }
-            permute(&mut ch.rules, &mut from);
+            crate::order::permute(&mut ch.rules, &mut from);
         }
         if ch.rules.len() >= INDEX_MIN_RULES {
             ch.index = Some(Box::new(ChainIndex::new(&ch.rules)));
         }
     }
     TableRules { table, chains }
-}
-
-/// Reorder `v` in place so that position `p` holds what was at `from[p]`
-/// (`from` is a permutation; it is used up as the record of what is done).
-fn permute<T>(v: &mut [T], from: &mut [usize]) {
-    const DONE: usize = usize::MAX;
-    for start in 0..from.len().min(v.len()) {
-        // Follow the cycle through `start`: each step fills position `p`
-        // from `from[p]`, leaving the displaced value where the cycle goes on.
-        let mut p = start;
-        while from[p] != DONE {
-            let s = from[p];
-            from[p] = DONE;
-            if s == start || s >= v.len() {
-                break;
-            }
-            v.swap(p, s);
-            p = s;
-        }
-    }
 }
 
 /// The jumps kube-proxy (and the kubelet, for KUBE-FIREWALL) put in the
@@ -1191,34 +1171,8 @@ fn hooks(firewall: bool) -> Vec<HookChain> {
 
 #[cfg(test)]
 mod tests {
-    use super::{permute, AddrText};
+    use super::AddrText;
     use std::net::SocketAddr;
-
-    #[test]
-    fn permute_puts_each_value_where_from_says() {
-        // Every permutation of 5 (cycles of every length, fixed points).
-        let mut perms = vec![vec![]];
-        for n in 0..5usize {
-            perms = perms
-                .into_iter()
-                .flat_map(|p: Vec<usize>| {
-                    (0..=n).map(move |k| {
-                        let mut q = p.clone();
-                        q.insert(k, n);
-                        q
-                    })
-                })
-                .collect();
-        }
-        assert_eq!(perms.len(), 120);
-        for from in perms {
-            let mut v: Vec<String> = (0..5).map(|i| format!("v{i}")).collect();
-            let want: Vec<String> = from.iter().map(|&i| format!("v{i}")).collect();
-            let mut f = from.clone();
-            permute(&mut v, &mut f);
-            assert_eq!(v, want, "from {from:?}");
-        }
-    }
 
     #[test]
     fn addr_text_is_the_display_text() {
