@@ -6,6 +6,7 @@
 //! slice does about [`SLICE_MS`] of work and the browser paints in between
 //! (progress bars and charts update as the numbers come in).
 
+use leptos::prelude::{GetUntracked, RwSignal, Set};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -34,4 +35,20 @@ pub fn in_frames(slice: impl FnMut() -> bool + 'static) {
     }
     let slot: Slot = Rc::new(RefCell::new(None));
     schedule(slot, Rc::new(RefCell::new(slice)));
+}
+
+/// [`in_frames`] for a lab's run: stops as soon as `running` is turned off
+/// (its Stop button), and turns it off when `slice` says it is finished.
+pub fn while_running(running: RwSignal<bool>, mut slice: impl FnMut() -> bool + 'static) {
+    running.set(true);
+    in_frames(move || {
+        if !running.get_untracked() {
+            return false;
+        }
+        let more = slice();
+        if !more {
+            running.set(false);
+        }
+        more
+    });
 }

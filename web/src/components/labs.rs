@@ -100,11 +100,7 @@ pub fn LoadBalancingLab() -> impl IntoView {
         buckets.set(Vec::new());
         expect.set(Some((e, mode, sched)));
         run.set(Some(lab));
-        running.set(true);
-        crate::work::in_frames(move || {
-            if !running.get_untracked() {
-                return false;
-            }
+        crate::work::while_running(running, move || {
             let began = crate::work::now_ms();
             let mut more = true;
             run.update(|r| {
@@ -121,9 +117,6 @@ pub fn LoadBalancingLab() -> impl IntoView {
                     more = false;
                 }
             });
-            if !more {
-                running.set(false);
-            }
             more
         });
     };
@@ -278,11 +271,7 @@ pub fn ScalingLab() -> impl IntoView {
         progress.set((0, lab.total()));
         points.set(Vec::new());
         lab_state.set(Some(lab));
-        running.set(true);
-        crate::work::in_frames(move || {
-            if !running.get_untracked() {
-                return false;
-            }
+        crate::work::while_running(running, move || {
             let began = crate::work::now_ms();
             let mut more = true;
             lab_state.update(|s| match s.as_mut() {
@@ -298,11 +287,8 @@ pub fn ScalingLab() -> impl IntoView {
                 }
                 None => more = false,
             });
-            if !more || progress.get_untracked().0 >= progress.get_untracked().1 {
-                running.set(false);
-                return false;
-            }
-            true
+            let (done, total) = progress.get_untracked();
+            more && done < total
         });
     };
     view! {
