@@ -121,7 +121,7 @@ fn Cluster() -> impl IntoView {
                         .ports
                         .iter()
                         .enumerate()
-                        .map(|(i, p)| view! { <text x=n(r.x + 12.0) y=n(r.y + 68.0 + 16.0 * i as f64) class="small mono">{p.clone()}</text> })
+                        .map(|(i, p)| view! { <text x="12" y=n(68.0 + 16.0 * i as f64) class="small mono">{p.clone()}</text> })
                         .collect_view();
                     let kind = match svc.service_type {
                         ServiceType::ClusterIP => "ClusterIP",
@@ -129,12 +129,16 @@ fn Cluster() -> impl IntoView {
                         ServiceType::LoadBalancer => "LoadBalancer",
                         ServiceType::ExternalName => "ExternalName",
                     };
+                    // The texts sit in a nested viewport, which clips what is
+                    // wider than a narrow box.
                     view! {
                         <g class="service" data-testid=format!("service-{}", svc.id.name)>
                             <BoxRect rect=r class="service-box" />
-                            <text x=n(r.x + 12.0) y=n(r.y + 24.0) class="title">{svc.id.name.clone()}</text>
-                            <text x=n(r.x + 12.0) y=n(r.y + 44.0) class="mono">{format!("{kind} {}", svc.cluster_ip)}</text>
-                            {ports}
+                            <svg x=n(r.x) y=n(r.y) width=n(r.w) height=n(r.h)>
+                                <text x="12" y="24" class="title">{svc.id.name.clone()}</text>
+                                <text x="12" y="44" class="mono">{format!("{kind} {}", svc.cluster_ip)}</text>
+                                {ports}
+                            </svg>
                         </g>
                     }
                 })
@@ -184,9 +188,11 @@ fn Cluster() -> impl IntoView {
                 view! {
                     <g class="service more" data-testid="more-services" data-count=m.count.to_string()>
                         <BoxRect rect=r class="service-box more-box" />
-                        <text x=n(r.x + 12.0) y=n(r.y + 24.0) class="title">{format!("+{}", m.count)}</text>
-                        <text x=n(r.x + 12.0) y=n(r.y + 44.0) class="small">{tr(l.get(), "diagram.more-services")}</text>
-                        <text x=n(r.x + 12.0) y=n(r.y + 62.0) class="small muted">{tr(l.get(), "diagram.more-services.where")}</text>
+                        <svg x=n(r.x) y=n(r.y) width=n(r.w) height=n(r.h)>
+                            <text x="12" y="24" class="title">{format!("+{}", m.count)}</text>
+                            <text x="12" y="44" class="small">{tr(l.get(), "diagram.more-services")}</text>
+                            <text x="12" y="62" class="small muted">{tr(l.get(), "diagram.more-services.where")}</text>
+                        </svg>
                     </g>
                 }
             });
