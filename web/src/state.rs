@@ -283,21 +283,32 @@ impl Store {
     }
 
     pub fn focused_trace(&self) -> Option<Trace> {
+        self.with_focused_trace(Trace::clone)
+    }
+
+    /// `f` of the focused packet's trace, read in place (what runs every
+    /// frame uses this rather than copying the trace).
+    pub fn with_focused_trace<R>(&self, f: impl FnOnce(&Trace) -> R) -> Option<R> {
         let id = self.focused()?;
         self.traces
-            .with(|ts| ts.iter().find(|(i, _)| *i == id).map(|(_, t)| t.clone()))
+            .with(|ts| ts.iter().find(|(i, _)| *i == id).map(|(_, t)| f(t)))
     }
 
     pub fn focused_flight(&self) -> Option<Flight> {
+        self.with_focused_flight(Flight::clone)
+    }
+
+    /// `f` of the focused packet's flight, read in place.
+    pub fn with_focused_flight<R>(&self, f: impl FnOnce(&Flight) -> R) -> Option<R> {
         let id = self.focused()?;
         self.flights
-            .with(|fs| fs.iter().find(|(i, _)| *i == id).map(|(_, f)| f.clone()))
+            .with(|fs| fs.iter().find(|(i, _)| *i == id).map(|(_, fl)| f(fl)))
     }
 
     /// The hop of the focused packet at the current time.
     pub fn current_hop(&self) -> Option<usize> {
-        let f = self.focused_flight()?;
-        Some(f.hop_at(self.now.get()))
+        let now = self.now.get();
+        self.with_focused_flight(|f| f.hop_at(now))
     }
 
     /// Set a Pod's app state from now on.

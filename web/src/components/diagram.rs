@@ -7,10 +7,12 @@
 
 use super::{lang, t};
 use crate::i18n::tr;
+use crate::i18n::Lang;
 use crate::state::Store;
 use kpv_core::model::{Mode, ServiceType};
 use kpv_core::scene::Rect;
-use kpv_core::trace::{HopKind, Outcome};
+use kpv_core::timeline::Position;
+use kpv_core::trace::{HopKind, Outcome, Trace};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
 
@@ -316,6 +318,44 @@ struct Card {
     dst_changed: bool,
 }
 
+/// The card for the focused packet at `pos` of its flight.
+fn card_at(trace: &Trace, pos: Position, store: Store, lang: Lang) -> Option<Card> {
+    let hop = trace.hops.get(pos.hop)?;
+    let width = 300.0;
+    let x = (pos.point.x + 16.0)
+        .min(store.scene.with(|s| s.width) - width - 4.0)
+        .max(4.0);
+    let y = (pos.point.y - 54.0).max(4.0);
+    let src_changed = hop.before.src != hop.after.src;
+    let dst_changed = hop.before.dst != hop.after.dst;
+    let reply = matches!(hop.what, HopKind::Reply);
+    Some(Card {
+        x,
+        y,
+        src: format!(
+            "{} {}{}",
+            crate::i18n::tr(lang, "packet.src"),
+            hop_src(
+                src_changed,
+                &hop.before.src.to_string(),
+                &hop.after.src.to_string()
+            ),
+            if reply { " ↩" } else { "" }
+        ),
+        dst: format!(
+            "{} {}",
+            crate::i18n::tr(lang, "packet.dst"),
+            hop_src(
+                dst_changed,
+                &hop.before.dst.to_string(),
+                &hop.after.dst.to_string()
+            )
+        ),
+        src_changed,
+        dst_changed,
+    })
+}
+
 /// The focused packet's addresses at its current hop, the rewritten one marked.
 /// Its elements are made once; only their attributes and text follow the packet.
 #[component]
@@ -323,45 +363,15 @@ fn PacketCard() -> impl IntoView {
     let store = expect_context::<Store>();
     let l = super::lang();
     let card = Memo::new(move |_| {
-        let trace = store.focused_trace()?;
-        let flight = store.focused_flight()?;
         let now = store.now.get();
-        let pos = flight.position(now, store.reduced_motion.get())?;
-        let hop = trace.hops.get(pos.hop)?;
-        let width = 300.0;
-        let x = (pos.point.x + 16.0)
-            .min(store.scene.with(|s| s.width) - width - 4.0)
-            .max(4.0);
-        let y = (pos.point.y - 54.0).max(4.0);
-        let src_changed = hop.before.src != hop.after.src;
-        let dst_changed = hop.before.dst != hop.after.dst;
-        let reply = matches!(hop.what, HopKind::Reply);
+        let reduced = store.reduced_motion.get();
         let lang = l.get();
-        Some(Card {
-            x,
-            y,
-            src: format!(
-                "{} {}{}",
-                crate::i18n::tr(lang, "packet.src"),
-                hop_src(
-                    src_changed,
-                    &hop.before.src.to_string(),
-                    &hop.after.src.to_string()
-                ),
-                if reply { " ↩" } else { "" }
-            ),
-            dst: format!(
-                "{} {}",
-                crate::i18n::tr(lang, "packet.dst"),
-                hop_src(
-                    dst_changed,
-                    &hop.before.dst.to_string(),
-                    &hop.after.dst.to_string()
-                )
-            ),
-            src_changed,
-            dst_changed,
-        })
+        let pos = store
+            .with_focused_flight(|f| f.position(now, reduced))
+            .flatten()?;
+        store
+            .with_focused_trace(|trace| card_at(trace, pos, store, lang))
+            .flatten()
     });
     let get =
         move |f: fn(&Card) -> String| move || card.with(|c| c.as_ref().map(f).unwrap_or_default());

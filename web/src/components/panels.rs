@@ -6,7 +6,7 @@ use super::{lang, t};
 use crate::i18n::{reason_key, stage_key, tr, Lang};
 use crate::state::Store;
 use kpv_core::controller::{probe_events, AppState, ProbeKind};
-use kpv_core::trace::{Hop, HopKind, Outcome};
+use kpv_core::trace::{Hop, HopKind, Outcome, Trace};
 use leptos::prelude::*;
 
 fn hop_title(l: Lang, h: &Hop) -> String {
@@ -68,103 +68,112 @@ fn addresses(h: &Hop) -> String {
     format!("{src}  ⇒  {dst}")
 }
 
+/// The verdict line for a packet: a class, a symbol and the words.
+fn verdict_text(trace: &Trace, done: bool, lg: Lang) -> (&'static str, String, String) {
+    if !done {
+        return (
+            "in-flight",
+            "→".into(),
+            format!(
+                "{} — {}",
+                tr(lg, "verdict.in-flight"),
+                trace.request.dst_text()
+            ),
+        );
+    }
+    match &trace.outcome {
+        Outcome::Delivered {
+            pod,
+            endpoint,
+            source,
+        } => (
+            "delivered",
+            "✓".into(),
+            format!(
+                "{} {} ({endpoint}); {} {}",
+                tr(lg, "verdict.delivered"),
+                pod.as_ref()
+                    .map(|p| p.name.clone())
+                    .unwrap_or_else(|| endpoint.to_string()),
+                tr(lg, "verdict.sees-source"),
+                source.ip()
+            ),
+        ),
+        Outcome::TimedOut { pod, endpoint } => (
+            "timed-out",
+            "…".into(),
+            format!(
+                "{} ({} {endpoint})",
+                tr(lg, "verdict.timed-out"),
+                pod.as_ref().map(|p| p.name.clone()).unwrap_or_default()
+            ),
+        ),
+        Outcome::Dropped { reason } => (
+            "dropped",
+            "✕".into(),
+            format!(
+                "{}: {}",
+                tr(lg, "verdict.dropped"),
+                tr(lg, reason_key(*reason))
+            ),
+        ),
+        Outcome::Rejected { reason } => (
+            "rejected",
+            "⊘".into(),
+            format!(
+                "{}: {}",
+                tr(lg, "verdict.rejected"),
+                tr(lg, reason_key(*reason))
+            ),
+        ),
+        Outcome::AcceptedByNode { node } => (
+            "delivered",
+            "✓".into(),
+            format!("{} {node}", tr(lg, "verdict.accepted")),
+        ),
+        Outcome::Unrouted => (
+            "unrouted",
+            "?".into(),
+            tr(lg, "verdict.unrouted").to_string(),
+        ),
+        Outcome::NoSuchName { name } => (
+            "unrouted",
+            "?".into(),
+            format!("{}: {name}", tr(lg, "verdict.no-name")),
+        ),
+    }
+}
+
 /// The latest (or focused) packet's outcome, in words and a symbol.
 #[component]
 pub fn VerdictPanel() -> impl IntoView {
     let store = expect_context::<Store>();
     let l = lang();
-    let text = move || {
-        let Some(trace) = store.focused_trace() else {
-            return (
-                "empty",
-                "·".to_string(),
-                tr(l.get(), "empty.packets").to_string(),
-            );
-        };
-        let done = store
-            .focused_flight()
-            .is_some_and(|f| f.decided(store.now.get()));
-        if !done {
-            return (
-                "in-flight",
-                "→".into(),
-                format!(
-                    "{} — {}",
-                    tr(l.get(), "verdict.in-flight"),
-                    trace.request.dst_text()
-                ),
-            );
-        }
+    // A memo: read by four attributes and texts every frame, computed once
+    // per change, without copying the trace.
+    let text = Memo::new(move |_| {
         let lg = l.get();
-        match &trace.outcome {
-            Outcome::Delivered {
-                pod,
-                endpoint,
-                source,
-            } => (
-                "delivered",
-                "✓".into(),
-                format!(
-                    "{} {} ({endpoint}); {} {}",
-                    tr(lg, "verdict.delivered"),
-                    pod.as_ref()
-                        .map(|p| p.name.clone())
-                        .unwrap_or_else(|| endpoint.to_string()),
-                    tr(lg, "verdict.sees-source"),
-                    source.ip()
-                ),
-            ),
-            Outcome::TimedOut { pod, endpoint } => (
-                "timed-out",
-                "…".into(),
-                format!(
-                    "{} ({} {endpoint})",
-                    tr(lg, "verdict.timed-out"),
-                    pod.as_ref().map(|p| p.name.clone()).unwrap_or_default()
-                ),
-            ),
-            Outcome::Dropped { reason } => (
-                "dropped",
-                "✕".into(),
-                format!(
-                    "{}: {}",
-                    tr(lg, "verdict.dropped"),
-                    tr(lg, reason_key(*reason))
-                ),
-            ),
-            Outcome::Rejected { reason } => (
-                "rejected",
-                "⊘".into(),
-                format!(
-                    "{}: {}",
-                    tr(lg, "verdict.rejected"),
-                    tr(lg, reason_key(*reason))
-                ),
-            ),
-            Outcome::AcceptedByNode { node } => (
-                "delivered",
-                "✓".into(),
-                format!("{} {node}", tr(lg, "verdict.accepted")),
-            ),
-            Outcome::Unrouted => (
-                "unrouted",
-                "?".into(),
-                tr(lg, "verdict.unrouted").to_string(),
-            ),
-            Outcome::NoSuchName { name } => (
-                "unrouted",
-                "?".into(),
-                format!("{}: {name}", tr(lg, "verdict.no-name")),
-            ),
-        }
-    };
+        let now = store.now.get();
+        let done = store
+            .with_focused_flight(|f| f.decided(now))
+            .unwrap_or(false);
+        store
+            .with_focused_trace(|trace| verdict_text(trace, done, lg))
+            .unwrap_or_else(|| {
+                (
+                    "empty",
+                    "·".to_string(),
+                    tr(lg, "empty.packets").to_string(),
+                )
+            })
+    });
     view! {
         <section class="panel verdict-panel">
             <h2>{t("panel.verdict")}</h2>
-            <p data-testid="verdict" class=move || format!("verdict {}", text().0) data-outcome=move || text().0 aria-live="polite">
-                <span class="symbol" aria-hidden="true">{move || text().1}</span>
+            <p data-testid="verdict" class=move || format!("verdict {}", text.with(|t| t.0)) data-outcome=move || text.with(|t| t.0) aria-live="polite">
+                <span class="symbol" aria-hidden="true">{move || text.with(|t| t.1.clone())}</span>
                 " "
-                {move || text().2}
+                {move || text.with(|t| t.2.clone())}
             </p>
         </section>
     }
@@ -291,16 +300,19 @@ pub fn RulesView() -> impl IntoView {
     let store = expect_context::<Store>();
     // The rule the focused packet is at now (or last passed), and on which node.
     let matched = Memo::new(move |_| {
-        let trace = store.focused_trace()?;
         let hop = store.current_hop()?;
-        trace.hops[..=hop.min(trace.hops.len().saturating_sub(1))]
-            .iter()
-            .rev()
-            .find_map(|h| {
-                h.step
-                    .as_ref()
-                    .map(|s| (h.node.clone(), s.line, s.compared, trace.rules_compared))
+        store
+            .with_focused_trace(|trace| {
+                trace.hops[..=hop.min(trace.hops.len().saturating_sub(1))]
+                    .iter()
+                    .rev()
+                    .find_map(|h| {
+                        h.step
+                            .as_ref()
+                            .map(|s| (h.node.clone(), s.line, s.compared, trace.rules_compared))
+                    })
             })
+            .flatten()
     });
     let shown_node = Memo::new(move |_| {
         store
