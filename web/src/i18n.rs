@@ -114,7 +114,7 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("diagram.client", "External client", "외부 클라이언트"),
     ("diagram.outside", "outside the cluster", "클러스터 외부"),
     ("diagram.lb", "Cloud load balancer", "클라우드 로드밸런서"),
-    ("diagram.more-services", "more Services", "개 Service 더"),
+    ("diagram.more-services", "more Services", "Service 더 있음"),
     ("diagram.more-services.where", "in rules & lists", "규칙·목록에 있음"),
     (
         "diagram.rules.iptables",
@@ -146,6 +146,8 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ),
     ("state.app-down", "app down", "앱 중지됨"),
     ("ep.ready", "ready", "ready"),
+    ("ep.more", "+{n} more endpoints", "엔드포인트 {n}개 더"),
+    ("btn.show-all", "Show all", "모두 보기"),
     ("ep.serving", "serving", "serving"),
     ("ep.terminating", "terminating", "terminating"),
     ("probe.none", "no readiness probe", "준비성 프로브 없음"),

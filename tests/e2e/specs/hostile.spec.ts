@@ -27,6 +27,8 @@ function billionLaughs(): string {
 
 function manyServices(n: number): string {
   let y = 'apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {podCIDR: 10.244.0.0/24}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.1}]}\n';
+  // One Pod, selected by every seventh Service: 1,429 endpoints for 10,000.
+  y += '---\napiVersion: v1\nkind: Pod\nmetadata: {name: web, labels: {app: a0}}\nspec: {nodeName: n1}\nstatus: {podIP: 10.244.0.5, conditions: [{type: Ready, status: "True"}]}\n';
   for (let i = 0; i < n; i++) y += `---\napiVersion: v1\nkind: Service\nmetadata: {name: s-${i}}\nspec: {selector: {app: a${i % 7}}, ports: [{port: 80}]}\n`;
   return y;
 }
@@ -70,6 +72,12 @@ test('10,000 Services are parsed, drawn and traced; the page stays usable', asyn
   await expect(page.getByTestId('more-services')).toHaveAttribute('data-count', '9992', { timeout: 60_000 });
   await expect(page.getByTestId('service-s-0')).toBeAttached();
   await expect(page.locator('[data-testid^="service-s-"]')).toHaveCount(8);
+  // The endpoint list draws 200 rows and counts the rest until asked.
+  await expect(app.byId('endpoint')).toHaveCount(200);
+  await expect(app.byId('endpoint-more')).toHaveAttribute('data-count', '1229');
+  await app.byId('endpoint-show-all').click();
+  await expect(app.byId('endpoint')).toHaveCount(1429, { timeout: 30_000 });
+  await expect(app.byId('endpoint-more')).toHaveCount(0);
   await stillResponds(app);
   for (const mode of ['ipvs', 'nftables', 'iptables']) {
     await app.selectMode(mode);

@@ -68,6 +68,9 @@ fn addresses(h: &Hop) -> String {
     format!("{src}  ⇒  {dst}")
 }
 
+/// Endpoint rows listed before "+N more".
+const MAX_ENDPOINT_ROWS: usize = 200;
+
 /// The verdict line for a packet: a class, a symbol and the words.
 fn verdict_text(trace: &Trace, done: bool, lg: Lang) -> (&'static str, String, String) {
     if !done {
@@ -389,15 +392,24 @@ pub fn RulesView() -> impl IntoView {
 pub fn EndpointList() -> impl IntoView {
     let store = expect_context::<Store>();
     let l = lang();
+    // A large cluster has 100,000s of endpoints: the first rows are drawn
+    // and the rest counted, until the reader asks for all of them.
+    let show_all = RwSignal::new(false);
     view! {
         <section class="panel">
             <h2>{t("panel.endpoints")}</h2>
             <ul data-testid="endpoint-list" class="endpoint-list">
                 {move || store.slices.with(|slices| {
+                    let limit = if show_all.get() { usize::MAX } else { MAX_ENDPOINT_ROWS };
                     let mut rows = Vec::new();
+                    let mut hidden = 0usize;
                     for s in slices {
                         for e in &s.endpoints {
                             for ip in &e.addresses {
+                                if rows.len() >= limit {
+                                    hidden += 1;
+                                    continue;
+                                }
                                 let port = s.ports.first().map(|p| p.port).unwrap_or(0);
                                 let addr = std::net::SocketAddr::new(*ip, port).to_string();
                                 let pod = e.target_pod.as_ref().map(|p| p.name.clone()).unwrap_or_default();
@@ -419,10 +431,16 @@ pub fn EndpointList() -> impl IntoView {
                         }
                     }
                     if rows.is_empty() {
-                        view! { <li class="muted">{tr(l.get(), "empty.endpoints")}</li> }.into_any()
-                    } else {
-                        rows.collect_view().into_any()
+                        return view! { <li class="muted">{tr(l.get(), "empty.endpoints")}</li> }.into_any();
                     }
+                    let more = (hidden > 0).then(|| view! {
+                        <li class="muted" data-testid="endpoint-more" data-count=hidden.to_string()>
+                            {tr(l.get(), "ep.more").replace("{n}", &hidden.to_string())}
+                            " "
+                            <button data-testid="endpoint-show-all" on:click=move |_| show_all.set(true)>{tr(l.get(), "btn.show-all")}</button>
+                        </li>
+                    });
+                    view! { {rows.collect_view()} {more} }.into_any()
                 })}
             </ul>
         </section>
