@@ -6,6 +6,8 @@
 //!   from an already built `ProxyInput`; budget 100 ms at 10,000 Services.
 //! * `process/<mode>/<n>`: the first packet of a connection to the *last*
 //!   Service (the end of iptables' linear `KUBE-SERVICES` walk); budget 50 µs.
+//!   `process-affinity/<mode>/10000`: the same with `sessionAffinity:
+//!   ClientIP` on every Service.
 //! * `render/<mode>/<n>`: the first `render_text` of a freshly compiled data
 //!   plane (compiling counts line numbers only; the text is written when
 //!   first asked for); no budget, shown so the cost is not hidden.
@@ -52,7 +54,7 @@ fn endpoint_ip(i: usize, j: usize) -> Ipv4Addr {
 /// endpoints spread over the nodes. Split into files of at most 2,000 objects
 /// (10,000 Services in one file would exceed the parser's 8 MiB and
 /// 20,000-document limits), as `kpv rules a.yaml b.yaml ...` would read them.
-fn cluster_yaml(n: usize) -> Vec<String> {
+fn cluster_yaml(n: usize, affinity: bool) -> Vec<String> {
     let mut objects: Vec<String> = vec![
         "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n\
          hostnameOverride: node-0\nclusterCIDR: 10.0.0.0/8\n"
@@ -72,7 +74,8 @@ fn cluster_yaml(n: usize) -> Vec<String> {
     for i in 0..n {
         objects.push(format!(
             "apiVersion: v1\nkind: Service\nmetadata: {{name: svc-{i:05}, namespace: bench}}\n\
-             spec:\n  clusterIP: {}\n  ports:\n  - {{name: http, port: 80, targetPort: 8080, protocol: TCP}}\n",
+             spec:\n{}  clusterIP: {}\n  ports:\n  - {{name: http, port: 80, targetPort: 8080, protocol: TCP}}\n",
+            if affinity { "  sessionAffinity: ClientIP\n" } else { "" },
             service_ip(i)
         ));
         let mut s = format!(
@@ -94,8 +97,8 @@ fn cluster_yaml(n: usize) -> Vec<String> {
 }
 
 /// node-0's kube-proxy input for a cluster of `n` Services.
-fn input(n: usize) -> ProxyInput {
-    let files = cluster_yaml(n);
+fn input(n: usize, affinity: bool) -> ProxyInput {
+    let files = cluster_yaml(n, affinity);
     let inputs: Vec<Input<'_>> = files.iter().map(|text| Input { text }).collect();
     let (cluster, diags) = kpv_core::model::parse_files(&inputs);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
@@ -116,31 +119,14 @@ fn packet_to_last(n: usize) -> Packet {
     )
 }
 
-fn scale(c: &mut Criterion) {
-    let inputs: Vec<(usize, ProxyInput)> = SIZES.iter().map(|&n| (n, input(n))).collect();
-
-    let mut g = c.benchmark_group("compile");
-    g.sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3));
-    for mode in MODES {
-        for (n, input) in &inputs {
-            g.bench_with_input(BenchmarkId::new(mode.as_str(), n), input, |b, input| {
-                // Freeing 100,000s of rules is not compiling: drop outside the timing.
-                b.iter_with_large_drop(|| {
-                    modes::compile(mode, black_box(input), CompileOptions::default())
-                })
-            });
-        }
-    }
-    g.finish();
-
-    let mut g = c.benchmark_group("process");
+/// The first packet of a new connection to the last Service, in every mode.
+fn process(c: &mut Criterion, group: &str, inputs: &[(usize, ProxyInput)]) {
+    let mut g = c.benchmark_group(group);
     g.sample_size(20)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
     for mode in MODES {
-        for (n, input) in &inputs {
+        for (n, input) in inputs {
             let plane = modes::compile(mode, input, CompileOptions::default());
             let pkt = packet_to_last(*n);
             // The packet really reaches one of the last Service's endpoints.
@@ -174,6 +160,31 @@ fn scale(c: &mut Criterion) {
         }
     }
     g.finish();
+}
+
+fn scale(c: &mut Criterion) {
+    let inputs: Vec<(usize, ProxyInput)> = SIZES.iter().map(|&n| (n, input(n, false))).collect();
+
+    let mut g = c.benchmark_group("compile");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    for mode in MODES {
+        for (n, input) in &inputs {
+            g.bench_with_input(BenchmarkId::new(mode.as_str(), n), input, |b, input| {
+                // Freeing 100,000s of rules is not compiling: drop outside the timing.
+                b.iter_with_large_drop(|| {
+                    modes::compile(mode, black_box(input), CompileOptions::default())
+                })
+            });
+        }
+    }
+    g.finish();
+
+    process(c, "process", &inputs);
+    // ClientIP affinity: one affinity check per endpoint (and in nftables
+    // one set per endpoint, 100,000 sets at this size).
+    process(c, "process-affinity", &[(10_000, input(10_000, true))]);
 
     let mut g = c.benchmark_group("render");
     g.sample_size(10)
@@ -192,7 +203,7 @@ fn scale(c: &mut Criterion) {
     }
     g.finish();
 
-    let files = cluster_yaml(1_000);
+    let files = cluster_yaml(1_000, false);
     assert_eq!(files.len(), 1);
     let yaml = &files[0];
     let mut g = c.benchmark_group("parse");

@@ -651,6 +651,10 @@ fn bench(tools: &Tools, args: &[String]) -> usize {
                 format!("trace {mode} to the last of {n} services"),
                 Some((50e-6, "50 µs")),
             ),
+            ["process-affinity", mode, n] => (
+                format!("trace {mode} to the last of {n} services, ClientIP affinity"),
+                Some((50e-6, "50 µs")),
+            ),
             ["render", mode, n] => (format!("render {mode} text of {n} services"), None),
             ["parse", n] => (format!("parse {n} services"), None),
             _ => (id.clone(), None),

@@ -844,14 +844,17 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             firewall_ips,
         ),
     ];
+    let mut table = Table {
+        family,
+        comment: "rules for kube-proxy".into(),
+        sets,
+        maps,
+        chains: b.chains,
+        set_order: Vec::new(),
+    };
+    table.index_sets();
     Compiled {
-        table: Table {
-            family,
-            comment: "rules for kube-proxy".into(),
-            sets,
-            maps,
-            chains: b.chains,
-        },
+        table,
         endpoint_chains,
         node_port_mode: np_mode,
     }
@@ -886,5 +889,32 @@ mod tests {
                 assert_eq!(out, format!("endpoint-{}", endpoint_chain_base(&name, &ep)));
             }
         }
+    }
+
+    /// `Table::set` finds every set (affinity sets included) by binary search
+    /// exactly as a scan would, and nothing for an unknown name.
+    #[test]
+    fn indexed_set_lookup_equals_a_scan() {
+        let text = include_str!("../../../../tests/scenarios/session-affinity.yaml");
+        let (cluster, _) = crate::model::parse(text);
+        let slices = crate::controller::steady_slices(&cluster);
+        let mut checked = 0;
+        for node in &cluster.nodes {
+            let Some(input) =
+                crate::proxy::build_input(&cluster, &slices, &node.name, IpFamily::V4)
+            else {
+                continue;
+            };
+            let table = compile_table(&input).table;
+            assert_eq!(table.set_order.len(), table.sets.len());
+            assert!(table.sets.iter().any(|s| s.name.starts_with("affinity-")));
+            for s in &table.sets {
+                let scanned = table.sets.iter().find(|x| x.name == s.name);
+                assert_eq!(table.set(&s.name), scanned);
+                checked += 1;
+            }
+            assert!(table.set("no-such-set").is_none());
+        }
+        assert!(checked > 0);
     }
 }

@@ -470,8 +470,13 @@ impl Walk<'_, '_> {
 
     /// A live element of an affinity set for this client.
     fn affinity_endpoint(&self, set: &str, client: &IpAddr) -> Option<SocketAddr> {
-        let timeout_ms = u64::from(self.ctx.table.set(set)?.timeout_seconds?) * 1000;
+        // The node's state first: a new client is in no set, and then the
+        // set itself (one among 100,000s on a large node) is not looked up.
+        if self.state.affinity.is_empty() {
+            return None;
+        }
         let (ep, last) = self.state.affinity.get(&(set.to_string(), *client))?;
+        let timeout_ms = u64::from(self.ctx.table.set(set)?.timeout_seconds?) * 1000;
         (self.now_ms < last.saturating_add(timeout_ms)).then_some(*ep)
     }
 }
