@@ -346,3 +346,22 @@ pub mod names {
     pub const NFACCT_LOCALHOST_NPS: &str = "localhost_nps_accepted_pkts";
     pub const NFACCT_CT_INVALID: &str = "ct_state_invalid_dropped_pkts";
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{name, name_of, names};
+
+    #[test]
+    fn chain_names_are_kept_whole_up_to_the_iptables_limit() {
+        // The longest names kube-proxy writes fit.
+        let sep = name_of(&[names::SEP, "ABCDEFGHIJKLMNOP"]);
+        assert_eq!(&*sep, "KUBE-SEP-ABCDEFGHIJKLMNOP");
+        assert_eq!(&*name(names::EXTERNAL_SERVICES), names::EXTERNAL_SERVICES);
+        // 28 bytes is iptables' own limit; longer is cut there, on a
+        // character boundary.
+        let long = "K".repeat(40);
+        assert_eq!(name(&long).len(), 28);
+        let accented = format!("{}é", "K".repeat(27));
+        assert_eq!(&*name(&accented), "K".repeat(27).as_str());
+    }
+}
