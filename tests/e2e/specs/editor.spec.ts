@@ -2,6 +2,7 @@
 import { test, expect } from '@playwright/test';
 import * as fs from 'fs';
 import * as path from 'path';
+import * as zlib from 'zlib';
 import { App } from './app';
 
 const SERVICE = `apiVersion: v1
@@ -131,4 +132,24 @@ test('in Korean, no English UI string is left on screen', async ({ page }) => {
   }
   await expect(page.locator('html')).toHaveAttribute('lang', 'ko');
   await page.screenshot({ path: 'artifacts/korean.png', fullPage: true });
+});
+
+test('a share link with a packet from a Pod its YAML does not have still opens', async ({ page }) => {
+  const app = new App(page);
+  const problems = App.watch(page);
+  // The packet's origin is a Pod that does not exist: its trace has no hop.
+  const state = {
+    y: SERVICE, m: 'iptables', r: 1, v: 100, t: 2000, f: 0,
+    p: [{ id: 0, at_ms: 0, request: { origin: { kind: 'pod', pod: { namespace: 'default', name: 'ghost' } },
+      dst: { kind: 'name', value: 'echo' }, port: 80, protocol: 'TCP', src_port: 40000, keep_open: false }, seed: 1 }],
+  };
+  const link = 'v1.' + zlib.deflateRawSync(Buffer.from(JSON.stringify(state))).toString('base64url');
+  await app.open('/#' + link);
+  await expect(page.getByTestId('service-echo')).toBeVisible();
+  await expect(app.byId('share-error')).toHaveCount(0);
+  await app.byId('play-pause').click();
+  await page.waitForTimeout(500);
+  await app.send();
+  await expect(app.rules).toBeVisible();
+  expect(problems.filter((p) => p.startsWith('pageerror'))).toEqual([]);
 });

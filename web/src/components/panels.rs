@@ -306,7 +306,12 @@ pub fn RulesView() -> impl IntoView {
         let hop = store.current_hop()?;
         store
             .with_focused_trace(|trace| {
-                trace.hops[..=hop.min(trace.hops.len().saturating_sub(1))]
+                // Up to the current hop (all of them past the end; none for
+                // a trace with no hops, such as one from a deleted Pod).
+                trace
+                    .hops
+                    .get(..=hop)
+                    .unwrap_or(&trace.hops)
                     .iter()
                     .rev()
                     .find_map(|h| {
@@ -395,6 +400,11 @@ pub fn EndpointList() -> impl IntoView {
     // A large cluster has 100,000s of endpoints: the first rows are drawn
     // and the rest counted, until the reader asks for all of them.
     let show_all = RwSignal::new(false);
+    // A new scenario starts short again.
+    Effect::new(move |_| {
+        store.parsed.track();
+        show_all.set(false);
+    });
     view! {
         <section class="panel">
             <h2>{t("panel.endpoints")}</h2>
