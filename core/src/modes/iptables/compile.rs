@@ -1171,8 +1171,47 @@ fn hooks(firewall: bool) -> Vec<HookChain> {
 
 #[cfg(test)]
 mod tests {
-    use super::AddrText;
+    use super::{names, AddrText, IpFamily};
     use std::net::SocketAddr;
+
+    /// Services arrive sorted by (namespace, name), but KUBE-SERVICES is
+    /// sorted by the comment's text, where `a-b/s` comes before `a/s`: the
+    /// rules are reordered, stably.
+    #[test]
+    fn kube_services_is_sorted_by_comment_text() {
+        let mut yaml = String::from(
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n\
+             status: {addresses: [{type: InternalIP, address: 10.0.0.1}]}\n",
+        );
+        for ns in ["a", "a-b", "b"] {
+            yaml.push_str(&format!(
+                "---\napiVersion: v1\nkind: Service\nmetadata: {{name: s, namespace: {ns}}}\n\
+                 spec: {{selector: {{app: x}}, ports: [{{name: p, port: 80}}, {{name: q, port: 81}}]}}\n"
+            ));
+        }
+        let (cluster, diags) = crate::model::parse(&yaml);
+        assert!(!crate::diag::has_errors(&diags), "{diags:?}");
+        let slices = crate::controller::steady_slices(&cluster);
+        let input =
+            crate::proxy::build_input(&cluster, &slices, "n1", IpFamily::V4).expect("node n1");
+        let compiled = super::compile(&input);
+        let chain = compiled
+            .table(super::Table::Filter)
+            .and_then(|t| t.chain(names::SERVICES))
+            .expect("filter KUBE-SERVICES");
+        let comments: Vec<&str> = chain.rules.iter().filter_map(|r| r.comment()).collect();
+        assert_eq!(
+            comments,
+            [
+                "a-b/s:p has no endpoints",
+                "a-b/s:q has no endpoints",
+                "a/s:p has no endpoints",
+                "a/s:q has no endpoints",
+                "b/s:p has no endpoints",
+                "b/s:q has no endpoints",
+            ]
+        );
+    }
 
     #[test]
     fn addr_text_is_the_display_text() {
