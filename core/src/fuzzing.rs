@@ -95,10 +95,12 @@ pub fn fuzz_share_decode(bytes: &[u8]) {
 }
 
 /// Decode `link`; when that works, re-encode and decode again: same state.
+/// Then derive from it what the app derives when it opens the link.
 fn share_round_trip(link: &str) {
     let Ok(state) = crate::share::decode(link) else {
         return;
     };
+    share_replay(&state);
     let again = crate::share::encode(&state);
     match crate::share::decode(&again) {
         Ok(back) => assert!(
@@ -106,5 +108,37 @@ fn share_round_trip(link: &str) {
             "re-encoded link decodes to another state:\n{state:?}\n{back:?}"
         ),
         Err(e) => panic!("re-encoded link does not decode: {e}\n{state:?}"),
+    }
+}
+
+/// What the app computes from an opened link: the cluster, every packet's
+/// trace through the rules of its time, the scene, and each packet's flight
+/// at the link's clock and focused hop (a link whose packet comes from a Pod
+/// the YAML lacks, with a trace of no hops, once stopped the app).
+fn share_replay(state: &crate::share::ShareState) {
+    use crate::controller::{self, Timing};
+    use crate::replay::{self, Inputs};
+    let (cluster, _) = crate::model::parse(&state.yaml);
+    let timing = Timing::default();
+    let traces = replay::replay(&Inputs {
+        cluster: &cluster,
+        mode: state.mode,
+        scheduler: state.scheduler,
+        timing,
+        changes: &state.changes,
+        packets: &state.packets,
+    });
+    let snap = controller::snapshot(&cluster, &state.changes, timing, state.time_ms);
+    let scene = crate::scene::layout(&cluster, &snap.slices);
+    let mut sent: Vec<&crate::replay::SentPacket> = state.packets.iter().collect();
+    crate::order::sort_by_key(&mut sent, |p| (p.at_ms, p.id));
+    for (t, p) in traces.iter().zip(sent) {
+        let flight = crate::timeline::Flight::new(&scene, t, p.at_ms);
+        let _ = flight.position(state.time_ms, false);
+        let _ = flight.hop_at(state.time_ms);
+        if let Some(h) = state.step {
+            let _ = flight.hop_time(h as usize);
+        }
+        let _ = trace::stages(&cluster, t);
     }
 }
