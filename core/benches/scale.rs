@@ -16,7 +16,10 @@
 //! `cargo xtask bench` runs this and compares the figures with the budgets.
 //! Sample sizes are small so the whole run takes a few minutes on two cores.
 
-use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
+use criterion::measurement::WallTime;
+use criterion::{
+    criterion_group, criterion_main, BatchSize, BenchmarkGroup, BenchmarkId, Criterion,
+};
 use kpv_core::choose::Chooser;
 use kpv_core::model::{Input, Mode};
 use kpv_core::modes::{self, AllAnswer, CompileOptions, Hook, NodeState, Verdict};
@@ -162,13 +165,20 @@ fn process(c: &mut Criterion, group: &str, inputs: &[(usize, ProxyInput)]) {
     g.finish();
 }
 
-fn scale(c: &mut Criterion) {
-    let inputs: Vec<(usize, ProxyInput)> = SIZES.iter().map(|&n| (n, input(n, false))).collect();
-
-    let mut g = c.benchmark_group("compile");
+/// A group whose iterations take milliseconds (whole rulesets, a whole
+/// parse): few samples, so the run stays within minutes on two cores.
+fn slow_group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
+    let mut g = c.benchmark_group(name);
     g.sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
+    g
+}
+
+fn scale(c: &mut Criterion) {
+    let inputs: Vec<(usize, ProxyInput)> = SIZES.iter().map(|&n| (n, input(n, false))).collect();
+
+    let mut g = slow_group(c, "compile");
     for mode in MODES {
         for (n, input) in &inputs {
             g.bench_with_input(BenchmarkId::new(mode.as_str(), n), input, |b, input| {
@@ -186,10 +196,7 @@ fn scale(c: &mut Criterion) {
     // one set per endpoint, 100,000 sets at this size).
     process(c, "process-affinity", &[(10_000, input(10_000, true))]);
 
-    let mut g = c.benchmark_group("render");
-    g.sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3));
+    let mut g = slow_group(c, "render");
     for mode in MODES {
         for (n, input) in &inputs {
             g.bench_with_input(BenchmarkId::new(mode.as_str(), n), input, |b, input| {
@@ -206,10 +213,7 @@ fn scale(c: &mut Criterion) {
     let files = cluster_yaml(1_000, false);
     assert_eq!(files.len(), 1);
     let yaml = &files[0];
-    let mut g = c.benchmark_group("parse");
-    g.sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3));
+    let mut g = slow_group(c, "parse");
     g.bench_function(BenchmarkId::from_parameter(1_000), |b| {
         b.iter(|| kpv_core::model::parse(black_box(yaml)))
     });

@@ -52,6 +52,11 @@ pub enum Value {
     Map(Vec<(Node, Node)>),
 }
 
+/// Where the last entry with that key is in a mapping's entries.
+fn last_with_key(entries: &[(Node, Node)], key: &str) -> Option<usize> {
+    entries.iter().rposition(|(k, _)| k.as_str() == Some(key))
+}
+
 impl Node {
     pub fn as_str(&self) -> Option<&str> {
         match &self.value {
@@ -65,14 +70,21 @@ impl Node {
         matches!(&self.value, Value::Scalar { text, quoted: false } if text.is_empty() || text == "~" || text == "null" || text == "Null" || text == "NULL")
     }
 
-    /// Look up a key of a mapping.
+    /// Look up a key of a mapping (the last entry with that key).
     pub fn get(&self, key: &str) -> Option<&Node> {
         match &self.value {
-            Value::Map(entries) => entries
-                .iter()
-                .rev()
-                .find(|(k, _)| k.as_str() == Some(key))
-                .map(|(_, v)| v),
+            Value::Map(entries) => entries.get(last_with_key(entries, key)?).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// [`Node::get`], taking the value out of the node.
+    pub fn take(self, key: &str) -> Option<Node> {
+        match self.value {
+            Value::Map(mut entries) => {
+                let i = last_with_key(&entries, key)?;
+                Some(entries.swap_remove(i).1)
+            }
             _ => None,
         }
     }

@@ -53,19 +53,6 @@ pub fn parse_files(inputs: &[Input<'_>]) -> (Cluster, Vec<Diagnostic>) {
     (cluster, diags)
 }
 
-/// The value of `key` in a mapping (the last, as [`Y::get`] finds it), taken
-/// out of the node.
-fn take_key(node: Y, key: &str) -> Option<Y> {
-    match node.value {
-        Value::Map(entries) => entries
-            .into_iter()
-            .rev()
-            .find(|(k, _)| k.as_str() == Some(key))
-            .map(|(_, v)| v),
-        _ => None,
-    }
-}
-
 struct RawObject {
     file: usize,
     doc: usize,
@@ -106,7 +93,7 @@ fn collect_objects(
         .unwrap_or("")
         .to_string();
     if kind == "List" || kind.ends_with("List") && root.get("items").is_some() {
-        match take_key(root, "items") {
+        match root.take("items") {
             Some(Y {
                 value: Value::Seq(items),
                 ..

@@ -88,15 +88,28 @@ fn push_endpoint_chain_name(out: &mut String, text: &mut String, prefix: &str, e
     push_hash_and_truncate(out, text);
 }
 
+/// `ns/svc/proto/port`, the text a Service port's chain names hash,
+/// appended to `out`.
+fn push_service_port_text(out: &mut String, name: &ServicePortName) {
+    let parts = [
+        &*name.service.namespace,
+        &*name.service.name,
+        name.protocol.as_lower(),
+        &*name.port,
+    ];
+    for (i, part) in parts.into_iter().enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        out.push_str(part);
+    }
+}
+
 /// `servicePortChainNameBase`: `HASH-ns/svc/proto/port`.
 pub fn service_chain_base(name: &ServicePortName) -> String {
-    hash_and_truncate(&format!(
-        "{}/{}/{}/{}",
-        name.service.namespace,
-        name.service.name,
-        name.protocol.as_lower(),
-        name.port
-    ))
+    let mut text = String::new();
+    push_service_port_text(&mut text, name);
+    hash_and_truncate(&text)
 }
 
 /// `servicePortEndpointChainNameBase`: `HASH-ns/svc/proto/port__ip/port`,
@@ -441,20 +454,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         let proto = name.protocol;
         // `ns/svc/proto/port`: the text of every chain name's hash.
         prefix.clear();
-        for (i, part) in [
-            &*name.service.namespace,
-            &*name.service.name,
-            proto.as_lower(),
-            &*name.port,
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            if i > 0 {
-                prefix.push('/');
-            }
-            prefix.push_str(part);
-        }
+        push_service_port_text(&mut prefix, name);
         // (Each name in one allocation of its exact size: this runs for
         // every Service port.)
         let base = hash_and_truncate(&prefix);
