@@ -5,14 +5,14 @@
 //! [`kpv_core::timeline::Flight`]; readiness and verdicts are shown with a
 //! shape and a word, never by colour alone.
 
-use super::{lang, t};
+use super::{lang, outcome_class, outcome_mark, t};
 use crate::i18n::tr;
 use crate::i18n::Lang;
 use crate::state::Store;
 use kpv_core::model::{Mode, ServiceType};
 use kpv_core::scene::Rect;
 use kpv_core::timeline::Position;
-use kpv_core::trace::{HopKind, Outcome, Trace};
+use kpv_core::trace::{HopKind, Trace};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
 
@@ -26,26 +26,6 @@ fn n(v: f64) -> String {
 #[component]
 fn BoxRect(rect: Rect, class: &'static str) -> impl IntoView {
     view! { <rect class=class x=n(rect.x) y=n(rect.y) width=n(rect.w) height=n(rect.h) rx="8" /> }
-}
-
-fn outcome_class(o: &Outcome) -> &'static str {
-    match o {
-        Outcome::Delivered { .. } | Outcome::AcceptedByNode { .. } => "delivered",
-        Outcome::TimedOut { .. } => "timed-out",
-        Outcome::Dropped { .. } => "dropped",
-        Outcome::Rejected { .. } => "rejected",
-        Outcome::Unrouted | Outcome::NoSuchName { .. } => "unrouted",
-    }
-}
-
-fn outcome_mark(o: &Outcome) -> &'static str {
-    match o {
-        Outcome::Delivered { .. } | Outcome::AcceptedByNode { .. } => "✓",
-        Outcome::TimedOut { .. } => "…",
-        Outcome::Dropped { .. } => "✕",
-        Outcome::Rejected { .. } => "⊘",
-        Outcome::Unrouted | Outcome::NoSuchName { .. } => "?",
-    }
 }
 
 /// The static part: client, load balancer, Services, nodes, Pods, edges.

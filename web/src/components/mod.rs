@@ -11,6 +11,7 @@ pub mod lessons;
 pub mod panels;
 
 use crate::i18n::{tr, Lang};
+use kpv_core::trace::Outcome;
 use leptos::prelude::*;
 
 /// The current language, from context.
@@ -22,4 +23,27 @@ pub fn lang() -> RwSignal<Lang> {
 pub fn t(key: &'static str) -> impl Fn() -> &'static str + Copy + Send + Sync + 'static {
     let l = lang();
     move || tr(l.get(), key)
+}
+
+/// A packet's outcome as a CSS class (the diagram's packets and the
+/// verdict panel).
+pub fn outcome_class(o: &Outcome) -> &'static str {
+    match o {
+        Outcome::Delivered { .. } | Outcome::AcceptedByNode { .. } => "delivered",
+        Outcome::TimedOut { .. } => "timed-out",
+        Outcome::Dropped { .. } => "dropped",
+        Outcome::Rejected { .. } => "rejected",
+        Outcome::Unrouted | Outcome::NoSuchName { .. } => "unrouted",
+    }
+}
+
+/// A packet's outcome as a symbol: shapes, never colour alone.
+pub fn outcome_mark(o: &Outcome) -> &'static str {
+    match o {
+        Outcome::Delivered { .. } | Outcome::AcceptedByNode { .. } => "✓",
+        Outcome::TimedOut { .. } => "…",
+        Outcome::Dropped { .. } => "✕",
+        Outcome::Rejected { .. } => "⊘",
+        Outcome::Unrouted | Outcome::NoSuchName { .. } => "?",
+    }
 }

@@ -2,7 +2,7 @@
 //! node's rules with the matched one highlighted, the EndpointSlice, and the
 //! Pods with their probe controls.
 
-use super::{lang, t};
+use super::{lang, outcome_class, outcome_mark, t};
 use crate::i18n::{reason_key, stage_key, tr, Lang};
 use crate::state::Store;
 use kpv_core::controller::{probe_events, AppState, ProbeKind};
@@ -74,77 +74,48 @@ const MAX_ENDPOINT_ROWS: usize = 200;
 /// The verdict line for a packet: a class, a symbol and the words.
 fn verdict_text(trace: &Trace, done: bool, lg: Lang) -> (&'static str, String, String) {
     if !done {
-        return (
-            "in-flight",
-            "→".into(),
-            format!(
-                "{} — {}",
-                tr(lg, "verdict.in-flight"),
-                trace.request.dst_text()
-            ),
+        let words = format!(
+            "{} — {}",
+            tr(lg, "verdict.in-flight"),
+            trace.request.dst_text()
         );
+        return ("in-flight", "→".into(), words);
     }
-    match &trace.outcome {
+    let o = &trace.outcome;
+    let words = match o {
         Outcome::Delivered {
             pod,
             endpoint,
             source,
-        } => (
-            "delivered",
-            "✓".into(),
-            format!(
-                "{} {} ({endpoint}); {} {}",
-                tr(lg, "verdict.delivered"),
-                pod.as_ref()
-                    .map(|p| p.name.clone())
-                    .unwrap_or_else(|| endpoint.to_string()),
-                tr(lg, "verdict.sees-source"),
-                source.ip()
-            ),
+        } => format!(
+            "{} {} ({endpoint}); {} {}",
+            tr(lg, "verdict.delivered"),
+            pod.as_ref()
+                .map(|p| p.name.clone())
+                .unwrap_or_else(|| endpoint.to_string()),
+            tr(lg, "verdict.sees-source"),
+            source.ip()
         ),
-        Outcome::TimedOut { pod, endpoint } => (
-            "timed-out",
-            "…".into(),
-            format!(
-                "{} ({} {endpoint})",
-                tr(lg, "verdict.timed-out"),
-                pod.as_ref().map(|p| p.name.clone()).unwrap_or_default()
-            ),
+        Outcome::TimedOut { pod, endpoint } => format!(
+            "{} ({} {endpoint})",
+            tr(lg, "verdict.timed-out"),
+            pod.as_ref().map(|p| p.name.clone()).unwrap_or_default()
         ),
-        Outcome::Dropped { reason } => (
-            "dropped",
-            "✕".into(),
-            format!(
-                "{}: {}",
-                tr(lg, "verdict.dropped"),
-                tr(lg, reason_key(*reason))
-            ),
+        Outcome::Dropped { reason } => format!(
+            "{}: {}",
+            tr(lg, "verdict.dropped"),
+            tr(lg, reason_key(*reason))
         ),
-        Outcome::Rejected { reason } => (
-            "rejected",
-            "⊘".into(),
-            format!(
-                "{}: {}",
-                tr(lg, "verdict.rejected"),
-                tr(lg, reason_key(*reason))
-            ),
+        Outcome::Rejected { reason } => format!(
+            "{}: {}",
+            tr(lg, "verdict.rejected"),
+            tr(lg, reason_key(*reason))
         ),
-        Outcome::AcceptedByNode { node } => (
-            "delivered",
-            "✓".into(),
-            format!("{} {node}", tr(lg, "verdict.accepted")),
-        ),
-        Outcome::Unrouted => (
-            "unrouted",
-            "?".into(),
-            tr(lg, "verdict.unrouted").to_string(),
-        ),
-        Outcome::NoSuchName { name } => (
-            "unrouted",
-            "?".into(),
-            format!("{}: {name}", tr(lg, "verdict.no-name")),
-        ),
-    }
+        Outcome::AcceptedByNode { node } => format!("{} {node}", tr(lg, "verdict.accepted")),
+        Outcome::Unrouted => tr(lg, "verdict.unrouted").to_string(),
+        Outcome::NoSuchName { name } => format!("{}: {name}", tr(lg, "verdict.no-name")),
+    };
+    (outcome_class(o), outcome_mark(o).into(), words)
 }
 
 /// The latest (or focused) packet's outcome, in words and a symbol.
