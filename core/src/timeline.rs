@@ -170,6 +170,12 @@ impl Flight {
         })
     }
 
+    /// A flight with no hop at all (a trace that never left its origin,
+    /// such as one from a Pod the cluster no longer has).
+    pub fn is_empty(&self) -> bool {
+        self.legs.is_empty()
+    }
+
     /// The hop shown at `t` (the first before the flight starts, the last after).
     pub fn hop_at(&self, t: u64) -> usize {
         self.legs
@@ -280,6 +286,17 @@ mod tests {
         assert!(f.position(f.end_ms + LINGER_MS, false).is_none());
         // The outcome is decided before the reply has travelled back.
         assert!(f.outcome_ms < f.end_ms && f.decided(f.outcome_ms) && !f.decided(f.outcome_ms - 1));
+    }
+
+    #[test]
+    fn a_trace_without_hops_makes_an_empty_flight() {
+        let (scene, mut trace) = setup();
+        assert!(!Flight::new(&scene, &trace, 0).is_empty());
+        trace.hops.clear();
+        let f = Flight::new(&scene, &trace, 0);
+        assert!(f.is_empty());
+        assert_eq!(f.hop_time(0), None);
+        assert_eq!(f.step_forward(0), None);
     }
 
     #[test]

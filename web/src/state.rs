@@ -305,10 +305,12 @@ impl Store {
             .with(|fs| fs.iter().find(|(i, _)| *i == id).map(|(_, fl)| f(fl)))
     }
 
-    /// The hop of the focused packet at the current time.
+    /// The hop of the focused packet at the current time (none for a
+    /// packet whose trace has no hop).
     pub fn current_hop(&self) -> Option<usize> {
         let now = self.now.get();
-        self.with_focused_flight(|f| f.hop_at(now))
+        self.with_focused_flight(|f| (!f.is_empty()).then(|| f.hop_at(now)))
+            .flatten()
     }
 
     /// Set a Pod's app state from now on.
