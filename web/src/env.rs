@@ -2,52 +2,150 @@
 //! the editor's local storage. Everything read here is untrusted: bad values
 //! are reported and ignored, never a crash.
 
-use crate::i18n::Lang;
+use crate::i18n::{tr, Lang};
+use crate::scenarios::PRESETS;
+use kpv_core::model::Mode;
 
-/// Options given in the page URL (`?embed=1&scenario=…&mode=…&lang=…&theme=…&step=…`).
+/// Options given in the page URL
+/// (`?embed=1&scenario=…&mode=…&lang=…&theme=…&step=…&lesson=…&page=…`),
+/// checked once: a value the app does not know is left out and reported in
+/// `problems`, so a documentation author sees a typo instead of a silent
+/// default. Unknown parameter names are ignored (pages add their own).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct UrlOptions {
     pub embed: bool,
-    pub scenario: Option<String>,
-    pub mode: Option<String>,
-    pub lang: Option<String>,
-    pub theme: Option<String>,
+    /// A preset's key.
+    pub scenario: Option<&'static str>,
+    pub mode: Option<Mode>,
+    pub lang: Option<Lang>,
+    pub theme: Option<&'static str>,
+    /// The hop to stop the first packet at.
     pub step: Option<u32>,
     /// A lesson to open (`lesson=readiness`) and its page, from 1 (`page=2`).
     pub lesson: Option<String>,
     pub page: Option<u32>,
+    pub problems: Vec<UrlProblem>,
 }
 
-/// Parse a query string (`?a=1&b=2`), leniently.
-pub fn parse_query(search: &str) -> UrlOptions {
+/// A URL parameter whose value was ignored, with what it accepts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UrlProblem {
+    pub param: &'static str,
+    /// The value given, cut to [`SHOWN_VALUE_CHARS`] characters.
+    pub value: String,
+    pub accepted: Accepted,
+}
+
+/// What a URL parameter accepts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Accepted {
+    OneOf(Vec<String>),
+    /// A whole number, at least this.
+    NumberFrom(u32),
+}
+
+impl UrlProblem {
+    fn new(param: &'static str, given: &str, accepted: Accepted) -> UrlProblem {
+        let mut value: String = given.chars().take(SHOWN_VALUE_CHARS).collect();
+        if value.len() < given.len() {
+            value.push('…');
+        }
+        UrlProblem {
+            param,
+            value,
+            accepted,
+        }
+    }
+
+    /// What was ignored and how to fix it, in `lang`.
+    pub fn describe(&self, lang: Lang) -> String {
+        let fix = match &self.accepted {
+            Accepted::OneOf(names) => tr(lang, "url.one-of").replace("{list}", &names.join(", ")),
+            Accepted::NumberFrom(n) => tr(lang, "url.number").replace("{n}", &n.to_string()),
+        };
+        let what = tr(lang, "url.ignored")
+            .replace("{param}", self.param)
+            .replace("{value}", &self.value);
+        format!("{what} {fix}")
+    }
+}
+
+/// How much of a bad value a problem repeats (a URL can be long).
+pub const SHOWN_VALUE_CHARS: usize = 40;
+
+pub const THEMES: [&str; 2] = ["light", "dark"];
+
+/// Parse and check a query string (`?a=1&b=2`); `lessons` are the ids a
+/// `lesson=` may name.
+pub fn parse_query(search: &str, lessons: &[&str]) -> UrlOptions {
     let mut o = UrlOptions::default();
+    let mut problems = Vec::new();
+    let mut check = |param: &'static str, v: &str, ok: bool, accepted: Accepted| {
+        if !ok {
+            problems.push(UrlProblem::new(param, v, accepted));
+        }
+        ok
+    };
+    let one_of = |names: &[&str]| Accepted::OneOf(names.iter().map(|n| n.to_string()).collect());
     for pair in search
         .trim_start_matches('?')
         .split('&')
         .filter(|p| !p.is_empty())
     {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let v = v.to_string();
         match k {
             "embed" => o.embed = v != "0" && v != "false",
-            "scenario" => o.scenario = Some(v),
-            "mode" => o.mode = Some(v),
-            "lang" => o.lang = Some(v),
-            "theme" => o.theme = Some(v),
-            "step" => o.step = v.parse().ok(),
-            "lesson" => o.lesson = Some(v),
-            "page" => o.page = v.parse().ok(),
+            "scenario" => {
+                let found = PRESETS.iter().find(|p| p.key == v).map(|p| p.key);
+                let keys: Vec<_> = PRESETS.iter().map(|p| p.key).collect();
+                if check("scenario", v, found.is_some(), one_of(&keys)) {
+                    o.scenario = found;
+                }
+            }
+            "mode" => {
+                let names = Mode::ALL.map(Mode::as_str);
+                o.mode = Mode::parse(v);
+                check("mode", v, o.mode.is_some(), one_of(&names));
+            }
+            "lang" => {
+                o.lang = Lang::parse(v);
+                check(
+                    "lang",
+                    v,
+                    o.lang.is_some(),
+                    one_of(&Lang::ALL.map(Lang::code)),
+                );
+            }
+            "theme" => {
+                o.theme = THEMES.into_iter().find(|t| *t == v);
+                check("theme", v, o.theme.is_some(), one_of(&THEMES));
+            }
+            "step" => {
+                o.step = v.parse().ok();
+                check("step", v, o.step.is_some(), Accepted::NumberFrom(0));
+            }
+            "lesson" => {
+                let known = lessons.contains(&v);
+                if check("lesson", v, known, one_of(lessons)) {
+                    o.lesson = Some(v.to_string());
+                }
+            }
+            "page" => {
+                o.page = v.parse().ok().filter(|p| *p >= 1);
+                check("page", v, o.page.is_some(), Accepted::NumberFrom(1));
+            }
             _ => {}
         }
     }
+    o.problems = problems;
     o
 }
 
-pub fn url_options() -> UrlOptions {
+pub fn url_options(lessons: &[&str]) -> UrlOptions {
     let search = web_sys::window()
         .and_then(|w| w.location().search().ok())
         .unwrap_or_default();
-    parse_query(&search)
+    parse_query(&search, lessons)
 }
 
 /// The browser's preferred language, when it is one we have.
@@ -110,19 +208,91 @@ pub fn save_editor(yaml: &str) -> bool {
 mod tests {
     use super::*;
 
+    const LESSONS: &[&str] = &["readiness", "services-basics"];
+
     #[test]
-    fn query_options_are_parsed_leniently() {
-        let o = parse_query("?embed=1&scenario=nodeport&mode=ipvs&lang=ko&theme=dark&step=3&junk");
+    fn known_query_values_are_taken_typed() {
+        let o = parse_query(
+            "?embed=1&scenario=nodeport&mode=ipvs&lang=ko&theme=dark&step=3&junk&utm_source=x",
+            LESSONS,
+        );
         assert!(o.embed);
-        assert_eq!(o.scenario.as_deref(), Some("nodeport"));
-        assert_eq!(o.mode.as_deref(), Some("ipvs"));
+        assert_eq!(o.scenario, Some("nodeport"));
+        assert_eq!(o.mode, Some(Mode::Ipvs));
+        assert_eq!(o.lang, Some(Lang::Ko));
+        assert_eq!(o.theme, Some("dark"));
         assert_eq!(o.step, Some(3));
-        assert_eq!(parse_query("?step=x").step, None);
-        assert!(!parse_query("?embed=0").embed);
-        let o = parse_query("?lesson=readiness&page=2");
+        assert_eq!(
+            o.problems,
+            vec![],
+            "unknown parameter names are not problems"
+        );
+        assert!(!parse_query("?embed=0", LESSONS).embed);
+        let o = parse_query("?lesson=readiness&page=2", LESSONS);
         assert_eq!(o.lesson.as_deref(), Some("readiness"));
         assert_eq!(o.page, Some(2));
-        assert_eq!(parse_query("?page=-1").page, None);
+        assert_eq!(parse_query("", LESSONS), UrlOptions::default());
+    }
+
+    #[test]
+    fn unknown_query_values_are_ignored_and_reported() {
+        let o = parse_query(
+            "?scenario=nodeport-local&mode=ipvs&mode=iptable&lang=fr&theme=blue&step=x&lesson=nope&page=0",
+            LESSONS,
+        );
+        // The valid mode before the bad one is not kept: the last value decides.
+        assert_eq!(
+            (o.scenario, o.mode, o.lang, o.theme, o.step, o.lesson, o.page),
+            (None, None, None, None, None, None, None)
+        );
+        let params: Vec<_> = o
+            .problems
+            .iter()
+            .map(|p| (p.param, p.value.as_str()))
+            .collect();
+        assert_eq!(
+            params,
+            [
+                ("scenario", "nodeport-local"),
+                ("mode", "iptable"),
+                ("lang", "fr"),
+                ("theme", "blue"),
+                ("step", "x"),
+                ("lesson", "nope"),
+                ("page", "0"),
+            ]
+        );
+        let keys: Vec<String> = PRESETS.iter().map(|p| p.key.to_string()).collect();
+        assert_eq!(o.problems[0].accepted, Accepted::OneOf(keys));
+        assert_eq!(
+            o.problems[1].accepted,
+            Accepted::OneOf(
+                ["userspace", "iptables", "ipvs", "nftables"]
+                    .map(String::from)
+                    .to_vec()
+            )
+        );
+        assert_eq!(o.problems[4].accepted, Accepted::NumberFrom(0));
+        assert_eq!(o.problems[6].accepted, Accepted::NumberFrom(1));
+    }
+
+    #[test]
+    fn a_problem_says_what_was_ignored_and_how_to_fix_it() {
+        let o = parse_query("?mode=iptable&page=-1", LESSONS);
+        assert_eq!(
+            o.problems[0].describe(Lang::En),
+            "The page address has mode=iptable, which is not known here, so it was ignored. \
+             Use one of: userspace, iptables, ipvs, nftables."
+        );
+        assert_eq!(
+            o.problems[1].describe(Lang::Ko),
+            "페이지 주소의 page=-1 값은 알 수 없는 값이라 무시했습니다. 1 이상의 정수를 쓰세요."
+        );
+        // A long value is cut, so a hostile address cannot fill the page.
+        let long = "x".repeat(10_000);
+        let o = parse_query(&format!("?lesson={long}"), LESSONS);
+        assert_eq!(o.problems[0].value.chars().count(), SHOWN_VALUE_CHARS + 1);
+        assert!(o.problems[0].value.ends_with('…'));
     }
 
     #[test]

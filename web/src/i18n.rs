@@ -14,6 +14,8 @@ pub enum Lang {
 }
 
 impl Lang {
+    pub const ALL: [Lang; 2] = [Lang::En, Lang::Ko];
+
     pub fn code(self) -> &'static str {
         match self {
             Lang::En => "en",
@@ -111,6 +113,13 @@ pub const TABLE: &[(&str, &str, &str)] = &[
         "The scenario has errors; nothing can be drawn until they are fixed.",
         "시나리오에 오류가 있어 고칠 때까지 그릴 수 없습니다.",
     ),
+    (
+        "url.ignored",
+        "The page address has {param}={value}, which is not known here, so it was ignored.",
+        "페이지 주소의 {param}={value} 값은 알 수 없는 값이라 무시했습니다.",
+    ),
+    ("url.one-of", "Use one of: {list}.", "다음 중 하나를 쓰세요: {list}."),
+    ("url.number", "Use a whole number from {n}.", "{n} 이상의 정수를 쓰세요."),
     ("diagram.client", "External client", "외부 클라이언트"),
     ("diagram.outside", "outside the cluster", "클러스터 외부"),
     ("diagram.lb", "Cloud load balancer", "클라우드 로드밸런서"),

@@ -24,7 +24,7 @@ use components::editor::Editor;
 use components::labs::{LoadBalancingLab, ScalingLab};
 use components::lessons::{LessonBar, LessonState};
 use components::panels::{EndpointList, HopList, PodsPanel, RulesView, VerdictPanel};
-use components::t;
+use components::{t, UrlProblems};
 use i18n::Lang;
 use leptos::prelude::*;
 use state::Store;
@@ -91,22 +91,19 @@ fn animation_loop(store: Store) {
 /// The whole app.
 #[component]
 pub fn App() -> impl IntoView {
-    let opts = env::url_options();
-    let initial_lang = opts
-        .lang
-        .as_deref()
-        .and_then(Lang::parse)
-        .or_else(env::browser_lang)
-        .unwrap_or_default();
+    let lessons = LessonState::new();
+    let opts = lessons
+        .lessons
+        .with_value(|ls| env::url_options(&ls.iter().map(|l| l.id.as_str()).collect::<Vec<_>>()));
+    let initial_lang = opts.lang.or_else(env::browser_lang).unwrap_or_default();
     let lang = RwSignal::new(initial_lang);
     provide_context(lang);
     let preset = opts
         .scenario
-        .as_deref()
         .and_then(|k| scenarios::PRESETS.iter().find(|p| p.key == k))
         .unwrap_or(&scenarios::PRESETS[0]);
     let store = Store::new(preset.key, preset.yaml);
-    if let Some(m) = opts.mode.as_deref().and_then(kpv_core::model::Mode::parse) {
+    if let Some(m) = opts.mode {
         store.mode.set(m);
     }
     store.reduced_motion.set(prefers_reduced_motion());
@@ -123,12 +120,11 @@ pub fn App() -> impl IntoView {
             store.now.set(t);
         }
     }
-    let lessons = LessonState::new();
     provide_context(lessons);
     // A share link in the fragment wins over the query's scenario; a bad one
     // is reported and the default scenario stays.
     let share_problem = RwSignal::new(None::<share::OpenError>);
-    let lang_in_query = opts.lang.as_deref().and_then(Lang::parse).is_some();
+    let lang_in_query = opts.lang.is_some();
     let open_fragment = move |fragment: &str| match share::open(&store, fragment) {
         Ok(state) => {
             share_problem.set(None);
@@ -154,13 +150,10 @@ pub fn App() -> impl IntoView {
         }
     });
     on_cleanup(move || hash_listener.remove());
-    let theme = RwSignal::new(if opts.theme.as_deref() == Some("dark") {
-        "dark"
-    } else {
-        "light"
-    });
+    let theme = RwSignal::new(opts.theme.unwrap_or("light"));
     let large = RwSignal::new(false);
     let embed = opts.embed;
+    let url_problems = view! { <UrlProblems problems=opts.problems /> }.into_any();
     let stored = env::load_editor();
     let storage_problem = matches!(stored, env::Stored::Unreadable(_));
     let draft = RwSignal::new(match stored {
@@ -212,7 +205,7 @@ pub fn App() -> impl IntoView {
             _ => {}
         }
     };
-    let full = move || {
+    let full = move |url_problems: AnyView| {
         view! {
             <header class="topbar">
                 <div>
@@ -232,6 +225,7 @@ pub fn App() -> impl IntoView {
                     </ul>
                 </div>
             </Show>
+            {url_problems}
             {move || share_problem.get().map(|e| view! {
                 <div class="errors" role="alert" data-testid="share-error">
                     <p>{let key = e.key(); move || i18n::tr(lang.get(), key)}</p>
@@ -266,9 +260,9 @@ pub fn App() -> impl IntoView {
             data-testid="app" tabindex="0" on:keydown=on_key aria-describedby="kpv-keys">
             <p id="kpv-keys" class="sr-only">{t("a11y.keys")}</p>
             {if embed {
-                view! { <Diagram /> <PlaybackBar /> }.into_any()
+                view! { {url_problems} <Diagram /> <PlaybackBar /> }.into_any()
             } else {
-                full().into_any()
+                full(url_problems).into_any()
             }}
         </main>
     }

@@ -77,6 +77,34 @@ test('?embed=1 shows only the diagram and playback, and ignores keys pressed out
   await expect(frame.getByTestId('play-pause')).toHaveAttribute('aria-pressed', 'true');
 });
 
+test('an address value the app does not know is reported with how to fix it; the rest still applies', async ({ page }) => {
+  // A documentation author's typo in an embed: the default scenario is shown,
+  // but the author is told which parameter was ignored and what it accepts.
+  await page.goto('/?embed=1&scenario=nodeport-local&mode=ipvs&theme=blue&utm_source=docs');
+  const problems = page.getByTestId('url-problems').locator('li');
+  await expect(problems).toHaveCount(2);
+  await expect(problems.nth(0)).toHaveAttribute('data-param', 'scenario');
+  await expect(problems.nth(0)).toContainText('scenario=nodeport-local');
+  await expect(problems.nth(0)).toContainText('Use one of: alpaca-bandicoot, nodeport,');
+  await expect(problems.nth(1)).toContainText('theme=blue');
+  await expect(problems.nth(1)).toContainText('Use one of: light, dark.');
+  // The valid mode was taken, and the default scenario is drawn.
+  await expect(page.getByTestId('diagram')).toContainText('IPVS: kube-ipvs0 virtual servers');
+  await expect(page.getByTestId('service-alpaca-service')).toBeVisible();
+
+  // The notice follows the language; a value shown is text, never markup.
+  await page.goto('/?lang=ko&lesson=%3Cb%3Ex&page=two');
+  await expect(page.getByTestId('url-problems').locator('li')).toHaveText([
+    '페이지 주소의 lesson=%3Cb%3Ex 값은 알 수 없는 값이라 무시했습니다. 다음 중 하나를 쓰세요: services-basics, modes-compared, nodeport-loadbalancer, traffic-policy-local, readiness, external-database.',
+    '페이지 주소의 page=two 값은 알 수 없는 값이라 무시했습니다. 1 이상의 정수를 쓰세요.',
+  ]);
+
+  // A correct address shows no notice.
+  await page.goto('/?scenario=nodeport&mode=nftables');
+  await expect(page.getByTestId('service-web')).toBeVisible();
+  await expect(page.getByTestId('url-problems')).toHaveCount(0);
+});
+
 /** The English texts of the translation table (web/src/i18n.rs) that differ from their Korean. */
 function englishTable(): string[] {
   const src = fs.readFileSync(path.join(__dirname, '../../../web/src/i18n.rs'), 'utf8');

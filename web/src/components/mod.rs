@@ -47,3 +47,22 @@ pub fn outcome_mark(o: &Outcome) -> &'static str {
         Outcome::Unrouted | Outcome::NoSuchName { .. } => "?",
     }
 }
+
+/// The URL parameters that were ignored, each with how to fix it (shown in
+/// the full app and in embeds, where a documentation author needs it most).
+#[component]
+pub fn UrlProblems(problems: Vec<crate::env::UrlProblem>) -> impl IntoView {
+    let l = lang();
+    (!problems.is_empty()).then(|| {
+        view! {
+            <div class="errors" role="alert" data-testid="url-problems">
+                <ul>
+                    {problems
+                        .into_iter()
+                        .map(|p| view! { <li data-param=p.param>{let p = p.clone(); move || p.describe(l.get())}</li> })
+                        .collect_view()}
+                </ul>
+            </div>
+        }
+    })
+}
