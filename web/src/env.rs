@@ -42,6 +42,8 @@ pub enum Accepted {
     OneOf(Vec<String>),
     /// A whole number, at least this.
     NumberFrom(u32),
+    /// A whole number in this range, both ends included.
+    NumberIn(u32, u32),
 }
 
 impl UrlProblem {
@@ -62,6 +64,9 @@ impl UrlProblem {
         let fix = match &self.accepted {
             Accepted::OneOf(names) => tr(lang, "url.one-of").replace("{list}", &names.join(", ")),
             Accepted::NumberFrom(n) => tr(lang, "url.number").replace("{n}", &n.to_string()),
+            Accepted::NumberIn(a, b) => tr(lang, "url.number-in")
+                .replace("{from}", &a.to_string())
+                .replace("{to}", &b.to_string()),
         };
         let what = tr(lang, "url.ignored")
             .replace("{param}", self.param)
@@ -76,8 +81,9 @@ pub const SHOWN_VALUE_CHARS: usize = 40;
 pub const THEMES: [&str; 2] = ["light", "dark"];
 
 /// Parse and check a query string (`?a=1&b=2`); `lessons` are the ids a
-/// `lesson=` may name.
-pub fn parse_query(search: &str, lessons: &[&str]) -> UrlOptions {
+/// `lesson=` may name, each with its number of pages. When a parameter is
+/// given twice, the last value decides.
+pub fn parse_query(search: &str, lessons: &[(&str, usize)]) -> UrlOptions {
     let mut o = UrlOptions::default();
     let mut problems = Vec::new();
     let mut check = |param: &'static str, v: &str, ok: bool, accepted: Accepted| {
@@ -96,11 +102,9 @@ pub fn parse_query(search: &str, lessons: &[&str]) -> UrlOptions {
         match k {
             "embed" => o.embed = v != "0" && v != "false",
             "scenario" => {
-                let found = PRESETS.iter().find(|p| p.key == v).map(|p| p.key);
+                o.scenario = PRESETS.iter().find(|p| p.key == v).map(|p| p.key);
                 let keys: Vec<_> = PRESETS.iter().map(|p| p.key).collect();
-                if check("scenario", v, found.is_some(), one_of(&keys)) {
-                    o.scenario = found;
-                }
+                check("scenario", v, o.scenario.is_some(), one_of(&keys));
             }
             "mode" => {
                 let names = Mode::ALL.map(Mode::as_str);
@@ -125,10 +129,12 @@ pub fn parse_query(search: &str, lessons: &[&str]) -> UrlOptions {
                 check("step", v, o.step.is_some(), Accepted::NumberFrom(0));
             }
             "lesson" => {
-                let known = lessons.contains(&v);
-                if check("lesson", v, known, one_of(lessons)) {
-                    o.lesson = Some(v.to_string());
-                }
+                o.lesson = lessons
+                    .iter()
+                    .any(|(id, _)| *id == v)
+                    .then(|| v.to_string());
+                let ids: Vec<_> = lessons.iter().map(|(id, _)| *id).collect();
+                check("lesson", v, o.lesson.is_some(), one_of(&ids));
             }
             "page" => {
                 o.page = v.parse().ok().filter(|p| *p >= 1);
@@ -137,11 +143,22 @@ pub fn parse_query(search: &str, lessons: &[&str]) -> UrlOptions {
             _ => {}
         }
     }
+    // A page past the lesson's last, once both are known.
+    let pages = lessons
+        .iter()
+        .find(|(id, _)| Some(*id) == o.lesson.as_deref())
+        .map(|(_, n)| *n as u32);
+    if let (Some(p), Some(n)) = (o.page, pages) {
+        if p > n {
+            o.page = None;
+            check("page", &p.to_string(), false, Accepted::NumberIn(1, n));
+        }
+    }
     o.problems = problems;
     o
 }
 
-pub fn url_options(lessons: &[&str]) -> UrlOptions {
+pub fn url_options(lessons: &[(&str, usize)]) -> UrlOptions {
     let search = web_sys::window()
         .and_then(|w| w.location().search().ok())
         .unwrap_or_default();
@@ -208,7 +225,7 @@ pub fn save_editor(yaml: &str) -> bool {
 mod tests {
     use super::*;
 
-    const LESSONS: &[&str] = &["readiness", "services-basics"];
+    const LESSONS: &[(&str, usize)] = &[("readiness", 4), ("services-basics", 3)];
 
     #[test]
     fn known_query_values_are_taken_typed() {
@@ -293,6 +310,20 @@ mod tests {
         let o = parse_query(&format!("?lesson={long}"), LESSONS);
         assert_eq!(o.problems[0].value.chars().count(), SHOWN_VALUE_CHARS + 1);
         assert!(o.problems[0].value.ends_with('…'));
+        // A page past the lesson's last is named with the lesson's range,
+        // whichever order the two come in.
+        let o = parse_query("?page=5&lesson=readiness", LESSONS);
+        assert_eq!((o.lesson.as_deref(), o.page), (Some("readiness"), None));
+        assert_eq!(o.problems[0].accepted, Accepted::NumberIn(1, 4));
+        assert_eq!(
+            o.problems[0].describe(Lang::En),
+            "The page address has page=5, which is not known here, so it was ignored. \
+             Use a whole number from 1 to 4."
+        );
+        assert_eq!(
+            parse_query("?lesson=readiness&page=4", LESSONS).problems,
+            vec![]
+        );
     }
 
     #[test]

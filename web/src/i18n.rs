@@ -120,6 +120,11 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ),
     ("url.one-of", "Use one of: {list}.", "다음 중 하나를 쓰세요: {list}."),
     ("url.number", "Use a whole number from {n}.", "{n} 이상의 정수를 쓰세요."),
+    (
+        "url.number-in",
+        "Use a whole number from {from} to {to}.",
+        "{from}부터 {to}까지의 정수를 쓰세요.",
+    ),
     ("diagram.client", "External client", "외부 클라이언트"),
     ("diagram.outside", "outside the cluster", "클러스터 외부"),
     ("diagram.lb", "Cloud load balancer", "클라우드 로드밸런서"),

@@ -92,9 +92,13 @@ fn animation_loop(store: Store) {
 #[component]
 pub fn App() -> impl IntoView {
     let lessons = LessonState::new();
-    let opts = lessons
-        .lessons
-        .with_value(|ls| env::url_options(&ls.iter().map(|l| l.id.as_str()).collect::<Vec<_>>()));
+    let opts = lessons.lessons.with_value(|ls| {
+        env::url_options(
+            &ls.iter()
+                .map(|l| (l.id.as_str(), l.steps.len()))
+                .collect::<Vec<_>>(),
+        )
+    });
     let initial_lang = opts.lang.or_else(env::browser_lang).unwrap_or_default();
     let lang = RwSignal::new(initial_lang);
     provide_context(lang);

@@ -99,6 +99,12 @@ test('an address value the app does not know is reported with how to fix it; the
     '페이지 주소의 page=two 값은 알 수 없는 값이라 무시했습니다. 1 이상의 정수를 쓰세요.',
   ]);
 
+  // A page past the lesson's last names the lesson's range and opens its first page.
+  await page.goto('/?lesson=readiness&page=9');
+  await expect(page.getByTestId('url-problems')).toContainText('page=9');
+  await expect(page.getByTestId('url-problems')).toContainText(/Use a whole number from 1 to \d+\./);
+  await expect(page.getByTestId('lesson-progress')).toHaveText(/^Step 1 \/ \d+$/);
+
   // A correct address shows no notice.
   await page.goto('/?scenario=nodeport&mode=nftables');
   await expect(page.getByTestId('service-web')).toBeVisible();
