@@ -326,6 +326,37 @@ mod tests {
         );
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
+    proptest::proptest! {
+        /// Any address: no panic; every value kept is one the app knows, and
+        /// every problem repeats at most a short cut of what was given.
+        #[test]
+        fn any_query_is_checked_without_panic(
+            search in "[?&=a-z0-9%<>\u{1}-\u{7f}é한]{0,200}",
+            picks in proptest::collection::vec(0usize..8, 0..6),
+        ) {
+            const NAMES: [&str; 8] =
+                ["scenario=", "mode=", "lang=", "theme=", "step=", "lesson=", "page=", "embed="];
+            let mut q = search.clone();
+            for p in &picks {
+                q.push('&');
+                q.push_str(NAMES[*p]);
+                q.push_str(&search);
+            }
+            let o = parse_query(&q, LESSONS);
+            proptest::prop_assert!(o.scenario.is_none_or(|k| PRESETS.iter().any(|p| p.key == k)));
+            proptest::prop_assert!(o
+                .lesson
+                .as_deref()
+                .is_none_or(|l| LESSONS.iter().any(|(id, _)| *id == l)));
+            proptest::prop_assert!(o.page.is_none_or(|p| p >= 1));
+            for p in &o.problems {
+                proptest::prop_assert!(p.value.chars().count() <= SHOWN_VALUE_CHARS + 1);
+                proptest::prop_assert!(!p.describe(Lang::Ko).is_empty());
+            }
+        }
+    }
+
     #[test]
     fn stored_editor_values_are_read_defensively() {
         assert_eq!(decode_stored(None), Stored::Nothing);
