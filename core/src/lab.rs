@@ -137,22 +137,44 @@ fn trace_all(sim: &Sim<'_>, packets: &[SentPacket], state: &mut WorldState) -> V
         .collect()
 }
 
-/// Where `n_packets` new connections to `target` went, measured by replaying
-/// them through the model (sorted by label).
-#[allow(clippy::too_many_arguments)]
-pub fn distribution(
-    cluster: &Cluster,
-    mode: Mode,
-    scheduler: Option<Scheduler>,
-    target: &Target,
-    origin: &Origin,
-    n_packets: u32,
-    seed: u64,
-    long_lived: bool,
-) -> Vec<Bucket> {
-    let mut lab = LbLab::new(
-        cluster, mode, scheduler, target, origin, n_packets, seed, long_lived,
-    );
+/// One load-balancing lab run: `connections` new connections from `origin`
+/// to `target` through `mode` (with `scheduler` for IPVS), their random
+/// choices drawn from `seed`; `long_lived` keeps every connection open.
+#[derive(Clone, Copy, Debug)]
+pub struct LabRun<'a> {
+    pub mode: Mode,
+    pub scheduler: Option<Scheduler>,
+    pub target: &'a Target,
+    pub origin: &'a Origin,
+    pub connections: u32,
+    pub seed: u64,
+    pub long_lived: bool,
+}
+
+impl<'a> LabRun<'a> {
+    /// The app's default run: 1,000 short connections, seed 1.
+    pub fn new(
+        mode: Mode,
+        scheduler: Option<Scheduler>,
+        target: &'a Target,
+        origin: &'a Origin,
+    ) -> LabRun<'a> {
+        LabRun {
+            mode,
+            scheduler,
+            target,
+            origin,
+            connections: 1000,
+            seed: 1,
+            long_lived: false,
+        }
+    }
+}
+
+/// Where a run's connections went, measured by replaying them through the
+/// model (sorted by label).
+pub fn distribution(cluster: &Cluster, run: &LabRun<'_>) -> Vec<Bucket> {
+    let mut lab = LbLab::new(cluster, run);
     while lab.step(usize::MAX) > 0 {}
     lab.buckets()
 }
@@ -193,23 +215,19 @@ pub struct LbLab {
 }
 
 impl LbLab {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        cluster: &Cluster,
-        mode: Mode,
-        scheduler: Option<Scheduler>,
-        target: &Target,
-        origin: &Origin,
-        n_packets: u32,
-        seed: u64,
-        long_lived: bool,
-    ) -> LbLab {
-        let packets = lab_packets(target, origin, n_packets, seed, long_lived);
+    pub fn new(cluster: &Cluster, run: &LabRun<'_>) -> LbLab {
+        let packets = lab_packets(
+            run.target,
+            run.origin,
+            run.connections,
+            run.seed,
+            run.long_lived,
+        );
         let steady = steady_slices(cluster, &packets);
         LbLab {
             cluster: cluster.clone(),
-            mode,
-            scheduler,
+            mode: run.mode,
+            scheduler: run.scheduler,
             packets,
             steady,
             state: WorldState::default(),
@@ -329,15 +347,16 @@ pub enum Expectation {
     Nothing,
 }
 
-/// What the run of [`distribution`] with the same arguments should show. The
-/// candidate endpoints come from tracing one packet.
-pub fn expected_share(
-    cluster: &Cluster,
-    mode: Mode,
-    scheduler: Option<Scheduler>,
-    target: &Target,
-    origin: &Origin,
-) -> Expectation {
+/// What [`distribution`] of `lab` should show, whatever its number of
+/// connections and seed. The candidate endpoints come from tracing one packet.
+pub fn expected_share(cluster: &Cluster, lab: &LabRun<'_>) -> Expectation {
+    let LabRun {
+        mode,
+        scheduler,
+        target,
+        origin,
+        ..
+    } = *lab;
     let packets = lab_packets(target, origin, 1, 0, false);
     let traces = run(cluster, mode, scheduler, &packets);
     let Some(first) = traces.first() else {

@@ -1,6 +1,6 @@
 //! The labs: measured load-balancing distributions and rule growth.
 
-use kpv_core::lab::{self, Bucket, Expectation, ScaleLab};
+use kpv_core::lab::{self, Bucket, Expectation, LabRun, ScaleLab};
 use kpv_core::model::{self, Cluster, Mode, Scheduler};
 use kpv_core::replay::{self, Target, TargetKind};
 use kpv_core::trace::Origin;
@@ -24,6 +24,23 @@ fn cluster_ip(c: &Cluster, svc: &str) -> Target {
         .unwrap()
 }
 
+fn run<'a>(
+    mode: Mode,
+    scheduler: Option<Scheduler>,
+    target: &'a Target,
+    origin: &'a Origin,
+    connections: u32,
+    seed: u64,
+    long_lived: bool,
+) -> LabRun<'a> {
+    LabRun {
+        connections,
+        seed,
+        long_lived,
+        ..LabRun::new(mode, scheduler, target, origin)
+    }
+}
+
 fn counts(b: &[Bucket]) -> Vec<u32> {
     b.iter().map(|b| b.count).collect()
 }
@@ -33,11 +50,14 @@ fn round_robin_is_exact() {
     let c = scenario("alpaca-bandicoot");
     let t = cluster_ip(&c, "alpaca-service");
     let o = replay::default_origin(&c, &t);
-    let d = lab::distribution(&c, Mode::Ipvs, Some(Scheduler::Rr), &t, &o, 300, 7, false);
+    let d = lab::distribution(
+        &c,
+        &run(Mode::Ipvs, Some(Scheduler::Rr), &t, &o, 300, 7, false),
+    );
     assert_eq!(counts(&d), vec![100, 100, 100], "{d:?}");
     assert!(d.iter().all(|b| b.label.starts_with("alpaca-prod-")));
     assert!(matches!(
-        lab::expected_share(&c, Mode::Ipvs, Some(Scheduler::Rr), &t, &o),
+        lab::expected_share(&c, &LabRun::new(Mode::Ipvs, Some(Scheduler::Rr), &t, &o)),
         Expectation::RoundRobin { ref endpoints, .. } if endpoints.len() == 3
     ));
 }
@@ -47,13 +67,13 @@ fn iptables_random_is_near_a_third() {
     let c = scenario("alpaca-bandicoot");
     let t = cluster_ip(&c, "alpaca-service");
     let o = replay::default_origin(&c, &t);
-    let d = lab::distribution(&c, Mode::Iptables, None, &t, &o, 3000, 11, false);
+    let d = lab::distribution(&c, &run(Mode::Iptables, None, &t, &o, 3000, 11, false));
     assert_eq!(d.len(), 3, "{d:?}");
     for b in &d {
         assert!((900..=1100).contains(&b.count), "{d:?}");
     }
     assert_eq!(counts(&d).iter().sum::<u32>(), 3000);
-    match lab::expected_share(&c, Mode::Iptables, None, &t, &o) {
+    match lab::expected_share(&c, &LabRun::new(Mode::Iptables, None, &t, &o)) {
         Expectation::Random { endpoints, share } => {
             assert_eq!(endpoints.len(), 3);
             assert!((share - 1.0 / 3.0).abs() < 1e-9);
@@ -68,7 +88,7 @@ fn least_connection_with_long_lived_connections_stays_level() {
     let t = cluster_ip(&c, "alpaca-service");
     let o = replay::default_origin(&c, &t);
     for s in [Scheduler::Lc, Scheduler::Sed, Scheduler::Nq] {
-        let d = lab::distribution(&c, Mode::Ipvs, Some(s), &t, &o, 301, 3, true);
+        let d = lab::distribution(&c, &run(Mode::Ipvs, Some(s), &t, &o, 301, 3, true));
         let v = counts(&d);
         assert_eq!(v.len(), 3, "{s:?} {d:?}");
         let (lo, hi) = (v.iter().min().unwrap(), v.iter().max().unwrap());
@@ -82,18 +102,21 @@ fn affinity_and_source_hashing_give_one_endpoint() {
     let t = cluster_ip(&c, "cart");
     let o = replay::default_origin(&c, &t);
     for mode in [Mode::Iptables, Mode::Nftables, Mode::Ipvs] {
-        let d = lab::distribution(&c, mode, None, &t, &o, 200, 5, false);
+        let d = lab::distribution(&c, &run(mode, None, &t, &o, 200, 5, false));
         assert_eq!(d.len(), 1, "{mode:?} {d:?}");
         assert_eq!(d[0].count, 200);
         assert!(matches!(
-            lab::expected_share(&c, mode, None, &t, &o),
+            lab::expected_share(&c, &LabRun::new(mode, None, &t, &o)),
             Expectation::OneEndpoint { .. }
         ));
     }
     let c = scenario("alpaca-bandicoot");
     let t = cluster_ip(&c, "alpaca-service");
     let o = replay::default_origin(&c, &t);
-    let d = lab::distribution(&c, Mode::Ipvs, Some(Scheduler::Sh), &t, &o, 200, 5, false);
+    let d = lab::distribution(
+        &c,
+        &run(Mode::Ipvs, Some(Scheduler::Sh), &t, &o, 200, 5, false),
+    );
     assert_eq!(d.len(), 1, "{d:?}");
 }
 
@@ -104,7 +127,7 @@ fn ten_thousand_packets_are_fast_enough() {
     let o = replay::default_origin(&c, &t);
     for mode in [Mode::Iptables, Mode::Ipvs] {
         let start = Instant::now();
-        let d = lab::distribution(&c, mode, None, &t, &o, 10_000, 1, false);
+        let d = lab::distribution(&c, &run(mode, None, &t, &o, 10_000, 1, false));
         let took = start.elapsed();
         println!("10,000-packet distribution, {mode:?}: {took:?} ({d:?})");
         assert_eq!(counts(&d).iter().sum::<u32>(), 10_000);
@@ -120,7 +143,7 @@ fn external_origin_through_the_load_balancer() {
         .unwrap();
     let o = replay::default_origin(&c, &t);
     assert!(matches!(o, Origin::External { .. }));
-    let d = lab::distribution(&c, Mode::Iptables, None, &t, &o, 400, 9, false);
+    let d = lab::distribution(&c, &run(Mode::Iptables, None, &t, &o, 400, 9, false));
     assert_eq!(counts(&d).iter().sum::<u32>(), 400);
     assert!(d.iter().all(|b| b.endpoint.is_some()), "{d:?}");
 }
@@ -224,8 +247,8 @@ fn lab_in_slices_counts_what_one_run_counts() {
         (Mode::Nftables, None, false),
         (Mode::Userspace, None, false),
     ] {
-        let whole = lab::distribution(&c, mode, sched, &t, &o, 257, 9, long_lived);
-        let mut sliced = lab::LbLab::new(&c, mode, sched, &t, &o, 257, 9, long_lived);
+        let whole = lab::distribution(&c, &run(mode, sched, &t, &o, 257, 9, long_lived));
+        let mut sliced = lab::LbLab::new(&c, &run(mode, sched, &t, &o, 257, 9, long_lived));
         assert_eq!(sliced.total(), 257);
         let mut steps = 0;
         while sliced.step(10) > 0 {
@@ -257,7 +280,7 @@ fn lab_buckets_name_what_happened() {
     let c = scenario("no-endpoints");
     let t = replay::targets(&c).into_iter().next().unwrap();
     let o = replay::default_origin(&c, &t);
-    let d = lab::distribution(&c, Mode::Iptables, None, &t, &o, 20, 1, false);
+    let d = lab::distribution(&c, &run(Mode::Iptables, None, &t, &o, 20, 1, false));
     assert!(!d.is_empty());
     assert!(
         d.iter().all(|b| b.landing != lab::Landing::Delivered),

@@ -8,7 +8,7 @@
 use super::{lang, t};
 use crate::i18n::{tr, Lang};
 use crate::state::Store;
-use kpv_core::lab::{self, Bucket, Expectation, Landing, LbLab, ScaleLab, ScalePoint};
+use kpv_core::lab::{self, Bucket, Expectation, LabRun, Landing, LbLab, ScaleLab, ScalePoint};
 use kpv_core::model::{Mode, Scheduler};
 use leptos::prelude::*;
 
@@ -81,21 +81,15 @@ pub fn LoadBalancingLab() -> impl IntoView {
         let origin = store.current_origin(&target);
         let mode = store.mode.get_untracked();
         let sched = store.scheduler.get_untracked();
-        let (lab, e) = store.parsed.with_untracked(|(c, _)| {
-            (
-                LbLab::new(
-                    c,
-                    mode,
-                    Some(sched),
-                    &target,
-                    &origin,
-                    n.get_untracked(),
-                    seed.get_untracked(),
-                    long_lived.get_untracked(),
-                ),
-                lab::expected_share(c, mode, Some(sched), &target, &origin),
-            )
-        });
+        let run_of = LabRun {
+            connections: n.get_untracked(),
+            seed: seed.get_untracked(),
+            long_lived: long_lived.get_untracked(),
+            ..LabRun::new(mode, Some(sched), &target, &origin)
+        };
+        let (lab, e) = store
+            .parsed
+            .with_untracked(|(c, _)| (LbLab::new(c, &run_of), lab::expected_share(c, &run_of)));
         progress.set((0, lab.total()));
         buckets.set(Vec::new());
         expect.set(Some((e, mode, sched)));
