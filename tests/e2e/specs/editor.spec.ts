@@ -51,12 +51,19 @@ test('a broken YAML shows its error line while the old diagram stays; fixed, it 
   await expect(app.byId('yaml-editor')).toHaveValue(SERVICE);
 });
 
-test('a corrupt saved editor value is reported and ignored', async ({ page }) => {
+test('a saved editor value this version cannot read is reported, ignored and kept until the user writes', async ({ page }) => {
+  const unreadable = '{"version": 2, "yaml": ';
   await page.goto('/');
-  await page.evaluate(() => localStorage.setItem('kpv.editor.v1', '{"version": 1, "yaml": '));
+  await expect(page.getByTestId('diagram')).toBeVisible();
+  await page.evaluate((v) => localStorage.setItem('kpv.editor.v1', v), unreadable);
   await page.reload();
   await expect(page.getByTestId('storage-notice')).toBeVisible();
   await expect(page.getByTestId('yaml-editor')).toHaveValue(/alpaca-prod/);
+  // Starting the app did not overwrite it (it may be a newer version's text).
+  expect(await page.evaluate(() => localStorage.getItem('kpv.editor.v1'))).toBe(unreadable);
+  // The user's own text replaces it.
+  await page.getByTestId('yaml-editor').fill(SERVICE);
+  await expect.poll(() => page.evaluate(() => localStorage.getItem('kpv.editor.v1'))).toContain('echo-1');
 });
 
 test('?embed=1 shows only the diagram and playback, and ignores keys pressed outside it', async ({ page }) => {

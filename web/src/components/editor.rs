@@ -129,9 +129,12 @@ pub fn Editor(draft: RwSignal<String>, storage_problem: bool) -> impl IntoView {
     let applied = RwSignal::new(false);
     // Every change is saved (an effect on the outside world, not on signals).
     // Saving can fail (storage full, disabled): say so rather than pretend.
+    // The text shown at start is not saved: it is what storage holds, or a
+    // preset, and a stored value this version cannot read (damaged, or from
+    // a newer version) stays until the user writes something of their own.
     let unsaved = RwSignal::new(false);
-    Effect::new(move |_| {
-        let ok = draft.with(|d| env::save_editor(d));
+    Effect::new(move |started: Option<()>| {
+        let ok = draft.with(|d| started.is_none() || env::save_editor(d));
         if unsaved.get_untracked() == ok {
             unsaved.set(!ok);
         }
