@@ -84,6 +84,32 @@ test('?embed=1 shows only the diagram and playback, and ignores keys pressed out
   await expect(frame.getByTestId('play-pause')).toHaveAttribute('aria-pressed', 'true');
 });
 
+test('in a 640×400 frame (the README snippet in a documentation column) the embed fits: one row of named icon buttons under the diagram', async ({ page }) => {
+  await page.setViewportSize({ width: 640, height: 400 });
+  await page.goto('/?embed=1&scenario=loadbalancer-local&step=3');
+  const controls = ['play-pause', 'step-back', 'step-forward', 'restart', 'reset', 'speed', 'fullscreen', 'sim-clock'];
+  const boxes = [];
+  for (const id of controls) {
+    const box = await page.getByTestId(id).boundingBox();
+    expect(box, id).not.toBeNull();
+    boxes.push(box!);
+  }
+  for (const [i, b] of boxes.entries()) {
+    expect(b.y + b.height, controls[i]).toBeLessThanOrEqual(400);
+    expect(b.x + b.width, controls[i]).toBeLessThanOrEqual(640);
+    expect(Math.abs(b.y + b.height / 2 - (boxes[0].y + boxes[0].height / 2)), `${controls[i]} is on the first row`).toBeLessThan(6);
+  }
+  // The diagram takes the rest of the frame.
+  const diagram = (await page.getByTestId('diagram').boundingBox())!;
+  expect(diagram.height).toBeGreaterThan(300);
+  // Names stay for screen readers and tooltips.
+  await expect(page.getByRole('button', { name: 'Step back' })).toBeVisible();
+  await expect(page.getByTestId('reset')).toHaveAttribute('title', 'Reset');
+  // A wide frame keeps the written labels.
+  await page.setViewportSize({ width: 1000, height: 625 });
+  await expect(page.getByTestId('step-back').locator('.btn-text')).toBeVisible();
+});
+
 test('an address value the app does not know is reported with how to fix it; the rest still applies', async ({ page }) => {
   // A documentation author's typo in an embed: the default scenario is shown,
   // but the author is told which parameter was ignored and what it accepts.

@@ -194,17 +194,17 @@ pub fn PlaybackBar() -> impl IntoView {
                 aria-pressed=move || store.playing.get().to_string()
                 on:click=move |_| store.playing.update(|p| *p = !*p)>
                 {move || if store.playing.get() { view! { <span class="icon">"❚❚"</span> }.into_any() } else { view! { <span class="icon">"▶"</span> }.into_any() }}
-                {move || if store.playing.get() { t("btn.pause")() } else { t("btn.play")() }}
+                <span class="btn-text">{move || if store.playing.get() { t("btn.pause")() } else { t("btn.play")() }}</span>
             </button>
-            <button data-testid="step-back" on:click=move |_| store.step(false)>"◀ "{t("btn.step-back")}</button>
-            <button data-testid="step-forward" on:click=move |_| store.step(true)>{t("btn.step-forward")}" ▶"</button>
-            <button data-testid="restart" on:click=move |_| {
+            <button data-testid="step-back" title=t("btn.step-back") on:click=move |_| store.step(false)>"◀ "<span class="btn-text">{t("btn.step-back")}</span></button>
+            <button data-testid="step-forward" title=t("btn.step-forward") on:click=move |_| store.step(true)><span class="btn-text">{t("btn.step-forward")}</span>" ▶"</button>
+            <button data-testid="restart" title=t("btn.restart") on:click=move |_| {
                 if let Some(f) = store.focused_flight() {
                     store.now.set(f.start_ms);
                     store.playing.set(true);
                 }
-            }>"↺ "{t("btn.restart")}</button>
-            <button data-testid="reset" on:click=move |_| store.reset()>{t("btn.reset")}</button>
+            }>"↺ "<span class="btn-text">{t("btn.restart")}</span></button>
+            <button data-testid="reset" title=t("btn.reset") on:click=move |_| store.reset()>"⇤ "<span class="btn-text">{t("btn.reset")}</span></button>
             <label class="narrow">
                 <span>{t("label.speed")}</span>
                 <select data-testid="speed" prop:value=move || format!("{}", store.speed.get())
@@ -214,7 +214,7 @@ pub fn PlaybackBar() -> impl IntoView {
                     }).collect_view()}
                 </select>
             </label>
-            <button data-testid="fullscreen" aria-pressed=move || full.get().to_string() on:click=move |ev| {
+            <button data-testid="fullscreen" title=t("btn.fullscreen") aria-pressed=move || full.get().to_string() on:click=move |ev| {
                 // The diagram with this bar (or, embedded, the whole app) fills the screen.
                 let Some(doc) = web_sys::window().and_then(|w| w.document()) else { return };
                 if doc.fullscreen_element().is_some() {
@@ -225,7 +225,7 @@ pub fn PlaybackBar() -> impl IntoView {
                 if let Some(el) = target {
                     let _ = el.request_fullscreen();
                 }
-            }>{t("btn.fullscreen")}</button>
+            }>"⤢ "<span class="btn-text">{t("btn.fullscreen")}</span></button>
             <output data-testid="sim-clock" class="clock" title=t("clock")>{clock}</output>
         </div>
     }
