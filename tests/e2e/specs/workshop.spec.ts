@@ -268,3 +268,18 @@ test('full screen shows the diagram with its playback bar', async ({ page }) => 
   await app.byId('fullscreen').click();
   await expect.poll(() => page.evaluate(() => document.fullscreenElement === null)).toBe(true);
 });
+
+test('on a 1024×768 projector and narrower screens, with large text too, nothing is wider than the window', async ({ page }) => {
+  for (const [width, large] of [[1024, false], [1024, true], [800, false], [420, false]] as [number, boolean][]) {
+    await page.setViewportSize({ width, height: 768 });
+    await page.goto('/?scenario=loadbalancer-local');
+    await expect(page.getByTestId('diagram')).toBeVisible();
+    if (large) await page.getByTestId('large-text').check();
+    const [scroll, right] = await page.evaluate(() => [
+      document.documentElement.scrollWidth,
+      document.querySelector('[data-testid=diagram]')!.getBoundingClientRect().right,
+    ]);
+    expect(scroll, `page width at ${width} px${large ? ', large text' : ''}`).toBeLessThanOrEqual(width);
+    expect(right, `diagram's right edge at ${width} px`).toBeLessThanOrEqual(width);
+  }
+});
