@@ -133,7 +133,7 @@ pub fn targets(cluster: &Cluster) -> Vec<Target> {
                     protocol: p.protocol,
                 });
             };
-            for ip in &svc.load_balancer_ips {
+            for ip in svc.load_balancer_addresses() {
                 push(
                     TargetKind::LoadBalancer,
                     Dest::Ip(*ip),

@@ -238,7 +238,7 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         .services
         .iter()
         .filter(|s| s.service_type == ServiceType::LoadBalancer)
-        .flat_map(|s| s.load_balancer_ips.iter().map(|ip| ip.to_string()))
+        .flat_map(|s| s.load_balancer_addresses().map(|ip| ip.to_string()))
         .collect();
     let load_balancer = (!lb_ips.is_empty()).then_some(Rect {
         x: WIDTH / 2.0 - 110.0,

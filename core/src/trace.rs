@@ -418,7 +418,30 @@ pub fn trace(
             )
         }
         Origin::External { .. } => match external_entry(sim, dst_ip, req, family, chooser) {
-            Some((node, lb)) => {
+            Some(Entry::Refused) => {
+                // The cloud load balancer's firewall: on the NodePort path
+                // kube-proxy's own source-range rules never see the packet
+                // ("the firewall rules will not apply", syncProxyRules), so
+                // the provider enforces loadBalancerSourceRanges itself.
+                hops.push(Hop {
+                    place: Place::LoadBalancer,
+                    what: HopKind::Drop {
+                        reason: DropReason::SourceRange,
+                    },
+                    before: pkt,
+                    after: pkt,
+                    step: None,
+                    node: None,
+                });
+                t.verdict = Verdict::Drop {
+                    reason: DropReason::SourceRange,
+                };
+                t.outcome = Outcome::Dropped {
+                    reason: DropReason::SourceRange,
+                };
+                return finish(t, hops);
+            }
+            Some(Entry::Node { node, lb }) => {
                 if let Some((to, healthy, total)) = lb {
                     let before = pkt;
                     pkt.dst = to;
@@ -570,23 +593,38 @@ fn finish(mut t: Trace, hops: Vec<Hop>) -> Trace {
     t
 }
 
-/// The entry node for external traffic, and the load balancer's forwarding
-/// (target NodePort, healthy nodes, total nodes) when it went through one.
-#[allow(clippy::type_complexity)]
+/// Where external traffic enters the cluster.
+enum Entry {
+    /// This node, with the load balancer's forwarding (target NodePort,
+    /// healthy nodes, total nodes) when it went through one.
+    Node {
+        node: String,
+        lb: Option<(SocketAddr, usize, usize)>,
+    },
+    /// The load balancer refused the client (loadBalancerSourceRanges).
+    Refused,
+}
+
 fn external_entry(
     sim: &Sim<'_>,
     dst: IpAddr,
     req: &Request,
     family: IpFamily,
     chooser: &mut Chooser,
-) -> Option<(String, Option<(SocketAddr, usize, usize)>)> {
+) -> Option<Entry> {
+    let at = |n: &crate::model::Node| Entry::Node {
+        node: n.name.clone(),
+        lb: None,
+    };
     if let Some(n) = sim.node_by_ip(dst) {
-        return Some((n.name.clone(), None));
+        return Some(at(n));
     }
     // A LoadBalancer Service's address: the cloud load balancer picks a node
     // and forwards to its NodePort, keeping the client's source address.
     let lb = sim.cluster.services.iter().find_map(|s| {
-        if s.service_type != ServiceType::LoadBalancer || !s.load_balancer_ips.contains(&dst) {
+        if s.service_type != ServiceType::LoadBalancer
+            || !s.load_balancer_addresses().any(|ip| *ip == dst)
+        {
             return None;
         }
         let port = s
@@ -596,6 +634,14 @@ fn external_entry(
         Some((s, port.node_port?))
     });
     if let Some((svc, node_port)) = lb {
+        let client = match req.origin {
+            Origin::External { client } => client,
+            _ => dst,
+        };
+        let ranges = &svc.load_balancer_source_ranges;
+        if !ranges.is_empty() && !ranges.iter().any(|r| r.contains(&client)) {
+            return Some(Entry::Refused);
+        }
         let total = sim.cluster.nodes.len();
         let healthy: Vec<&crate::model::Node> = sim
             .cluster
@@ -605,16 +651,10 @@ fn external_entry(
                 if svc.external_traffic_policy != TrafficPolicy::Local {
                     return true;
                 }
-                // Health check NodePort answers 200 only with a local ready endpoint.
-                sim.input(&n.name, family).is_some_and(|inp| {
-                    inp.services
-                        .iter()
-                        .filter(|(k, _)| k.service == svc.id)
-                        .any(|(k, _)| {
-                            inp.categorize(k)
-                                .is_some_and(|c| c.local.as_ref().is_some_and(|l| !l.is_empty()))
-                        })
-                })
+                // The health check NodePort answers 200 only with a local
+                // ready endpoint (terminating ones do not count).
+                sim.input(&n.name, family)
+                    .is_some_and(|inp| inp.local_ready_endpoints(&svc.id) > 0)
             })
             .collect();
         let pool: Vec<&crate::model::Node> = if healthy.is_empty() {
@@ -627,13 +667,15 @@ fn external_entry(
         }
         let n = pool[chooser.below(pool.len())];
         let ip = n.primary_ip(family)?;
-        return Some((
-            n.name.clone(),
-            Some((sock(ip, node_port), healthy.len(), total)),
-        ));
+        return Some(Entry::Node {
+            node: n.name.clone(),
+            lb: Some((sock(ip, node_port), healthy.len(), total)),
+        });
     }
-    // externalIPs and anything else: the network routes it to the proxy's node.
-    sim.cluster.proxy_node().map(|n| (n.name.clone(), None))
+    // externalIPs, a load balancer without NodePorts (it sends the packet
+    // on addressed to its IP) and anything else: the network routes it to
+    // the proxy's node.
+    sim.cluster.proxy_node().map(at)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -875,6 +917,10 @@ pub fn describe_hop(h: &Hop) -> String {
             h.after.dst, h.after.src
         ),
         HopKind::NoAnswer => format!("{} does not answer: connection times out", h.after.dst),
+        HopKind::Drop { reason } if h.place == Place::LoadBalancer => format!(
+            "load balancer: DROP ({}; on the NodePort path the cloud provider enforces them, not kube-proxy)",
+            reason_text(*reason)
+        ),
         HopKind::Drop { reason } => format!("DROP ({})", reason_text(*reason)),
         HopKind::Reject { reason } => format!("REJECT ({})", reason_text(*reason)),
         HopKind::Reply => format!(
@@ -972,7 +1018,7 @@ fn address_stage(cluster: &Cluster, dst: SocketAddr) -> Option<Stage> {
             if s.cluster_ips.contains(&dst.ip()) && p.port == dst.port() {
                 return Some(Stage::ClusterIp);
             }
-            if s.load_balancer_ips.contains(&dst.ip()) && p.port == dst.port() {
+            if s.load_balancer_addresses().any(|ip| *ip == dst.ip()) && p.port == dst.port() {
                 return Some(Stage::LoadBalancer);
             }
             if s.external_ips.contains(&dst.ip()) && p.port == dst.port() {

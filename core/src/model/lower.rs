@@ -435,6 +435,11 @@ struct PendingService {
     svc: Service,
     cluster_ip_auto: bool,
     want_families: Vec<IpFamily>,
+    /// `spec.loadBalancerIP`, named when the Service has no address yet.
+    requested_load_balancer_ip: Option<IpAddr>,
+    /// `spec.allocateLoadBalancerNodePorts` (default true): false leaves a
+    /// LoadBalancer's ports without NodePorts unless they name one.
+    allocate_load_balancer_node_ports: bool,
     /// Where to point diagnostics found during allocation.
     file: usize,
     doc: usize,
@@ -1311,7 +1316,12 @@ impl Builder {
                 external_ips.push(ip);
             }
         }
+        // kube-proxy reads the load balancer's addresses from the status only
+        // (newBaseServiceInfo), and writes rules only for `ipMode: VIP` (the
+        // default); a `Proxy` address is the load balancer's own, which it
+        // proxies to the nodes.
         let mut load_balancer_ips = Vec::new();
+        let mut load_balancer_proxy_ips = Vec::new();
         let ingress = n
             .get("status")
             .and_then(|s| s.get("loadBalancer"))
@@ -1321,22 +1331,34 @@ impl Builder {
             .iter()
             .enumerate()
         {
-            if let Some(ipn) = x.get("ip") {
-                if let Some(ip) = c.ip(ipn, &format!("status.loadBalancer.ingress[{i}].ip")) {
-                    load_balancer_ips.push(ip);
-                }
+            let Some(ip) = x
+                .get("ip")
+                .and_then(|ipn| c.ip(ipn, &format!("status.loadBalancer.ingress[{i}].ip")))
+            else {
+                continue;
+            };
+            match x.get("ipMode").and_then(Y::as_str) {
+                None | Some("VIP") => load_balancer_ips.push(ip),
+                Some("Proxy") => load_balancer_proxy_ips.push(ip),
+                Some(other) => c.err(
+                    x.get("ipMode").unwrap_or(x),
+                    &format!("status.loadBalancer.ingress[{i}].ipMode"),
+                    format!("unknown ipMode `{other}`"),
+                    "use VIP (traffic arrives addressed to this IP) or Proxy (the load balancer forwards it)",
+                ),
             }
         }
-        if load_balancer_ips.is_empty() {
-            if let Some(x) = spec
-                .get("loadBalancerIP")
-                .filter(|x| !x.is_null() && x.as_str() != Some(""))
-            {
-                if let Some(ip) = c.ip(x, "spec.loadBalancerIP") {
-                    load_balancer_ips.push(ip);
-                }
-            }
-        }
+        // A request to the cloud provider, not an address kube-proxy uses.
+        let requested_load_balancer_ip = spec
+            .get("loadBalancerIP")
+            .filter(|x| !x.is_null() && x.as_str() != Some(""))
+            .and_then(|x| c.ip(x, "spec.loadBalancerIP"));
+        let allocate_load_balancer_node_ports = c
+            .boolean(
+                spec.get("allocateLoadBalancerNodePorts"),
+                "spec.allocateLoadBalancerNodePorts",
+            )
+            .unwrap_or(true);
         let mut load_balancer_source_ranges = Vec::new();
         for (i, x) in c
             .seq(
@@ -1452,6 +1474,7 @@ impl Builder {
                 ports,
                 external_ips,
                 load_balancer_ips,
+                load_balancer_proxy_ips,
                 load_balancer_source_ranges,
                 external_traffic_policy,
                 internal_traffic_policy,
@@ -1462,6 +1485,8 @@ impl Builder {
             },
             cluster_ip_auto,
             want_families,
+            requested_load_balancer_ip,
+            allocate_load_balancer_node_ports,
             file: o.file,
             doc: o.doc,
         })
@@ -1877,10 +1902,11 @@ impl Builder {
                     }
                 }
             }
-            let wants_node_ports = matches!(
-                svc.service_type,
-                ServiceType::NodePort | ServiceType::LoadBalancer
-            );
+            let wants_node_ports = match svc.service_type {
+                ServiceType::NodePort => true,
+                ServiceType::LoadBalancer => p.allocate_load_balancer_node_ports,
+                _ => false,
+            };
             if wants_node_ports {
                 for port in &mut svc.ports {
                     if port.node_port.is_none() {
@@ -1898,14 +1924,24 @@ impl Builder {
                 svc.health_check_node_port =
                     allocate_port(&format!("{}#healthz", svc.id), &mut used_node_ports);
             }
-            if svc.service_type == ServiceType::LoadBalancer && svc.load_balancer_ips.is_empty() {
+            if svc.service_type == ServiceType::LoadBalancer
+                && svc.load_balancer_ips.is_empty()
+                && svc.load_balancer_proxy_ips.is_empty()
+            {
                 // No address yet (EXTERNAL-IP <pending>): kube-proxy installs no
                 // load-balancer rules, so neither do we.
+                let (requested, ip) = match p.requested_load_balancer_ip {
+                    Some(ip) => (
+                        format!("; spec.loadBalancerIP {ip} is a request to the cloud provider, which kube-proxy does not read"),
+                        ip.to_string(),
+                    ),
+                    None => (String::new(), "203.0.113.10".to_string()),
+                };
                 let mut d = Diagnostic::warning(format!(
-                    "LoadBalancer Service {} has no status.loadBalancer.ingress address (pending); only its NodePorts and ClusterIP get rules",
+                    "LoadBalancer Service {} has no status.loadBalancer.ingress address (pending); only its NodePorts and ClusterIP get rules{requested}",
                     svc.id
                 ))
-                .with_hint("add status.loadBalancer.ingress: [{ip: 203.0.113.10}] to see the load balancer's path");
+                .with_hint(&format!("add status.loadBalancer.ingress: [{{ip: {ip}}}] to see the load balancer's path"));
                 d.file = p.file;
                 d.document = p.doc;
                 d.object = Some(format!("Service/{}", svc.id));
@@ -1914,6 +1950,7 @@ impl Builder {
             }
             if svc.service_type != ServiceType::LoadBalancer {
                 svc.load_balancer_ips.clear();
+                svc.load_balancer_proxy_ips.clear();
                 svc.load_balancer_source_ranges.clear();
             }
         }

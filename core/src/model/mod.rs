@@ -225,7 +225,13 @@ pub struct Service {
     pub selector: Option<Labels>,
     pub ports: Vec<ServicePort>,
     pub external_ips: Vec<IpAddr>,
+    /// `status.loadBalancer.ingress` addresses with `ipMode: VIP` (the
+    /// default): traffic can arrive addressed to them, and kube-proxy
+    /// captures it.
     pub load_balancer_ips: Vec<IpAddr>,
+    /// Addresses with `ipMode: Proxy`: the load balancer's own, which it
+    /// proxies to the nodes; kube-proxy writes no rule for them.
+    pub load_balancer_proxy_ips: Vec<IpAddr>,
     pub load_balancer_source_ranges: Vec<IpNet>,
     pub external_traffic_policy: TrafficPolicy,
     pub internal_traffic_policy: TrafficPolicy,
@@ -237,6 +243,13 @@ pub struct Service {
 }
 
 impl Service {
+    /// Every address of the Service's load balancer, whatever its ipMode.
+    pub fn load_balancer_addresses(&self) -> impl Iterator<Item = &IpAddr> {
+        self.load_balancer_ips
+            .iter()
+            .chain(&self.load_balancer_proxy_ips)
+    }
+
     /// Does the Service have externally reachable addresses (NodePort, LB, externalIPs)?
     pub fn externally_accessible(&self) -> bool {
         matches!(

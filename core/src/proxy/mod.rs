@@ -167,6 +167,21 @@ impl ProxyInput {
         })
     }
 
+    /// What the Service's health check NodePort counts
+    /// (`LocalReadyEndpoints`): this node's *ready* endpoint addresses over
+    /// all its ports. Serving-terminating ones still take traffic that
+    /// arrives, but do not keep the node in the load balancer.
+    pub fn local_ready_endpoints(&self, service: &NamespacedName) -> usize {
+        let ips: std::collections::BTreeSet<IpAddr> = self
+            .endpoints
+            .iter()
+            .filter(|(k, _)| k.service == *service)
+            .flat_map(|(_, eps)| eps.iter().filter(|e| e.is_local && e.ready))
+            .map(|e| e.addr.ip())
+            .collect();
+        ips.len()
+    }
+
     /// Endpoint selection for a Service port, decided once for all modes.
     pub fn categorize(&self, name: &ServicePortName) -> Option<Categorized> {
         let svc = self.services.get(name)?;

@@ -1,0 +1,287 @@
+//! What kube-proxy does with a LoadBalancer Service's status and spec, in
+//! every mode: which addresses get rules (`ipMode`, the status only, never
+//! `spec.loadBalancerIP`), NodePorts left out by
+//! `allocateLoadBalancerNodePorts: false`, the health check that counts only
+//! ready local endpoints, and `loadBalancerSourceRanges` on the path through
+//! a NodePort (upstream `newBaseServiceInfo`, `LocalReadyEndpoints`,
+//! `syncProxyRules`).
+
+use kpv_core::choose::Chooser;
+use kpv_core::controller::steady_slices;
+use kpv_core::diag::Severity;
+use kpv_core::model::{Cluster, Mode};
+use kpv_core::modes::DropReason;
+use kpv_core::packet::{IpFamily, Protocol};
+use kpv_core::trace::{trace, Dest, HopKind, Origin, Outcome, Request, Sim, Trace, WorldState};
+use std::net::IpAddr;
+
+const NODES: &str = "apiVersion: v1
+kind: Node
+metadata: {name: worker-1}
+spec: {podCIDR: 10.244.1.0/24}
+status: {addresses: [{type: InternalIP, address: 192.168.49.11}]}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: worker-2}
+spec: {podCIDR: 10.244.2.0/24}
+status: {addresses: [{type: InternalIP, address: 192.168.49.12}]}
+---
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clusterCIDR: 10.244.0.0/16
+";
+
+/// A LoadBalancer Service `web` (spec and status lines given) with one ready
+/// endpoint on worker-2 and, on worker-1, one that is `worker1` (YAML
+/// conditions).
+fn cluster(spec: &str, status: &str, worker1: &str) -> (Cluster, Vec<kpv_core::diag::Diagnostic>) {
+    let text = format!(
+        "{NODES}---
+apiVersion: v1
+kind: Service
+metadata: {{name: web, namespace: default}}
+spec:
+  type: LoadBalancer
+  clusterIP: 10.96.20.20
+  ports: [{{name: http, protocol: TCP, port: 80, targetPort: 8080}}]
+{spec}
+status:
+  loadBalancer:
+{status}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: web-abc
+  namespace: default
+  labels: {{kubernetes.io/service-name: web}}
+addressType: IPv4
+ports: [{{name: http, protocol: TCP, port: 8080}}]
+endpoints:
+  - addresses: [10.244.1.5]
+    nodeName: worker-1
+    conditions: {worker1}
+  - addresses: [10.244.2.5]
+    nodeName: worker-2
+    conditions: {{ready: true}}
+"
+    );
+    kpv_core::model::parse(&text)
+}
+
+const READY: &str = "{ready: true}";
+const MODES: [Mode; 4] = [Mode::Iptables, Mode::Ipvs, Mode::Nftables, Mode::Userspace];
+
+fn ip(s: &str) -> IpAddr {
+    s.parse().expect("test IP")
+}
+
+fn rules(c: &Cluster, mode: Mode) -> String {
+    let slices = steady_slices(c);
+    let sim = Sim::new(c, &slices, mode, None);
+    sim.dataplane("worker-1", IpFamily::V4)
+        .map(|dp| dp.render_text())
+        .unwrap_or_default()
+}
+
+fn from_outside(c: &Cluster, mode: Mode, client: &str, dst: &str, seed: u64) -> Trace {
+    let slices = steady_slices(c);
+    let sim = Sim::new(c, &slices, mode, None);
+    let req = Request {
+        origin: Origin::External { client: ip(client) },
+        dst: Dest::Ip(ip(dst)),
+        port: 80,
+        protocol: Protocol::Tcp,
+        src_port: 40000,
+        keep_open: false,
+    };
+    trace(
+        &sim,
+        &req,
+        &mut WorldState::default(),
+        &mut Chooser::new(seed),
+        0,
+    )
+}
+
+#[test]
+fn only_vip_mode_status_addresses_get_rules() {
+    let (c, diags) = cluster(
+        "",
+        "    ingress: [{ip: 203.0.113.10, ipMode: Proxy}, {ip: 203.0.113.11, ipMode: VIP}, {ip: 203.0.113.12}]",
+        READY,
+    );
+    assert!(diags.is_empty(), "{diags:#?}");
+    for mode in MODES {
+        let text = rules(&c, mode);
+        assert!(
+            !text.contains("203.0.113.10"),
+            "{mode:?}: a Proxy address got a rule:\n{text}"
+        );
+        assert!(
+            text.contains("203.0.113.11"),
+            "{mode:?}: VIP address missing:\n{text}"
+        );
+        assert!(
+            text.contains("203.0.113.12"),
+            "{mode:?}: default ipMode is VIP:\n{text}"
+        );
+        // The Proxy address is still the load balancer's: a client reaches
+        // the Service through it, by the NodePort.
+        let t = from_outside(&c, mode, "198.51.100.7", "203.0.113.10", 1);
+        assert!(
+            matches!(t.outcome, Outcome::Delivered { .. }),
+            "{mode:?}: {:#?}",
+            t.outcome
+        );
+        assert!(t
+            .hops
+            .iter()
+            .any(|h| matches!(h.what, HopKind::LoadBalancer { .. })));
+    }
+    let (_, diags) = cluster(
+        "",
+        "    ingress: [{ip: 203.0.113.10, ipMode: Tunnel}]",
+        READY,
+    );
+    assert!(
+        diags.iter().any(|d| d.severity == Severity::Error
+            && d.field.as_deref() == Some("status.loadBalancer.ingress[0].ipMode")),
+        "{diags:#?}"
+    );
+}
+
+#[test]
+fn spec_load_balancer_ip_is_a_request_kube_proxy_does_not_read() {
+    let (c, diags) = cluster("  loadBalancerIP: 203.0.113.50", "    ingress: []", READY);
+    for mode in MODES {
+        let text = rules(&c, mode);
+        assert!(!text.contains("203.0.113.50"), "{mode:?}:\n{text}");
+    }
+    let pending: Vec<_> = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Warning && d.message.contains("pending"))
+        .collect();
+    assert_eq!(pending.len(), 1, "{diags:#?}");
+    assert!(pending[0]
+        .message
+        .contains("spec.loadBalancerIP 203.0.113.50 is a request"));
+    assert!(pending[0]
+        .hint
+        .as_deref()
+        .is_some_and(|h| h.contains("ingress: [{ip: 203.0.113.50}]")));
+}
+
+#[test]
+fn without_node_ports_the_load_balancer_sends_to_its_own_address() {
+    let (c, diags) = cluster(
+        "  allocateLoadBalancerNodePorts: false",
+        "    ingress: [{ip: 203.0.113.10}]",
+        READY,
+    );
+    assert!(diags.is_empty(), "{diags:#?}");
+    assert_eq!(c.services[0].ports[0].node_port, None);
+    for mode in MODES {
+        let text = rules(&c, mode);
+        assert!(
+            !text.contains("3008"),
+            "{mode:?}: a NodePort was invented:\n{text}"
+        );
+        // The packet arrives addressed to the load balancer's IP, and the
+        // node's own rules for that address take it.
+        let t = from_outside(&c, mode, "198.51.100.7", "203.0.113.10", 1);
+        assert!(
+            !t.hops
+                .iter()
+                .any(|h| matches!(h.what, HopKind::LoadBalancer { .. })),
+            "{mode:?}: no NodePort to forward to"
+        );
+        assert!(
+            matches!(t.outcome, Outcome::Delivered { .. }),
+            "{mode:?}: {:#?}",
+            t.hops
+        );
+    }
+}
+
+#[test]
+fn a_node_whose_only_local_endpoint_is_terminating_fails_the_health_check() {
+    let (c, diags) = cluster(
+        "  externalTrafficPolicy: Local",
+        "    ingress: [{ip: 203.0.113.10}]",
+        "{ready: false, serving: true, terminating: true}",
+    );
+    assert!(diags.is_empty(), "{diags:#?}");
+    for mode in [Mode::Iptables, Mode::Ipvs, Mode::Nftables] {
+        for seed in 0..20 {
+            let t = from_outside(&c, mode, "198.51.100.7", "203.0.113.10", seed);
+            let lb = t.hops.iter().find_map(|h| match &h.what {
+                HopKind::LoadBalancer {
+                    node,
+                    healthy_nodes,
+                    total_nodes,
+                } => Some((node.clone(), *healthy_nodes, *total_nodes)),
+                _ => None,
+            });
+            assert_eq!(
+                lb,
+                Some(("worker-2".to_string(), 1, 2)),
+                "{mode:?} seed {seed}"
+            );
+        }
+    }
+}
+
+#[test]
+fn source_ranges_hold_on_every_path_from_outside() {
+    let (c, diags) = cluster(
+        "  loadBalancerSourceRanges: [198.51.100.0/24]",
+        "    ingress: [{ip: 203.0.113.10}]",
+        READY,
+    );
+    assert!(diags.is_empty(), "{diags:#?}");
+    for mode in MODES {
+        // Through the NodePort: the cloud provider's firewall refuses.
+        let t = from_outside(&c, mode, "8.8.8.8", "203.0.113.10", 1);
+        assert_eq!(
+            t.outcome,
+            Outcome::Dropped {
+                reason: DropReason::SourceRange
+            },
+            "{mode:?}"
+        );
+        assert_eq!(
+            t.hops.len(),
+            2,
+            "{mode:?}: refused before any node: {:#?}",
+            t.hops
+        );
+        assert!(kpv_core::trace::describe_hop(&t.hops[1]).starts_with("load balancer: DROP"));
+        let t = from_outside(&c, mode, "198.51.100.7", "203.0.113.10", 1);
+        assert!(
+            matches!(t.outcome, Outcome::Delivered { .. }),
+            "{mode:?}: {:#?}",
+            t.outcome
+        );
+    }
+    // Without NodePorts the packet reaches a node addressed to the load
+    // balancer's IP, where kube-proxy's own firewall rules drop it.
+    let (c, _) = cluster(
+        "  loadBalancerSourceRanges: [198.51.100.0/24]\n  allocateLoadBalancerNodePorts: false",
+        "    ingress: [{ip: 203.0.113.10}]",
+        READY,
+    );
+    for mode in [Mode::Iptables, Mode::Ipvs, Mode::Nftables] {
+        let t = from_outside(&c, mode, "8.8.8.8", "203.0.113.10", 1);
+        assert_eq!(
+            t.outcome,
+            Outcome::Dropped {
+                reason: DropReason::SourceRange
+            },
+            "{mode:?}: {:#?}",
+            t.hops
+        );
+        assert!(t.node.is_some(), "{mode:?}: dropped by a node's rules");
+    }
+}
