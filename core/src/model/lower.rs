@@ -1941,7 +1941,7 @@ impl Builder {
                     "LoadBalancer Service {} has no status.loadBalancer.ingress address (pending); only its NodePorts and ClusterIP get rules{requested}",
                     svc.id
                 ))
-                .with_hint(&format!("add status.loadBalancer.ingress: [{{ip: {ip}}}] to see the load balancer's path"));
+                .with_hint(format!("add status.loadBalancer.ingress: [{{ip: {ip}}}] to see the load balancer's path"));
                 d.file = p.file;
                 d.document = p.doc;
                 d.object = Some(format!("Service/{}", svc.id));
