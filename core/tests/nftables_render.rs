@@ -234,3 +234,43 @@ ports: [{name: p80, port: 80, protocol: TCP}]
     let dp = modes::compile(Mode::Nftables, &input, Default::default());
     insta::assert_snapshot!("nftables_ipv6_listing", dp.render_text());
 }
+
+/// kube-proxy gives the nftables proxier `nftables.masqueradeBit`
+/// (`createProxier` in server_linux.go) and the iptables and IPVS proxiers
+/// `iptables.masqueradeBit`; each mode's rules use its own.
+#[test]
+fn each_mode_marks_with_its_own_masquerade_bit() {
+    let config = "apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+iptables: {masqueradeBit: 10}
+nftables: {masqueradeBit: 5}
+";
+    let text = OVERALL
+        .split("\n---\n")
+        .filter(|d| !d.contains("kind: KubeProxyConfiguration"))
+        .chain([config])
+        .collect::<Vec<_>>()
+        .join("\n---\n");
+    let (cluster, diags) = kpv_core::model::parse(&text);
+    assert!(diags.is_empty(), "{diags:#?}");
+    let slices = kpv_core::controller::steady_slices(&cluster);
+    let rules = |mode: Mode| {
+        let sim = kpv_core::trace::Sim::new(&cluster, &slices, mode, None);
+        sim.dataplane("test-node", IpFamily::V4)
+            .map(|dp| dp.render_text())
+            .unwrap_or_default()
+    };
+    let nft = rules(Mode::Nftables);
+    assert!(
+        nft.contains("meta mark set meta mark | 0x00000020"),
+        "{nft}"
+    );
+    assert!(!nft.contains("0x00000400"), "{nft}");
+    for mode in [Mode::Iptables, Mode::Ipvs] {
+        let text = rules(mode);
+        assert!(text.contains("--mark 0x400/0x400"), "{mode:?}:\n{text}");
+    }
+    // Default: bit 14.
+    let default = nftables::compile(&overall_input()).render_text();
+    assert!(default.contains("meta mark set meta mark | 0x00004000"));
+}

@@ -747,8 +747,21 @@ impl Builder {
             }
         }
         if let Some(nft) = n.get("nftables") {
+            c.unknown_keys(
+                nft,
+                "nftables",
+                &[
+                    "masqueradeAll",
+                    "masqueradeBit",
+                    "minSyncPeriod",
+                    "syncPeriod",
+                ],
+            );
             if let Some(v) = c.boolean(nft.get("masqueradeAll"), "nftables.masqueradeAll") {
                 cfg.nftables_masquerade_all = v;
+            }
+            if let Some(v) = c.int(nft.get("masqueradeBit"), "nftables.masqueradeBit", 0, 31) {
+                cfg.nftables_masquerade_bit = v as u8;
             }
         }
         self.cluster.proxy = cfg;

@@ -403,6 +403,9 @@ pub struct ProxyConfig {
     pub iptables_masquerade_bit: u8,
     pub ipvs_scheduler: Scheduler,
     pub nftables_masquerade_all: bool,
+    /// nftables mode's own mark bit (`nftables.masqueradeBit`): kube-proxy
+    /// hands this one, not the iptables one, to the nftables proxier.
+    pub nftables_masquerade_bit: u8,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -424,6 +427,7 @@ impl Default for ProxyConfig {
             iptables_masquerade_bit: 14,
             ipvs_scheduler: Scheduler::Rr,
             nftables_masquerade_all: false,
+            nftables_masquerade_bit: 14,
         }
     }
 }

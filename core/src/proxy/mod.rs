@@ -188,9 +188,15 @@ impl ProxyInput {
         Some(categorize_endpoints(svc, self.endpoints_of(name)))
     }
 
-    /// The masquerade mark as kube-proxy writes it (`0x4000` for bit 14).
+    /// The masquerade mark as kube-proxy writes it in iptables and IPVS
+    /// modes (`0x4000` for bit 14).
     pub fn masquerade_mark(&self) -> u32 {
         1u32 << self.config.iptables_masquerade_bit
+    }
+
+    /// The masquerade mark in nftables mode, from `nftables.masqueradeBit`.
+    pub fn nftables_masquerade_mark(&self) -> u32 {
+        1u32 << self.config.nftables_masquerade_bit
     }
 }
 

@@ -287,7 +287,7 @@ fn host_net(ip: IpAddr) -> IpNet {
 /// Compile one node's view into the `kube-proxy` table.
 pub fn compile_table(input: &ProxyInput) -> Compiled {
     let family = input.family;
-    let mark = input.masquerade_mark();
+    let mark = input.nftables_masquerade_mark();
     let mut b = Builder {
         chains: Vec::new(),
         fixed: BTreeMap::new(),
