@@ -474,70 +474,95 @@ pub fn trace(
             }
         },
     };
-    t.node = Some(node.clone());
     let world = Answering { sim, now_ms };
-    let key = (pkt.protocol, pkt.src, pkt.dst);
-    let (verdict, masquerade) = match state.conntrack.get(&key).filter(|e| e.node == node) {
-        Some(entry) => {
-            t.established = true;
-            if let Some(ep) = entry.verdict.endpoint() {
-                hops.push(Hop {
-                    place: Place::NodeProxy(node.clone()),
-                    what: HopKind::Established { endpoint: ep },
-                    before: pkt,
-                    after: pkt,
-                    step: None,
-                    node: Some(node.clone()),
-                });
-            }
-            (entry.verdict.clone(), entry.masquerade)
-        }
-        None => {
-            let Some(dp) = sim.dataplane(&node, family) else {
-                return finish(t, hops);
-            };
-            let ns = state.nodes.entry(node.clone()).or_default();
-            let out = dp.process(&pkt, hook, ns, chooser, &world, now_ms);
-            t.endpoints = out.candidates.clone();
-            t.rules_compared = out.rules_compared;
-            let mut cur = pkt;
-            for step in &out.steps {
-                let before = cur;
-                match &step.action {
-                    StepAction::Dnat { to } | StepAction::Redirect { to } => cur.dst = *to,
-                    StepAction::Connect { to, answered: true } => {
-                        cur = Packet::new(cur.src, *to, cur.protocol)
-                    }
-                    _ => {}
+    // A packet no rule of this node takes, addressed to another node (a Pod
+    // or node calling some node's NodePort), crosses the network once and
+    // meets that node's rules.
+    let (mut node, mut hook) = (node, hook);
+    let mut crossed = false;
+    let (verdict, masquerade) = loop {
+        t.node = Some(node.clone());
+        let key = (pkt.protocol, pkt.src, pkt.dst);
+        let (verdict, masquerade) = match state.conntrack.get(&key).filter(|e| e.node == node) {
+            Some(entry) => {
+                t.established = true;
+                if let Some(ep) = entry.verdict.endpoint() {
+                    hops.push(Hop {
+                        place: Place::NodeProxy(node.clone()),
+                        what: HopKind::Established { endpoint: ep },
+                        before: pkt,
+                        after: pkt,
+                        step: None,
+                        node: Some(node.clone()),
+                    });
                 }
-                hops.push(Hop {
-                    place: Place::NodeProxy(node.clone()),
-                    what: HopKind::Rule,
-                    before,
-                    after: cur,
-                    step: Some(step.clone()),
-                    node: Some(node.clone()),
-                });
+                (entry.verdict.clone(), entry.masquerade)
             }
-            if matches!(out.verdict, Verdict::Dnat { .. } | Verdict::Proxied { .. })
-                && req.protocol != Protocol::Udp
-                || req.keep_open
-            {
-                state.conntrack.insert(
-                    key,
-                    ConntrackEntry {
-                        node: node.clone(),
-                        verdict: out.verdict.clone(),
-                        masquerade: out.masquerade,
-                        created_ms: now_ms,
-                    },
-                );
+            None => {
+                let Some(dp) = sim.dataplane(&node, family) else {
+                    return finish(t, hops);
+                };
+                let ns = state.nodes.entry(node.clone()).or_default();
+                let out = dp.process(&pkt, hook, ns, chooser, &world, now_ms);
+                t.endpoints = out.candidates.clone();
+                t.rules_compared += out.rules_compared;
+                let mut cur = pkt;
+                for step in &out.steps {
+                    let before = cur;
+                    match &step.action {
+                        StepAction::Dnat { to } | StepAction::Redirect { to } => cur.dst = *to,
+                        StepAction::Connect { to, answered: true } => {
+                            cur = Packet::new(cur.src, *to, cur.protocol)
+                        }
+                        _ => {}
+                    }
+                    hops.push(Hop {
+                        place: Place::NodeProxy(node.clone()),
+                        what: HopKind::Rule,
+                        before,
+                        after: cur,
+                        step: Some(step.clone()),
+                        node: Some(node.clone()),
+                    });
+                }
+                if matches!(out.verdict, Verdict::Dnat { .. } | Verdict::Proxied { .. })
+                    && req.protocol != Protocol::Udp
+                    || req.keep_open
+                {
+                    state.conntrack.insert(
+                        key,
+                        ConntrackEntry {
+                            node: node.clone(),
+                            verdict: out.verdict.clone(),
+                            masquerade: out.masquerade,
+                            created_ms: now_ms,
+                        },
+                    );
+                }
+                if !req.keep_open {
+                    close_ipvs_connection(state, &node, &out.steps, &out.verdict);
+                }
+                (out.verdict, out.masquerade)
             }
-            if !req.keep_open {
-                close_ipvs_connection(state, &node, &out.steps, &out.verdict);
-            }
-            (out.verdict, out.masquerade)
-        }
+        };
+        let next = match verdict {
+            Verdict::None if !crossed => sim.node_by_ip(pkt.dst.ip()).filter(|n| n.name != node),
+            _ => None,
+        };
+        let Some(next) = next else {
+            break (verdict, masquerade);
+        };
+        crossed = true;
+        node = next.name.clone();
+        hook = Hook::Prerouting;
+        hops.push(Hop {
+            place: Place::NodeEth(node.clone()),
+            what: HopKind::Arrive { node: node.clone() },
+            before: pkt,
+            after: pkt,
+            step: None,
+            node: Some(node.clone()),
+        });
     };
     t.verdict = verdict.clone();
     t.masquerade = masquerade;

@@ -492,3 +492,88 @@ fn kpv_rules_ipvs_json_contract() {
     assert_eq!(persistent, 1, "only the ClientIP Service's ClusterIP VS");
     assert!(v6 >= 2, "IPv6 ClusterIP and NodePort virtual servers");
 }
+
+/// A Pod (or a node) calling another node's NodePort: no rule of its own node
+/// takes the packet, it crosses the network addressed to that node, and that
+/// node's rules send it to an endpoint, as they do for a client outside.
+#[test]
+fn a_pod_reaches_another_nodes_node_port_through_that_nodes_rules() {
+    let c = parse(LB_CLUSTER);
+    let slices = steady_slices(&c);
+    let web1 = pod_of(&c, "web-1");
+    for mode in [Mode::Iptables, Mode::Ipvs, Mode::Nftables, Mode::Userspace] {
+        let sim = Sim::new(&c, &slices, mode, None);
+        for origin in [
+            Origin::Pod { pod: web1.clone() },
+            Origin::Node {
+                node: "worker-1".into(),
+                src: ip("192.168.49.11"),
+            },
+        ] {
+            let t = trace(
+                &sim,
+                &req(origin.clone(), Dest::Ip(ip("192.168.49.13")), 30080, 40000),
+                &mut WorldState::default(),
+                &mut Chooser::new(1),
+                0,
+            );
+            assert!(
+                matches!(t.outcome, Outcome::Delivered { .. }),
+                "{mode:?} from {origin:?}: {:#?}",
+                t.hops
+            );
+            assert_eq!(
+                t.node.as_deref(),
+                Some("worker-3"),
+                "{mode:?}: decided by worker-3's rules"
+            );
+            let arrivals: Vec<_> = t
+                .hops
+                .iter()
+                .filter_map(|h| match &h.what {
+                    HopKind::Arrive { node } => Some(node.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(arrivals, ["worker-3"], "{mode:?}");
+        }
+        // The node's own NodePort stays on the node.
+        let t = trace(
+            &sim,
+            &req(
+                Origin::Pod { pod: web1.clone() },
+                Dest::Ip(ip("192.168.49.11")),
+                30080,
+                40000,
+            ),
+            &mut WorldState::default(),
+            &mut Chooser::new(1),
+            0,
+        );
+        assert_eq!(t.node.as_deref(), Some("worker-1"), "{mode:?}");
+        assert!(!t
+            .hops
+            .iter()
+            .any(|h| matches!(h.what, HopKind::Arrive { .. })));
+        // Another node's address on a port no Service has is the node's own.
+        let t = trace(
+            &sim,
+            &req(
+                Origin::Pod { pod: web1.clone() },
+                Dest::Ip(ip("192.168.49.13")),
+                22,
+                40000,
+            ),
+            &mut WorldState::default(),
+            &mut Chooser::new(1),
+            0,
+        );
+        assert_eq!(
+            t.outcome,
+            Outcome::AcceptedByNode {
+                node: "worker-3".into()
+            },
+            "{mode:?}"
+        );
+    }
+}
