@@ -475,6 +475,7 @@ pub fn synthetic_cluster(n: usize, k: usize) -> Cluster {
             session_affinity_seconds: None,
             publish_not_ready_addresses: false,
             external_name: None,
+            traffic_distribution: None,
         });
         c.endpoint_slices.push(EndpointSlice {
             id: NamespacedName::new("default", format!("svc-{i:05}-lab")),
@@ -489,6 +490,7 @@ pub fn synthetic_cluster(n: usize, k: usize) -> Cluster {
                     node_name: None,
                     zone: None,
                     target_pod: None,
+                    hints: Default::default(),
                 })
                 .collect(),
             ports: vec![EndpointPort {

@@ -10,8 +10,8 @@
 //! mirrored from Endpoints) pass through unchanged.
 
 use crate::model::{
-    selects, Cluster, Endpoint, EndpointPort, EndpointSlice, NamespacedName, ServiceType,
-    SliceSource,
+    selects, Cluster, Endpoint, EndpointPort, EndpointSlice, Hints, NamespacedName, ServiceType,
+    SliceSource, TrafficDistribution,
 };
 use crate::packet::IpFamily;
 use std::collections::BTreeMap;
@@ -78,14 +78,17 @@ pub fn compute_slices(
                 .and_then(|n| cluster.node(n))
                 .and_then(|n| n.zone.clone());
             for ip in &pod.ips {
+                let ready = (is_ready && !pod.terminating) || svc.publish_not_ready_addresses;
+                let hints = hints_for(svc.traffic_distribution, ready, &zone, &pod.node_name);
                 let ep = Endpoint {
                     addresses: vec![*ip],
-                    ready: (is_ready && !pod.terminating) || svc.publish_not_ready_addresses,
+                    ready,
                     serving: is_ready || svc.publish_not_ready_addresses,
                     terminating: pod.terminating,
                     node_name: pod.node_name.clone(),
                     zone: zone.clone(),
                     target_pod: Some(pod.id.clone()),
+                    hints,
                 };
                 groups
                     .entry((IpFamily::of(ip), ports.clone()))
@@ -133,4 +136,25 @@ pub fn compute_slices(
     }
     crate::order::sort_by(&mut out, |a, b| a.id.cmp(&b.id));
     out
+}
+
+/// The hints the controller writes for `trafficDistribution`
+/// (`trafficdist.preferCloseHeuristic`): a ready endpoint is hinted for its
+/// own zone, and with `PreferSameNode` for its own node too; others get none.
+fn hints_for(
+    distribution: Option<TrafficDistribution>,
+    ready: bool,
+    zone: &Option<String>,
+    node: &Option<String>,
+) -> Hints {
+    match distribution {
+        Some(d) if ready => Hints {
+            for_zones: zone.iter().cloned().collect(),
+            for_nodes: match d {
+                TrafficDistribution::PreferSameNode => node.iter().cloned().collect(),
+                _ => Vec::new(),
+            },
+        },
+        _ => Hints::default(),
+    }
 }

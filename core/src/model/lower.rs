@@ -261,6 +261,27 @@ impl Ctx<'_> {
         self.int(node, field, 1, 65535).map(|v| v as u16)
     }
 
+    /// `hints: {forZones: [{name}], forNodes: [{name}]}`.
+    fn hints(&mut self, node: Option<&Y>, field: &str) -> Hints {
+        let mut out = Hints::default();
+        let Some(n) = node.filter(|n| !n.is_null()) else {
+            return out;
+        };
+        self.unknown_keys(n, field, &["forZones", "forNodes"]);
+        for (key, list) in [
+            ("forZones", &mut out.for_zones),
+            ("forNodes", &mut out.for_nodes),
+        ] {
+            let path = format!("{field}.{key}");
+            for (i, x) in self.seq(n.get(key), &path).iter().enumerate() {
+                if let Some(name) = self.string(x.get("name"), &format!("{path}[{i}].name")) {
+                    list.push(name);
+                }
+            }
+        }
+        out
+    }
+
     fn boolean(&mut self, node: Option<&Y>, field: &str) -> Option<bool> {
         let n = node?;
         if n.is_null() {
@@ -1444,6 +1465,43 @@ impl Builder {
             )
             .unwrap_or(false);
         let external_name = c.string(spec.get("externalName"), "spec.externalName");
+        let mut traffic_distribution = spec
+            .get("trafficDistribution")
+            .filter(|x| !x.is_null())
+            .and_then(|x| {
+                let found = x.as_str().and_then(TrafficDistribution::parse);
+                if found.is_none() {
+                    c.err(
+                        x,
+                        "spec.trafficDistribution",
+                        format!("unknown trafficDistribution `{}`", x.as_str().unwrap_or("")),
+                        "use PreferClose, PreferSameZone or PreferSameNode",
+                    );
+                }
+                found
+            });
+        // With topology-mode Auto the controller hints endpoints by the
+        // zones' CPU capacity (and then ignores trafficDistribution), which
+        // kpv does not model: say so rather than show something else.
+        // Slices written by hand keep the hints they have.
+        let auto = n
+            .get("metadata")
+            .and_then(|m| m.get("annotations"))
+            .and_then(|a| {
+                a.get("service.kubernetes.io/topology-mode")
+                    .or_else(|| a.get("service.kubernetes.io/topology-aware-hints"))
+            })
+            .filter(|v| matches!(v.as_str(), Some("Auto" | "auto")))
+            .filter(|_| selector.is_some());
+        if let Some(v) = auto {
+            traffic_distribution = None;
+            c.warn(
+                v,
+                "metadata.annotations",
+                "topology-mode Auto: the EndpointSlice controller hints endpoints by the zones' CPU capacity, which kpv does not model, so its slices carry no hints",
+                "use spec.trafficDistribution: PreferClose, or write the hints in an EndpointSlice",
+            );
+        }
         if service_type == ServiceType::ExternalName {
             cluster_ips.clear();
             cluster_ip_auto = false;
@@ -1495,6 +1553,7 @@ impl Builder {
                 session_affinity_seconds,
                 publish_not_ready_addresses,
                 external_name,
+                traffic_distribution,
             },
             cluster_ip_auto,
             want_families,
@@ -1661,6 +1720,7 @@ impl Builder {
                 node_name: c.string(e.get("nodeName"), &join(&path, "nodeName")),
                 zone: c.string(e.get("zone"), &join(&path, "zone")),
                 target_pod,
+                hints: c.hints(e.get("hints"), &join(&path, "hints")),
             });
         }
         let mut ports = Vec::new();
@@ -2001,6 +2061,7 @@ impl Builder {
                             terminating: false,
                             node_name: node.clone(),
                             zone: None,
+                            hints: Hints::default(),
                             target_pod: target.clone(),
                         })
                         .collect();

@@ -240,6 +240,7 @@ pub struct Service {
     pub session_affinity_seconds: Option<u32>,
     pub publish_not_ready_addresses: bool,
     pub external_name: Option<String>,
+    pub traffic_distribution: Option<TrafficDistribution>,
 }
 
 impl Service {
@@ -271,6 +272,36 @@ pub struct Endpoint {
     pub zone: Option<String>,
     /// The Pod behind it, when known.
     pub target_pod: Option<NamespacedName>,
+    /// Where kube-proxy should prefer it (`hints`), empty when not hinted.
+    pub hints: Hints,
+}
+
+/// An endpoint's topology hints: the zones (`hints.forZones`) and nodes
+/// (`hints.forNodes`) whose kube-proxy should use it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Hints {
+    pub for_zones: Vec<String>,
+    pub for_nodes: Vec<String>,
+}
+
+/// `spec.trafficDistribution`: the EndpointSlice controller hints every
+/// ready endpoint for its own zone (and, for `PreferSameNode`, its node).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum TrafficDistribution {
+    PreferClose,
+    PreferSameZone,
+    PreferSameNode,
+}
+
+impl TrafficDistribution {
+    pub fn parse(s: &str) -> Option<TrafficDistribution> {
+        match s {
+            "PreferClose" => Some(TrafficDistribution::PreferClose),
+            "PreferSameZone" => Some(TrafficDistribution::PreferSameZone),
+            "PreferSameNode" => Some(TrafficDistribution::PreferSameNode),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]

@@ -10,7 +10,7 @@ pub mod naming;
 pub mod topology;
 
 use crate::model::{
-    Cluster, DetectLocalMode, EndpointSlice, NamespacedName, NodePortAddress, ProxyConfig,
+    Cluster, DetectLocalMode, EndpointSlice, Hints, NamespacedName, NodePortAddress, ProxyConfig,
     ServiceType, TrafficPolicy,
 };
 use crate::packet::{IpFamily, Protocol};
@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 
-pub use topology::{categorize_endpoints, Categorized};
+pub use topology::{categorize_endpoints, cluster_endpoints, Categorized, Topology};
 
 /// `namespace/name:portname` plus protocol: the key of every kube-proxy map.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -92,6 +92,7 @@ pub struct EndpointInfo {
     pub node_name: Option<String>,
     pub zone: Option<String>,
     pub pod: Option<NamespacedName>,
+    pub hints: Hints,
 }
 
 impl EndpointInfo {
@@ -110,6 +111,8 @@ pub struct NodeInfo {
     /// All addresses of this family (`status.addresses`), primary first.
     pub ips: Vec<IpAddr>,
     pub pod_cidr: Option<IpNet>,
+    /// The node's `topology.kubernetes.io/zone` label.
+    pub zone: Option<String>,
 }
 
 /// How kube-proxy detects traffic from local Pods (`LocalTrafficDetector`).
@@ -185,7 +188,19 @@ impl ProxyInput {
     /// Endpoint selection for a Service port, decided once for all modes.
     pub fn categorize(&self, name: &ServicePortName) -> Option<Categorized> {
         let svc = self.services.get(name)?;
-        Some(categorize_endpoints(svc, self.endpoints_of(name)))
+        Some(categorize_endpoints(
+            svc,
+            self.endpoints_of(name),
+            self.topology(),
+        ))
+    }
+
+    /// This node as topology hints see it.
+    pub fn topology(&self) -> Option<Topology<'_>> {
+        Some(Topology {
+            node: &self.node.name,
+            zone: self.node.zone.as_deref(),
+        })
     }
 
     /// The masquerade mark as kube-proxy writes it in iptables and IPVS
@@ -336,6 +351,7 @@ pub fn build_input(
                     node_name: ep.node_name.clone(),
                     zone: ep.zone.clone(),
                     pod: ep.target_pod.clone(),
+                    hints: ep.hints.clone(),
                 };
                 // The same endpoint in two slices (e.g. mid-update): kube-proxy
                 // keeps one; prefer the one that is ready.
@@ -367,6 +383,7 @@ pub fn build_input(
             primary_ip,
             ips,
             pod_cidr,
+            zone: node.zone.clone(),
         },
         config,
         local_detector,

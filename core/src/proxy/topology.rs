@@ -5,6 +5,10 @@
 //! endpoints are used instead; endpoints that are not serving are never used.
 //! `internalTrafficPolicy: Local` restricts cluster traffic to this node's
 //! endpoints, `externalTrafficPolicy: Local` restricts external traffic.
+//! Topology hints narrow cluster traffic to the endpoints hinted for this
+//! node, or else for its zone, when every ready endpoint is hinted and one is
+//! hinted here (`topologyModeFromHints`); the serving-terminating fallback
+//! ignores them.
 
 use super::{EndpointInfo, ServicePortInfo};
 use serde::Serialize;
@@ -36,11 +40,81 @@ fn usable(eps: &[EndpointInfo], filter: impl Fn(&EndpointInfo) -> bool) -> Vec<u
     ready
 }
 
-/// Decide which endpoints each kind of traffic uses.
-pub fn categorize_endpoints(svc: &ServicePortInfo, eps: &[EndpointInfo]) -> Categorized {
+/// The node a ruleset is for, as topology hints see it.
+#[derive(Clone, Copy, Debug)]
+pub struct Topology<'a> {
+    pub node: &'a str,
+    /// Its `topology.kubernetes.io/zone` label.
+    pub zone: Option<&'a str>,
+}
+
+/// Which hints this node follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TopologyMode {
+    /// Every ready endpoint.
+    None,
+    /// Those hinted for this node (`PreferSameNode`).
+    SameNode,
+    /// Those hinted for this node's zone (`PreferSameZone`).
+    SameZone,
+}
+
+/// kube-proxy's `topologyModeFromHints`: node hints win when every ready
+/// endpoint has one and one names this node; then zone hints likewise.
+pub fn topology_mode(eps: &[EndpointInfo], topo: Option<Topology<'_>>) -> TopologyMode {
+    let Some(topo) = topo else {
+        return TopologyMode::None;
+    };
+    let ready = || eps.iter().filter(|e| e.ready);
+    if ready().next().is_none() {
+        return TopologyMode::None;
+    }
+    let names = |list: &[String], name: &str| list.iter().any(|n| n == name);
+    if ready().all(|e| !e.hints.for_nodes.is_empty())
+        && ready().any(|e| names(&e.hints.for_nodes, topo.node))
+    {
+        return TopologyMode::SameNode;
+    }
+    if let Some(zone) = topo.zone {
+        if ready().all(|e| !e.hints.for_zones.is_empty())
+            && ready().any(|e| names(&e.hints.for_zones, zone))
+        {
+            return TopologyMode::SameZone;
+        }
+    }
+    TopologyMode::None
+}
+
+/// Endpoints for cluster traffic: the ready ones the node's topology mode
+/// allows, else (none ready anywhere) the serving-terminating ones.
+pub fn cluster_endpoints(eps: &[EndpointInfo], topo: Option<Topology<'_>>) -> Vec<usize> {
+    let mode = topology_mode(eps, topo);
+    let here = |e: &EndpointInfo| match (mode, topo) {
+        (TopologyMode::SameNode, Some(t)) => e.hints.for_nodes.iter().any(|n| n == t.node),
+        (TopologyMode::SameZone, Some(t)) => {
+            e.hints.for_zones.iter().any(|z| Some(z.as_str()) == t.zone)
+        }
+        _ => true,
+    };
+    let ready: Vec<usize> = (0..eps.len())
+        .filter(|&i| eps[i].ready && here(&eps[i]))
+        .collect();
+    if !ready.is_empty() {
+        return ready;
+    }
+    usable(eps, |_| true)
+}
+
+/// Decide which endpoints each kind of traffic uses on the node `topo`
+/// (`None`: ignore topology hints, as the userspace proxy did).
+pub fn categorize_endpoints(
+    svc: &ServicePortInfo,
+    eps: &[EndpointInfo],
+    topo: Option<Topology<'_>>,
+) -> Categorized {
     let mut out = Categorized::default();
     if svc.uses_cluster_endpoints() {
-        let c = usable(eps, |_| true);
+        let c = cluster_endpoints(eps, topo);
         out.has_any |= !c.is_empty();
         out.cluster = Some(c);
     }

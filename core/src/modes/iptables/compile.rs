@@ -175,9 +175,13 @@ impl<'a> Endpoints<'a> {
     ///   endpoint anywhere is ready or serving-terminating (so iTP=Local with
     ///   only remote endpoints DROPs "has no local endpoints" instead of
     ///   REJECTing "has no endpoints").
-    fn of(svc: &ServicePortInfo, eps: &'a [EndpointInfo]) -> Endpoints<'a> {
+    fn of(
+        svc: &ServicePortInfo,
+        eps: &'a [EndpointInfo],
+        topo: Option<crate::proxy::Topology<'_>>,
+    ) -> Endpoints<'a> {
         // What `ProxyInput::categorize` returns for this Service port.
-        let cat = crate::proxy::categorize_endpoints(svc, eps);
+        let cat = crate::proxy::categorize_endpoints(svc, eps, topo);
         let uses_cluster = uses_cluster_endpoints(svc);
         let uses_local = svc.uses_local_endpoints();
         let usable = |e: &&EndpointInfo| e.ready || (e.serving && e.terminating);
@@ -191,12 +195,7 @@ impl<'a> Endpoints<'a> {
         } else if let Some(c) = &cat.cluster {
             pick(c)
         } else {
-            let ready: Vec<&EndpointInfo> = eps.iter().filter(|e| e.ready).collect();
-            if ready.is_empty() {
-                eps.iter().filter(|e| e.serving && e.terminating).collect()
-            } else {
-                ready
-            }
+            pick(&crate::proxy::cluster_endpoints(eps, topo))
         };
         let local = if uses_local {
             pick(cat.local.as_deref().unwrap_or(&[]))
@@ -456,7 +455,7 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         hash_input.push_str(proto.as_lower());
         let mut hash = String::with_capacity(16);
         push_hash_prefix(&mut hash, &hash_input, 16);
-        let eps = Endpoints::of(svc, svc_eps);
+        let eps = Endpoints::of(svc, svc_eps, input.topology());
         // KUBE-SVC-/KUBE-SVL-: a masquerade rule, then per endpoint an
         // affinity check and a jump. The others grow as needed.
         let per_ep = if svc.session_affinity_seconds.is_some() {

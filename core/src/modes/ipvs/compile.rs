@@ -134,9 +134,13 @@ fn usable_node_address(ip: &IpAddr, family: IpFamily) -> bool {
 /// `UsesClusterEndpoints()` is `!internalLocal || ExternallyAccessible()`;
 /// IPVS's Local fallback needs those cluster endpoints, so they are computed
 /// with the same function for that one case.
-fn selection(svc: &ServicePortInfo, eps: &[EndpointInfo]) -> Selection {
+fn selection(
+    svc: &ServicePortInfo,
+    eps: &[EndpointInfo],
+    topo: Option<crate::proxy::Topology<'_>>,
+) -> Selection {
     // What `ProxyInput::categorize` returns for this Service port.
-    let cat = categorize_endpoints(svc, eps);
+    let cat = categorize_endpoints(svc, eps, topo);
     let to_addrs = |idx: &[usize]| -> Vec<SocketAddr> {
         idx.iter()
             .filter_map(|&i| eps.get(i))
@@ -150,7 +154,7 @@ fn selection(svc: &ServicePortInfo, eps: &[EndpointInfo]) -> Selection {
             as_cluster.internal_policy_local = false;
             as_cluster.external_policy_local = false;
             to_addrs(
-                categorize_endpoints(&as_cluster, eps)
+                categorize_endpoints(&as_cluster, eps, topo)
                     .cluster
                     .as_deref()
                     .unwrap_or(&[]),
@@ -302,7 +306,7 @@ pub fn build(input: &ProxyInput, scheduler: Scheduler) -> Ruleset {
             }
         }
         b.add(SetId::ClusterIp, Entry::IpPort(cluster_ip, proto, svc.port));
-        let sel = selection(svc, svc_eps);
+        let sel = selection(svc, svc_eps, input.topology());
 
         b.vs(
             VsKind::ClusterIp,

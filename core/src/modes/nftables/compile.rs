@@ -450,7 +450,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             continue;
         }
         // What `ProxyInput::categorize` returns for this Service port.
-        let cat = categorize_endpoints(svc, eps);
+        let cat = categorize_endpoints(svc, eps, input.topology());
         let proto = name.protocol;
         // `ns/svc/proto/port`: the text of every chain name's hash.
         prefix.clear();

@@ -146,7 +146,8 @@ fn ready_backends(input: &ProxyInput, svc: &crate::proxy::ServicePortInfo) -> Ve
     let mut no_policies = svc.clone();
     no_policies.internal_policy_local = false;
     no_policies.external_policy_local = false;
-    let cat = categorize_endpoints(&no_policies, eps);
+    // The userspace proxy predates topology hints.
+    let cat = categorize_endpoints(&no_policies, eps, None);
     cat.cluster
         .unwrap_or_default()
         .into_iter()
