@@ -392,7 +392,8 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                 Ok(x) => x,
                 Err(e) => return fail(report, e),
             };
-            let slices = controller::steady_slices(&cluster);
+            let synced = controller::steady_slices(&cluster);
+            let slices = proxy::slices_seen_by(mode, &synced);
             let opts = CompileOptions {
                 scheduler: common.scheduler,
             };

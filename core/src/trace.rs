@@ -224,9 +224,10 @@ impl<'a> Sim<'a> {
         let mut inputs = BTreeMap::new();
         let mut planes = BTreeMap::new();
         let opts = CompileOptions { scheduler };
+        let slices = proxy::slices_seen_by(mode, slices);
         for node in &cluster.nodes {
             for family in [IpFamily::V4, IpFamily::V6] {
-                if let Some(input) = proxy::build_input(cluster, slices, &node.name, family) {
+                if let Some(input) = proxy::build_input(cluster, &slices, &node.name, family) {
                     planes.insert(
                         (node.name.clone(), family),
                         modes::compile(mode, &input, opts),

@@ -152,3 +152,132 @@ fn a_change_at_the_instant_of_a_probe_is_seen_by_the_next_probe() {
     assert!(ready_at(pod, &changes, 5_999));
     assert!(!ready_at(pod, &changes, 6_000));
 }
+
+/// Pods the EndpointSlice controller leaves out (`reconcileByAddressType`,
+/// `ShouldPodBeInEndpoints`), and the conditions it writes (`podToEndpoint`).
+#[test]
+fn pods_without_a_node_or_an_address_are_no_endpoints() {
+    let doc = |pnra: bool| {
+        format!(
+            "apiVersion: v1
+kind: Node
+metadata: {{name: node-a}}
+spec: {{podCIDR: 10.244.1.0/24}}
+status: {{addresses: [{{type: InternalIP, address: 192.168.1.1}}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: web-ok, labels: {{app: web}}}}
+spec: {{nodeName: node-a, containers: [{{name: c}}]}}
+status: {{podIP: 10.244.1.5, conditions: [{{type: Ready, status: \"True\"}}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: web-ghost, labels: {{app: web}}}}
+spec: {{nodeName: node-gone, containers: [{{name: c}}]}}
+status: {{podIP: 10.244.9.10, conditions: [{{type: Ready, status: \"True\"}}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: web-pending, labels: {{app: web}}}}
+spec: {{containers: [{{name: c}}]}}
+status: {{phase: Pending, conditions: [{{type: PodScheduled, status: \"False\"}}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: web-sketch, labels: {{app: web}}}}
+spec: {{containers: [{{name: c}}]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: web}}
+spec:
+  clusterIP: 10.96.0.10
+  publishNotReadyAddresses: {pnra}
+  selector: {{app: web}}
+  ports: [{{port: 80}}]
+"
+        )
+    };
+    let endpoints = |c: &Cluster| -> Vec<(String, bool, bool)> {
+        let mut out: Vec<_> = controller::steady_slices(c)
+            .iter()
+            .flat_map(|s| s.endpoints.iter())
+            .map(|e| {
+                let pod = e
+                    .target_pod
+                    .as_ref()
+                    .map(|p| p.name.clone())
+                    .unwrap_or_default();
+                (pod, e.ready, e.serving)
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let (c, diags) = model::parse(&doc(false));
+    assert!(
+        diags
+            .iter()
+            .any(|d| d.message.contains("node `node-gone`") && d.message.contains("skips it")),
+        "{diags:#?}"
+    );
+    let pending = c
+        .pods
+        .iter()
+        .find(|p| p.id.name == "web-pending")
+        .expect("pod");
+    assert!(
+        pending.ips.is_empty() && pending.node_name.is_none(),
+        "{pending:?}"
+    );
+    // A Pod written without status is still placed and addressed.
+    let sketch = c
+        .pods
+        .iter()
+        .find(|p| p.id.name == "web-sketch")
+        .expect("pod");
+    assert!(!sketch.ips.is_empty() && sketch.node_name.is_some());
+    assert_eq!(
+        endpoints(&c),
+        [
+            ("web-ok".to_string(), true, true),
+            ("web-sketch".to_string(), true, true)
+        ]
+    );
+    // Publishing not-ready addresses keeps the Pod whose Node is gone.
+    let (c, _) = model::parse(&doc(true));
+    let names: Vec<String> = endpoints(&c).into_iter().map(|e| e.0).collect();
+    assert_eq!(names, ["web-ghost", "web-ok", "web-sketch"]);
+}
+
+#[test]
+fn serving_follows_readiness_even_when_not_ready_addresses_are_published() {
+    let doc = "apiVersion: v1
+kind: Node
+metadata: {name: node-a}
+spec: {podCIDR: 10.244.1.0/24}
+status: {addresses: [{type: InternalIP, address: 192.168.1.1}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web-1, labels: {app: web}}
+spec: {nodeName: node-a, containers: [{name: c}]}
+status: {podIP: 10.244.1.5, conditions: [{type: Ready, status: \"False\"}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  clusterIP: 10.96.0.10
+  publishNotReadyAddresses: true
+  selector: {app: web}
+  ports: [{port: 80}]
+";
+    let (c, diags) = model::parse(doc);
+    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    let slices = controller::steady_slices(&c);
+    let e = &slices[0].endpoints[0];
+    assert!(e.ready, "published although not ready");
+    assert!(!e.serving, "serving is the Pod's own readiness");
+}

@@ -71,7 +71,9 @@ endpoints:
 }
 
 const READY: &str = "{ready: true}";
-const MODES: [Mode; 4] = [Mode::Iptables, Mode::Ipvs, Mode::Nftables, Mode::Userspace];
+/// The modes that read EndpointSlices (the userspace proxy read Endpoints,
+/// and these clusters give their endpoints as a slice).
+const MODES: [Mode; 3] = [Mode::Iptables, Mode::Ipvs, Mode::Nftables];
 
 fn ip(s: &str) -> IpAddr {
     s.parse().expect("test IP")
@@ -213,7 +215,7 @@ fn a_node_whose_only_local_endpoint_is_terminating_fails_the_health_check() {
         "{ready: false, serving: true, terminating: true}",
     );
     assert!(diags.is_empty(), "{diags:#?}");
-    for mode in [Mode::Iptables, Mode::Ipvs, Mode::Nftables] {
+    for mode in MODES {
         for seed in 0..20 {
             let t = from_outside(&c, mode, "198.51.100.7", "203.0.113.10", seed);
             let lb = t.hops.iter().find_map(|h| match &h.what {
@@ -272,7 +274,7 @@ fn source_ranges_hold_on_every_path_from_outside() {
         "    ingress: [{ip: 203.0.113.10}]",
         READY,
     );
-    for mode in [Mode::Iptables, Mode::Ipvs, Mode::Nftables] {
+    for mode in MODES {
         let t = from_outside(&c, mode, "8.8.8.8", "203.0.113.10", 1);
         assert_eq!(
             t.outcome,
@@ -283,5 +285,26 @@ fn source_ranges_hold_on_every_path_from_outside() {
             t.hops
         );
         assert!(t.node.is_some(), "{mode:?}: dropped by a node's rules");
+    }
+}
+
+/// `0.0.0.0/0` allows any source, like no ranges at all, and ipset cannot
+/// hold a zero-length prefix: kube-proxy drops the whole list.
+#[test]
+fn a_zero_length_source_range_means_no_firewall() {
+    let (open, _) = cluster(
+        "  loadBalancerSourceRanges: [0.0.0.0/0, 198.51.100.0/24]",
+        "    ingress: [{ip: 203.0.113.10}]",
+        READY,
+    );
+    let (plain, _) = cluster("", "    ingress: [{ip: 203.0.113.10}]", READY);
+    for mode in MODES {
+        assert_eq!(rules(&open, mode), rules(&plain, mode), "{mode:?}");
+        let t = from_outside(&open, mode, "8.8.8.8", "203.0.113.10", 1);
+        assert!(
+            matches!(t.outcome, Outcome::Delivered { .. }),
+            "{mode:?}: {:#?}",
+            t.outcome
+        );
     }
 }

@@ -357,9 +357,10 @@ fn terminating_endpoints_are_never_used() {
     assert!(!b.contains(&sa("10.244.2.14:8080")));
     // Even when it is the only one left.
     let yaml = BASIC.replace(
-        "conditions: {ready: true, serving: true, terminating: false}",
-        "conditions: {ready: false, serving: true, terminating: true}",
+        "- addresses:\n  - {ip: 10.244.1.11, nodeName: node-a}\n  - {ip: 10.244.2.12, nodeName: node-b}\n  - {ip: 10.244.2.13, nodeName: node-b}\n  notReadyAddresses:\n",
+        "- notReadyAddresses:\n  - {ip: 10.244.1.11, nodeName: node-a}\n  - {ip: 10.244.2.12, nodeName: node-b}\n  - {ip: 10.244.2.13, nodeName: node-b}\n",
     );
+    assert_ne!(yaml, BASIC);
     let dp = userspace::compile(&input_of(&yaml, "node-a", IpFamily::V4));
     assert!(backends(&dp, "default/web:http").is_empty());
     let out = tcp(
@@ -709,8 +710,11 @@ fn udp_dials_never_fail() {
 
 #[test]
 fn udp_without_endpoints_is_dropped() {
-    let yaml = BASIC.replace("- addresses: [10.244.1.20]\n  nodeName: node-a\n  conditions: {ready: true}\n- addresses: [10.244.2.21]\n  nodeName: node-b\n  conditions: {ready: true}\n", "[]\n");
-    let yaml = yaml.replace("endpoints:\n[]", "endpoints: []");
+    let yaml = BASIC.replace(
+        "- addresses:\n  - {ip: 10.244.1.20, nodeName: node-a}\n  - {ip: 10.244.2.21, nodeName: node-b}\n",
+        "- addresses: []\n",
+    );
+    assert_ne!(yaml, BASIC);
     let dp = userspace::compile(&input_of(&yaml, "node-a", IpFamily::V4));
     assert!(backends(&dp, "kube-system/dns:dns").is_empty());
     let out = conn(
@@ -854,7 +858,8 @@ fn changed_endpoints_reset_the_round_robin() {
         b[1]
     );
     // One endpoint removed: new shuffle, index reset to 0.
-    let yaml = BASIC.replace("- addresses: [10.244.2.13]", "- addresses: [10.244.2.99]");
+    let yaml = BASIC.replace("{ip: 10.244.2.13,", "{ip: 10.244.2.99,");
+    assert_ne!(yaml, BASIC);
     let dp3 = userspace::compile(&input_of(&yaml, "node-a", IpFamily::V4));
     let b3 = backends(&dp3, "default/web:http");
     assert_eq!(
@@ -1176,4 +1181,59 @@ fn json_has_rules_and_listeners_with_backends() {
     assert_eq!(web["portals"].as_array().unwrap().len(), 4);
     let line = web["line"].as_u64().unwrap() as usize;
     assert!(lines[line].starts_with("# default/web:http "));
+}
+
+/// The userspace proxier read v1.Endpoints: an EndpointSlice written by hand
+/// gives it no backend (in `kpv rules` and in traces alike), and a userspace
+/// scenario that has one is told so.
+#[test]
+fn endpoint_slices_written_by_hand_are_not_read() {
+    let slice = "---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: extra-1, namespace: default, labels: {kubernetes.io/service-name: extra}}
+addressType: IPv4
+ports: [{name: http, port: 8080}]
+endpoints: [{addresses: [10.244.1.77], nodeName: node-a}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: extra, namespace: default}
+spec:
+  clusterIP: 10.0.0.77
+  ports: [{name: http, port: 80, targetPort: 8080}]
+";
+    let yaml = format!("{BASIC}{slice}");
+    let (cluster, diags) = kpv_core::model::parse(&yaml);
+    assert!(
+        diags.iter().any(
+            |d| d.message.contains("reads Endpoints, not EndpointSlices")
+                && d.message.contains("default/extra-1")
+        ),
+        "{diags:#?}"
+    );
+    let slices = kpv_core::controller::steady_slices(&cluster);
+    let seen = kpv_core::proxy::slices_seen_by(Mode::Userspace, &slices);
+    assert!(seen.iter().all(|s| s.id.name != "extra-1"));
+    assert!(
+        seen.iter().any(|s| s.service_name == "web"),
+        "mirrored Endpoints stay"
+    );
+    let sim = kpv_core::trace::Sim::new(&cluster, &slices, Mode::Userspace, None);
+    let text = sim
+        .dataplane("node-a", IpFamily::V4)
+        .map(|dp| dp.render_text())
+        .unwrap_or_default();
+    assert!(!text.contains("10.244.1.77"), "{text}");
+    let cmd = kpv_core::cli::parse_args(&["rules", "-", "--mode", "userspace"].map(String::from))
+        .expect("args");
+    let cli = kpv_core::cli::run(&cmd, std::slice::from_ref(&yaml), cmd.files());
+    assert!(!cli.stdout.contains("10.244.1.77"), "{}", cli.stdout);
+    // The other modes read it.
+    let sim = kpv_core::trace::Sim::new(&cluster, &slices, Mode::Iptables, None);
+    let text = sim
+        .dataplane("node-a", IpFamily::V4)
+        .map(|dp| dp.render_text())
+        .unwrap_or_default();
+    assert!(text.contains("10.244.1.77"));
 }

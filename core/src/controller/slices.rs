@@ -72,18 +72,20 @@ pub fn compute_slices(
                 })
                 .collect();
             let is_ready = ready.get(&pod.id).copied().unwrap_or(false);
-            let zone = pod
-                .node_name
-                .as_deref()
-                .and_then(|n| cluster.node(n))
-                .and_then(|n| n.zone.clone());
+            let node = pod.node_name.as_deref().and_then(|n| cluster.node(n));
+            // A Pod whose Node is gone is skipped (reconcileByAddressType),
+            // unless not-ready addresses are published anyway.
+            if pod.node_name.is_some() && node.is_none() && !svc.publish_not_ready_addresses {
+                continue;
+            }
+            let zone = node.and_then(|n| n.zone.clone());
             for ip in &pod.ips {
                 let ready = (is_ready && !pod.terminating) || svc.publish_not_ready_addresses;
                 let hints = hints_for(svc.traffic_distribution, ready, &zone, &pod.node_name);
                 let ep = Endpoint {
                     addresses: vec![*ip],
                     ready,
-                    serving: is_ready || svc.publish_not_ready_addresses,
+                    serving: is_ready,
                     terminating: pod.terminating,
                     node_name: pod.node_name.clone(),
                     zone: zone.clone(),

@@ -549,12 +549,37 @@ impl Builder {
         self.allocate_services(services);
         self.mirror_endpoints(endpoints);
         self.check_selectors();
+        self.check_userspace_sources();
         let c = &mut self.cluster;
         crate::order::sort_by(&mut c.nodes, |a, b| a.name.cmp(&b.name));
         crate::order::sort_by(&mut c.pods, |a, b| a.id.cmp(&b.id));
         crate::order::sort_by(&mut c.deployments, |a, b| a.id.cmp(&b.id));
         crate::order::sort_by(&mut c.services, |a, b| a.id.cmp(&b.id));
         crate::order::sort_by(&mut c.endpoint_slices, |a, b| a.id.cmp(&b.id));
+    }
+
+    /// The userspace proxier read v1.Endpoints only: EndpointSlices written
+    /// by hand give it nothing, which a userspace scenario should be told.
+    fn check_userspace_sources(&mut self) {
+        if self.cluster.proxy.mode != Mode::Userspace {
+            return;
+        }
+        let given: Vec<String> = self
+            .cluster
+            .endpoint_slices
+            .iter()
+            .filter(|s| s.source == SliceSource::Input)
+            .map(|s| s.id.to_string())
+            .collect();
+        if !given.is_empty() {
+            self.diags.push(
+                Diagnostic::warning(format!(
+                    "kube-proxy in userspace mode reads Endpoints, not EndpointSlices: {} give it no endpoints",
+                    given.join(", ")
+                ))
+                .with_hint("write them as v1 Endpoints objects (subsets: addresses, ports)"),
+            );
+        }
     }
 
     /// Metadata: returns (namespace, name) or reports and returns None.
@@ -1087,6 +1112,7 @@ impl Builder {
                 containers: d.containers.clone(),
                 terminating: false,
                 finished: false,
+                pending: false,
                 reported_ready: ReportedReady::Unknown,
                 owner: Some(d.id.name.clone()),
             });
@@ -1129,6 +1155,7 @@ impl Builder {
             .and_then(Y::as_str)
             .unwrap_or("");
         let finished = phase == "Succeeded" || phase == "Failed";
+        let pending = phase == "Pending" && ips.is_empty();
         let mut reported_ready = ReportedReady::Unknown;
         for cond in c.seq(
             status.and_then(|s| s.get("conditions")),
@@ -1158,6 +1185,7 @@ impl Builder {
             containers,
             terminating,
             finished,
+            pending,
             reported_ready,
             owner,
         });
@@ -1857,13 +1885,16 @@ impl Builder {
         });
         for i in order {
             let pod = &mut self.cluster.pods[i];
+            if pod.pending {
+                continue;
+            }
             if pod.node_name.is_none() {
                 pod.node_name = Some(nodes[rr % nodes.len()].clone());
                 rr += 1;
             } else if let Some(n) = &pod.node_name {
                 if !nodes.contains(n) {
                     let mut d = Diagnostic::warning(format!(
-                        "Pod {} is on node `{n}`, which is not among the Nodes",
+                        "Pod {} is on node `{n}`, which is not among the Nodes: the EndpointSlice controller skips it (unless its Service publishes not-ready addresses)",
                         pod.id
                     ))
                     .with_hint("add that Node or fix spec.nodeName");

@@ -137,6 +137,10 @@ pub struct Pod {
     pub terminating: bool,
     /// Phase Succeeded or Failed: never an endpoint.
     pub finished: bool,
+    /// Phase Pending with no address in its status: not scheduled or not
+    /// started yet, so kpv neither places it nor gives it an address, and it
+    /// is no endpoint (a Pod written without status is placed and addressed).
+    pub pending: bool,
     pub reported_ready: ReportedReady,
     /// The Deployment that made it, when it was expanded from one.
     pub owner: Option<String>,

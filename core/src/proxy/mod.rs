@@ -16,6 +16,7 @@ use crate::model::{
 use crate::packet::{IpFamily, Protocol};
 use ipnet::IpNet;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
@@ -313,12 +314,7 @@ pub fn build_input(
                     .filter(|ip| IpFamily::of(ip) == family)
                     .copied()
                     .collect(),
-                load_balancer_source_ranges: svc
-                    .load_balancer_source_ranges
-                    .iter()
-                    .filter(|c| IpFamily::of(&c.addr()) == family)
-                    .copied()
-                    .collect(),
+                load_balancer_source_ranges: source_ranges(svc, family),
                 external_policy_local: svc.external_traffic_policy == TrafficPolicy::Local,
                 internal_policy_local: svc.internal_traffic_policy == TrafficPolicy::Local,
                 health_check_node_port: svc.health_check_node_port.unwrap_or(0),
@@ -399,4 +395,40 @@ pub fn loopback(family: IpFamily) -> IpAddr {
         IpFamily::V4 => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
         IpFamily::V6 => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
     }
+}
+
+/// A Service's `loadBalancerSourceRanges` of one family. A zero-length
+/// prefix (`0.0.0.0/0`) means "allow any", the same as no ranges, and ipset
+/// could not hold it: kube-proxy drops the list (`newBaseServiceInfo`).
+fn source_ranges(svc: &crate::model::Service, family: IpFamily) -> Vec<IpNet> {
+    let ranges: Vec<IpNet> = svc
+        .load_balancer_source_ranges
+        .iter()
+        .filter(|c| IpFamily::of(&c.addr()) == family)
+        .copied()
+        .collect();
+    if ranges.iter().any(|r| r.prefix_len() == 0) {
+        return Vec::new();
+    }
+    ranges
+}
+
+/// The slices a kube-proxy in `mode` reads. The userspace proxier read
+/// v1.Endpoints only: what the Endpoints controller computes from selectors
+/// and Endpoints written by hand (mirrored into slices here), never an
+/// EndpointSlice written by hand.
+pub fn slices_seen_by(
+    mode: crate::model::Mode,
+    slices: &[EndpointSlice],
+) -> Cow<'_, [EndpointSlice]> {
+    if mode != crate::model::Mode::Userspace {
+        return Cow::Borrowed(slices);
+    }
+    Cow::Owned(
+        slices
+            .iter()
+            .filter(|s| s.source != crate::model::SliceSource::Input)
+            .cloned()
+            .collect(),
+    )
 }
