@@ -81,6 +81,8 @@ pub struct NodeBox {
     pub name: String,
     pub ip: String,
     pub pod_cidr: Option<String>,
+    /// Its `topology.kubernetes.io/zone` label (what topology hints match).
+    pub zone: Option<String>,
     pub rect: Rect,
     /// The netfilter / kube-proxy box inside the node.
     pub proxy: Rect,
@@ -345,6 +347,7 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
                 .map(|i| i.to_string())
                 .unwrap_or_default(),
             pod_cidr: node.pod_cidrs.first().map(|c| c.to_string()),
+            zone: node.zone.clone(),
             rect,
             proxy,
             eth,

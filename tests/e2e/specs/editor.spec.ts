@@ -220,3 +220,52 @@ test('a share link with a packet from a Pod its YAML does not have still opens',
   await expect(app.rules).toBeVisible();
   expect(problems.filter((p) => p.startsWith('pageerror'))).toEqual([]);
 });
+
+const ZONES = `apiVersion: v1
+kind: Node
+metadata: {name: east-1, labels: {topology.kubernetes.io/zone: east}}
+spec: {podCIDR: 10.244.1.0/24}
+status: {addresses: [{type: InternalIP, address: 192.168.7.1}]}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: west-1, labels: {topology.kubernetes.io/zone: west}}
+spec: {podCIDR: 10.244.2.0/24}
+status: {addresses: [{type: InternalIP, address: 192.168.7.2}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: api-east, labels: {app: api}}
+spec: {nodeName: east-1, containers: [{name: c, ports: [{containerPort: 8080}]}]}
+status: {podIP: 10.244.1.5}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: api-west, labels: {app: api}}
+spec: {nodeName: west-1, containers: [{name: c, ports: [{containerPort: 8080}]}]}
+status: {podIP: 10.244.2.5}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: api}
+spec:
+  selector: {app: api}
+  trafficDistribution: PreferClose
+  ports: [{port: 80, targetPort: 8080}]
+`;
+
+test('topology hints: zones on the nodes, hints in the EndpointSlice list, and each node\'s rules keep to its zone', async ({ page }) => {
+  const app = new App(page);
+  await app.open();
+  await app.byId('yaml-editor').fill(ZONES);
+  await app.byId('yaml-apply').click();
+  await expect(page.getByTestId('node-east-1')).toContainText('east · 10.244.1.0/24');
+  await expect(page.locator('[data-testid=endpoint][data-ip="10.244.1.5"]')).toContainText('forZones: east');
+  await expect(page.locator('[data-testid=endpoint][data-ip="10.244.2.5"]')).toContainText('forZones: west');
+  await page.getByTestId('rules-node-east-1').click();
+  await expect(page.getByTestId('rules-view')).toContainText('--to-destination 10.244.1.5:8080');
+  await expect(page.getByTestId('rules-view')).not.toContainText('--to-destination 10.244.2.5:8080');
+  await page.getByTestId('rules-node-west-1').click();
+  await expect(page.getByTestId('rules-view')).toContainText('--to-destination 10.244.2.5:8080');
+  await expect(page.getByTestId('rules-view')).not.toContainText('--to-destination 10.244.1.5:8080');
+});

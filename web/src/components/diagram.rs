@@ -135,7 +135,9 @@ fn Cluster() -> impl IntoView {
                         <g class="node" data-testid=format!("node-{}", nd.name)>
                             <BoxRect rect=r class="node-box" />
                             <text x=n(r.x + 12.0) y=n(r.y + 22.0) class="title">{nd.name.clone()}</text>
-                            <text x=n(r.x + r.w - 12.0) y=n(r.y + 22.0) class="small muted" text-anchor="end">{nd.pod_cidr.clone().unwrap_or_default()}</text>
+                            <text x=n(r.x + r.w - 12.0) y=n(r.y + 22.0) class="small muted" text-anchor="end">
+                                {nd.zone.clone().map(|z| format!("{z} · ")).unwrap_or_default()}{nd.pod_cidr.clone().unwrap_or_default()}
+                            </text>
                             <BoxRect rect=nd.eth class="eth-box" />
                             <text x=n(nd.eth.x + 8.0) y=n(nd.eth.y + 16.0) class="mono small">{eth}</text>
                             <BoxRect rect=nd.proxy class="proxy-box" />

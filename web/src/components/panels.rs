@@ -399,13 +399,18 @@ pub fn EndpointList() -> impl IntoView {
                                 if e.ready { flags.push(tr(l.get(), "ep.ready")); }
                                 if e.serving { flags.push(tr(l.get(), "ep.serving")); }
                                 if e.terminating { flags.push(tr(l.get(), "ep.terminating")); }
+                                // Topology hints, as `kubectl get endpointslice -o yaml` names them.
+                                let hints = e.hints.for_zones.iter().map(|z| format!("forZones: {z}"))
+                                    .chain(e.hints.for_nodes.iter().map(|n| format!("forNodes: {n}")))
+                                    .collect::<Vec<_>>();
+                                let hints = if hints.is_empty() { String::new() } else { format!(" · {}", hints.join(", ")) };
                                 rows.push(view! {
                                     <li data-testid="endpoint" data-ip=ip.to_string() data-ready=e.ready.to_string()
                                         data-serving=e.serving.to_string() data-terminating=e.terminating.to_string()
                                         class:not-ready=!e.ready>
                                         <span class="mark">{mark}</span>
                                         <span class="mono">{addr}</span>
-                                        <span class="muted">{format!(" {} · {} · {}", s.service_name, pod, flags.join(", "))}</span>
+                                        <span class="muted">{format!(" {} · {} · {}{hints}", s.service_name, pod, flags.join(", "))}</span>
                                     </li>
                                 });
                             }
