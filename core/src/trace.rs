@@ -459,14 +459,7 @@ pub fn trace(
                         node: Some(node.clone()),
                     });
                 }
-                hops.push(Hop {
-                    place: Place::NodeEth(node.clone()),
-                    what: HopKind::Arrive { node: node.clone() },
-                    before: pkt,
-                    after: pkt,
-                    step: None,
-                    node: Some(node.clone()),
-                });
+                hops.push(arrival(&node, pkt));
                 (node, Hook::Prerouting)
             }
             None => {
@@ -556,14 +549,7 @@ pub fn trace(
         crossed = true;
         node = next.name.clone();
         hook = Hook::Prerouting;
-        hops.push(Hop {
-            place: Place::NodeEth(node.clone()),
-            what: HopKind::Arrive { node: node.clone() },
-            before: pkt,
-            after: pkt,
-            step: None,
-            node: Some(node.clone()),
-        });
+        hops.push(arrival(&node, pkt));
     };
     t.verdict = verdict.clone();
     t.masquerade = masquerade;
@@ -612,6 +598,20 @@ pub fn trace(
         }
     }
     finish(t, hops)
+}
+
+/// The packet reaching `node`'s network interface.
+fn arrival(node: &str, pkt: Packet) -> Hop {
+    Hop {
+        place: Place::NodeEth(node.to_string()),
+        what: HopKind::Arrive {
+            node: node.to_string(),
+        },
+        before: pkt,
+        after: pkt,
+        step: None,
+        node: Some(node.to_string()),
+    }
 }
 
 fn finish(mut t: Trace, hops: Vec<Hop>) -> Trace {

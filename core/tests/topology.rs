@@ -73,6 +73,28 @@ spec:
     )
 }
 
+/// The nodes, a Service `web` without selector and its EndpointSlice
+/// written by hand with these `endpoints:` entries.
+fn selectorless(endpoints: &str) -> String {
+    format!(
+        "{}apiVersion: v1
+kind: Service
+metadata: {{name: web}}
+spec:
+  clusterIP: 10.96.0.10
+  ports: [{{name: http, port: 80, targetPort: 8080}}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: web-1, labels: {{kubernetes.io/service-name: web}}}}
+addressType: IPv4
+ports: [{{name: http, port: 8080}}]
+endpoints:
+{endpoints}",
+        nodes()
+    )
+}
+
 fn parse(text: &str) -> (Cluster, Vec<Diagnostic>) {
     kpv_core::model::parse(text)
 }
@@ -214,28 +236,14 @@ fn one_endpoint_without_a_hint_turns_hints_off() {
     // A hand-written slice (the Service has no selector): one ready
     // endpoint has no hint, so every node uses every endpoint.
     let slice = |hint_b: &str| {
-        format!(
-            "{}apiVersion: v1
-kind: Service
-metadata: {{name: web}}
-spec:
-  clusterIP: 10.96.0.10
-  ports: [{{name: http, port: 80, targetPort: 8080}}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {{name: web-1, labels: {{kubernetes.io/service-name: web}}}}
-addressType: IPv4
-ports: [{{name: http, port: 8080}}]
-endpoints:
-  - addresses: [{A}]
+        selectorless(&format!(
+            "  - addresses: [{A}]
     nodeName: worker-1
     hints: {{forZones: [{{name: zone-a}}]}}
   - addresses: [{B}]
     nodeName: worker-2{hint_b}
-",
-            nodes()
-        )
+"
+        ))
     };
     let (c, diags) = parse(&slice(""));
     assert!(diags.is_empty(), "{diags:#?}");
@@ -282,27 +290,13 @@ fn hints_leave_local_policies_and_the_terminating_fallback_alone() {
     }
     // No ready endpoint anywhere: the serving-terminating one is used by
     // every node, whatever its hints.
-    let slice = format!(
-        "{}apiVersion: v1
-kind: Service
-metadata: {{name: web}}
-spec:
-  clusterIP: 10.96.0.10
-  ports: [{{name: http, port: 80, targetPort: 8080}}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {{name: web-1, labels: {{kubernetes.io/service-name: web}}}}
-addressType: IPv4
-ports: [{{name: http, port: 8080}}]
-endpoints:
-  - addresses: [{B}]
+    let slice = selectorless(&format!(
+        "  - addresses: [{B}]
     nodeName: worker-2
     conditions: {{ready: false, serving: true, terminating: true}}
     hints: {{forZones: [{{name: zone-b}}]}}
-",
-        nodes()
-    );
+"
+    ));
     let (c, diags) = parse(&slice);
     assert!(diags.is_empty(), "{diags:#?}");
     for mode in MODES {
