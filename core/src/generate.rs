@@ -100,7 +100,7 @@ pub const MAX_ENDPOINTS: usize = 8;
 /// A description drawn from `seed`: 1–5 Services of 0–4 endpoints each.
 pub fn from_seed(seed: u64) -> Vec<GenService> {
     let mut c = Chooser::new(seed);
-    let mut flip = |c: &mut Chooser| c.below(2) == 1;
+    let flip = |c: &mut Chooser| c.below(2) == 1;
     let n = 1 + c.below(5);
     (0..n)
         .map(|_| {
