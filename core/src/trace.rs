@@ -594,6 +594,9 @@ pub fn trace(
                 t.outcome = Outcome::AcceptedByNode {
                     node: n.name.clone(),
                 };
+            } else if pkt.dst.ip().is_loopback() {
+                // A loopback address never leaves the node that sent to it.
+                t.outcome = Outcome::AcceptedByNode { node: node.clone() };
             }
         }
     }

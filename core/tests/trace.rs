@@ -650,3 +650,40 @@ endpoints:
         .collect()
     );
 }
+
+/// Where no rule takes a connection to 127.0.0.1 (nftables mode has no
+/// localhost NodePorts), the node itself gets it: it never leaves the node.
+#[test]
+fn an_untranslated_loopback_connection_stays_on_the_node() {
+    let c = parse(include_str!("../../tests/scenarios/nodeport.yaml"));
+    let node = c.nodes[0].name.clone();
+    let port = c
+        .services
+        .iter()
+        .find_map(|s| s.ports.iter().find_map(|p| p.node_port))
+        .expect("a NodePort");
+    for (mode, translated) in [(Mode::Nftables, false), (Mode::Iptables, true)] {
+        let slices = steady_slices(&c);
+        let sim = Sim::new(&c, &slices, mode, None);
+        let origin = Origin::Node {
+            node: node.clone(),
+            src: ip("127.0.0.1"),
+        };
+        let t = trace(
+            &sim,
+            &req(origin, Dest::Ip(ip("127.0.0.1")), port, 40000),
+            &mut WorldState::default(),
+            &mut Chooser::new(1),
+            0,
+        );
+        if translated {
+            assert!(
+                matches!(t.outcome, Outcome::Delivered { .. }),
+                "{:?}",
+                t.outcome
+            );
+        } else {
+            assert_eq!(t.outcome, Outcome::AcceptedByNode { node: node.clone() });
+        }
+    }
+}
