@@ -514,6 +514,10 @@ pub fn share_state(
     Ok(state)
 }
 
+/// One IP family's compiled data plane.
+#[cfg(feature = "json")]
+pub type FamilyPlane = (IpFamily, Box<dyn modes::Dataplane>);
+
 /// `kpv rules`' data planes for `node`: one per IP family the node has an
 /// address of (IPv6 only when some Service has an IPv6 ClusterIP), in
 /// family order. `kpv rules` prints their texts joined by an empty line.
@@ -523,7 +527,7 @@ pub fn rules_planes(
     node: &str,
     mode: Mode,
     scheduler: Option<Scheduler>,
-) -> Result<Vec<(IpFamily, Box<dyn modes::Dataplane>)>, String> {
+) -> Result<Vec<FamilyPlane>, String> {
     let synced = controller::steady_slices(cluster);
     let slices = proxy::slices_seen_by(mode, &synced);
     let opts = CompileOptions { scheduler };
