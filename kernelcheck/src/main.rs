@@ -221,6 +221,9 @@ fn run(args: &[String]) -> i32 {
     drop(tx);
     let mut per_mode: BTreeMap<Mode, (Outcome, usize)> = BTreeMap::new();
     for (ci, mode, node, out) in rx.iter() {
+        if sys::stopped() {
+            continue; // interrupted: what is left half-done is not a result
+        }
         let name = cases.get(ci).map(|c| c.name.as_str()).unwrap_or("?");
         let line = format!(
             "kernel {} {name} {node}: {}/{} flows agree{}",
