@@ -2,13 +2,15 @@
 //! ([`GenService`]) written out as Kubernetes YAML, for the property tests
 //! (which draw descriptions with proptest) and the kernel check (which draws
 //! them from a seed with [`from_seed`]). Two nodes, `node-a` (whose
-//! kube-proxy is modelled) and `node-b`; every Service kind, both traffic
-//! policies, ClientIP affinity, and endpoints in every readiness state.
+//! kube-proxy is modelled) and `node-b`, IPv4 or IPv6 ([`yaml_in`]); every
+//! Service kind, TCP and UDP, both traffic policies, ClientIP affinity, and
+//! endpoints in every readiness state.
 //!
 //! Pure: the same description or seed always gives the same text. It never
 //! reads the input it writes back; tests parse it like any other input.
 
 use crate::choose::Chooser;
+use crate::packet::IpFamily;
 use std::fmt::Write as _;
 
 /// One endpoint of a generated Service.
@@ -34,7 +36,7 @@ impl GenEndpoint {
     }
 }
 
-/// One generated Service with one TCP port.
+/// One generated Service with one port.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GenService {
     /// 0 ClusterIP, 1 NodePort, 2 LoadBalancer.
@@ -42,6 +44,8 @@ pub struct GenService {
     pub etp_local: bool,
     pub itp_local: bool,
     pub affinity: bool,
+    /// The port is UDP (else TCP).
+    pub udp: bool,
     pub endpoints: Vec<GenEndpoint>,
 }
 
@@ -61,8 +65,15 @@ impl GenService {
             etp_local: etp_local && kind > 0,
             itp_local,
             affinity,
+            udp: false,
             endpoints,
         }
+    }
+
+    /// The same Service with a UDP port.
+    pub fn with_udp(mut self, udp: bool) -> GenService {
+        self.udp = udp;
+        self
     }
 }
 
@@ -78,18 +89,40 @@ pub fn node_port(i: usize) -> u16 {
 
 /// Service `i`'s ClusterIP.
 pub fn cluster_ip(i: usize) -> String {
-    format!("10.96.0.{}", 10 + i)
+    cluster_ip_in(i, IpFamily::V4)
+}
+
+fn cluster_ip_in(i: usize, family: IpFamily) -> String {
+    match family {
+        IpFamily::V4 => format!("10.96.0.{}", 10 + i),
+        IpFamily::V6 => format!("fd00:10:96::{}", 10 + i),
+    }
 }
 
 /// Service `i`'s load-balancer IP (LoadBalancer kind).
 pub fn load_balancer_ip(i: usize) -> String {
-    format!("192.0.2.{}", 10 + i)
+    load_balancer_ip_in(i, IpFamily::V4)
+}
+
+fn load_balancer_ip_in(i: usize, family: IpFamily) -> String {
+    match family {
+        IpFamily::V4 => format!("192.0.2.{}", 10 + i),
+        IpFamily::V6 => format!("2001:db8:2::{}", 10 + i),
+    }
 }
 
 /// The address of endpoint `j` of Service `i`: in `node-a`'s Pod CIDR
 /// (10.244.1.0/24) or `node-b`'s (10.244.2.0/24).
 pub fn endpoint_ip(i: usize, j: usize, e: &GenEndpoint) -> String {
-    format!("10.244.{}.{}", if e.on_a { 1 } else { 2 }, 10 * i + j + 2)
+    endpoint_ip_in(i, j, e, IpFamily::V4)
+}
+
+fn endpoint_ip_in(i: usize, j: usize, e: &GenEndpoint, family: IpFamily) -> String {
+    let node = if e.on_a { 1 } else { 2 };
+    match family {
+        IpFamily::V4 => format!("10.244.{node}.{}", 10 * i + j + 2),
+        IpFamily::V6 => format!("fd00:10:244:{node}::{}", 10 * i + j + 2),
+    }
 }
 
 /// At most this many Services and endpoints per Service, so every address
@@ -97,7 +130,8 @@ pub fn endpoint_ip(i: usize, j: usize, e: &GenEndpoint) -> String {
 pub const MAX_SERVICES: usize = 20;
 pub const MAX_ENDPOINTS: usize = 8;
 
-/// A description drawn from `seed`: 1–5 Services of 0–4 endpoints each.
+/// A description drawn from `seed`: 1–5 Services of 0–4 endpoints each,
+/// one in four with a UDP port.
 pub fn from_seed(seed: u64) -> Vec<GenService> {
     let mut c = Chooser::new(seed);
     let flip = |c: &mut Chooser| c.below(2) == 1;
@@ -106,6 +140,7 @@ pub fn from_seed(seed: u64) -> Vec<GenService> {
         .map(|_| {
             let kind = c.below(3) as u8;
             let (etp, itp, aff) = (flip(&mut c), flip(&mut c), flip(&mut c));
+            let udp = c.below(4) == 0;
             let k = c.below(5);
             let eps = (0..k)
                 .map(|_| {
@@ -113,33 +148,59 @@ pub fn from_seed(seed: u64) -> Vec<GenService> {
                     GenEndpoint::new(a, r, s, t)
                 })
                 .collect();
-            GenService::new(kind, etp, itp, aff, eps)
+            GenService::new(kind, etp, itp, aff, eps).with_udp(udp)
         })
         .collect()
 }
 
-/// The cluster as YAML: the KubeProxyConfiguration (`node-a`, cluster CIDR
-/// 10.244.0.0/16), the two nodes, and per Service its Service and one
-/// EndpointSlice (port `p`, target port 8080). Services past
-/// [`MAX_SERVICES`] and endpoints past [`MAX_ENDPOINTS`] are left out.
+/// The cluster as IPv4 YAML; see [`yaml_in`].
 pub fn yaml(services: &[GenService]) -> String {
-    let mut y = String::from(
+    yaml_in(services, IpFamily::V4)
+}
+
+/// The cluster as YAML of one IP family: the KubeProxyConfiguration
+/// (`node-a`, cluster CIDR 10.244.0.0/16 or fd00:10:244::/48), the two
+/// nodes, and per Service its Service and one EndpointSlice (port `p`,
+/// target port 8080). Services past [`MAX_SERVICES`] and endpoints past
+/// [`MAX_ENDPOINTS`] are left out.
+pub fn yaml_in(services: &[GenService], family: IpFamily) -> String {
+    let (cidr, node_a, node_b, pods_a, pods_b, families, address_type) = match family {
+        IpFamily::V4 => (
+            "10.244.0.0/16",
+            "192.168.0.2",
+            "192.168.0.3",
+            "10.244.1.0/24",
+            "10.244.2.0/24",
+            "",
+            "IPv4",
+        ),
+        IpFamily::V6 => (
+            "fd00:10:244::/48",
+            "2001:db8::2",
+            "2001:db8::3",
+            "fd00:10:244:1::/64",
+            "fd00:10:244:2::/64",
+            "\n  ipFamilies: [IPv6]",
+            "IPv6",
+        ),
+    };
+    let mut y = format!(
         "apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 hostnameOverride: node-a
-clusterCIDR: 10.244.0.0/16
+clusterCIDR: \"{cidr}\"
 ---
 apiVersion: v1
 kind: Node
-metadata: {name: node-a}
-spec: {podCIDR: 10.244.1.0/24}
-status: {addresses: [{type: InternalIP, address: 192.168.0.2}]}
+metadata: {{name: node-a}}
+spec: {{podCIDR: \"{pods_a}\"}}
+status: {{addresses: [{{type: InternalIP, address: \"{node_a}\"}}]}}
 ---
 apiVersion: v1
 kind: Node
-metadata: {name: node-b}
-spec: {podCIDR: 10.244.2.0/24}
-status: {addresses: [{type: InternalIP, address: 192.168.0.3}]}
+metadata: {{name: node-b}}
+spec: {{podCIDR: \"{pods_b}\"}}
+status: {{addresses: [{{type: InternalIP, address: \"{node_b}\"}}]}}
 ",
     );
     for (i, s) in services.iter().enumerate().take(MAX_SERVICES) {
@@ -152,14 +213,15 @@ kind: Service
 metadata: {{name: s{i}, namespace: default}}
 spec:
   type: {ty}
-  clusterIP: {ip}
+  clusterIP: \"{ip}\"{families}
   externalTrafficPolicy: {etp}
   internalTrafficPolicy: {itp}
   sessionAffinity: {aff}
   ports:
-  - {{name: p, port: {port}, targetPort: 8080{np}}}
+  - {{name: p, port: {port}, targetPort: 8080, protocol: {proto}{np}}}
 ",
-            ip = cluster_ip(i),
+            ip = cluster_ip_in(i, family),
+            proto = if s.udp { "UDP" } else { "TCP" },
             etp = if s.etp_local { "Local" } else { "Cluster" },
             itp = if s.itp_local { "Local" } else { "Cluster" },
             aff = if s.affinity { "ClientIP" } else { "None" },
@@ -173,8 +235,8 @@ spec:
         if s.kind == 2 {
             let _ = writeln!(
                 y,
-                "status: {{loadBalancer: {{ingress: [{{ip: {}}}]}}}}",
-                load_balancer_ip(i)
+                "status: {{loadBalancer: {{ingress: [{{ip: \"{}\"}}]}}}}",
+                load_balancer_ip_in(i, family)
             );
         }
         let eps = &s.endpoints[..s.endpoints.len().min(MAX_ENDPOINTS)];
@@ -187,17 +249,18 @@ metadata:
   name: s{i}-x
   namespace: default
   labels: {{kubernetes.io/service-name: s{i}}}
-addressType: IPv4
-ports: [{{name: p, port: 8080, protocol: TCP}}]
+addressType: {address_type}
+ports: [{{name: p, port: 8080, protocol: {}}}]
 endpoints:{}
 ",
+            if s.udp { "UDP" } else { "TCP" },
             if eps.is_empty() { " []" } else { "" }
         );
         for (j, e) in eps.iter().enumerate() {
             let _ = write!(
                 y,
                 "- addresses: [\"{}\"]\n  nodeName: {}\n  conditions: {{ready: {}, serving: {}, terminating: {}}}\n",
-                endpoint_ip(i, j, e),
+                endpoint_ip_in(i, j, e, family),
                 if e.on_a { "node-a" } else { "node-b" },
                 e.ready,
                 e.serving,
@@ -215,13 +278,30 @@ mod tests {
     #[test]
     fn seeds_give_valid_clusters_and_the_same_text_each_time() {
         for seed in 0..50 {
-            let text = yaml(&from_seed(seed));
-            assert_eq!(text, yaml(&from_seed(seed)), "seed {seed}");
-            let (cluster, diags) = crate::model::parse(&text);
-            assert!(!crate::diag::has_errors(&diags), "seed {seed}: {diags:#?}");
-            assert_eq!(cluster.nodes.len(), 2);
-            assert_eq!(cluster.services.len(), from_seed(seed).len());
+            for family in [IpFamily::V4, IpFamily::V6] {
+                let text = yaml_in(&from_seed(seed), family);
+                assert_eq!(text, yaml_in(&from_seed(seed), family), "seed {seed}");
+                let (cluster, diags) = crate::model::parse(&text);
+                assert!(
+                    !crate::diag::has_errors(&diags),
+                    "seed {seed}: {diags:#?}\n{text}"
+                );
+                assert_eq!(cluster.nodes.len(), 2);
+                assert_eq!(cluster.services.len(), from_seed(seed).len());
+                for s in &cluster.services {
+                    assert!(
+                        s.cluster_ips.iter().all(|ip| IpFamily::of(ip) == family),
+                        "{s:?}"
+                    );
+                }
+                let slices = crate::controller::steady_slices(&cluster);
+                assert!(slices.iter().all(|s| s.family == family));
+            }
         }
+        assert!(
+            (0..50).any(|s| from_seed(s).iter().any(|svc| svc.udp)),
+            "some seed has a UDP Service"
+        );
         // Different seeds make different clusters.
         let texts: std::collections::BTreeSet<String> =
             (0..20).map(|s| yaml(&from_seed(s))).collect();

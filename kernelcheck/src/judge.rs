@@ -102,6 +102,7 @@ pub fn describe(w: &World, o: &Observed) -> String {
             ),
             Try::Refused => format!("{n}× refused"),
             Try::Timeout => format!("{n}× timed out"),
+            Try::LocalDrop => format!("{n}× dropped on sending (EPERM)"),
             Try::Unreachable => format!("{n}× unreachable"),
             Try::Error(e) => format!("{n}× error {e}"),
         })
@@ -132,7 +133,7 @@ pub fn judge(f: &Flow, o: &Observed) -> Result<(), String> {
         Expect::Refused => all(&|t| *t == Try::Refused)
             .then_some(())
             .ok_or_else(|| "expected refused (REJECT)".to_string()),
-        Expect::Timeout => all(&|t| *t == Try::Timeout)
+        Expect::Timeout => all(&|t| matches!(t, Try::Timeout | Try::LocalDrop))
             .then_some(())
             .ok_or_else(|| "expected a timeout (DROP)".to_string()),
         Expect::Node => {
@@ -325,6 +326,10 @@ mod tests {
         let t = observed(&[(Try::Timeout, 2)]);
         let r = observed(&[(Try::Refused, 3)]);
         assert_eq!(judge(&flow(Expect::Timeout), &t), Ok(()));
+        // The node's own datagram dropped in OUTPUT fails to send.
+        let local = observed(&[(Try::LocalDrop, 2)]);
+        assert_eq!(judge(&flow(Expect::Timeout), &local), Ok(()));
+        assert!(judge(&flow(Expect::Refused), &local).is_err());
         assert!(
             judge(&flow(Expect::Timeout), &r).is_err(),
             "REJECT is not DROP"

@@ -60,7 +60,7 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
         scenarios: "tests/scenarios".into(),
         only: None,
         modes: vec![Mode::Iptables, Mode::Nftables],
-        generated: 4,
+        generated: 8,
         jobs: 3,
         backend: sys::Backend::Nft,
         verbose: false,
@@ -128,10 +128,17 @@ fn cases(o: &Options) -> Result<(Vec<Case>, usize), String> {
         v.push(Case { name, text });
     }
     let presets = v.len();
+    // Generated clusters: odd seeds IPv4, even seeds IPv6.
     for seed in 1..=o.generated {
+        let (family, suffix) = if seed % 2 == 0 {
+            (kpv_core::packet::IpFamily::V6, "-ipv6")
+        } else {
+            (kpv_core::packet::IpFamily::V4, "")
+        };
+        let services = kpv_core::generate::from_seed(seed);
         v.push(Case {
-            name: format!("generated-{seed}"),
-            text: kpv_core::generate::yaml(&kpv_core::generate::from_seed(seed)),
+            name: format!("generated-{seed}{suffix}"),
+            text: kpv_core::generate::yaml_in(&services, family),
         });
     }
     if let Some(only) = &o.only {
@@ -156,6 +163,27 @@ struct Outcome {
     /// (case, service, candidates) → spread, for the evenness test.
     spreads: BTreeMap<(String, String, Vec<SocketAddr>), Spread>,
     messages: Vec<String>,
+    /// Flows checked by what kpv expects, and by protocol and family.
+    kinds: BTreeMap<&'static str, usize>,
+}
+
+/// What a flow is counted as in the per-mode line.
+fn kinds_of(f: &plan::Flow) -> [&'static str; 3] {
+    [
+        match f.expect {
+            Expect::Reach { .. } => "reach an endpoint",
+            Expect::Refused => "refused",
+            Expect::Timeout => "dropped",
+            Expect::Node => "to the node",
+            Expect::Leaves => "leave the node",
+        },
+        if f.protocol == kpv_core::packet::Protocol::Udp {
+            "UDP"
+        } else {
+            "TCP"
+        },
+        if f.dst.is_ipv6() { "IPv6" } else { "IPv4" },
+    ]
 }
 
 fn run(args: &[String]) -> i32 {
@@ -253,6 +281,9 @@ fn run(args: &[String]) -> i32 {
         total.checked += out.checked;
         total.agreeing += out.agreeing;
         total.skipped += out.skipped;
+        for (k, n) in &out.kinds {
+            *total.kinds.entry(k).or_default() += n;
+        }
         if out.load_error.is_some() {
             total.messages.push("load".into());
         }
@@ -307,10 +338,27 @@ fn run(args: &[String]) -> i32 {
             }
         }
         let spreads = t.spreads.values().filter(|s| s.counts.len() > 1).count();
+        let kinds = [
+            "reach an endpoint",
+            "refused",
+            "dropped",
+            "to the node",
+            "leave the node",
+            "TCP",
+            "UDP",
+            "IPv4",
+            "IPv6",
+        ]
+        .iter()
+        .map(|k| format!("{} {k}", t.kinds.get(k).copied().unwrap_or(0)))
+        .collect::<Vec<_>>();
         println!(
-            "kernel check, {} mode: {} flows checked, {} agreeing; {} scenarios ({presets} presets, {generated} generated) on {worlds} nodes; {load_errors} load errors; {spreads} random choices tested for evenness, {skewed} uneven; {} flows skipped{}",
+            "kernel check, {} mode: {} flows checked ({}; {}; {}), {} agreeing; {} scenarios ({presets} presets, {generated} generated) on {worlds} nodes; {load_errors} load errors; {spreads} random choices tested for evenness, {skewed} uneven; {} flows skipped{}",
             mode.as_str(),
             t.checked,
+            kinds[..5].join(", "),
+            kinds[5..7].join(", "),
+            kinds[7..].join(", "),
             t.agreeing,
             presets + generated,
             t.skipped,
@@ -429,6 +477,9 @@ fn probe_world(
     for f in &w.flows {
         let o = observed.remove(&f.id).unwrap_or_default();
         out.checked += 1;
+        for k in kinds_of(f) {
+            *out.kinds.entry(k).or_default() += 1;
+        }
         match judge::judge(f, &o) {
             Ok(()) => {
                 out.agreeing += 1;

@@ -112,6 +112,9 @@ pub enum Try {
     },
     Refused,
     Timeout,
+    /// The node's own netfilter dropped what the node itself sent: the
+    /// kernel fails the send with EPERM instead of letting it time out.
+    LocalDrop,
     Unreachable,
     Error(String),
 }
@@ -122,6 +125,7 @@ impl Try {
             Try::Reply { who, local, peer } => format!("reply {who} {local} {peer}"),
             Try::Refused => "refused".into(),
             Try::Timeout => "timeout".into(),
+            Try::LocalDrop => "local-drop".into(),
             Try::Unreachable => "unreachable".into(),
             Try::Error(e) => format!("error {e}"),
         }
@@ -136,6 +140,7 @@ impl Try {
             },
             ["refused"] => Try::Refused,
             ["timeout"] => Try::Timeout,
+            ["local-drop"] => Try::LocalDrop,
             ["unreachable"] => Try::Unreachable,
             ["error", rest @ ..] => Try::Error(rest.join(" ")),
             _ => return None,
@@ -143,7 +148,7 @@ impl Try {
     }
 
     pub fn is_timeout(&self) -> bool {
-        matches!(self, Try::Timeout)
+        matches!(self, Try::Timeout | Try::LocalDrop)
     }
 }
 
@@ -152,6 +157,7 @@ fn from_error(e: &io::Error) -> Try {
         (io::ErrorKind::ConnectionRefused, _) => Try::Refused,
         (io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock, _) => Try::Timeout,
         (_, Some(101 | 113)) => Try::Unreachable,
+        (_, Some(1)) => Try::LocalDrop,
         _ => Try::Error(e.to_string().replace(' ', "_")),
     }
 }
@@ -377,6 +383,7 @@ mod tests {
         for t in [
             Try::Refused,
             Try::Timeout,
+            Try::LocalDrop,
             Try::Unreachable,
             Try::Reply {
                 who: "rest".into(),
