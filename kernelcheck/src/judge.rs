@@ -10,26 +10,33 @@ use crate::probe::Try;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 
-/// How many times to try a flow, how many timeouts end it early, and the
-/// timeout of one try. A connection inside namespaces answers in well under
-/// a millisecond, so the long timeout only costs time when something is
-/// wrong; a DROP is waited for with the short one, twice.
-pub fn tries(e: &Expect) -> (u32, u32, u64) {
+/// The timeout of one try, the same for every flow whatever kpv expects
+/// of it, so the expectation cannot change what is seen. A connection
+/// inside namespaces answers in well under a millisecond, so it only costs
+/// time when a packet is dropped; it must outlast the first SYN
+/// retransmission (1 s), because a TCP client over IPv6 gives up on a REJECT
+/// only when the retransmitted SYN is rejected too (measured on this
+/// kernel: refused after 1.02–1.04 s; over IPv4 at once).
+pub const TIMEOUT_MS: u64 = 2000;
+
+/// How many times to try a flow, and after how many timeouts to stop.
+pub fn tries(e: &Expect) -> (u32, u32) {
     match e {
         Expect::Reach {
             candidates, sticky, ..
         } => {
             if *sticky {
-                (6, 2, 2000)
+                (6, 2)
             } else {
                 // Enough to reach every candidate of a uniform pick (the
                 // chance of missing one of n is n·(1−1/n)^(20n) < 1e-8), and
                 // counts for the evenness test.
-                ((20 * candidates.len() as u32).clamp(8, 200), 2, 2000)
+                ((20 * candidates.len() as u32).clamp(8, 200), 2)
             }
         }
-        Expect::Refused | Expect::Node | Expect::Leaves => (3, 2, 2000),
-        Expect::Timeout => (2, 2, 500),
+        Expect::Refused | Expect::Node | Expect::Leaves => (3, 2),
+        // One timeout is a DROP; a refusal would come before it.
+        Expect::Timeout => (2, 1),
     }
 }
 

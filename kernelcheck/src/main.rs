@@ -61,7 +61,7 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
         only: None,
         modes: vec![Mode::Iptables, Mode::Nftables],
         generated: 8,
-        jobs: 3,
+        jobs: 4,
         backend: sys::Backend::Nft,
         verbose: false,
     };
@@ -229,7 +229,7 @@ fn run(args: &[String]) -> i32 {
     let workers: Vec<_> = (0..o.jobs)
         .map(|_| {
             let (queue, cases, tx) = (Arc::clone(&queue), Arc::clone(&cases), tx.clone());
-            let backend = o.backend;
+            let (backend, verbose) = (o.backend, o.verbose);
             thread::spawn(move || loop {
                 if sys::stopped() {
                     break;
@@ -239,7 +239,7 @@ fn run(args: &[String]) -> i32 {
                     break;
                 };
                 let Some(case) = cases.get(ci) else { break };
-                let out = check_world(case, mode, &node, n, backend);
+                let out = check_world(case, mode, &node, n, backend, verbose);
                 if tx.send((ci, mode, node, out)).is_err() {
                     break;
                 }
@@ -379,7 +379,14 @@ fn run(args: &[String]) -> i32 {
 }
 
 /// Build, load, probe, judge and tear down one node's world.
-fn check_world(case: &Case, mode: Mode, node: &str, n: usize, backend: sys::Backend) -> Outcome {
+fn check_world(
+    case: &Case,
+    mode: Mode,
+    node: &str,
+    n: usize,
+    backend: sys::Backend,
+    verbose: bool,
+) -> Outcome {
     let mut out = Outcome::default();
     let w = match plan::plan(case, mode, node) {
         Ok(w) => w,
@@ -396,7 +403,7 @@ fn check_world(case: &Case, mode: Mode, node: &str, n: usize, backend: sys::Back
             return out;
         }
     };
-    let result = probe_world(&w, &mut built, backend, &mut out);
+    let result = probe_world(&w, &mut built, backend, verbose, &mut out);
     built.teardown();
     if let Err(e) = result {
         out.harness_error = Some(e);
@@ -408,6 +415,7 @@ fn probe_world(
     w: &World,
     b: &mut sys::Built,
     backend: sys::Backend,
+    verbose: bool,
     out: &mut Outcome,
 ) -> Result<(), String> {
     let joined: Vec<&str> = w.rules.iter().map(|(_, t)| t.as_str()).collect();
@@ -419,7 +427,7 @@ fn probe_world(
         return Ok(());
     }
     sys::start_servers(w, b)?;
-    // One client per source namespace; flows of one Service in one lane.
+    // One client per source namespace.
     let mut lanes: BTreeMap<String, usize> = BTreeMap::new();
     let mut by_ns: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut worst_ms: BTreeMap<String, u64> = BTreeMap::new();
@@ -429,14 +437,18 @@ fn probe_world(
             Source::Client(i) => b.ns_clients.get(i).cloned().unwrap_or_default(),
             Source::Pod(p) => b.ns_pods.get(p).cloned().unwrap_or_default(),
         };
-        let key = f
-            .service
-            .as_ref()
-            .map(|s| s.to_string())
-            .unwrap_or_else(|| format!("flow {}", f.id));
+        // Flows to a Service with ClientIP affinity share one lane (its
+        // memory of the client must not be raced); every other flow has its
+        // own, so timeouts overlap.
+        let sticky = matches!(f.expect, Expect::Reach { sticky: true, .. });
+        let key = match (&f.service, sticky) {
+            (Some(s), true) => s.to_string(),
+            _ => format!("flow {}", f.id),
+        };
         let next = lanes.len();
         let lane = *lanes.entry(key).or_insert(next);
-        let (tries, max_timeouts, timeout_ms) = judge::tries(&f.expect);
+        let (tries, max_timeouts) = judge::tries(&f.expect);
+        let timeout_ms = judge::TIMEOUT_MS;
         *worst_ms.entry(ns.clone()).or_default() +=
             u64::from(max_timeouts.min(tries)) * timeout_ms + u64::from(tries) * 20;
         by_ns.entry(ns).or_default().push(
@@ -480,9 +492,24 @@ fn probe_world(
         for k in kinds_of(f) {
             *out.kinds.entry(k).or_default() += 1;
         }
+        let flow = format!(
+            "{} {} {}: {} {} → {} {} ({})",
+            w.case,
+            w.mode.as_str(),
+            w.node,
+            plan::source_label(w, f.source),
+            f.src,
+            f.dst,
+            f.protocol.as_lower(),
+            f.what,
+        );
+        let both = format!("{}\n    {}", f.kpv, judge::describe(w, &o));
         match judge::judge(f, &o) {
             Ok(()) => {
                 out.agreeing += 1;
+                if verbose {
+                    out.messages.push(format!("agree {flow}\n    {both}"));
+                }
                 if let Expect::Reach {
                     candidates,
                     sticky: false,
@@ -502,19 +529,9 @@ fn probe_world(
                         .add(&o);
                 }
             }
-            Err(why) => out.messages.push(format!(
-                "DISAGREE {} {} {}: {} {} → {} {} ({}): {why}\n    {}\n    {}",
-                w.case,
-                w.mode.as_str(),
-                w.node,
-                plan::source_label(w, f.source),
-                f.src,
-                f.dst,
-                f.protocol.as_lower(),
-                f.what,
-                f.kpv,
-                judge::describe(w, &o)
-            )),
+            Err(why) => out
+                .messages
+                .push(format!("DISAGREE {flow}: {why}\n    {both}")),
         }
     }
     Ok(())

@@ -21,8 +21,8 @@ use std::time::Duration;
 
 /// The reply's first word.
 const MAGIC: &str = "KPVK";
-/// Threads a client runs its lanes on.
-const LANES: usize = 16;
+/// Threads a client runs its lanes on (mostly waiting on timeouts).
+const LANES: usize = 32;
 
 fn canonical(a: SocketAddr) -> SocketAddr {
     SocketAddr::new(a.ip().to_canonical(), a.port())
@@ -322,8 +322,8 @@ pub fn client() -> i32 {
             flows.push(f);
         }
     }
-    // Flows of one lane run one after another (ClientIP affinity and the
-    // counts of one Service stay in order); lanes run side by side.
+    // Flows of one lane run one after another (ClientIP affinity stays in
+    // order); lanes run side by side.
     let mut lanes: BTreeMap<usize, Vec<FlowLine>> = BTreeMap::new();
     for f in flows {
         lanes.entry(f.lane).or_default().push(f);
