@@ -167,6 +167,19 @@ struct Outcome {
     kinds: BTreeMap<&'static str, usize>,
 }
 
+/// One mode's totals.
+#[derive(Default)]
+struct Totals {
+    worlds: usize,
+    checked: usize,
+    agreeing: usize,
+    skipped: usize,
+    load_errors: usize,
+    harness_errors: usize,
+    spreads: BTreeMap<(String, String, Vec<SocketAddr>), Spread>,
+    kinds: BTreeMap<&'static str, usize>,
+}
+
 /// What a flow is counted as in the per-mode line.
 fn kinds_of(f: &plan::Flow) -> [&'static str; 3] {
     [
@@ -247,7 +260,7 @@ fn run(args: &[String]) -> i32 {
         })
         .collect();
     drop(tx);
-    let mut per_mode: BTreeMap<Mode, (Outcome, usize)> = BTreeMap::new();
+    let mut per_mode: BTreeMap<Mode, Totals> = BTreeMap::new();
     for (ci, mode, node, out) in rx.iter() {
         if sys::stopped() {
             continue; // interrupted: what is left half-done is not a result
@@ -276,21 +289,16 @@ fn run(args: &[String]) -> i32 {
         if let Some(e) = &out.harness_error {
             eprintln!("  harness: {e}");
         }
-        let (total, worlds) = per_mode.entry(mode).or_default();
-        *worlds += 1;
+        let total = per_mode.entry(mode).or_default();
+        total.worlds += 1;
         total.checked += out.checked;
         total.agreeing += out.agreeing;
         total.skipped += out.skipped;
         for (k, n) in &out.kinds {
             *total.kinds.entry(k).or_default() += n;
         }
-        if out.load_error.is_some() {
-            total.messages.push("load".into());
-        }
-        if out.harness_error.is_some() {
-            total.harness_error = Some(String::new());
-            total.messages.push("harness".into());
-        }
+        total.load_errors += usize::from(out.load_error.is_some());
+        total.harness_errors += usize::from(out.harness_error.is_some());
         for (k, s) in out.spreads {
             let t = total.spreads.entry(k).or_default();
             for (e, c) in s.counts {
@@ -315,11 +323,10 @@ fn run(args: &[String]) -> i32 {
         .filter(|c| c.name.starts_with("generated-"))
         .count();
     for mode in &o.modes {
-        let Some((t, worlds)) = per_mode.get(mode) else {
+        let Some(t) = per_mode.get(mode) else {
             continue;
         };
-        let load_errors = t.messages.iter().filter(|m| *m == "load").count();
-        let harness = t.messages.iter().filter(|m| *m == "harness").count();
+        let (worlds, load_errors, harness) = (t.worlds, t.load_errors, t.harness_errors);
         let mut skewed = 0;
         for ((case, svc, _), s) in &t.spreads {
             if s.skewed() {
