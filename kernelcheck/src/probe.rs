@@ -61,8 +61,18 @@ pub fn serve(args: &[String]) -> i32 {
         };
         let who = Arc::clone(&who);
         thread::spawn(move || {
+            // Lives as long as the process; a listener that keeps failing
+            // (out of descriptors) gives up rather than spin.
+            let mut failures = 0u32;
             for conn in l.incoming() {
-                let Ok(mut s) = conn else { continue };
+                let Ok(mut s) = conn else {
+                    failures += 1;
+                    if failures > 1000 {
+                        break;
+                    }
+                    thread::sleep(Duration::from_millis(1));
+                    continue;
+                };
                 let (Ok(local), Ok(peer)) = (s.local_addr(), s.peer_addr()) else {
                     continue;
                 };
@@ -84,8 +94,11 @@ pub fn serve(args: &[String]) -> i32 {
         let who = Arc::clone(&who);
         thread::spawn(move || {
             let mut buf = [0u8; 512];
-            loop {
+            let mut failures = 0u32;
+            while failures <= 1000 {
                 let Ok((_, peer)) = sock.recv_from(&mut buf) else {
+                    failures += 1;
+                    thread::sleep(Duration::from_millis(1));
                     continue;
                 };
                 let line = format!("{MAGIC} {who} {} {}\n", canonical(at), canonical(peer));
