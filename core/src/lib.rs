@@ -18,6 +18,8 @@ pub mod controller;
 pub mod diag;
 #[doc(hidden)]
 pub mod fuzzing;
+#[doc(hidden)]
+pub mod generate;
 pub mod lab;
 pub mod lesson;
 pub mod model;
