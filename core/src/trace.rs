@@ -675,7 +675,7 @@ fn outcome(
                 };
             } else if pkt.dst.ip().is_loopback() {
                 // A loopback address never leaves the node that sent to it.
-                t.outcome = Outcome::AcceptedByNode { node: node.clone() };
+                t.outcome = Outcome::AcceptedByNode { node: node.to_string() };
             }
         }
     }
