@@ -14,10 +14,12 @@
 
 pub mod choose;
 pub mod cli;
+pub mod cli_http;
 pub mod controller;
 pub mod diag;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod http;
 pub mod lab;
 pub mod lesson;
 pub mod model;
