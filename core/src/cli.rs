@@ -361,6 +361,7 @@ fn load(texts: &[String], files: &[String]) -> Result<(Cluster, String), Output>
 
 /// Remove the model's "kind is not modelled" warnings for the kinds
 /// [`crate::http`] lowers.
+#[cfg(feature = "json")]
 pub(crate) fn drop_routing_kind_warnings(diags: &mut Vec<Diagnostic>) {
     diags.retain(|d| {
         let kind = d.object.as_deref().and_then(|o| o.split('/').next());

@@ -3,9 +3,14 @@
 //! [`HttpArgs`], (arguments, input texts) → [`Output`]. The English words
 //! for HTTP routing decisions live here, and nowhere else in kpv-core.
 
-use crate::cli::{Common, Format, Output};
-use crate::http::{self, controller::ProxyWorkload, journey::JourneyHop, EntryPoint, HttpRequest, Scheme};
+#[cfg(feature = "json")]
+use crate::cli::Output;
+use crate::cli::{Common, Format};
+use crate::http::{
+    self, controller::ProxyWorkload, journey::JourneyHop, EntryPoint, HttpRequest, Scheme,
+};
 use crate::model::{self, NamespacedName};
+#[cfg(feature = "json")]
 use crate::trace::Origin;
 use std::fmt::Write as _;
 use std::net::IpAddr;
@@ -168,7 +173,10 @@ pub fn request(a: &HttpArgs) -> Result<HttpRequest, String> {
     } else if let Some(r) = a.url.strip_prefix("http://") {
         (Scheme::Http, r)
     } else {
-        return Err(format!("`{}`: the URL must start with http:// or https://", a.url));
+        return Err(format!(
+            "`{}`: the URL must start with http:// or https://",
+            a.url
+        ));
     };
     let (authority, path_query) = match rest.find(['/', '?']) {
         Some(i) => (&rest[..i], &rest[i..]),
@@ -186,7 +194,8 @@ pub fn request(a: &HttpArgs) -> Result<HttpRequest, String> {
     let (mut host_name, mut host_port) = (host.clone(), None);
     for (k, v) in &a.headers {
         if k == "host" {
-            let (hn, hp) = split_host_port(v).ok_or_else(|| format!("-H 'Host: {v}': not a host"))?;
+            let (hn, hp) =
+                split_host_port(v).ok_or_else(|| format!("-H 'Host: {v}': not a host"))?;
             host_name = hn;
             host_port = hp;
         } else {
@@ -234,27 +243,29 @@ fn split_host_port(s: &str) -> Option<(String, Option<u16>)> {
 }
 
 /// Does an entry point's table name this host?
-fn names_host(rt: &http::RoutingTable, entry: &EntryPoint, host: &str) -> bool {
+pub fn names_host(rt: &http::RoutingTable, entry: &EntryPoint, host: &str) -> bool {
     use http::matching::{gateway_host_matches, ingress_host_matches};
     match rt.tables.get(entry) {
-        Some(http::model::Table::Ingress(t)) => t
-            .hosts
-            .iter()
-            .any(|h| h.host.as_deref().is_some_and(|x| ingress_host_matches(x, host))),
+        Some(http::model::Table::Ingress(t)) => t.hosts.iter().any(|h| {
+            h.host
+                .as_deref()
+                .is_some_and(|x| ingress_host_matches(x, host))
+        }),
         Some(http::model::Table::Gateway(g)) => g.listeners.iter().any(|l| {
             l.listener
                 .hostname
                 .as_deref()
                 .is_some_and(|x| gateway_host_matches(x, host))
-                || l.matches.iter().any(|m| {
-                    m.hostnames.iter().any(|x| gateway_host_matches(x, host))
-                })
+                || l.matches
+                    .iter()
+                    .any(|m| m.hostnames.iter().any(|x| gateway_host_matches(x, host)))
         }),
         None => false,
     }
 }
 
-fn pick_proxy<'p>(
+/// The proxy `--via` names, else the one HOST resolves to, else the only one.
+pub fn pick_proxy<'p>(
     rt: &http::RoutingTable,
     proxies: &'p [ProxyWorkload],
     via: Option<&EntryPoint>,
@@ -271,10 +282,12 @@ fn pick_proxy<'p>(
         return Err("the input has no Ingress, IngressClass or Gateway".into());
     }
     if let Some(v) = via {
-        return proxies
-            .iter()
-            .find(|p| &p.entry == v)
-            .ok_or_else(|| format!("--via {v}: no such entry point; choose one of: {}", choices()));
+        return proxies.iter().find(|p| &p.entry == v).ok_or_else(|| {
+            format!(
+                "--via {v}: no such entry point; choose one of: {}",
+                choices()
+            )
+        });
     }
     let by_host: Vec<&ProxyWorkload> = match host.parse::<IpAddr>() {
         Ok(ip) => proxies.iter().filter(|p| p.address == Some(ip)).collect(),
@@ -364,8 +377,8 @@ pub fn run_http(common: &Common, a: &HttpArgs, texts: &[String], files: &[String
     let stdout = match common.format {
         Format::Text => render_text(&j, &req, &a.backend_headers),
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(&to_json(&j, &a.backend_headers))
-                .unwrap_or_default();
+            let mut s =
+                serde_json::to_string_pretty(&to_json(&j, &a.backend_headers)).unwrap_or_default();
             s.push('\n');
             s
         }
@@ -421,7 +434,9 @@ fn hop_text(h: &JourneyHop) -> String {
                 ),
                 Route { status } => format!(
                     "{at}: routing decision → {}",
-                    status.map(|s| s.to_string()).unwrap_or_else(|| "no HTTP answer".into())
+                    status
+                        .map(|s| s.to_string())
+                        .unwrap_or_else(|| "no HTTP answer".into())
                 ),
                 Connect {
                     from,
@@ -442,14 +457,21 @@ fn hop_text(h: &JourneyHop) -> String {
 }
 
 /// `kpv http --format text`.
-pub fn render_text(j: &http::journey::Journey, req: &HttpRequest, backend: &[(String, String)]) -> String {
+pub fn render_text(
+    j: &http::journey::Journey,
+    req: &HttpRequest,
+    backend: &[(String, String)],
+) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
         "entry: {}   proxy: {}{}   mode: {}",
         j.entry,
         j.proxy.service,
-        j.proxy.address.map(|a| format!(" at {a}")).unwrap_or_default(),
+        j.proxy
+            .address
+            .map(|a| format!(" at {a}"))
+            .unwrap_or_default(),
         j.to_proxy.mode.as_str()
     );
     let _ = writeln!(
@@ -459,7 +481,11 @@ pub fn render_text(j: &http::journey::Journey, req: &HttpRequest, backend: &[(St
         req.scheme.as_str(),
         req.host_header(),
         req.path,
-        if req.query.is_empty() { String::new() } else { format!("?{}", req.query) }
+        if req.query.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", req.query)
+        }
     );
     for (i, h) in j.hops.iter().enumerate() {
         let _ = writeln!(s, "{:>3}. {}", i + 1, hop_text(h));
@@ -482,7 +508,9 @@ pub fn render_text(j: &http::journey::Journey, req: &HttpRequest, backend: &[(St
     let _ = writeln!(
         s,
         "status: {}   ({})",
-        d.status.map(|x| x.to_string()).unwrap_or_else(|| "-".into()),
+        d.status
+            .map(|x| x.to_string())
+            .unwrap_or_else(|| "-".into()),
         reason_text(&d.reason)
     );
     if let Some(r) = &d.route {
@@ -500,8 +528,15 @@ pub fn render_text(j: &http::journey::Journey, req: &HttpRequest, backend: &[(St
             "backend: {}:{}{}   pod: {}",
             b.service,
             b.port,
-            if b.total_weight > 1 { format!(" (weight {} of {})", b.weight, b.total_weight) } else { String::new() },
-            j.pod.as_ref().map(|p| p.to_string()).unwrap_or_else(|| "-".into())
+            if b.total_weight > 1 {
+                format!(" (weight {} of {})", b.weight, b.total_weight)
+            } else {
+                String::new()
+            },
+            j.pod
+                .as_ref()
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "-".into())
         );
     }
     if d.status == Some(200) {
@@ -510,7 +545,11 @@ pub fn render_text(j: &http::journey::Journey, req: &HttpRequest, backend: &[(St
             "the backend sees: {} {}{}  Host: {}",
             d.request.method,
             d.request.path,
-            if d.request.query.is_empty() { String::new() } else { format!("?{}", d.request.query) },
+            if d.request.query.is_empty() {
+                String::new()
+            } else {
+                format!("?{}", d.request.query)
+            },
             d.request.host
         );
         for (k, v) in &d.request.headers {
@@ -594,7 +633,8 @@ pub fn run_routes(common: &Common, texts: &[String], files: &[String]) -> Output
     let stdout = match common.format {
         Format::Text => http::render::render_text(&rt),
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(&http::render::render_json(&rt)).unwrap_or_default();
+            let mut s =
+                serde_json::to_string_pretty(&http::render::render_json(&rt)).unwrap_or_default();
             s.push('\n');
             s
         }

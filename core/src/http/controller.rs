@@ -166,16 +166,31 @@ fn found(cluster: &Cluster, rt: &RoutingTable, entry: &EntryPoint) -> Option<Pro
     None
 }
 
-fn synthesize(cluster: &mut Cluster, rt: &RoutingTable, entry: &EntryPoint) -> Option<ProxyWorkload> {
+fn synthesize(
+    cluster: &mut Cluster,
+    rt: &RoutingTable,
+    entry: &EntryPoint,
+) -> Option<ProxyWorkload> {
     let table = rt.tables.get(entry)?;
     let (implementation, ns, name) = match (entry, table) {
         (EntryPoint::IngressClass(c), Table::Ingress(t)) => match t.implementation {
             Implementation::IngressNginx => (
                 t.implementation.clone(),
                 "ingress-nginx".to_string(),
-                format!("ingress-nginx-controller{}", if c == "nginx" { String::new() } else { format!("-{c}") }),
+                format!(
+                    "ingress-nginx-controller{}",
+                    if c == "nginx" {
+                        String::new()
+                    } else {
+                        format!("-{c}")
+                    }
+                ),
             ),
-            _ => (t.implementation.clone(), "kube-system".into(), format!("ingress-{c}-controller")),
+            _ => (
+                t.implementation.clone(),
+                "kube-system".into(),
+                format!("ingress-{c}-controller"),
+            ),
         },
         (EntryPoint::Gateway(id), Table::Gateway(g)) => match g.implementation {
             Implementation::EnvoyGateway => (
@@ -183,7 +198,11 @@ fn synthesize(cluster: &mut Cluster, rt: &RoutingTable, entry: &EntryPoint) -> O
                 "envoy-gateway-system".into(),
                 format!("envoy-{}-{}", id.namespace, id.name),
             ),
-            _ => (g.implementation.clone(), id.namespace.clone(), format!("{}-proxy", id.name)),
+            _ => (
+                g.implementation.clone(),
+                id.namespace.clone(),
+                format!("{}-proxy", id.name),
+            ),
         },
         _ => return None,
     };
@@ -213,7 +232,10 @@ fn synthesize(cluster: &mut Cluster, rt: &RoutingTable, entry: &EntryPoint) -> O
     let mut next_np = 32080u16;
     let mut labels = Labels::new();
     labels.insert("app.kubernetes.io/name".into(), name.clone());
-    let pod_id = NamespacedName::new(ns.clone(), format!("{name}-{}", crate::model::name_suffix(&name)));
+    let pod_id = NamespacedName::new(
+        ns.clone(),
+        format!("{name}-{}", crate::model::name_suffix(&name)),
+    );
     let mut ports = Vec::new();
     let mut cports = Vec::new();
     for p in listen_ports(table) {

@@ -8,10 +8,16 @@
 //! 500; no ready endpoints: 503). Decides only; no text.
 
 use super::matching::{gateway_host_matches, prefix_matches, replace_prefix};
-use super::model::{CompiledMatch, EntryPoint, GatewayTable, ListenerTable, RoutingTable, ServiceTarget};
-use super::objects::{Filter, HeaderModifier, ListenerProtocol, PathMatch, PathModifier, RouteMatch};
+use super::model::{
+    CompiledMatch, EntryPoint, GatewayTable, ListenerTable, RoutingTable, ServiceTarget,
+};
+use super::objects::{
+    Filter, HeaderModifier, ListenerProtocol, PathMatch, PathModifier, RouteMatch,
+};
 use super::status::backend_problem;
-use super::walk::{BackendView, Compared, Decision, HttpRequest, Reason, Redirect, RouteRef, Scheme};
+use super::walk::{
+    BackendView, Compared, Decision, HttpRequest, Reason, Redirect, RouteRef, Scheme,
+};
 use crate::choose::Chooser;
 use crate::model::{NamespacedName, PortRef};
 use std::collections::BTreeMap;
@@ -155,7 +161,9 @@ fn apply(
                 });
                 let default = matches!((sch.as_str(), port), ("http", 80) | ("https", 443));
                 let host = hostname.clone().unwrap_or_else(|| req.host.clone());
-                let p = path.as_ref().map_or(req.path.clone(), |x| new_path(&req.path, m, x));
+                let p = path
+                    .as_ref()
+                    .map_or(req.path.clone(), |x| new_path(&req.path, m, x));
                 let q = if req.query.is_empty() {
                     String::new()
                 } else {
@@ -286,9 +294,8 @@ pub(super) fn walk(
         return d.answer(500, Reason::NoBackends);
     };
     let ns = &r.meta.id.namespace;
-    let exists = |id: &NamespacedName, port: u16| {
-        view.service_port(id, &PortRef::Number(port)).is_some()
-    };
+    let exists =
+        |id: &NamespacedName, port: u16| view.service_port(id, &PortRef::Number(port)).is_some();
     if let Some(problem) = backend_problem(&table.objects, &exists, ns, b) {
         return d.answer(500, Reason::InvalidBackend { reason: problem });
     }
@@ -304,5 +311,11 @@ pub(super) fn walk(
         ),
         port: PortRef::Number(b.port.unwrap_or(0)),
     };
-    d.to_service(view, &target, (b.weight, total), t.service_routing, Reason::Routed)
+    d.send_to(
+        view,
+        &target,
+        (b.weight, total),
+        t.service_routing,
+        Reason::Routed,
+    )
 }

@@ -29,7 +29,9 @@ pub(super) fn gateway(c: &mut Ctx<'_>, n: &Y, order: (usize, usize, usize)) -> O
     }
     for (i, l) in nodes.iter().enumerate() {
         let f = format!("spec.listeners[{i}]");
-        let name = c.string(l.get("name"), &format!("{f}.name")).unwrap_or_default();
+        let name = c
+            .string(l.get("name"), &format!("{f}.name"))
+            .unwrap_or_default();
         if listeners.iter().any(|x| x.name == name) {
             c.err(
                 l,
@@ -72,9 +74,7 @@ pub(super) fn gateway(c: &mut Ctx<'_>, n: &Y, order: (usize, usize, usize)) -> O
                 name: r.get("name").and_then(Y::as_str).unwrap_or("").into(),
             });
         }
-        if protocol == ListenerProtocol::Https
-            && tls.is_none()
-        {
+        if protocol == ListenerProtocol::Https && tls.is_none() {
             c.err(
                 l,
                 &format!("{f}.tls"),
@@ -169,14 +169,20 @@ pub(super) fn route(c: &mut Ctx<'_>, n: &Y, order: (usize, usize, usize)) -> Opt
         .enumerate()
     {
         let f = format!("spec.parentRefs[{i}]");
-        let name = c.string(p.get("name"), &format!("{f}.name")).unwrap_or_default();
+        let name = c
+            .string(p.get("name"), &format!("{f}.name"))
+            .unwrap_or_default();
         if name.is_empty() {
             c.err(p, &format!("{f}.name"), "Required value", "");
             continue;
         }
         parents.push(ParentRef {
             group: p.get("group").and_then(Y::as_str).unwrap_or(GROUP).into(),
-            kind: p.get("kind").and_then(Y::as_str).unwrap_or("Gateway").into(),
+            kind: p
+                .get("kind")
+                .and_then(Y::as_str)
+                .unwrap_or("Gateway")
+                .into(),
             namespace: p.get("namespace").and_then(Y::as_str).map(str::to_string),
             name,
             section: p.get("sectionName").and_then(Y::as_str).map(str::to_string),
@@ -224,7 +230,11 @@ pub(super) fn route(c: &mut Ctx<'_>, n: &Y, order: (usize, usize, usize)) -> Opt
             .enumerate()
         {
             let bf = format!("{f}.backendRefs[{j}]");
-            let kind: String = b.get("kind").and_then(Y::as_str).unwrap_or("Service").into();
+            let kind: String = b
+                .get("kind")
+                .and_then(Y::as_str)
+                .unwrap_or("Service")
+                .into();
             let port = c.int(b.get("port"), &format!("{bf}.port"), 1, 65535);
             if port.is_none() && kind == "Service" {
                 c.err(
@@ -275,11 +285,20 @@ fn route_match(c: &mut Ctx<'_>, m: &Y, f: &str) -> Option<RouteMatch> {
     let mut out = RouteMatch::default();
     if let Some(p) = m.get("path") {
         let ty = p.get("type").and_then(Y::as_str).unwrap_or("PathPrefix");
-        let value = p.get("value").and_then(Y::as_str).unwrap_or("/").to_string();
+        let value = p
+            .get("value")
+            .and_then(Y::as_str)
+            .unwrap_or("/")
+            .to_string();
         out.path = match ty {
             "Exact" | "PathPrefix" => {
                 if let Some(problem) = strict_path_problem(&value) {
-                    c.err(p, &format!("{f}.path.value"), format!("{problem} when type one of ['Exact', 'PathPrefix']"), "");
+                    c.err(
+                        p,
+                        &format!("{f}.path.value"),
+                        format!("{problem} when type one of ['Exact', 'PathPrefix']"),
+                        "",
+                    );
                     return None;
                 }
                 if ty == "Exact" {

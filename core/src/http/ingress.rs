@@ -9,7 +9,9 @@
 use super::matching::{implementation_specific_matches, ingress_host_matches, prefix_matches};
 use super::model::{EntryPoint, HostEntry, IngressTable, RoutingTable};
 use super::objects::PathType;
-use super::walk::{BackendView, Compared, Decision, HttpRequest, Reason, Redirect, RouteRef, Scheme};
+use super::walk::{
+    BackendView, Compared, Decision, HttpRequest, Reason, Redirect, RouteRef, Scheme,
+};
 
 fn host_entry<'t>(t: &'t IngressTable, host: &str) -> Option<&'t HostEntry> {
     t.hosts.iter().find(|h| match &h.host {
@@ -39,7 +41,11 @@ pub(super) fn walk(
         let secret = t
             .hosts
             .iter()
-            .filter(|h| h.host.as_deref().is_some_and(|x| ingress_host_matches(x, name)))
+            .filter(|h| {
+                h.host
+                    .as_deref()
+                    .is_some_and(|x| ingress_host_matches(x, name))
+            })
             .find_map(|h| h.tls_secret.clone());
         match secret {
             Some(s) if table.objects.secrets.get(&s) == Some(&true) => d.tls_certificate = Some(s),
@@ -77,9 +83,7 @@ pub(super) fn walk(
             }
             d.route = Some(route);
             return match &p.backend {
-                Some(target) => {
-                    d.to_service(view, target, (1, 1), p.service_upstream, Reason::Routed)
-                }
+                Some(target) => d.send_to(view, target, (1, 1), p.service_upstream, Reason::Routed),
                 None => d.answer(503, Reason::ServiceNotFound),
             };
         }
@@ -88,7 +92,7 @@ pub(super) fn walk(
         .and_then(|h| h.default_backend.as_ref())
         .or(t.default_backend.as_ref());
     match default {
-        Some((_, target)) => d.to_service(view, target, (1, 1), false, Reason::DefaultBackend),
+        Some((_, target)) => d.send_to(view, target, (1, 1), false, Reason::DefaultBackend),
         None => d.answer(404, Reason::ControllerDefaultBackend),
     }
 }

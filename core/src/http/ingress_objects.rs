@@ -4,7 +4,9 @@
 //! converted to v1 as the API server's conversion did, with a warning that
 //! says what it became. Never panics on input; decides no routing.
 
-use super::objects::{meta, Ingress, IngressBackend, IngressPath, IngressRule, IngressTls, PathType};
+use super::objects::{
+    meta, Ingress, IngressBackend, IngressPath, IngressRule, IngressTls, PathType,
+};
 use super::validate::{host_problem, strict_path_problem, Ctx};
 use crate::model::PortRef;
 use crate::yaml::{Node as Y, Value};
@@ -203,12 +205,7 @@ fn backend(
                 }) if text.parse::<u16>().is_ok() => PortRef::Number(text.parse().unwrap_or(0)),
                 Some(Value::Scalar { text, .. }) if !text.is_empty() => PortRef::Name(text.clone()),
                 _ => {
-                    c.err(
-                        b,
-                        &format!("{field}.servicePort"),
-                        "Required value",
-                        "",
-                    );
+                    c.err(b, &format!("{field}.servicePort"), "Required value", "");
                     return None;
                 }
             };

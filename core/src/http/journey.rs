@@ -44,6 +44,7 @@ pub enum ProxyStep {
 /// One hop: the network's (as `kpv trace` prints them) or the proxy's.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
+#[allow(clippy::large_enum_variant)]
 pub enum JourneyHop {
     Net(Hop),
     Proxy { place: Place, step: ProxyStep },
@@ -77,7 +78,10 @@ pub struct ClusterBackends<'a> {
 impl ClusterBackends<'_> {
     fn port_name(&self, svc: &NamespacedName, port: u16) -> Option<String> {
         let s = self.cluster.service(svc)?;
-        s.ports.iter().find(|p| p.port == port).map(|p| p.name.clone())
+        s.ports
+            .iter()
+            .find(|p| p.port == port)
+            .map(|p| p.name.clone())
     }
 
     /// Ready endpoint addresses (IP and port) of a Service port, sorted.
@@ -196,7 +200,8 @@ pub fn journey(
         Some(h) if h.what == HopKind::Reply => t1.hops.pop(),
         _ => None,
     };
-    out.hops.extend(t1.hops.iter().cloned().map(JourneyHop::Net));
+    out.hops
+        .extend(t1.hops.iter().cloned().map(JourneyHop::Net));
     let (pod, seen) = match &t1.outcome {
         Outcome::Delivered {
             pod: Some(pod),
@@ -273,7 +278,8 @@ pub fn journey(
                 if let Outcome::Delivered { pod: served, .. } = &t2.outcome {
                     out.pod = served.clone();
                 }
-                out.hops.extend(t2.hops.iter().cloned().map(JourneyHop::Net));
+                out.hops
+                    .extend(t2.hops.iter().cloned().map(JourneyHop::Net));
                 out.to_backend = Some(t2);
             }
         }

@@ -20,10 +20,12 @@ pub fn ingress_host_matches(rule: &str, host: &str) -> bool {
 /// labels (`foo.example.com`, `a.b.example.com`, not `example.com`).
 pub fn gateway_host_matches(pattern: &str, host: &str) -> bool {
     match pattern.strip_prefix('*') {
-        Some(suffix) => host.len() > suffix.len() && host.ends_with(suffix) && {
-            let label = &host[..host.len() - suffix.len()];
-            !label.is_empty() && !label.starts_with('.')
-        },
+        Some(suffix) => {
+            host.len() > suffix.len() && host.ends_with(suffix) && {
+                let label = &host[..host.len() - suffix.len()];
+                !label.is_empty() && !label.starts_with('.')
+            }
+        }
         None => pattern == host,
     }
 }
@@ -180,11 +182,17 @@ mod tests {
     fn hostname_intersection() {
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            intersect_hostnames(Some("very.specific.com"), &s(&["non.matching.com", "*.specific.com"])),
+            intersect_hostnames(
+                Some("very.specific.com"),
+                &s(&["non.matching.com", "*.specific.com"])
+            ),
             Some(s(&["very.specific.com"]))
         );
         assert_eq!(
-            intersect_hostnames(Some("*.wildcard.io"), &s(&["bar.wildcard.io", "foo.bar.wildcard.io", "wildcard.io"])),
+            intersect_hostnames(
+                Some("*.wildcard.io"),
+                &s(&["bar.wildcard.io", "foo.bar.wildcard.io", "wildcard.io"])
+            ),
             Some(s(&["bar.wildcard.io", "foo.bar.wildcard.io"]))
         );
         assert_eq!(
@@ -215,7 +223,11 @@ mod tests {
             ("/foo/", "/foo", "/", "/"),
             ("/foo", "/foo", "/", "/"),
         ] {
-            assert_eq!(replace_prefix(path, prefix, repl), want, "{path} {prefix} {repl}");
+            assert_eq!(
+                replace_prefix(path, prefix, repl),
+                want,
+                "{path} {prefix} {repl}"
+            );
         }
     }
 

@@ -272,8 +272,7 @@ fn compile_ingress(objects: &Objects, class: &str) -> IngressTable {
             }
             for (pi, p) in r.paths.iter().enumerate() {
                 // The first (oldest) Ingress to claim a host and path keeps it.
-                if h
-                    .paths
+                if h.paths
                     .iter()
                     .any(|x| x.path == p.path && x.path_type == p.path_type)
                 {

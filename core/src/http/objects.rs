@@ -344,8 +344,7 @@ pub fn parse_files(texts: &[&str]) -> (Objects, Vec<Diagnostic>) {
     for (file, text) in texts.iter().enumerate() {
         let (docs, _) = parse_stream(text, &limits);
         for doc in docs {
-            let items: Vec<(usize, &Y, String)> = match doc.root.get("items").and_then(Y::as_seq)
-            {
+            let items: Vec<(usize, &Y, String)> = match doc.root.get("items").and_then(Y::as_seq) {
                 Some(items)
                     if doc
                         .root

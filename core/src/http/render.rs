@@ -75,8 +75,16 @@ pub fn render_text(rt: &RoutingTable) -> String {
                         .as_ref()
                         .map(|x| format!("  tls {x}"))
                         .unwrap_or_default();
-                    let redirect = if h.ssl_redirect { "  http→https 308" } else { "" };
-                    let _ = writeln!(s, "  host {}{tls}{redirect}", h.host.as_deref().unwrap_or("*"));
+                    let redirect = if h.ssl_redirect {
+                        "  http→https 308"
+                    } else {
+                        ""
+                    };
+                    let _ = writeln!(
+                        s,
+                        "  host {}{tls}{redirect}",
+                        h.host.as_deref().unwrap_or("*")
+                    );
                     for p in &h.paths {
                         let backend = p
                             .backend
@@ -94,12 +102,20 @@ pub fn render_text(rt: &RoutingTable) -> String {
                         );
                     }
                     if let Some((_, b)) = &h.default_backend {
-                        let _ = writeln!(s, "    (no path) → {}:{}  [defaultBackend]", b.service, b.port);
+                        let _ = writeln!(
+                            s,
+                            "    (no path) → {}:{}  [defaultBackend]",
+                            b.service, b.port
+                        );
                     }
                 }
                 match &t.default_backend {
                     Some((ing, b)) => {
-                        let _ = writeln!(s, "  default → {}:{}  [Ingress {ing} defaultBackend]", b.service, b.port);
+                        let _ = writeln!(
+                            s,
+                            "  default → {}:{}  [Ingress {ing} defaultBackend]",
+                            b.service, b.port
+                        );
                     }
                     None => {
                         let _ = writeln!(s, "  default → 404 (the controller's default backend)");
@@ -107,7 +123,11 @@ pub fn render_text(rt: &RoutingTable) -> String {
                 }
             }
             Table::Gateway(t) => {
-                let _ = writeln!(s, "{entry}  (class {}, controller {})", t.class, t.controller);
+                let _ = writeln!(
+                    s,
+                    "{entry}  (class {}, controller {})",
+                    t.class, t.controller
+                );
                 for l in &t.listeners {
                     let proto = match &l.listener.protocol {
                         super::objects::ListenerProtocol::Http => "HTTP".to_string(),
@@ -146,7 +166,10 @@ pub fn render_text(rt: &RoutingTable) -> String {
                                     .map(|b| {
                                         format!(
                                             "{}/{}:{} w={}",
-                                            b.target.namespace.as_deref().unwrap_or(&m.route.namespace),
+                                            b.target
+                                                .namespace
+                                                .as_deref()
+                                                .unwrap_or(&m.route.namespace),
                                             b.target.name,
                                             b.port.map(|p| p.to_string()).unwrap_or_default(),
                                             b.weight
@@ -157,14 +180,28 @@ pub fn render_text(rt: &RoutingTable) -> String {
                             })
                             .unwrap_or_default();
                         let filters = rule
-                            .map(|r| r.filters.iter().map(filter_text).collect::<Vec<_>>().join(", "))
+                            .map(|r| {
+                                r.filters
+                                    .iter()
+                                    .map(filter_text)
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            })
                             .unwrap_or_default();
                         let _ = writeln!(
                             s,
                             "    {hosts} {} → {}{}  [HTTPRoute {} rule {} match {}]",
                             match_text(&m.matching),
-                            if backends.is_empty() { "(no backends)".into() } else { backends },
-                            if filters.is_empty() { String::new() } else { format!("  filters: {filters}") },
+                            if backends.is_empty() {
+                                "(no backends)".into()
+                            } else {
+                                backends
+                            },
+                            if filters.is_empty() {
+                                String::new()
+                            } else {
+                                format!("  filters: {filters}")
+                            },
                             m.route,
                             m.rule,
                             m.index

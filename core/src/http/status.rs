@@ -104,7 +104,11 @@ pub fn route_status(objects: &Objects, cluster: &Cluster) -> Vec<ParentStatus> {
             .iter()
             .flat_map(|rule| &rule.backends)
             .find_map(|b| backend_problem(objects, &exists, ns, b));
-        let resolved_cond = cond("ResolvedRefs", resolved.is_none(), resolved.unwrap_or("ResolvedRefs"));
+        let resolved_cond = cond(
+            "ResolvedRefs",
+            resolved.is_none(),
+            resolved.unwrap_or("ResolvedRefs"),
+        );
         for p in &r.parents {
             if p.kind != "Gateway" || p.group != "gateway.networking.k8s.io" {
                 continue;
@@ -118,7 +122,10 @@ pub fn route_status(objects: &Objects, cluster: &Cluster) -> Vec<ParentStatus> {
                     route: r.meta.id.clone(),
                     gateway: gw_id,
                     section: p.section.clone(),
-                    conditions: vec![cond("Accepted", false, "NoMatchingParent"), resolved_cond.clone()],
+                    conditions: vec![
+                        cond("Accepted", false, "NoMatchingParent"),
+                        resolved_cond.clone(),
+                    ],
                     listeners: Vec::new(),
                 });
                 continue;
@@ -193,12 +200,10 @@ pub fn listener_certificate(
     if ns != gw_ns
         && !objects.grants.iter().any(|g| {
             g.meta.id.namespace == ns
-                && g.from
+                && g.from.iter().any(|(_, k, f)| k == "Gateway" && f == gw_ns)
+                && g.to
                     .iter()
-                    .any(|(_, k, f)| k == "Gateway" && f == gw_ns)
-                && g.to.iter().any(|(_, k, n)| {
-                    k == "Secret" && n.as_deref().is_none_or(|n| n == r.name)
-                })
+                    .any(|(_, k, n)| k == "Secret" && n.as_deref().is_none_or(|n| n == r.name))
         })
     {
         return Err("RefNotPermitted");

@@ -195,16 +195,22 @@ pub fn host_problem(host: &str) -> Option<String> {
 /// (`ImplementationSpecific` paths are only required to be absolute.)
 pub fn strict_path_problem(path: &str) -> Option<String> {
     if !path.starts_with('/') {
-        return Some(format!("Invalid value: \"{path}\": must be an absolute path"));
+        return Some(format!(
+            "Invalid value: \"{path}\": must be an absolute path"
+        ));
     }
     for bad in ["//", "/./", "/../", "%2f", "%2F"] {
         if path.contains(bad) {
-            return Some(format!("Invalid value: \"{path}\": must not contain '{bad}'"));
+            return Some(format!(
+                "Invalid value: \"{path}\": must not contain '{bad}'"
+            ));
         }
     }
     for bad in ["/..", "/."] {
         if path.ends_with(bad) {
-            return Some(format!("Invalid value: \"{path}\": cannot end with '{bad}'"));
+            return Some(format!(
+                "Invalid value: \"{path}\": cannot end with '{bad}'"
+            ));
         }
     }
     None

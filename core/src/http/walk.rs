@@ -250,7 +250,7 @@ impl Decision {
 
     /// Send to a Service port: 503 without ready endpoints (and, for an
     /// Ingress, without the Service or port, as ingress-nginx answers).
-    pub(super) fn to_service(
+    pub(super) fn send_to(
         mut self,
         view: &dyn BackendView,
         target: &ServiceTarget,
