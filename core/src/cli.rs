@@ -341,12 +341,7 @@ fn render_diags(diags: &[Diagnostic], files: &[String]) -> String {
 #[cfg(feature = "json")]
 fn load(texts: &[String], files: &[String]) -> Result<(Cluster, String), Output> {
     let inputs: Vec<model::Input<'_>> = texts.iter().map(|t| model::Input { text: t }).collect();
-    let (cluster, mut diags) = model::parse_files(&inputs);
-    // The HTTP routing kinds are checked by their own module.
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    drop_routing_kind_warnings(&mut diags);
-    diags.extend(crate::http::parse_files(&refs).1);
-    crate::order::sort_by_key(&mut diags, |d| (d.file, d.document, d.span));
+    let (cluster, diags) = model::parse_files(&inputs);
     let report = render_diags(&diags, files);
     if has_errors(&diags) {
         let errors = diags.iter().filter(|d| d.is_error()).count();
@@ -359,18 +354,6 @@ fn load(texts: &[String], files: &[String]) -> Result<(Cluster, String), Output>
     Ok((cluster, report))
 }
 
-/// Remove the model's "kind is not modelled" warnings for the kinds
-/// [`crate::http`] lowers.
-#[cfg(feature = "json")]
-pub(crate) fn drop_routing_kind_warnings(diags: &mut Vec<Diagnostic>) {
-    diags.retain(|d| {
-        let kind = d.object.as_deref().and_then(|o| o.split('/').next());
-        !(d.field.as_deref() == Some("kind")
-            && !d.is_error()
-            && kind.is_some_and(|k| crate::http::objects::KINDS.contains(&k)))
-    });
-}
-
 /// [`load`], with the HTTP routing objects too.
 #[cfg(feature = "json")]
 pub(crate) fn load_with_routing(
@@ -378,8 +361,8 @@ pub(crate) fn load_with_routing(
     files: &[String],
 ) -> Result<(Cluster, crate::http::Objects, String), Output> {
     let (cluster, report) = load(texts, files)?;
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    Ok((cluster, crate::http::parse_files(&refs).0, report))
+    let routing = cluster.routing.clone();
+    Ok((cluster, routing, report))
 }
 
 /// Resolve node and mode overrides.

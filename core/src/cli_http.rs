@@ -652,12 +652,8 @@ pub fn run_routes(common: &Common, texts: &[String], files: &[String]) -> Output
 pub fn check_json(texts: &[String], files: &[String]) -> Output {
     use serde_json::json;
     let inputs: Vec<model::Input<'_>> = texts.iter().map(|t| model::Input { text: t }).collect();
-    let (mut cluster, mut diags) = model::parse_files(&inputs);
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let (objects, hdiags) = http::parse_files(&refs);
-    crate::cli::drop_routing_kind_warnings(&mut diags);
-    diags.extend(hdiags);
-    crate::order::sort_by_key(&mut diags, |d| (d.file, d.document, d.span));
+    let (mut cluster, diags) = model::parse_files(&inputs);
+    let objects = cluster.routing.clone();
     let errors = crate::diag::has_errors(&diags);
     let rt0 = http::compile(&objects, &cluster);
     let proxies = http::controller::place_proxies(&mut cluster, &rt0);

@@ -19,16 +19,13 @@
 
 pub mod controller;
 mod gateway;
-mod gateway_objects;
 mod ingress;
-mod ingress_objects;
 pub mod journey;
 pub mod matching;
 pub mod model;
 pub mod objects;
 pub mod render;
 pub mod status;
-pub mod validate;
 pub mod walk;
 
 pub use model::{compile, EntryPoint, RoutingTable};

@@ -1,23 +1,17 @@
-//! Lowering an Ingress: `networking.k8s.io/v1` as the API server validates
-//! it, and the removed `extensions/v1beta1` / `networking.k8s.io/v1beta1`
+//! Lowering an Ingress (a routing kind, see `routing.rs`):
+//! `networking.k8s.io/v1` as the API server validates it, and the removed `extensions/v1beta1` / `networking.k8s.io/v1beta1`
 //! (`serviceName`/`servicePort`, `spec.backend`, optional `pathType`)
 //! converted to v1 as the API server's conversion did, with a warning that
 //! says what it became. Never panics on input; decides no routing.
 
-use super::objects::{
-    meta, Ingress, IngressBackend, IngressPath, IngressRule, IngressTls, PathType,
-};
 use super::validate::{host_problem, strict_path_problem, Ctx};
+use crate::model::routing::{
+    Ingress, IngressBackend, IngressPath, IngressRule, IngressTls, Meta, PathType,
+};
 use crate::model::PortRef;
 use crate::yaml::{Node as Y, Value};
 
-pub(super) fn ingress(
-    c: &mut Ctx<'_>,
-    n: &Y,
-    api: &str,
-    order: (usize, usize, usize),
-) -> Option<Ingress> {
-    let meta = meta(c, n, true, order);
+pub(super) fn ingress(c: &mut Ctx<'_>, n: &Y, api: &str, meta: Meta) -> Option<Ingress> {
     let beta = matches!(api, "extensions/v1beta1" | "networking.k8s.io/v1beta1");
     if !beta && api != "networking.k8s.io/v1" {
         c.err(

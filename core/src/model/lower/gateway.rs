@@ -4,14 +4,13 @@
 //! redirect status 302 as the API defaults it). Never panics on input;
 //! decides no routing.
 
-use super::objects::*;
 use super::validate::{host_problem, strict_path_problem, string_map, Ctx};
+use crate::model::routing::*;
 use crate::yaml::Node as Y;
 
 const GROUP: &str = "gateway.networking.k8s.io";
 
-pub(super) fn gateway(c: &mut Ctx<'_>, n: &Y, order: (usize, usize, usize)) -> Option<Gateway> {
-    let meta = meta(c, n, true, order);
+pub(super) fn gateway(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<Gateway> {
     let spec = n.get("spec");
     let class = c
         .string(
@@ -159,8 +158,7 @@ pub(super) fn gateway(c: &mut Ctx<'_>, n: &Y, order: (usize, usize, usize)) -> O
     })
 }
 
-pub(super) fn route(c: &mut Ctx<'_>, n: &Y, order: (usize, usize, usize)) -> Option<HttpRoute> {
-    let meta = meta(c, n, true, order);
+pub(super) fn route(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<HttpRoute> {
     let spec = n.get("spec");
     let mut parents = Vec::new();
     for (i, p) in c
@@ -490,12 +488,7 @@ fn filters(c: &mut Ctx<'_>, n: Option<&Y>, f: &str) -> Vec<Filter> {
     out
 }
 
-pub(super) fn grant(
-    c: &mut Ctx<'_>,
-    n: &Y,
-    order: (usize, usize, usize),
-) -> Option<ReferenceGrant> {
-    let meta = meta(c, n, true, order);
+pub(super) fn grant(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<ReferenceGrant> {
     let spec = n.get("spec");
     let from = c
         .seq(spec.and_then(|s| s.get("from")), "spec.from")
