@@ -128,7 +128,8 @@ fn outcome(d: &Decision) -> String {
 /// The documentation's pathType examples with several paths in one Ingress.
 #[test]
 fn longest_path_wins_and_exact_beats_prefix() {
-    let cases: &[(&[(&str, &str, &str)], &str, &str)] = &[
+    type Paths<'a> = &'a [(&'a str, &'a str, &'a str)];
+    let cases: &[(Paths, &str, &str)] = &[
         (
             &[("/", "Prefix", "a"), ("/aaa", "Prefix", "b")],
             "/aaa/ccc",
