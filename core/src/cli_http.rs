@@ -363,7 +363,7 @@ pub fn run_http(common: &Common, a: &HttpArgs, texts: &[String], files: &[String
             seed: a.seed,
         },
     );
-    let mut notes = String::new();
+    let mut notes = status_report(&rt, files);
     if proxy.synthesized {
         let _ = writeln!(
             notes,
@@ -622,6 +622,17 @@ pub fn to_json(j: &http::journey::Journey, backend: &[(String, String)]) -> serd
     })
 }
 
+/// The routes' and listeners' status conditions, as report lines.
+#[cfg(feature = "json")]
+fn status_report(rt: &http::RoutingTable, files: &[String]) -> String {
+    let mut s = String::new();
+    for d in http::status::diagnostics(rt) {
+        let file = files.first().map(String::as_str).unwrap_or("-");
+        let _ = writeln!(s, "{file}: {d}");
+    }
+    s
+}
+
 /// Run `kpv routes`.
 #[cfg(feature = "json")]
 pub fn run_routes(common: &Common, texts: &[String], files: &[String]) -> Output {
@@ -630,6 +641,7 @@ pub fn run_routes(common: &Common, texts: &[String], files: &[String]) -> Output
         Err(o) => return o,
     };
     let rt = http::compile(&objects, &cluster);
+    let report = report + &status_report(&rt, files);
     let stdout = match common.format {
         Format::Text => http::render::render_text(&rt),
         Format::Json => {
@@ -655,9 +667,11 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
     let (mut cluster, diags) = model::parse_files(&inputs);
     let objects = cluster.routing.clone();
     let errors = crate::diag::has_errors(&diags);
+    let mut diags = diags;
     let rt0 = http::compile(&objects, &cluster);
     let proxies = http::controller::place_proxies(&mut cluster, &rt0);
     let rt = http::compile(&objects, &cluster);
+    diags.extend(http::status::diagnostics(&rt));
     let routes: Vec<serde_json::Value> = rt
         .route_status
         .iter()
@@ -715,6 +729,14 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
         "routes": routes,
         "listeners": listeners,
         "ingresses": ingresses,
+        "gateways": objects.gateways.iter().map(|g| json!({
+            "name": g.meta.id.to_string(),
+            "address": proxies
+                .iter()
+                .find(|p| p.entry == EntryPoint::Gateway(g.meta.id.clone()))
+                .and_then(|p| p.address)
+                .map(|a| a.to_string()),
+        })).collect::<Vec<_>>(),
         "controllers": proxies.iter().map(|p| json!({
             "entry": p.entry.to_string(),
             "service": p.service.to_string(),

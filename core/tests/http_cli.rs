@@ -434,3 +434,82 @@ fn usage_errors_say_what_is_wrong() {
     );
     assert!(o.stderr.contains("no such entry point"), "{}", o.stderr);
 }
+
+#[test]
+fn status_conditions_are_reported_as_warnings_and_gateways_have_addresses() {
+    let text = read(GW).replace("      sectionName: https\n", "      sectionName: nope\n");
+    let v = json(&kpv_texts(
+        &[text],
+        &["in.yaml"],
+        &["check", "--format", "json"],
+    ));
+    let store = v["routes"]
+        .as_array()
+        .and_then(|a| a.iter().find(|r| r["name"] == "default/store"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(store["conditions"][0]["reason"], "NoMatchingParent");
+    let warned = v["diagnostics"].as_array().is_some_and(|a| {
+        a.iter().any(|d| {
+            d["object"] == "HTTPRoute/default/store"
+                && d["severity"] == "warning"
+                && d["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("NoMatchingParent"))
+        })
+    });
+    assert!(warned, "{}", v["diagnostics"]);
+    let v = json(&kpv(&[GW], &["check", "--format", "json"]));
+    assert_eq!(
+        v["gateways"][0],
+        serde_json::json!({"name": "default/web", "address": "203.0.113.30"})
+    );
+}
+
+#[test]
+fn envoy_gateway_service_routing_goes_through_the_cluster_ip() {
+    let text = read(GW).replace(
+        "spec:\n  controllerName: gateway.envoyproxy.io/gatewayclass-controller\n",
+        "spec:\n  controllerName: gateway.envoyproxy.io/gatewayclass-controller\n  parametersRef:\n    group: gateway.envoyproxy.io\n    kind: EnvoyProxy\n    name: service-routing\n    namespace: envoy-gateway-system\n---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyProxy\nmetadata:\n  name: service-routing\n  namespace: envoy-gateway-system\nspec:\n  routingType: Service\n",
+    );
+    let v = json(&kpv_texts(
+        &[text],
+        &["in.yaml"],
+        &["http", "https://www.example.com/", "--format", "json"],
+    ));
+    let connect = v["hops"]
+        .as_array()
+        .and_then(|a| a.iter().find(|h| h["what"]["kind"] == "connect"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(connect["what"]["via_cluster_ip"], true);
+    assert_eq!(connect["what"]["to"], "10.96.20.3:80");
+    assert_eq!(v["pod"], "default/home-a");
+}
+
+#[test]
+fn a_pod_inside_the_cluster_reaches_the_gateway_too() {
+    let v = json(&kpv(
+        &[GW],
+        &[
+            "http",
+            "https://www.example.com/",
+            "--from",
+            "pod:default/store-v1-a",
+            "--format",
+            "json",
+        ],
+    ));
+    assert_eq!(v["status"], 200);
+    assert_eq!(v["hops"][0]["what"]["kind"], "dns");
+    assert!(
+        !hop_kinds(&v).iter().any(|k| k == "load-balancer"),
+        "{:?}",
+        hop_kinds(&v)
+    );
+    // Traffic to a LoadBalancer address with externalTrafficPolicy Cluster
+    // is masqueraded even from a Pod (KUBE-EXT- marks it): the proxy sees
+    // the node's bridge address, not the Pod's 10.244.1.20.
+    assert_eq!(v["proxy"]["peer"], "10.244.1.1");
+    assert_eq!(v["request"]["headers"]["x-forwarded-for"], "10.244.1.1");
+}

@@ -214,3 +214,49 @@ pub fn listener_certificate(
         _ => Err("InvalidCertificateRef"),
     }
 }
+
+/// The status conditions a controller would write, as warnings: a
+/// parentRef not Accepted, a backendRef not resolved, an HTTPS listener
+/// whose certificate does not resolve. (Object and field are given; these
+/// come from the objects' relations, so they carry no single position.)
+pub fn diagnostics(rt: &super::RoutingTable) -> Vec<crate::diag::Diagnostic> {
+    use crate::diag::Diagnostic;
+    let mut out = Vec::new();
+    for s in &rt.route_status {
+        for c in s.conditions.iter().filter(|c| c.status == "False") {
+            let mut d = Diagnostic::warning(format!(
+                "{}: False ({}) for parent {}{}",
+                c.kind,
+                c.reason,
+                s.gateway,
+                s.section
+                    .as_ref()
+                    .map(|x| format!(" section {x}"))
+                    .unwrap_or_default()
+            ));
+            d.object = Some(format!("HTTPRoute/{}", s.route));
+            d.field = Some(if c.kind == "Accepted" {
+                "spec.parentRefs".into()
+            } else {
+                "spec.rules[].backendRefs".into()
+            });
+            out.push(d);
+        }
+    }
+    for t in rt.tables.values() {
+        if let super::model::Table::Gateway(g) = t {
+            for (i, l) in g.listeners.iter().enumerate() {
+                if let Some(reason) = l.certificate_problem {
+                    let mut d = Diagnostic::warning(format!(
+                        "listener `{}`: ResolvedRefs False ({reason}); HTTPS on it fails the handshake",
+                        l.listener.name
+                    ));
+                    d.object = Some(format!("Gateway/{}", g.gateway));
+                    d.field = Some(format!("spec.listeners[{i}].tls.certificateRefs"));
+                    out.push(d);
+                }
+            }
+        }
+    }
+    out
+}
