@@ -513,3 +513,65 @@ fn a_pod_inside_the_cluster_reaches_the_gateway_too() {
     assert_eq!(v["proxy"]["peer"], "10.244.1.1");
     assert_eq!(v["request"]["headers"]["x-forwarded-for"], "10.244.1.1");
 }
+
+#[test]
+fn headless_services_and_hand_written_slices_are_backends_too() {
+    let extra = r#"
+---
+apiVersion: v1
+kind: Service
+metadata: {name: headless, namespace: default}
+spec: {clusterIP: None, selector: {app: home}, ports: [{name: http, port: 80, targetPort: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: manual, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: manual-1, namespace: default, labels: {kubernetes.io/service-name: manual}}
+addressType: IPv4
+ports: [{name: http, port: 8080}]
+endpoints: [{addresses: [10.244.2.21]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: extra, namespace: default}
+spec:
+  parentRefs: [{name: web, sectionName: https}]
+  hostnames: [www.example.com]
+  rules:
+    - matches: [{path: {type: PathPrefix, value: /headless}}]
+      backendRefs: [{name: headless, port: 80}]
+    - matches: [{path: {type: PathPrefix, value: /manual}}]
+      backendRefs: [{name: manual, port: 80}]
+"#;
+    let text = read(GW) + extra;
+    for (url, backend, pod_ip) in [
+        (
+            "https://www.example.com/headless",
+            "default/headless:80",
+            "10.244.1.21:8080",
+        ),
+        (
+            "https://www.example.com/manual",
+            "default/manual:80",
+            "10.244.2.21:8080",
+        ),
+    ] {
+        let v = json(&kpv_texts(
+            &[text.clone()],
+            &["in.yaml"],
+            &["http", url, "--format", "json"],
+        ));
+        assert_eq!(v["status"], 200, "{url}: {}", v["reason"]);
+        assert_eq!(v["backend"], backend, "{url}");
+        let connect = v["hops"]
+            .as_array()
+            .and_then(|a| a.iter().find(|h| h["what"]["kind"] == "connect"))
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(connect["what"]["to"], pod_ip, "{url}");
+    }
+}
