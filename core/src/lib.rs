@@ -31,6 +31,7 @@ pub mod proxy;
 pub mod replay;
 pub mod scene;
 pub mod share;
+pub mod stages;
 pub mod timeline;
 pub mod trace;
 pub mod yaml;

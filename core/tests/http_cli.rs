@@ -561,7 +561,7 @@ spec:
         ),
     ] {
         let v = json(&kpv_texts(
-            &[text.clone()],
+            std::slice::from_ref(&text),
             &["in.yaml"],
             &["http", url, "--format", "json"],
         ));
