@@ -575,3 +575,29 @@ spec:
         assert_eq!(connect["what"]["to"], pod_ip, "{url}");
     }
 }
+
+#[test]
+fn a_nodeport_controller_is_reached_on_a_nodes_port() {
+    let text = read(ING)
+        .replace(
+            "  type: LoadBalancer\n  clusterIP: 10.96.50.50\n",
+            "  type: NodePort\n  clusterIP: 10.96.50.50\n",
+        )
+        .replace(
+            "status:\n  loadBalancer:\n    ingress:\n      - ip: 203.0.113.20\n",
+            "",
+        );
+    let v = json(&kpv_texts(
+        &[text],
+        &["in.yaml"],
+        &["http", "https://testhost.com/", "--format", "json"],
+    ));
+    assert_eq!(v["status"], 200);
+    assert!(!hop_kinds(&v).iter().any(|k| k == "load-balancer"));
+    let send = v["hops"]
+        .as_array()
+        .and_then(|a| a.iter().find(|h| h["what"]["kind"] == "send"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(send["before"]["dst"], "192.168.49.11:30443");
+}

@@ -1279,3 +1279,70 @@ spec:
     let attached: Vec<usize> = g.listeners.iter().map(|l| l.attached_routes).collect();
     assert_eq!(attached, [1, 1, 0]);
 }
+
+/// Ties between routes go to the oldest, then to `namespace/name` order;
+/// within a route, to the first rule.
+#[test]
+fn ties_go_to_the_oldest_route_then_by_name_then_rule_order() {
+    let route = |name: &str, created: &str, backend: &str| {
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: gateway-conformance-infra{created}}}\nspec:\n  parentRefs: [{{name: same-namespace}}]\n  rules:\n    - matches: [{{path: {{type: PathPrefix, value: /same}}}}]\n      backendRefs: [{{name: {backend}, port: 8080}}]\n    - matches: [{{path: {{type: PathPrefix, value: /same}}}}]\n      backendRefs: [{{name: infra-backend-v3, port: 8080}}]\n")
+    };
+    let older = [
+        route(
+            "b",
+            ", creationTimestamp: \"2024-01-01T00:00:00Z\"",
+            "infra-backend-v1",
+        ),
+        route(
+            "a",
+            ", creationTimestamp: \"2025-01-01T00:00:00Z\"",
+            "infra-backend-v2",
+        ),
+    ]
+    .join("---\n");
+    check(
+        &older,
+        "same-namespace",
+        &[(get("http://gw/same"), Backend("infra-backend-v1"))],
+    );
+    let same_time = [
+        route(
+            "b",
+            ", creationTimestamp: \"2024-01-01T00:00:00Z\"",
+            "infra-backend-v1",
+        ),
+        route(
+            "a",
+            ", creationTimestamp: \"2024-01-01T00:00:00Z\"",
+            "infra-backend-v2",
+        ),
+    ]
+    .join("---\n");
+    check(
+        &same_time,
+        "same-namespace",
+        &[(get("http://gw/same"), Backend("infra-backend-v2"))],
+    );
+    // A more specific hostname beats everything below it in the order.
+    let hosts = format!(
+        "{}---\n{}",
+        route("wild", "", "infra-backend-v1").replace(
+            "  parentRefs",
+            "  hostnames: [\"*.example.com\"]\n  parentRefs"
+        ),
+        route("exact", "", "infra-backend-v2")
+            .replace(
+                "  parentRefs",
+                "  hostnames: [foo.example.com]\n  parentRefs"
+            )
+            .replace("value: /same}", "value: /}")
+    );
+    check(
+        &hosts,
+        "same-namespace",
+        &[(
+            get("http://foo.example.com/same"),
+            Backend("infra-backend-v2"),
+        )],
+    );
+}

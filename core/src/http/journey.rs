@@ -143,11 +143,25 @@ pub fn journey(
     let cluster = sim.cluster;
     let mut chooser = Chooser::new(start.seed);
     let mut state = WorldState::default();
-    let addr = proxy.address.or_else(|| {
-        cluster
-            .service(&proxy.service)
+    // Where the client connects: the load balancer's address; without one,
+    // a client outside uses a node's NodePort, one inside the ClusterIP.
+    let svc = cluster.service(&proxy.service);
+    let node_port = svc
+        .and_then(|s| s.ports.iter().find(|p| p.port == req.port))
+        .and_then(|p| p.node_port)
+        .zip(
+            cluster
+                .nodes
+                .first()
+                .and_then(|n| n.primary_ip(crate::packet::IpFamily::V4)),
+        );
+    let target = match (proxy.address, &start.origin, node_port) {
+        (Some(lb), _, _) => Some((lb, req.port)),
+        (None, Origin::External { .. }, Some((np, ip))) => Some((ip, np)),
+        _ => svc
             .and_then(|s| s.cluster_ips.first().copied())
-    });
+            .map(|ip| (ip, req.port)),
+    };
     let mut out = Journey {
         entry: proxy.entry.clone(),
         proxy: proxy.clone(),
@@ -159,13 +173,13 @@ pub fn journey(
         pod: None,
         hops: Vec::new(),
     };
-    let Some(addr) = addr else {
+    let Some((addr, port)) = target else {
         return out;
     };
     let leg1 = Request {
         origin: start.origin.clone(),
         dst: Dest::Ip(addr),
-        port: req.port,
+        port,
         protocol: Protocol::Tcp,
         src_port: 40000,
         keep_open: false,
@@ -176,7 +190,7 @@ pub fn journey(
         let p = t1.hops.first().map_or(
             Packet::new(
                 SocketAddr::new(addr, 40000),
-                SocketAddr::new(addr, req.port),
+                SocketAddr::new(addr, port),
                 Protocol::Tcp,
             ),
             |h| h.before,

@@ -179,10 +179,11 @@ pub fn ingress_class_of(objects: &Objects, ing: &Ingress) -> Option<String> {
 fn created_key(m: &Meta) -> (Option<String>, (usize, usize, usize)) {
     // An object without a timestamp counts as created in input order,
     // after any that has one.
-    (
-        Some(m.created.clone().unwrap_or_else(|| "~".into())),
-        m.order,
-    )
+    // Equal timestamps tie, and `namespace/name` decides.
+    match &m.created {
+        Some(t) => (Some(t.clone()), (0, 0, 0)),
+        None => (Some("~".into()), m.order),
+    }
 }
 
 fn target(ns: &str, b: &IngressBackend) -> Option<ServiceTarget> {
