@@ -278,8 +278,17 @@ pub fn pick_proxy<'p>(
             .collect::<Vec<_>>()
             .join(", ")
     };
+    if let Some(v) = via {
+        if matches!(rt.tables.get(v), Some(http::model::Table::Ingress(t)) if !t.served) {
+            return Err(format!(
+                "--via {v}: no controller serves this class (no IngressClass of that name and no controller for it in the input), so its Ingresses get no address and no traffic"
+            ));
+        }
+    }
     if proxies.is_empty() {
-        return Err("the input has no Ingress, IngressClass or Gateway".into());
+        return Err(
+            "the input has no Ingress, IngressClass or Gateway that a controller serves".into(),
+        );
     }
     if let Some(v) = via {
         return proxies.iter().find(|p| &p.entry == v).ok_or_else(|| {

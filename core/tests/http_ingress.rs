@@ -444,3 +444,60 @@ fn the_articles_extensions_v1beta1_ingress_loads_with_a_warning() {
         kpv_core::model::routing::PathType::ImplementationSpecific
     );
 }
+
+/// The ingress conformance suite: an Ingress of a class no controller
+/// serves gets no address; a controller other than ingress-nginx answers
+/// plain HTTP for a TLS host (host_rules.feature), where ingress-nginx's
+/// documented default redirects it.
+#[test]
+fn unserved_classes_get_no_address_and_only_ingress_nginx_redirects() {
+    let yaml = format!(
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: test-ingress-class}}\nspec:\n  ingressClassName: some-invalid-class-name\n  rules:\n    - host: ingress-class\n      http:\n        paths:\n{}",
+        path("/", "Prefix", "a")
+    );
+    let text = format!("{BASE}\n---\n{yaml}");
+    let args: Vec<String> = ["check", "in.yaml", "--format", "json"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let cmd = kpv_core::cli::parse_args(&args).expect("valid arguments");
+    let out = kpv_core::cli::run(&cmd, std::slice::from_ref(&text), &["in.yaml".to_string()]);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(
+        v["ingresses"][0]["address"],
+        serde_json::Value::Null,
+        "{}",
+        out.stdout
+    );
+    let args: Vec<String> = [
+        "http",
+        "in.yaml",
+        "http://ingress-class/",
+        "--via",
+        "ingressclass/some-invalid-class-name",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let cmd = kpv_core::cli::parse_args(&args).expect("valid arguments");
+    let out = kpv_core::cli::run(&cmd, &[text], &["in.yaml".to_string()]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("no controller serves this class"),
+        "{}",
+        out.stderr
+    );
+
+    let other = "---\napiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: other}\nspec: {controller: example.com/other}\n";
+    let tls = format!(
+        "{}  ingressClassName: other\n  tls: [{{hosts: [foo.bar.com], secretName: tls-a}}]\n{other}",
+        ingress(&format!(
+            "  rules:\n    - host: foo.bar.com\n      http:\n        paths:\n{}",
+            path("/", "Prefix", "a")
+        ))
+    );
+    let d = decide(&tls, "other", "http://foo.bar.com/", None);
+    assert_eq!(outcome(&d), "a");
+    let d = decide(&tls, "other", "http://subdomain.bar.com/", None);
+    assert_eq!(outcome(&d), "404");
+}

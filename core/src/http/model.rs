@@ -101,6 +101,11 @@ pub struct HostEntry {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct IngressTable {
     pub class: String,
+    /// Does any controller serve this class? (An IngressClass object, an
+    /// ingress-nginx Deployment for it, or the legacy annotation naming a
+    /// class the cloud's or ingress-nginx's controller answers to.) An
+    /// Ingress of a class nobody serves gets no address and no traffic.
+    pub served: bool,
     pub controller: String,
     pub implementation: Implementation,
     /// Exact hosts, then wildcards, then the host-less rules.
@@ -323,8 +328,17 @@ fn compile_ingress(objects: &Objects, class: &str) -> IngressTable {
         Some(x) => (1, std::cmp::Reverse(x.len())),
         None => (2, std::cmp::Reverse(0)),
     });
+    let served = objects.ingress_classes.iter().any(|c| c.name == class)
+        || objects.markers.iter().any(|m| {
+            matches!(m, ControllerMarker::IngressNginx { ingress_class, .. } if ingress_class == class)
+        })
+        || (matches!(class, "nginx" | "gce")
+            && ings
+                .iter()
+                .any(|i| i.class_name.is_none() && i.class_annotation.as_deref() == Some(class)));
     IngressTable {
         class: class.to_string(),
+        served,
         controller,
         implementation,
         hosts,
