@@ -501,3 +501,58 @@ fn unserved_classes_get_no_address_and_only_ingress_nginx_redirects() {
     let d = decide(&tls, "other", "http://subdomain.bar.com/", None);
     assert_eq!(outcome(&d), "404");
 }
+
+/// The ingress conformance suite's path_rules feature, request by request.
+#[test]
+fn conformance_path_rules_feature() {
+    let host = |h: &str, paths: &[(&str, &str, &str)]| {
+        let mut s = format!("    - host: {h}\n      http:\n        paths:\n");
+        for (p, t, svc) in paths {
+            s.push_str(&path(p, t, svc));
+        }
+        s
+    };
+    // Service names a–d stand for the feature's backends:
+    // a = foo-exact, b = foo-prefix, c = aaa-slash-bbb-prefix, d = aaa-prefix.
+    let rules = format!(
+        "  rules:\n{}{}{}{}",
+        host("exact-path-rules", &[("/foo", "Exact", "a")]),
+        host(
+            "prefix-path-rules",
+            &[
+                ("/foo", "Prefix", "b"),
+                ("/aaa/bbb", "Prefix", "c"),
+                ("/aaa", "Prefix", "d")
+            ]
+        ),
+        host(
+            "mixed-path-rules",
+            &[("/foo", "Prefix", "b"), ("/foo", "Exact", "a")]
+        ),
+        host(
+            "trailing-slash-path-rules",
+            &[("/aaa/bbb/", "Prefix", "c"), ("/foo/", "Exact", "a")]
+        ),
+    );
+    let yaml = ingress(&rules);
+    for (url, want) in [
+        ("http://exact-path-rules/foo", "a"),
+        ("http://exact-path-rules/foo/", "404"),
+        ("http://exact-path-rules/FOO", "404"),
+        ("http://exact-path-rules/bar", "404"),
+        ("http://prefix-path-rules/foo", "b"),
+        ("http://prefix-path-rules/foo/", "b"),
+        ("http://prefix-path-rules/FOO", "404"),
+        ("http://prefix-path-rules/aaa/bbb", "c"),
+        ("http://prefix-path-rules/aaa/bbb/ccc", "c"),
+        ("http://prefix-path-rules/aaa/ccc", "d"),
+        ("http://prefix-path-rules/aaaccc", "404"),
+        ("http://mixed-path-rules/foo", "a"),
+        ("http://trailing-slash-path-rules/aaa/bbb", "c"),
+        ("http://trailing-slash-path-rules/aaa/bbb/", "c"),
+        ("http://trailing-slash-path-rules/foo", "404"),
+    ] {
+        let d = decide(&yaml, "nginx", url, None);
+        assert_eq!(outcome(&d), want, "{url}: {:?}", d.compared);
+    }
+}
