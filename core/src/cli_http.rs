@@ -279,10 +279,15 @@ pub fn pick_proxy<'p>(
             .join(", ")
     };
     if let Some(v) = via {
-        if matches!(rt.tables.get(v), Some(http::model::Table::Ingress(t)) if !t.served) {
-            return Err(format!(
+        match rt.tables.get(v) {
+            Some(http::model::Table::Ingress(t)) if !t.served => return Err(format!(
                 "--via {v}: no controller serves this class (no IngressClass of that name and no controller for it in the input), so its Ingresses get no address and no traffic"
-            ));
+            )),
+            Some(http::model::Table::Gateway(g)) if !g.served => return Err(format!(
+                "--via {v}: no GatewayClass `{}` in the input, so no controller programs this Gateway",
+                g.class
+            )),
+            _ => {}
         }
     }
     if proxies.is_empty() {

@@ -1346,3 +1346,22 @@ fn ties_go_to_the_oldest_route_then_by_name_then_rule_order() {
         )],
     );
 }
+
+#[test]
+fn a_gateway_without_its_class_is_not_programmed() {
+    let yaml = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: orphan, namespace: gateway-conformance-infra}
+spec:
+  gatewayClassName: missing
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+"#;
+    let text = format!("{INFRA}\n---\n{yaml}");
+    let mut cluster = kpv_core::model::parse(&text).0;
+    let rt = compile(&cluster.routing.clone(), &cluster);
+    let proxies = kpv_core::http::controller::place_proxies(&mut cluster, &rt);
+    let orphan = EntryPoint::Gateway(kpv_core::model::NamespacedName::new(NS, "orphan"));
+    assert!(proxies.iter().all(|p| p.entry != orphan), "{proxies:#?}");
+    assert!(proxies.iter().any(|p| p.entry != orphan && p.synthesized));
+}

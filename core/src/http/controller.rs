@@ -319,8 +319,8 @@ pub fn place_proxies(cluster: &mut Cluster, rt: &RoutingTable) -> Vec<ProxyWorkl
     for entry in rt.tables.keys() {
         if let Some(w) = found(cluster, rt, entry) {
             out.push(w);
-        } else if matches!(rt.tables.get(entry), Some(Table::Ingress(t)) if !t.served) {
-            // No controller serves the class: nothing to add.
+        } else if rt.tables.get(entry).is_some_and(|t| !t.served()) {
+            // No controller serves it: nothing to add.
         } else if let Some(w) = synthesize(cluster, rt, entry) {
             out.push(w);
         }

@@ -143,6 +143,9 @@ pub struct ListenerTable {
 pub struct GatewayTable {
     pub gateway: NamespacedName,
     pub class: String,
+    /// Is there a GatewayClass of that name? Without one no controller
+    /// programs the Gateway: no address, no traffic.
+    pub served: bool,
     pub controller: String,
     pub implementation: Implementation,
     pub listeners: Vec<ListenerTable>,
@@ -154,6 +157,16 @@ pub struct GatewayTable {
 pub enum Table {
     Ingress(IngressTable),
     Gateway(GatewayTable),
+}
+
+impl Table {
+    /// Does a controller serve this entry point?
+    pub fn served(&self) -> bool {
+        match self {
+            Table::Ingress(t) => t.served,
+            Table::Gateway(g) => g.served,
+        }
+    }
 }
 
 /// Every entry point's table, the routes' status, and the objects.
@@ -432,6 +445,7 @@ fn compile_gateway(objects: &Objects, gw: &Gateway, statuses: &[ParentStatus]) -
     GatewayTable {
         gateway: gw.meta.id.clone(),
         class: gw.class.clone(),
+        served: class.is_some(),
         controller,
         implementation,
         listeners,

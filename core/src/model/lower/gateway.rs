@@ -305,7 +305,15 @@ fn route_match(c: &mut Ctx<'_>, m: &Y, f: &str) -> Option<RouteMatch> {
                     PathMatch::Prefix(value)
                 }
             }
-            "RegularExpression" => PathMatch::Regex(value),
+            "RegularExpression" => {
+                c.warn(
+                    p,
+                    &format!("{f}.path.type"),
+                    "RegularExpression matches are implementation-specific; kpv does not evaluate them (requests skip this match)",
+                    "",
+                );
+                PathMatch::Regex(value)
+            }
             other => {
                 c.err(
                     p,
