@@ -704,6 +704,7 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
                     "gateway": g.gateway.to_string(),
                     "listener": l.listener.name,
                     "attached_routes": l.attached_routes,
+                    "conflicted": l.conflicted,
                     "resolved_refs": l.certificate_problem.unwrap_or("ResolvedRefs"),
                 }));
             }

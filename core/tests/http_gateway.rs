@@ -1365,3 +1365,33 @@ spec:
     assert!(proxies.iter().all(|p| p.entry != orphan), "{proxies:#?}");
     assert!(proxies.iter().any(|p| p.entry != orphan && p.synthesized));
 }
+
+#[test]
+fn conflicted_listeners_take_no_requests() {
+    let yaml = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: twice, namespace: gateway-conformance-infra}
+spec:
+  gatewayClassName: conformance
+  listeners:
+    - {name: one, port: 80, protocol: HTTP, hostname: foo.com}
+    - {name: two, port: 80, protocol: HTTP, hostname: foo.com}
+    - {name: three, port: 80, protocol: HTTP, hostname: bar.com}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: all, namespace: gateway-conformance-infra}
+spec:
+  parentRefs: [{name: twice}]
+  rules: [{backendRefs: [{name: infra-backend-v1, port: 8080}]}]
+"#;
+    check(
+        yaml,
+        "twice",
+        &[
+            (get("http://foo.com/"), Status(404)),
+            (get("http://bar.com/"), Backend("infra-backend-v1")),
+        ],
+    );
+}

@@ -201,7 +201,7 @@ pub(super) fn walk(
     let on_port: Vec<&ListenerTable> = t
         .listeners
         .iter()
-        .filter(|l| l.listener.port == req.port && l.listener.protocol == want)
+        .filter(|l| l.listener.port == req.port && l.listener.protocol == want && !l.conflicted)
         .collect();
     if on_port.is_empty() {
         d.reason = Reason::NoListener;

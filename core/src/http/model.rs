@@ -134,6 +134,10 @@ pub struct ListenerTable {
     /// Why the certificate does not resolve (ResolvedRefs False).
     pub certificate_problem: Option<&'static str>,
     pub attached_routes: usize,
+    /// Another listener has the same port, protocol and hostname
+    /// (Conflicted: HostnameConflict); a conflicted listener is not
+    /// programmed, so no request reaches it.
+    pub conflicted: bool,
     /// Sorted by the API's precedence except the hostname's (which depends
     /// on the request's host and is applied first by the walk).
     pub matches: Vec<CompiledMatch>,
@@ -439,6 +443,9 @@ fn compile_gateway(objects: &Objects, gw: &Gateway, statuses: &[ParentStatus]) -
             certificate,
             certificate_problem,
             attached_routes: status::attached_routes(statuses, &gw.meta.id, li),
+            conflicted: gw.listeners.iter().enumerate().any(|(j, o)| {
+                j != li && o.port == l.port && o.protocol == l.protocol && o.hostname == l.hostname
+            }),
             matches: keyed.into_iter().map(|(_, m)| m).collect(),
         });
     }

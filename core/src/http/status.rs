@@ -246,6 +246,15 @@ pub fn diagnostics(rt: &super::RoutingTable) -> Vec<crate::diag::Diagnostic> {
     for t in rt.tables.values() {
         if let super::model::Table::Gateway(g) = t {
             for (i, l) in g.listeners.iter().enumerate() {
+                if l.conflicted {
+                    let mut d = Diagnostic::warning(format!(
+                        "listener `{}`: Conflicted True (HostnameConflict): another listener has the same port, protocol and hostname; neither is programmed",
+                        l.listener.name
+                    ));
+                    d.object = Some(format!("Gateway/{}", g.gateway));
+                    d.field = Some(format!("spec.listeners[{i}]"));
+                    out.push(d);
+                }
                 if let Some(reason) = l.certificate_problem {
                     let mut d = Diagnostic::warning(format!(
                         "listener `{}`: ResolvedRefs False ({reason}); HTTPS on it fails the handshake",
