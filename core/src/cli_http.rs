@@ -556,7 +556,10 @@ pub fn render_text(
     if d.status == Some(200) {
         let _ = writeln!(
             s,
-            "the backend sees: {} {}{}  Host: {}",
+            "the backend sees{}: {} {}{}  Host: {}",
+            j.backend_peer
+                .map(|p| format!(" (a connection from {p}, the proxy Pod)"))
+                .unwrap_or_default(),
             d.request.method,
             d.request.path,
             if d.request.query.is_empty() {
@@ -607,6 +610,7 @@ pub fn to_json(j: &http::journey::Journey, backend: &[(String, String)]) -> serd
         "reason": d.map(|d| &d.reason),
         "backend": d.and_then(|d| d.backend.as_ref()).map(|b| format!("{}:{}", b.service, b.port)),
         "pod": j.pod.as_ref().map(|p| p.to_string()),
+        "backend_peer": j.backend_peer.map(|a| a.to_string()),
         "tls_certificate": d.and_then(|d| d.tls_certificate.as_ref()).map(|c| c.to_string()),
         "route": d.and_then(|d| d.route.as_ref()).map(|r| json!({
             "kind": r.kind, "name": r.name.to_string(), "rule": r.rule, "match": r.index,

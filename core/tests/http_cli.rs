@@ -117,6 +117,8 @@ fn https_through_the_ingress_ends_tls_at_the_proxy_and_opens_a_second_connection
         .cloned()
         .unwrap_or_default();
     assert_eq!(connect["what"]["via_cluster_ip"], false);
+    // The backend's peer is the proxy Pod, not the client or a node.
+    assert_eq!(v["backend_peer"], connect["what"]["from"]);
     let to = connect["what"]["to"].as_str().unwrap_or("");
     assert!(to.starts_with("10.244.") && to.ends_with(":8080"), "{to}");
     let from = connect["what"]["from"].as_str().unwrap_or("");

@@ -556,3 +556,23 @@ fn conformance_path_rules_feature() {
         assert_eq!(outcome(&d), want, "{url}: {:?}", d.compared);
     }
 }
+
+/// Two Ingresses claiming the same host and path: the older one keeps it
+/// (ingress-nginx merges Ingresses of a class by creation time).
+#[test]
+fn the_oldest_ingress_keeps_a_contested_path() {
+    let one = |name: &str, created: &str, svc: &str| {
+        format!(
+            "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: {name}, creationTimestamp: \"{created}\"}}\nspec:\n  rules:\n    - host: foo.com\n      http:\n        paths:\n{}",
+            path("/", "Prefix", svc)
+        )
+    };
+    let yaml = [
+        one("newer", "2025-01-01T00:00:00Z", "a"),
+        one("older", "2024-01-01T00:00:00Z", "b"),
+    ]
+    .join("---\n");
+    let d = decide(&yaml, "nginx", "http://foo.com/", None);
+    assert_eq!(outcome(&d), "b");
+    assert_eq!(d.route.map(|r| r.name.name).as_deref(), Some("older"));
+}

@@ -66,6 +66,8 @@ pub struct Journey {
     pub to_backend: Option<Trace>,
     /// The Pod that served the request.
     pub pod: Option<NamespacedName>,
+    /// The address the backend Pod saw the proxy's connection come from.
+    pub backend_peer: Option<SocketAddr>,
     pub hops: Vec<JourneyHop>,
 }
 
@@ -171,6 +173,7 @@ pub fn journey(
         to_proxy: empty_trace(sim, start),
         to_backend: None,
         pod: None,
+        backend_peer: None,
         hops: Vec::new(),
     };
     let Some((addr, port)) = target else {
@@ -289,8 +292,14 @@ pub fn journey(
                     keep_open: false,
                 };
                 let t2 = trace::trace(sim, &leg2, &mut state, &mut chooser, 0);
-                if let Outcome::Delivered { pod: served, .. } = &t2.outcome {
+                if let Outcome::Delivered {
+                    pod: served,
+                    source,
+                    ..
+                } = &t2.outcome
+                {
                     out.pod = served.clone();
+                    out.backend_peer = Some(*source);
                 }
                 out.hops
                     .extend(t2.hops.iter().cloned().map(JourneyHop::Net));
