@@ -13,7 +13,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Logical width of the diagram.
-pub const WIDTH: f64 = 1000.0;
+pub const WIDTH: f64 = 840.0;
 const MARGIN: f64 = 16.0;
 const GAP: f64 = 16.0;
 /// The entry row: the client and the load balancer (the packet card sits at
@@ -31,7 +31,7 @@ const STRIP_Y: f64 = 164.0;
 const STRIP_ROW_H: f64 = 46.0;
 const STRIP_GAP: f64 = 8.0;
 /// Boxes in one row of the strip before a second row starts.
-pub const STRIP_ROW_BOXES: usize = 5;
+pub const STRIP_ROW_BOXES: usize = 4;
 const NODE_TOP: f64 = 282.0;
 const NODE_HEADER: f64 = 64.0;
 const POD_H: f64 = 50.0;
@@ -301,7 +301,7 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
     let client = Rect {
         x: MARGIN,
         y: ENTRY_Y,
-        w: 190.0,
+        w: 170.0,
         h: ENTRY_H,
     };
     let client_i = add(&mut places, &mut graph, Place::Client, client.center());
@@ -313,9 +313,9 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         .flat_map(|s| s.load_balancer_addresses().map(|ip| ip.to_string()))
         .collect();
     let load_balancer = (!lb_ips.is_empty()).then_some(Rect {
-        x: client.x + client.w + 2.0 * GAP,
+        x: client.x + client.w + 1.5 * GAP,
         y: ENTRY_Y,
-        w: 250.0,
+        w: 220.0,
         h: ENTRY_H,
     });
     let lb_i = load_balancer.map(|r| {
