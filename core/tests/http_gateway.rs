@@ -1395,3 +1395,51 @@ spec:
         ],
     );
 }
+
+#[test]
+fn an_https_listener_needs_a_tls_secret_it_may_use() {
+    let yaml = |cert_ref: &str, grant: &str| {
+        format!(
+            "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: tls, namespace: gateway-conformance-infra}}\nspec:\n  gatewayClassName: conformance\n  listeners: [{{name: https, port: 443, protocol: HTTPS, tls: {{certificateRefs: [{cert_ref}]}}}}]\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: r, namespace: gateway-conformance-infra}}\nspec:\n  parentRefs: [{{name: tls}}]\n  rules: [{{backendRefs: [{{name: infra-backend-v1, port: 8080}}]}}]\n---\napiVersion: v1\nkind: Secret\nmetadata: {{name: elsewhere, namespace: certs}}\ntype: kubernetes.io/tls\n{grant}"
+        )
+    };
+    let grant = "---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata: {name: g, namespace: certs}\nspec:\n  from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: gateway-conformance-infra}]\n  to: [{group: \"\", kind: Secret}]\n";
+    for (cert_ref, grant, problem) in [
+        ("{name: tls-validity-checks-certificate}", "", None),
+        ("{name: missing}", "", Some("InvalidCertificateRef")),
+        (
+            "{name: elsewhere, namespace: certs}",
+            "",
+            Some("RefNotPermitted"),
+        ),
+        ("{name: elsewhere, namespace: certs}", grant, None),
+    ] {
+        let y = yaml(cert_ref, grant);
+        let text = format!("{INFRA}\n---\n{y}");
+        let (cluster, diags) = kpv_core::model::parse(&text);
+        assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+        let rt = compile(&cluster.routing, &cluster);
+        let warned: Vec<String> = kpv_core::http::status::diagnostics(&rt)
+            .into_iter()
+            .map(|d| d.message)
+            .collect();
+        let d = decide(&y, "tls", &get("https://any.example/"), 1);
+        match problem {
+            None => {
+                assert_eq!(d.status, Some(200), "{cert_ref}: {:?}", d.reason);
+                assert!(warned.is_empty(), "{warned:?}");
+            }
+            Some(p) => {
+                assert_eq!(
+                    (d.status, &d.reason),
+                    (None, &Reason::TlsHandshakeFailed),
+                    "{cert_ref}"
+                );
+                assert!(
+                    warned.iter().any(|w| w.contains(p)),
+                    "{cert_ref}: {warned:?}"
+                );
+            }
+        }
+    }
+}
