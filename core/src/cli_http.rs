@@ -323,7 +323,7 @@ pub fn pick_proxy<'p>(
 /// Run `kpv http`.
 #[cfg(feature = "json")]
 pub fn run_http(common: &Common, a: &HttpArgs, texts: &[String], files: &[String]) -> Output {
-    let (mut cluster, objects, report) = match crate::cli::load_with_routing(texts, files) {
+    let (mut cluster, _, report) = match crate::cli::load_with_routing(texts, files) {
         Ok(x) => x,
         Err(o) => return o,
     };
@@ -339,9 +339,11 @@ pub fn run_http(common: &Common, a: &HttpArgs, texts: &[String], files: &[String
         Ok(r) => r,
         Err(e) => return fail(e),
     };
-    let rt0 = http::compile(&objects, &cluster);
-    let proxies = http::controller::place_proxies(&mut cluster, &rt0);
-    let rt = http::compile(&objects, &cluster);
+    let http::Prepared {
+        cluster,
+        table: rt,
+        proxies,
+    } = http::prepare(&cluster);
     let proxy = match pick_proxy(&rt, &proxies, a.via.as_ref(), &req.authority) {
         Ok(p) => p.clone(),
         Err(e) => return fail(e),
@@ -682,13 +684,13 @@ pub fn run_routes(common: &Common, texts: &[String], files: &[String]) -> Output
 pub fn check_json(texts: &[String], files: &[String]) -> Output {
     use serde_json::json;
     let inputs: Vec<model::Input<'_>> = texts.iter().map(|t| model::Input { text: t }).collect();
-    let (mut cluster, diags) = model::parse_files(&inputs);
+    let (cluster, diags) = model::parse_files(&inputs);
     let objects = cluster.routing.clone();
     let errors = crate::diag::has_errors(&diags);
     let mut diags = diags;
-    let rt0 = http::compile(&objects, &cluster);
-    let proxies = http::controller::place_proxies(&mut cluster, &rt0);
-    let rt = http::compile(&objects, &cluster);
+    let http::Prepared {
+        table: rt, proxies, ..
+    } = http::prepare(&cluster);
     diags.extend(http::status::diagnostics(&rt));
     let routes: Vec<serde_json::Value> = rt
         .route_status

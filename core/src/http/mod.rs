@@ -31,3 +31,27 @@ pub mod walk;
 pub use model::{compile, EntryPoint, RoutingTable};
 pub use objects::{parse, parse_files, Objects};
 pub use walk::{walk, Decision, HttpRequest, Scheme};
+
+/// A cluster made ready for HTTP requests: the controllers' proxies placed
+/// (found or added, see [`controller`]) and the routing tables compiled
+/// against the cluster that has them.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub cluster: crate::model::Cluster,
+    pub table: RoutingTable,
+    pub proxies: Vec<controller::ProxyWorkload>,
+}
+
+/// Place the proxies and compile the tables (decide once; then any number
+/// of [`journey::journey`]s or [`walk()`]s read the result).
+pub fn prepare(cluster: &crate::model::Cluster) -> Prepared {
+    let mut cluster = cluster.clone();
+    let first = compile(&cluster.routing, &cluster);
+    let proxies = controller::place_proxies(&mut cluster, &first);
+    let table = compile(&cluster.routing, &cluster);
+    Prepared {
+        cluster,
+        table,
+        proxies,
+    }
+}
