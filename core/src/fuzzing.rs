@@ -77,10 +77,11 @@ fn exercise_http(cluster: &crate::model::Cluster) {
     if cluster.routing.is_empty() {
         return;
     }
-    let mut cluster = cluster.clone();
-    let before = crate::http::compile(&cluster.routing, &cluster);
-    let proxies = crate::http::controller::place_proxies(&mut cluster, &before);
-    let rt = crate::http::compile(&cluster.routing, &cluster);
+    let crate::http::Prepared {
+        cluster,
+        table: rt,
+        proxies,
+    } = crate::http::prepare(cluster);
     let _ = crate::http::render::render_text(&rt);
     let _ = crate::http::status::diagnostics(&rt);
     let slices = crate::controller::steady_slices(&cluster);
