@@ -1443,3 +1443,47 @@ fn an_https_listener_needs_a_tls_secret_it_may_use() {
         }
     }
 }
+
+#[test]
+fn allowed_route_kinds_and_namespaces_decide_attachment() {
+    let yaml = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: kinds, namespace: gateway-conformance-infra}
+spec:
+  gatewayClassName: conformance
+  listeners:
+    - {name: grpc-only, port: 80, protocol: HTTP, allowedRoutes: {kinds: [{kind: GRPCRoute}]}}
+    - {name: same, port: 8080, protocol: HTTP}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: gateway-conformance-infra}
+spec:
+  parentRefs: [{name: kinds, sectionName: grpc-only}]
+  rules: [{backendRefs: [{name: infra-backend-v1, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: other-ns, namespace: elsewhere}
+spec:
+  parentRefs: [{name: kinds, namespace: gateway-conformance-infra, sectionName: same}]
+  rules: [{backendRefs: [{name: infra-backend-v1, port: 8080}]}]
+"#;
+    let text = format!("{INFRA}\n---\n{yaml}");
+    let (cluster, _) = kpv_core::model::parse(&text);
+    let rt = compile(&cluster.routing, &cluster);
+    let accepted: Vec<(&str, &str)> = rt
+        .route_status
+        .iter()
+        .map(|s| (s.route.name.as_str(), s.conditions[0].reason))
+        .collect();
+    assert_eq!(
+        accepted,
+        [
+            ("r", "NotAllowedByListeners"),
+            ("other-ns", "NotAllowedByListeners")
+        ]
+    );
+    check(yaml, "kinds", &[(get("http://gw/"), Status(404))]);
+}
