@@ -19,6 +19,8 @@ pub mod controller;
 pub mod diag;
 #[doc(hidden)]
 pub mod fuzzing;
+#[doc(hidden)]
+pub mod generate;
 pub mod http;
 pub mod lab;
 pub mod lesson;
