@@ -269,7 +269,7 @@ fn synthesize(
         containers: vec![Container {
             name: "proxy".into(),
             image: match implementation {
-                Implementation::IngressNginx => "registry.k8s.io/ingress-nginx/controller".into(),
+                Implementation::IngressNginx => "ingress-nginx/controller".into(),
                 Implementation::EnvoyGateway => "envoyproxy/envoy".into(),
                 Implementation::Other(_) => "proxy".into(),
             },
