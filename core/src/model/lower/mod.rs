@@ -14,7 +14,10 @@
 
 mod alloc;
 mod endpoints;
+mod gateway;
+mod ingress;
 mod nodes;
+mod routing;
 mod services;
 mod validate;
 mod workloads;
@@ -204,7 +207,11 @@ impl Builder {
                 }
             }
         }
-        for o in raw.iter().filter(|o| !order.contains(&o.kind.as_str())) {
+        self.routing(raw);
+        for o in raw.iter().filter(|o| {
+            !order.contains(&o.kind.as_str())
+                && !crate::model::routing::ROUTING_KINDS.contains(&o.kind.as_str())
+        }) {
             let name = o
                 .node
                 .get("metadata")
@@ -215,7 +222,7 @@ impl Builder {
             let obj = format!("{}/{}", o.kind, name);
             let kind = o.kind.clone();
             let mut c = self.ctx(o, obj);
-            c.warn(&o.node, "kind", format!("kind `{kind}` is not modelled and is skipped"), "supported kinds: Node, Pod, Deployment, Service, Endpoints, EndpointSlice, ServiceCIDR, KubeProxyConfiguration");
+            c.warn(&o.node, "kind", format!("kind `{kind}` is not modelled and is skipped"), "supported kinds: Node, Pod, Deployment, Service, Endpoints, EndpointSlice, ServiceCIDR, KubeProxyConfiguration, Ingress, IngressClass, GatewayClass, Gateway, HTTPRoute, ReferenceGrant, Secret, Namespace");
         }
         self.finish_nodes();
         for d in deployments_raw {
