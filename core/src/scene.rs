@@ -18,24 +18,24 @@ const MARGIN: f64 = 16.0;
 const GAP: f64 = 16.0;
 /// The entry row: the client and the load balancer (the packet card sits at
 /// its right end).
-const ENTRY_Y: f64 = 10.0;
-const ENTRY_H: f64 = 56.0;
+const ENTRY_Y: f64 = 8.0;
+const ENTRY_H: f64 = 52.0;
 /// Where the packet card is drawn: the top right corner, above everything
 /// but the entry row's right end, so it never covers a node or Pod title.
 pub const CARD_RIGHT: f64 = WIDTH - 8.0;
 pub const CARD_TOP: f64 = 6.0;
-const SERVICE_Y: f64 = 96.0;
-const SERVICE_H: f64 = 52.0;
+const SERVICE_Y: f64 = 86.0;
+const SERVICE_H: f64 = 50.0;
 /// The pipeline strip: the open node's steps, in at most two rows.
-const STRIP_Y: f64 = 174.0;
+const STRIP_Y: f64 = 160.0;
 const STRIP_ROW_H: f64 = 46.0;
 const STRIP_GAP: f64 = 8.0;
 /// Boxes in one row of the strip before a second row starts.
 pub const STRIP_ROW_BOXES: usize = 5;
-const NODE_TOP: f64 = 290.0;
-const NODE_HEADER: f64 = 64.0;
-const POD_H: f64 = 50.0;
-const POD_GAP: f64 = 6.0;
+const NODE_TOP: f64 = 270.0;
+const NODE_HEADER: f64 = 62.0;
+const POD_H: f64 = 48.0;
+const POD_GAP: f64 = 4.0;
 /// At most this many Service boxes are drawn; the rest are counted in one
 /// "+N more" box. (A 10,000-Service cluster drew 10,000 boxes too small to
 /// read, and took seconds to draw. Packets never pass through a Service box,

@@ -291,6 +291,7 @@ mod tests {
                 || w.starts_with("forward")
                 || w.starts_with("local")
                 || w.starts_with("listener")
+                || w == "eth"
         };
         for mode in Mode::ALL {
             let sim = Sim::new(&cluster, &slices, mode, None);

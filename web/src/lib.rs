@@ -298,7 +298,7 @@ pub fn App() -> impl IntoView {
             data-testid="app" tabindex="0" on:keydown=on_key aria-describedby="kpv-keys">
             <p id="kpv-keys" class="sr-only">{t("a11y.keys")}</p>
             {if embed {
-                view! { {url_problems} <HopCaption with_scenario=true /> <Diagram /> <PlaybackBar /> }.into_any()
+                view! { {url_problems} <Diagram /> <PlaybackBar /> }.into_any()
             } else {
                 full(url_problems).into_any()
             }}

@@ -122,7 +122,8 @@ test('an address value the app does not know is reported with how to fix it; the
   await expect(problems.nth(1)).toContainText('theme=blue');
   await expect(problems.nth(1)).toContainText('Use one of: light, dark.');
   // The valid mode was taken, and the default scenario is drawn.
-  await expect(page.getByTestId('diagram')).toContainText('IPVS: kube-ipvs0 virtual servers');
+  await expect(page.getByTestId('mode-glyph').first()).toHaveAttribute('data-mode', 'ipvs');
+  await expect(page.getByTestId('node-pipeline')).toHaveAttribute('data-mode', 'ipvs');
   await expect(page.getByTestId('service-alpaca-service')).toBeVisible();
 
   // The notice follows the language; a value shown is text, never markup.

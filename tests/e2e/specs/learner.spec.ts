@@ -186,7 +186,7 @@ test('in Korean the hop descriptions, caption and pipeline words are Korean', as
     texts.push(await app.byId('hop-caption').innerText());
     for (const t of texts) {
       const prose = (t.match(/[A-Za-z]{3,}/g) ?? []).filter((w) => w === w.toLowerCase() && !names.some((n) => w.startsWith(n) || n.startsWith(w)) &&
-        !/^(endpoint|service|external|mark|filter|nat|firewall|check|prerouting|postrouting|forward|local|listener|ipvs|conntrack)/.test(w));
+        !/^(endpoint|service|external|mark|filter|nat|firewall|check|prerouting|postrouting|forward|local|listener|ipvs|conntrack|eth)/.test(w));
       expect(prose, `${mode}: "${t}"`).toEqual([]);
     }
   }

@@ -260,7 +260,8 @@ test('full screen shows the diagram with its playback bar', async ({ page }) => 
   const app = new App(page);
   await app.open();
   await app.byId('fullscreen').click();
-  await expect.poll(() => page.evaluate(() => document.fullscreenElement?.className ?? '')).toContain('diagram-wrap');
+  // The first screen goes full screen: the diagram with the controls beside it.
+  await expect.poll(() => page.evaluate(() => document.fullscreenElement?.className ?? '')).toContain('first-screen');
   await expect(app.byId('fullscreen')).toHaveAttribute('aria-pressed', 'true');
   await expect(app.byId('play-pause')).toBeVisible();
   await expect(app.byId('diagram')).toBeVisible();

@@ -76,6 +76,24 @@ pub fn CompareView() -> impl IntoView {
             })
         })
     });
+    let hops_now = Memo::new(move |_| {
+        let now = store.now.get();
+        runs.with(|rs| {
+            rs.as_ref()
+                .map(|rs| {
+                    rs.iter()
+                        .map(|r| {
+                            if r.flight.is_empty() {
+                                0
+                            } else {
+                                r.flight.hop_at(now)
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        })
+    });
     let toggle = move |m: Mode| {
         chosen.update(|c| {
             if c.contains(&m) {
@@ -104,12 +122,13 @@ pub fn CompareView() -> impl IntoView {
             {move || match runs.get() {
                 None => view! { <p class="muted">{t("compare.empty")}</p> }.into_any(),
                 Some(runs) => {
-                    let now = store.now.get();
+                    // Re-drawn when a mode reaches another hop, not every frame.
+                    let hops = hops_now.get();
                     let lg = l.get();
                     view! {
                         <div class="compare-grid">
-                            {runs.into_iter().map(|r| {
-                                let hop = if r.flight.is_empty() { 0 } else { r.flight.hop_at(now) };
+                            {runs.into_iter().enumerate().map(|(k, r)| {
+                                let hop = hops.get(k).copied().unwrap_or(0);
                                 let here = r.slots.get(hop).copied().flatten();
                                 let compared = r.compared.get(hop).copied().unwrap_or(0);
                                 let total = r.compared.last().copied().unwrap_or(0);

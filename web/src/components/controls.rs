@@ -240,6 +240,7 @@ pub fn PlaybackBar() -> impl IntoView {
                     let _ = el.request_fullscreen();
                 }
             }>"⤢ "<span class="btn-text">{t("btn.fullscreen")}</span></button>
+            {embed.then(|| view! { <super::panels::HopCaption with_scenario=true /> })}
             <output data-testid="sim-clock" class="clock" title=t("clock")>{clock}</output>
         </div>
     }

@@ -72,8 +72,8 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
             let client = view! {
                 <g class="client" data-testid="client">
                     <BoxRect rect=c class="client-box" />
-                    <text x=n(c.x + 10.0) y=n(c.y + 24.0) class="title">{tr(l.get(), "diagram.client")}</text>
-                    <text x=n(c.x + 10.0) y=n(c.y + 46.0) class="mono">"198.51.100.7"</text>
+                    <text x=n(c.x + 10.0) y=n(c.y + 22.0) class="title">{tr(l.get(), "diagram.client")}</text>
+                    <text x=n(c.x + 10.0) y=n(c.y + 43.0) class="mono">"198.51.100.7"</text>
                 </g>
             };
             let lb = s.load_balancer.map(|r| {
@@ -81,8 +81,8 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                 view! {
                     <g class="lb" data-testid="load-balancer">
                         <BoxRect rect=r class="lb-box" />
-                        <text x=n(r.x + 10.0) y=n(r.y + 24.0) class="title">{tr(l.get(), "diagram.lb")}</text>
-                        <text x=n(r.x + 10.0) y=n(r.y + 46.0) class="mono">{short(&ips, fits(r.w - 20.0, 16.0))}<title>{ips.clone()}</title></text>
+                        <text x=n(r.x + 10.0) y=n(r.y + 22.0) class="title">{tr(l.get(), "diagram.lb")}</text>
+                        <text x=n(r.x + 10.0) y=n(r.y + 43.0) class="mono">{short(&ips, fits(r.w - 20.0, 16.0))}<title>{ips.clone()}</title></text>
                     </g>
                 }
             });
@@ -145,8 +145,8 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                             <title>{full}</title>
                             <BoxRect rect=r class="service-box" />
                             <svg x=n(r.x) y=n(r.y) width=n(r.w) height=n(r.h)>
-                                <text x="10" y="22" class="title">{short(&svc.id.name, fits(r.w - 20.0, 17.0))}</text>
-                                <text x="10" y="43" class="mono">{short(&line2, fits(r.w - 20.0, 16.0))}</text>
+                                <text x="10" y="21" class="title">{short(&svc.id.name, fits(r.w - 20.0, 17.0))}</text>
+                                <text x="10" y="41" class="mono">{short(&line2, fits(r.w - 20.0, 16.0))}</text>
                             </svg>
                         </g>
                     }
@@ -192,10 +192,10 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                             on:click=move |_| open_pod.update(|o| *o = if o.as_ref() == Some(&id) { None } else { Some(id.clone()) })>
                             <title>{tip}</title>
                             <BoxRect rect=r class="pod-box" />
-                            <text x=n(r.x + 8.0) y=n(r.y + 21.0) class="strong">{short(&p.id.name, fits(r.w - 60.0, 17.0))}</text>
-                            <text x=n(r.x + 8.0) y=n(r.y + 42.0) class="mono">{short(&p.ip, fits(r.w - state_w - 12.0, 16.0))}</text>
-                            <text x=n(r.x + r.w - 8.0) y=n(r.y + 42.0) class="readiness" text-anchor="end">{format!("{mark} {}", short(word, fits(state_w, 16.0)))}</text>
-                            <text x=n(r.x + r.w - 8.0) y=n(r.y + 21.0) class="muted received" text-anchor="end">{if got > 0 { format!("⬇{got}") } else { String::new() }}</text>
+                            <text x=n(r.x + 8.0) y=n(r.y + 20.0) class="strong">{short(&p.id.name, fits(r.w - 60.0, 17.0))}</text>
+                            <text x=n(r.x + 8.0) y=n(r.y + 40.0) class="mono">{short(&p.ip, fits(r.w - state_w - 12.0, 16.0))}</text>
+                            <text x=n(r.x + r.w - 8.0) y=n(r.y + 40.0) class="readiness" text-anchor="end">{format!("{mark} {}", short(word, fits(state_w, 16.0)))}</text>
+                            <text x=n(r.x + r.w - 8.0) y=n(r.y + 20.0) class="muted received" text-anchor="end">{if got > 0 { format!("⬇{got}") } else { String::new() }}</text>
                         </g>
                     }
                 })
@@ -290,7 +290,7 @@ fn LiveChips() -> impl IntoView {
                     });
                     if let Some(EventKind::ProbeFailed { run, threshold, .. }) = last.map(|e| &e.kind) {
                         let text = format!("{} ✖", tr(lg, "pod.probe").replace("{k}", &run.min(threshold).to_string()).replace("{n}", &threshold.to_string()));
-                        out.push((p.rect.x + p.rect.w - 8.0, p.rect.y + 21.0, text, "probe-chip", p.id.name.clone()));
+                        out.push((p.rect.x + p.rect.w - 8.0, p.rect.y + 20.0, text, "probe-chip", p.id.name.clone()));
                     }
                 }
                 for b in &s.services {
@@ -750,13 +750,13 @@ fn PacketCard() -> impl IntoView {
     view! {
         <Show when=move || card.with(Option::is_some)>
             <g class="packet-card" data-testid="packet-card" pointer-events="none">
-                <rect x=get(|c| n(c.x)) y=n(CARD_TOP) width=get(|c| n(c.w)) height="82" rx="6" />
-                <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 23.0) class="mono card-hop">{get(|c| c.hop.clone())}</text>
-                <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 47.0) class="mono"
+                <rect x=get(|c| n(c.x)) y=n(CARD_TOP) width=get(|c| n(c.w)) height="74" rx="6" />
+                <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 21.0) class="mono card-hop">{get(|c| c.hop.clone())}</text>
+                <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 44.0) class="mono"
                     class:rewritten=move || card.with(|c| c.as_ref().is_some_and(|c| c.src_changed))>
                     {get(|c| c.src.clone())}
                 </text>
-                <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 71.0) class="mono"
+                <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 67.0) class="mono"
                     class:rewritten=move || card.with(|c| c.as_ref().is_some_and(|c| c.dst_changed))>
                     {get(|c| c.dst.clone())}
                 </text>
