@@ -443,6 +443,9 @@ pub fn synthetic_cluster(n: usize, k: usize) -> Cluster {
             )],
             pod_cidrs: "10.244.0.0/24".parse().into_iter().collect(),
             zone: None,
+            taints: Vec::new(),
+            unschedulable: false,
+            max_pods: crate::model::DEFAULT_MAX_PODS,
         }],
         ..Cluster::default()
     };

@@ -58,6 +58,54 @@ pub struct Node {
     pub addresses: Vec<(NodeAddressKind, IpAddr)>,
     pub pod_cidrs: Vec<IpNet>,
     pub zone: Option<String>,
+    /// `spec.taints`: which Pods the scheduler (and the DaemonSet controller)
+    /// keep off this node.
+    pub taints: Vec<Taint>,
+    /// `spec.unschedulable` (cordoned): no new Pods, except DaemonSets'.
+    pub unschedulable: bool,
+    /// How many Pods fit: `status.allocatable.pods`, else
+    /// `status.capacity.pods`, else the kubelet's default `maxPods` of 110.
+    pub max_pods: u32,
+}
+
+/// The kubelet's default `maxPods`.
+pub const DEFAULT_MAX_PODS: u32 = 110;
+
+/// A node taint: `key[=value]:effect`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Taint {
+    pub key: String,
+    pub value: String,
+    /// `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
+    pub effect: String,
+}
+
+/// A Pod's toleration of taints.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Toleration {
+    /// Empty with `exists` = tolerate every taint.
+    pub key: String,
+    /// `operator: Exists` (any value), else `Equal`.
+    pub exists: bool,
+    pub value: String,
+    /// Empty = every effect.
+    pub effect: String,
+}
+
+impl Toleration {
+    /// `ToleratesTaint` from k8s.io/api's helpers.
+    pub fn tolerates(&self, t: &Taint) -> bool {
+        (self.effect.is_empty() || self.effect == t.effect)
+            && (self.key.is_empty() && self.exists || self.key == t.key)
+            && (self.exists || self.value == t.value)
+    }
+}
+
+impl Taint {
+    /// Does this taint keep new Pods off the node (unless tolerated)?
+    pub fn blocks_scheduling(&self) -> bool {
+        self.effect == "NoSchedule" || self.effect == "NoExecute"
+    }
 }
 
 impl Node {
@@ -142,8 +190,11 @@ pub struct Pod {
     /// is no endpoint (a Pod written without status is placed and addressed).
     pub pending: bool,
     pub reported_ready: ReportedReady,
-    /// The Deployment that made it, when it was expanded from one.
+    /// The workload that made it (its name), when it was expanded from one
+    /// or its `ownerReferences` name one.
     pub owner: Option<String>,
+    /// `spec.tolerations` (for a workload's Pods, the template's).
+    pub tolerations: Vec<Toleration>,
 }
 
 impl Pod {
@@ -167,13 +218,43 @@ impl Pod {
     }
 }
 
+/// The controllers that create Pods from a template.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum WorkloadKind {
+    Deployment,
+    ReplicaSet,
+    StatefulSet,
+    DaemonSet,
+    Job,
+}
+
+impl WorkloadKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkloadKind::Deployment => "Deployment",
+            WorkloadKind::ReplicaSet => "ReplicaSet",
+            WorkloadKind::StatefulSet => "StatefulSet",
+            WorkloadKind::DaemonSet => "DaemonSet",
+            WorkloadKind::Job => "Job",
+        }
+    }
+}
+
+/// A Deployment, ReplicaSet, StatefulSet, DaemonSet or Job, and the Pods
+/// its controller asks for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Deployment {
+pub struct Workload {
+    pub kind: WorkloadKind,
     pub id: NamespacedName,
+    /// `spec.replicas` (Deployment, ReplicaSet, StatefulSet), a Job's
+    /// running Pods (`parallelism`, at most `completions`); for a DaemonSet
+    /// the number of nodes it runs on, known once Nodes are complete.
     pub replicas: u32,
     pub selector: Labels,
     pub template_labels: Labels,
     pub containers: Vec<Container>,
+    /// `spec.template.spec.tolerations`.
+    pub tolerations: Vec<Toleration>,
 }
 
 /// A port given by number or by container-port name.
@@ -472,7 +553,8 @@ impl Default for ProxyConfig {
 pub struct Cluster {
     pub nodes: Vec<Node>,
     pub pods: Vec<Pod>,
-    pub deployments: Vec<Deployment>,
+    /// Deployments, ReplicaSets, StatefulSets, DaemonSets and Jobs.
+    pub workloads: Vec<Workload>,
     pub services: Vec<Service>,
     /// Slices given in the input or mirrored from Endpoints. Slices of
     /// selector Services are computed by [`crate::controller`].

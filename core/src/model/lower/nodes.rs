@@ -237,17 +237,78 @@ impl Builder {
             }
         }
         let zone = labels.get("topology.kubernetes.io/zone").cloned();
+        let mut taints = Vec::new();
+        for (i, t) in c
+            .seq(spec.and_then(|s| s.get("taints")), "spec.taints")
+            .iter()
+            .enumerate()
+        {
+            let p = format!("spec.taints[{i}]");
+            let key = c
+                .string(t.get("key"), &format!("{p}.key"))
+                .unwrap_or_default();
+            let effect = c
+                .string(t.get("effect"), &format!("{p}.effect"))
+                .unwrap_or_default();
+            if !matches!(
+                effect.as_str(),
+                "NoSchedule" | "PreferNoSchedule" | "NoExecute"
+            ) {
+                c.err(
+                    t.get("effect").unwrap_or(t),
+                    &format!("{p}.effect"),
+                    format!("Unsupported value: \"{effect}\": supported values: \"NoExecute\", \"NoSchedule\", \"PreferNoSchedule\""),
+                    "use NoSchedule, PreferNoSchedule or NoExecute",
+                );
+                continue;
+            }
+            taints.push(Taint {
+                key,
+                value: c
+                    .string(t.get("value"), &format!("{p}.value"))
+                    .unwrap_or_default(),
+                effect,
+            });
+        }
+        let unschedulable = c
+            .boolean(
+                spec.and_then(|s| s.get("unschedulable")),
+                "spec.unschedulable",
+            )
+            .unwrap_or(false);
+        // The scheduler counts against allocatable; capacity when only
+        // that is given; the kubelet's default maxPods otherwise.
+        let mut max_pods = DEFAULT_MAX_PODS;
+        for key in ["capacity", "allocatable"] {
+            let field = format!("status.{key}.pods");
+            if let Some(v) = status.and_then(|s| s.get(key)).and_then(|x| x.get("pods")) {
+                // Quantities are often quoted ("110").
+                let text = v.as_str().unwrap_or("");
+                match text.parse::<u32>() {
+                    Ok(n) => max_pods = n,
+                    Err(_) => c.err(
+                        v,
+                        &field,
+                        format!("`{text}` is not a whole number of Pods"),
+                        "write e.g. \"110\"",
+                    ),
+                }
+            }
+        }
         self.cluster.nodes.push(Node {
             name: id.name,
             labels,
             addresses,
             pod_cidrs,
             zone,
+            taints,
+            unschedulable,
+            max_pods,
         });
     }
 
     /// Nodes: synthesise them when none are given, and give each a podCIDR and an address.
-    pub(super) fn finish_nodes(&mut self) {
+    pub(super) fn finish_nodes(&mut self, reserved: &BTreeSet<IpAddr>) {
         if self.cluster.nodes.is_empty() {
             let mut names: Vec<String> = self
                 .cluster
@@ -283,6 +344,9 @@ impl Builder {
                     addresses: Vec::new(),
                     pod_cidrs: Vec::new(),
                     zone: None,
+                    taints: Vec::new(),
+                    unschedulable: false,
+                    max_pods: DEFAULT_MAX_PODS,
                 });
             }
         }
@@ -301,12 +365,43 @@ impl Builder {
             .iter()
             .flat_map(|n| n.pod_cidrs.clone())
             .collect();
+        // Synthesised node addresses: 192.168.0.(2+i), skipping any address
+        // something in the input already has (a real node's, a Pod's, a
+        // Service's), and the .0 and .255 of each /24.
+        let mut taken: BTreeSet<IpAddr> = reserved.clone();
+        taken.extend(
+            self.cluster
+                .nodes
+                .iter()
+                .flat_map(|n| n.addresses.iter().map(|(_, ip)| *ip)),
+        );
+        taken.extend(self.cluster.pods.iter().flat_map(|p| p.ips.iter().copied()));
+        taken.extend(
+            self.cluster
+                .endpoint_slices
+                .iter()
+                .flat_map(|s| s.endpoints.iter().flat_map(|e| e.addresses.iter().copied())),
+        );
         let mut next = 0u32;
         for (i, node) in self.cluster.nodes.iter_mut().enumerate() {
             if node.addresses.is_empty() {
-                let ip = std::net::Ipv4Addr::new(192, 168, 0, (2 + i).min(254) as u8);
-                node.addresses
-                    .push((NodeAddressKind::InternalIP, IpAddr::V4(ip)));
+                let mut offset = 2 + i as u32;
+                let ip = loop {
+                    let ip = std::net::Ipv4Addr::from(0xc0a8_0000u32 + offset);
+                    let host = offset & 0xff;
+                    if offset > 0xfffe {
+                        break None; // 65,000 nodes without addresses: leave the rest
+                    }
+                    if host != 0 && host != 255 && !taken.contains(&IpAddr::V4(ip)) {
+                        break Some(ip);
+                    }
+                    offset += 1;
+                };
+                if let Some(ip) = ip {
+                    taken.insert(IpAddr::V4(ip));
+                    node.addresses
+                        .push((NodeAddressKind::InternalIP, IpAddr::V4(ip)));
+                }
             }
             if node.pod_cidr(IpFamily::V4).is_none() {
                 if let Some(IpNet::V4(pool)) = pool {
