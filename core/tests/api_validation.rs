@@ -236,3 +236,278 @@ fn the_simulators_own_limits_say_so() {
     let c = refused(&neg, "must be greater than or equal to 0", "spec.replicas");
     assert!(c.service(&NamespacedName::new("default", "web")).is_none());
 }
+
+/// A Service document with the given spec lines.
+fn svc(name: &str, spec: &str) -> String {
+    format!("apiVersion: v1\nkind: Service\nmetadata: {{name: {name}}}\nspec:\n{spec}---\n")
+}
+
+const CIDR_V4: &str = "apiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {name: kubernetes}\nspec: {cidrs: [10.96.0.0/16]}\n---\n";
+const CIDR_DUAL: &str = "apiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {name: kubernetes}\nspec: {cidrs: [10.96.0.0/16, \"fd00:10:96::/112\"]}\n---\n";
+
+#[test]
+fn services_the_api_server_refuses() {
+    // (input, message as the API server words it, field, Services kept)
+    let cases: Vec<(String, &str, &str, usize)> = vec![
+        // A NodePort used by two Services: the second is refused.
+        (
+            format!("{}{}", svc("a", "  type: NodePort\n  ports: [{port: 80, nodePort: 30080}]\n"), svc("b", "  type: NodePort\n  ports: [{port: 81, nodePort: 30080}]\n")),
+            "The Service \"b\" is invalid: Invalid value: 30080: provided port is already allocated",
+            "spec.ports[0].nodePort",
+            1,
+        ),
+        // …also across protocols and between a port and a health check port.
+        (
+            format!("{}{}", svc("a", "  type: NodePort\n  ports: [{port: 53, protocol: UDP, nodePort: 30053}]\n"), svc("b", "  type: NodePort\n  ports: [{port: 53, protocol: TCP, nodePort: 30053}]\n")),
+            "provided port is already allocated",
+            "spec.ports[0].nodePort",
+            1,
+        ),
+        // The same port and protocol twice in one Service.
+        (
+            svc("a", "  ports:\n  - {name: a, port: 80}\n  - {name: b, port: 80, targetPort: 8080}\n"),
+            "Duplicate value: core.ServicePort{Name:\"\", Protocol:\"TCP\", AppProtocol:(*string)(nil), Port:80",
+            "spec.ports[1]",
+            0,
+        ),
+        // The same nodePort twice in one Service, same protocol.
+        (
+            svc("a", "  type: NodePort\n  ports:\n  - {name: a, port: 80, nodePort: 30080}\n  - {name: b, port: 81, nodePort: 30080}\n"),
+            "Duplicate value: 30080",
+            "spec.ports[1].nodePort",
+            0,
+        ),
+        // nodePort on a ClusterIP Service.
+        (
+            svc("a", "  ports: [{port: 80, nodePort: 30080}]\n"),
+            "Forbidden: may not be used when `type` is 'ClusterIP'",
+            "spec.ports[0].nodePort",
+            0,
+        ),
+        // A ClusterIP outside the service CIDR.
+        (
+            format!("{CIDR_V4}{}", svc("a", "  clusterIP: 10.200.0.1\n  ports: [{port: 80}]\n")),
+            "Invalid value: []string{\"10.200.0.1\"}: failed to allocate IP 10.200.0.1: the provided IP (10.200.0.1) is not in the valid range. The range of valid IPs is 10.96.0.0/16",
+            "spec.clusterIPs",
+            0,
+        ),
+        // …or its network address.
+        (
+            format!("{CIDR_V4}{}", svc("a", "  clusterIP: 10.96.0.0\n  ports: [{port: 80}]\n")),
+            "is not in the valid range",
+            "spec.clusterIPs",
+            0,
+        ),
+        // A ClusterIP already taken.
+        (
+            format!("{CIDR_V4}{}{}", svc("a", "  clusterIP: 10.96.0.10\n  ports: [{port: 80}]\n"), svc("b", "  clusterIP: 10.96.0.10\n  ports: [{port: 80}]\n")),
+            "failed to allocate IP 10.96.0.10: provided IP is already allocated",
+            "spec.clusterIPs",
+            1,
+        ),
+        // A family the cluster lacks.
+        (
+            format!("{CIDR_V4}{}", svc("a", "  clusterIP: fd00::10\n  ports: [{port: 80}]\n")),
+            "Invalid value: []string{\"fd00::10\"}: IPv6 is not configured on this cluster",
+            "spec.clusterIPs[0]",
+            0,
+        ),
+        (
+            format!("{CIDR_V4}{}", svc("a", "  ipFamilies: [IPv6]\n  ports: [{port: 80}]\n")),
+            "Invalid value: \"IPv6\": not configured on this cluster",
+            "spec.ipFamilies[0]",
+            0,
+        ),
+        (
+            format!("{CIDR_V4}{}", svc("a", "  ipFamilyPolicy: RequireDualStack\n  ports: [{port: 80}]\n")),
+            "Invalid value: \"RequireDualStack\": this cluster is not configured for dual-stack services",
+            "spec.ipFamilyPolicy",
+            0,
+        ),
+        // Families listed twice, or not a family.
+        (
+            svc("a", "  ipFamilyPolicy: PreferDualStack\n  ipFamilies: [IPv4, IPv4]\n  ports: [{port: 80}]\n"),
+            "Duplicate value: \"IPv4\"",
+            "spec.ipFamilies[1]",
+            0,
+        ),
+        (
+            svc("a", "  ipFamilies: [IPv5]\n  ports: [{port: 80}]\n"),
+            "Unsupported value: \"IPv5\": supported values: \"IPv4\", \"IPv6\"",
+            "spec.ipFamilies[0]",
+            0,
+        ),
+        (
+            svc("a", "  ipFamilyPolicy: DualStack\n  ports: [{port: 80}]\n"),
+            "Unsupported value: \"DualStack\": supported values: \"PreferDualStack\", \"RequireDualStack\", \"SingleStack\"",
+            "spec.ipFamilyPolicy",
+            0,
+        ),
+        // Two families without a dual-stack policy.
+        (
+            format!("{CIDR_DUAL}{}", svc("a", "  ipFamilies: [IPv4, IPv6]\n  ports: [{port: 80}]\n")),
+            "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified",
+            "spec.ipFamilyPolicy",
+            0,
+        ),
+        // clusterIPs that disagree with clusterIP or ipFamilies.
+        (
+            svc("a", "  clusterIP: 10.96.0.10\n  clusterIPs: [10.96.0.11]\n  ports: [{port: 80}]\n"),
+            "first value must match `clusterIP`",
+            "spec.clusterIPs",
+            0,
+        ),
+        (
+            svc("a", "  ipFamilyPolicy: PreferDualStack\n  clusterIPs: [10.96.0.10, 10.96.0.11]\n  ports: [{port: 80}]\n"),
+            "may specify no more than one IP for each IP family",
+            "spec.clusterIPs",
+            0,
+        ),
+        (
+            svc("a", "  clusterIP: 10.96.0.10\n  ipFamilies: [IPv6]\n  ports: [{port: 80}]\n"),
+            "expected an IPv6 value as indicated by `ipFamilies[0]`",
+            "spec.clusterIP",
+            0,
+        ),
+    ];
+    for (yaml, msg, field, kept) in &cases {
+        let c = refused(yaml, msg, field);
+        assert_eq!(c.services.len(), *kept, "{msg}\n{yaml}");
+    }
+}
+
+#[test]
+fn node_ports_outside_the_range() {
+    let yaml = svc(
+        "a",
+        "  type: NodePort\n  ports: [{port: 80, nodePort: 8080}]\n",
+    );
+    // The API server's range is a flag: with the default, the Service is
+    // refused, which kpv says (a warning: the range may have been widened).
+    let (c, diags) = parse(&yaml);
+    let d = diags
+        .iter()
+        .find(|d| d.field.as_deref() == Some("spec.ports[0].nodePort"))
+        .unwrap_or_else(|| panic!("{diags:#?}"));
+    assert_eq!(d.severity, Severity::Warning);
+    assert!(d.message.contains("Invalid value: 8080: provided port is not in the valid range. The range of valid ports is 30000-32767"), "{d}");
+    assert_eq!(c.services.len(), 1);
+    // Declared by a kubeadm ClusterConfiguration (either extraArgs form).
+    for config in [
+        "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\napiServer:\n  extraArgs:\n  - {name: service-node-port-range, value: 30000-31000}\n---\n",
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\napiServer:\n  extraArgs: {service-node-port-range: \"30000+1000\"}\n---\n",
+    ] {
+        let c = refused(
+            &format!("{config}{yaml}"),
+            "The range of valid ports is 30000-31000",
+            "spec.ports[0].nodePort",
+        );
+        assert!(c.services.is_empty());
+        // Inside a declared wider range, it is fine.
+        let wide = config.replace("30000-31000", "8000-32767").replace("30000+1000", "8000+24767");
+        let (c, diags) = parse(&format!("{wide}{yaml}"));
+        assert!(errors(&diags).is_empty(), "{diags:#?}");
+        assert_eq!(c.services[0].ports[0].node_port, Some(8080));
+    }
+}
+
+#[test]
+fn dual_stack_policies_get_both_families() {
+    // (CIDRs, spec, expected families of the ClusterIPs in order)
+    use kpv_core::packet::IpFamily::{V4, V6};
+    let cases: &[(&str, &str, &[kpv_core::packet::IpFamily])] = &[
+        (CIDR_DUAL, "  ipFamilyPolicy: RequireDualStack\n", &[V4, V6]),
+        (CIDR_DUAL, "  ipFamilyPolicy: PreferDualStack\n", &[V4, V6]),
+        (
+            CIDR_DUAL,
+            "  ipFamilyPolicy: PreferDualStack\n  ipFamilies: [IPv6]\n",
+            &[V6, V4],
+        ),
+        (
+            CIDR_DUAL,
+            "  ipFamilyPolicy: RequireDualStack\n  clusterIP: 10.96.0.50\n",
+            &[V4, V6],
+        ),
+        (CIDR_DUAL, "", &[V4]),
+        (
+            CIDR_DUAL,
+            "  ipFamilyPolicy: SingleStack\n  ipFamilies: [IPv6]\n",
+            &[V6],
+        ),
+        // PreferDualStack on a single-stack cluster: one family, no error.
+        (CIDR_V4, "  ipFamilyPolicy: PreferDualStack\n", &[V4]),
+        // Without ServiceCIDRs, asking for dual-stack makes the cluster so.
+        ("", "  ipFamilyPolicy: RequireDualStack\n", &[V4, V6]),
+    ];
+    for (cidrs, spec, want) in cases {
+        let yaml = format!(
+            "{cidrs}{}",
+            svc("web", &format!("{spec}  ports: [{{port: 80}}]\n"))
+        );
+        let (c, diags) = parse(&yaml);
+        assert!(errors(&diags).is_empty(), "{spec}: {diags:#?}");
+        let got: Vec<_> = c.services[0]
+            .cluster_ips
+            .iter()
+            .map(kpv_core::packet::IpFamily::of)
+            .collect();
+        assert_eq!(&got, want, "{spec}");
+        if spec.contains("10.96.0.50") {
+            assert_eq!(c.services[0].cluster_ips[0].to_string(), "10.96.0.50");
+        }
+    }
+}
+
+#[test]
+fn dual_stack_services_get_rules_in_both_families() {
+    let yaml = format!(
+        "{CIDR_DUAL}apiVersion: v1\nkind: Node\nmetadata: {{name: n1}}\nspec: {{podCIDRs: [10.244.0.0/24, \"fd00:244::/64\"]}}\nstatus:\n  addresses:\n  - {{type: InternalIP, address: 192.168.0.2}}\n  - {{type: InternalIP, address: \"2001:db8::2\"}}\n---\n{}",
+        svc("web", "  ipFamilyPolicy: RequireDualStack\n  ports: [{port: 80}]\n")
+    );
+    let (c, diags) = parse(&yaml);
+    assert!(errors(&diags).is_empty(), "{diags:#?}");
+    let slices = kpv_core::controller::steady_slices(&c);
+    for family in [
+        kpv_core::packet::IpFamily::V4,
+        kpv_core::packet::IpFamily::V6,
+    ] {
+        let input = kpv_core::proxy::build_input(&c, &slices, "n1", family)
+            .unwrap_or_else(|| panic!("{family:?} input"));
+        let ip = c.services[0]
+            .cluster_ips
+            .iter()
+            .find(|ip| kpv_core::packet::IpFamily::of(ip) == family)
+            .unwrap_or_else(|| panic!("{family:?} ClusterIP"));
+        assert!(
+            input.services.values().any(|s| s.cluster_ip == Some(*ip)),
+            "{family:?}: kube-proxy of that family sees the Service"
+        );
+    }
+}
+
+#[test]
+fn an_exhausted_service_cidr_refuses_with_the_api_message() {
+    // A /29 has five allocatable addresses (.0 network, .1 reserved, .7 broadcast).
+    let cidr = "apiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {name: tiny}\nspec: {cidrs: [10.96.0.0/29]}\n---\n";
+    let mut yaml = cidr.to_string();
+    for i in 0..8 {
+        yaml.push_str(&svc(&format!("s{i}"), "  ports: [{port: 80}]\n"));
+    }
+    let (c, diags) = parse(&yaml);
+    let full: Vec<_> = errors(&diags)
+        .into_iter()
+        .filter(|d| {
+            d.message
+                .contains("Internal error occurred: failed to allocate a serviceIP: range is full")
+        })
+        .collect();
+    assert!(!full.is_empty(), "{diags:#?}");
+    assert_eq!(c.services.len() + full.len(), 8);
+    for s in &c.services {
+        assert_eq!(s.cluster_ips.len(), 1, "{}", s.id);
+    }
+    for d in full {
+        assert_eq!(d.field.as_deref(), Some("spec.clusterIPs"));
+        assert!(d.span.is_some());
+    }
+}

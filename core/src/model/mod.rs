@@ -563,9 +563,20 @@ pub struct Cluster {
     pub proxy: ProxyConfig,
     /// Was a KubeProxyConfiguration given?
     pub proxy_config_given: bool,
+    /// The API server's `--service-node-port-range` when a kubeadm
+    /// ClusterConfiguration sets it; `None` = the default 30000–32767.
+    pub node_port_range: Option<(u16, u16)>,
 }
 
+/// The API server's default `--service-node-port-range`.
+pub const DEFAULT_NODE_PORT_RANGE: (u16, u16) = (30000, 32767);
+
 impl Cluster {
+    /// The NodePort range Services' nodePorts must be in.
+    pub fn node_port_range(&self) -> (u16, u16) {
+        self.node_port_range.unwrap_or(DEFAULT_NODE_PORT_RANGE)
+    }
+
     pub fn node(&self, name: &str) -> Option<&Node> {
         self.nodes.iter().find(|n| n.name == name)
     }

@@ -35,6 +35,11 @@ const KINDS: &[(&str, &[&str], Removed)] = &[
         &[],
     ),
     (
+        "ClusterConfiguration",
+        &["kubeadm.k8s.io/v1beta4", "kubeadm.k8s.io/v1beta3"],
+        &[("kubeadm.k8s.io/v1beta2", "1.26")],
+    ),
+    (
         "ServiceCIDR",
         &["networking.k8s.io/v1", "networking.k8s.io/v1beta1"],
         &[],
@@ -79,6 +84,7 @@ const KINDS: &[(&str, &[&str], Removed)] = &[
 /// first, then what later objects refer to).
 pub(super) const ORDER: &[&str] = &[
     "KubeProxyConfiguration",
+    "ClusterConfiguration",
     "ServiceCIDR",
     "Node",
     "Deployment",

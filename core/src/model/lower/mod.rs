@@ -60,6 +60,7 @@ pub fn parse_files(inputs: &[Input<'_>]) -> (Cluster, Vec<Diagnostic>) {
         cluster: Cluster::default(),
         seen: BTreeSet::new(),
         node_bound_by_controller: BTreeSet::new(),
+        service_subnet: Vec::new(),
     };
     b.build(&raw);
     let Builder {
@@ -154,6 +155,9 @@ struct Builder {
     /// Pods a controller bound to a node itself (a DaemonSet's): when the
     /// node is full they stay Pending instead of being rejected.
     node_bound_by_controller: BTreeSet<NamespacedName>,
+    /// kubeadm's `networking.serviceSubnet`: the service CIDRs when no
+    /// ServiceCIDR object is given.
+    service_subnet: Vec<IpNet>,
 }
 
 impl Builder {
@@ -188,6 +192,7 @@ impl Builder {
                 };
                 match kind {
                     "KubeProxyConfiguration" => self.proxy_config(o),
+                    "ClusterConfiguration" => self.cluster_configuration(o),
                     "ServiceCIDR" => self.service_cidr(o),
                     "Node" => self.node(o),
                     "Pod" => self.pod(o),
@@ -242,6 +247,9 @@ impl Builder {
                     .copied()
             })
             .collect();
+        if self.cluster.service_cidrs.is_empty() {
+            self.cluster.service_cidrs = std::mem::take(&mut self.service_subnet);
+        }
         self.finish_nodes(&reserved);
         self.expand_workloads(workloads);
         self.place_pods();

@@ -174,6 +174,81 @@ impl Builder {
         self.cluster.proxy = cfg;
     }
 
+    /// kubeadm's ClusterConfiguration: the API server's flags kpv needs
+    /// (`--service-node-port-range` from `apiServer.extraArgs`) and
+    /// `networking.serviceSubnet` (`--service-cluster-ip-range`, used when
+    /// no ServiceCIDR object is given).
+    pub(super) fn cluster_configuration(&mut self, o: &RawObject) {
+        let n = &o.node;
+        let mut c = self.ctx(o, "ClusterConfiguration".into());
+        // v1beta3: extraArgs is a map; v1beta4: a list of {name, value}.
+        let args = n.get("apiServer").and_then(|a| a.get("extraArgs"));
+        let mut range = None;
+        if let Some(a) = args {
+            if let Some(v) = a.get("service-node-port-range") {
+                range = Some(v);
+            }
+            for x in a.as_seq().unwrap_or(&[]) {
+                if x.get("name").and_then(Y::as_str) == Some("service-node-port-range") {
+                    range = x.get("value");
+                }
+            }
+        }
+        let mut node_port_range = None;
+        if let Some(v) = range {
+            // net.ParsePortRange: "BASE-MAX" or "BASE+SIZE".
+            let text = v.as_str().unwrap_or("");
+            let parsed = if let Some((a, b)) = text.split_once('-') {
+                a.trim()
+                    .parse::<u16>()
+                    .ok()
+                    .zip(b.trim().parse::<u16>().ok())
+            } else if let Some((a, b)) = text.split_once('+') {
+                a.trim()
+                    .parse::<u16>()
+                    .ok()
+                    .zip(b.trim().parse::<u16>().ok())
+                    .and_then(|(a, n)| Some((a, a.checked_add(n)?)))
+            } else {
+                None
+            };
+            match parsed {
+                Some((lo, hi)) if lo >= 1 && lo <= hi => node_port_range = Some((lo, hi)),
+                _ => c.err(
+                    v,
+                    "apiServer.extraArgs.service-node-port-range",
+                    format!("`{text}` is not a port range"),
+                    "write e.g. 30000-32767",
+                ),
+            }
+        }
+        let mut subnets = Vec::new();
+        if let Some(s) = n
+            .get("networking")
+            .and_then(|x| x.get("serviceSubnet"))
+            .filter(|x| !x.is_null())
+        {
+            for part in s
+                .as_str()
+                .unwrap_or("")
+                .split(',')
+                .filter(|p| !p.trim().is_empty())
+            {
+                match parse_cidr_sloppy(part.trim()) {
+                    Some(net) => subnets.push(net),
+                    None => c.err(
+                        s,
+                        "networking.serviceSubnet",
+                        format!("`{part}` is not a valid CIDR"),
+                        "write e.g. 10.96.0.0/12 (comma-separated for dual-stack)",
+                    ),
+                }
+            }
+        }
+        self.cluster.node_port_range = node_port_range.or(self.cluster.node_port_range);
+        self.service_subnet.extend(subnets);
+    }
+
     pub(super) fn service_cidr(&mut self, o: &RawObject) {
         let Some((id, _, _)) = self.meta(o, false) else {
             return;
