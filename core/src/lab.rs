@@ -293,7 +293,10 @@ impl LbLab {
             Outcome::Dropped { .. } => (Landing::Dropped, String::new(), None),
             Outcome::Rejected { .. } => (Landing::Rejected, String::new(), None),
             Outcome::AcceptedByNode { node } => (Landing::Node, node.clone(), None),
-            Outcome::Unrouted => (Landing::Unrouted, String::new(), None),
+            // An ExternalName leaves the cluster: no rule and no Pod of it.
+            Outcome::Unrouted | Outcome::ExternalName { .. } => {
+                (Landing::Unrouted, String::new(), None)
+            }
             Outcome::NoSuchName { .. } => (Landing::NoSuchName, String::new(), None),
         };
         *self.counts.entry(key).or_default() += 1;

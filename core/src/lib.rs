@@ -16,6 +16,7 @@ pub mod choose;
 pub mod cli;
 pub mod controller;
 pub mod diag;
+pub mod dns;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod lab;
