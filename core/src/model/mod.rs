@@ -498,6 +498,9 @@ impl Scheduler {
 }
 
 /// How kube-proxy tells traffic from this cluster's Pods apart.
+/// (`BridgeInterface` and `InterfaceNamePrefix` match the interface a
+/// packet came in on, which for kpv's packets is "from a Pod of this
+/// node": they are read as `NodeCidr`, with a warning.)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum DetectLocalMode {
     #[default]
@@ -522,6 +525,12 @@ pub struct ProxyConfig {
     /// nftables mode's own mark bit (`nftables.masqueradeBit`): kube-proxy
     /// hands this one, not the iptables one, to the nftables proxier.
     pub nftables_masquerade_bit: u8,
+    /// The mode's `minSyncPeriod` in milliseconds, when given: how long
+    /// after a change kube-proxy writes the rules (1 s by default).
+    pub min_sync_period_ms: Option<u64>,
+    /// `portRange` (userspace mode's proxy ports), when given; else the
+    /// kernel picks from its ephemeral range.
+    pub port_range: Option<(u16, u16)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -544,6 +553,8 @@ impl Default for ProxyConfig {
             ipvs_scheduler: Scheduler::Rr,
             nftables_masquerade_all: false,
             nftables_masquerade_bit: 14,
+            min_sync_period_ms: None,
+            port_range: None,
         }
     }
 }

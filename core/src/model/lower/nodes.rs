@@ -94,11 +94,114 @@ impl Builder {
             match m.as_str().unwrap_or("") {
                 "" | "ClusterCIDR" => cfg.detect_local_mode = DetectLocalMode::ClusterCidr,
                 "NodeCIDR" => cfg.detect_local_mode = DetectLocalMode::NodeCidr,
+                s @ ("BridgeInterface" | "InterfaceNamePrefix") => {
+                    // kube-proxy matches the interface the packet came in on
+                    // (`-i BRIDGE` / `-i PREFIX+`): traffic from this node's
+                    // Pods. kpv's packets carry no interface; a packet from
+                    // a Pod of this node is the same set as NodeCIDR's.
+                    let (key, example) = if s == "BridgeInterface" {
+                        ("bridgeInterface", "cbr0")
+                    } else {
+                        ("interfaceNamePrefix", "veth")
+                    };
+                    let given = n
+                        .get("detectLocal")
+                        .and_then(|d| d.get(key))
+                        .and_then(Y::as_str)
+                        .filter(|x| !x.is_empty());
+                    cfg.detect_local_mode = DetectLocalMode::NodeCidr;
+                    c.warn(
+                        m,
+                        "detectLocalMode",
+                        match given {
+                            Some(v) => format!("detectLocalMode {s} matches packets arriving on interface `{v}`, i.e. from this node's Pods; kpv models that as NodeCIDR (source in the node's podCIDR)"),
+                            None => format!("detectLocalMode {s} needs detectLocal.{key} (kube-proxy refuses to start without it); kpv models it as NodeCIDR"),
+                        },
+                        &format!("give detectLocal: {{{key}: {example}}}; the rules then say `-i` where kpv shows the node's podCIDR"),
+                    );
+                }
                 s => c.err(
                     m,
                     "detectLocalMode",
-                    format!("detectLocalMode `{s}` is not modelled"),
-                    "use ClusterCIDR or NodeCIDR",
+                    format!("Unsupported value: \"{s}\": supported values: \"BridgeInterface\", \"ClusterCIDR\", \"InterfaceNamePrefix\", \"NodeCIDR\""),
+                    "use ClusterCIDR, NodeCIDR, BridgeInterface or InterfaceNamePrefix",
+                ),
+            }
+        }
+        // Sync periods: the active mode's section, or the top-level fields.
+        let section = match cfg.mode {
+            Mode::Iptables | Mode::Userspace => "iptables",
+            Mode::Ipvs => "ipvs",
+            Mode::Nftables => "nftables",
+        };
+        for (field, node) in [
+            ("minSyncPeriod".to_string(), n.get("minSyncPeriod")),
+            ("syncPeriod".to_string(), n.get("syncPeriod")),
+            (
+                format!("{section}.minSyncPeriod"),
+                n.get(section).and_then(|x| x.get("minSyncPeriod")),
+            ),
+            (
+                format!("{section}.syncPeriod"),
+                n.get(section).and_then(|x| x.get("syncPeriod")),
+            ),
+        ] {
+            let Some(v) = node.filter(|x| !x.is_null()) else {
+                continue;
+            };
+            let text = v.as_str().unwrap_or("");
+            let Some(ms) = parse_go_duration(text) else {
+                c.err(
+                    v,
+                    &field,
+                    format!("`{text}` is not a duration"),
+                    "write a duration like 1s, 500ms or 1m0s",
+                );
+                continue;
+            };
+            if field.ends_with("minSyncPeriod") {
+                cfg.min_sync_period_ms = Some(ms);
+            } else {
+                c.warn(
+                    v,
+                    &field,
+                    format!("syncPeriod {text} is read but changes nothing kpv shows: the periodic full resync rewrites the same rules"),
+                    "minSyncPeriod is what sets how soon a change reaches the rules",
+                );
+            }
+        }
+        if let Some(v) = n.get("portRange").filter(|x| !x.is_null()) {
+            let text = v.as_str().unwrap_or("");
+            let parsed = text
+                .split_once('-')
+                .and_then(|(a, b)| {
+                    a.trim()
+                        .parse::<u16>()
+                        .ok()
+                        .zip(b.trim().parse::<u16>().ok())
+                })
+                .filter(|(a, b)| *a >= 1 && a <= b);
+            match parsed {
+                Some(r) => {
+                    cfg.port_range = Some(r);
+                    if cfg.mode != Mode::Userspace {
+                        c.warn(
+                            v,
+                            "portRange",
+                            format!(
+                                "portRange is used by userspace mode only; {} mode ignores it",
+                                cfg.mode.as_str()
+                            ),
+                            "remove it, or use mode: userspace",
+                        );
+                    }
+                }
+                None if text.is_empty() => {}
+                None => c.err(
+                    v,
+                    "portRange",
+                    format!("`{text}` is not a port range"),
+                    "write e.g. 30000-30100",
                 ),
             }
         }
@@ -138,6 +241,20 @@ impl Builder {
             }
         }
         if let Some(ipvs) = n.get("ipvs") {
+            c.unknown_keys(
+                ipvs,
+                "ipvs",
+                &[
+                    "scheduler",
+                    "minSyncPeriod",
+                    "syncPeriod",
+                    "excludeCIDRs",
+                    "strictARP",
+                    "tcpTimeout",
+                    "tcpFinTimeout",
+                    "udpTimeout",
+                ],
+            );
             if let Some(s) = ipvs.get("scheduler").filter(|x| !x.is_null()) {
                 match s.as_str().unwrap_or("") {
                     "" => {}
@@ -494,6 +611,67 @@ impl Builder {
                     }
                 }
             }
+        }
+    }
+}
+
+/// A Go duration (`time.ParseDuration`) in whole milliseconds: `1s`,
+/// `500ms`, `1m30s`, `1.5s`, `0`.
+pub(super) fn parse_go_duration(text: &str) -> Option<u64> {
+    let t = text.trim();
+    if t == "0" {
+        return Some(0);
+    }
+    let mut rest = t;
+    let mut total = 0f64;
+    let mut any = false;
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let value: f64 = rest[..num_len].parse().ok()?;
+        rest = &rest[num_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_len] {
+            "ns" => 1e-6,
+            "us" | "µs" => 1e-3,
+            "ms" => 1.0,
+            "s" => 1e3,
+            "m" => 60e3,
+            "h" => 3600e3,
+            _ => return None,
+        };
+        rest = &rest[unit_len..];
+        total += value * scale;
+        any = true;
+    }
+    (any && total.is_finite() && total < 1e15).then_some(total.round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_go_duration;
+
+    #[test]
+    fn go_durations() {
+        let cases = [
+            ("1s", Some(1000)),
+            ("500ms", Some(500)),
+            ("1m0s", Some(60_000)),
+            ("1m30s", Some(90_000)),
+            ("1.5s", Some(1500)),
+            ("0s", Some(0)),
+            ("0", Some(0)),
+            ("2h", Some(7_200_000)),
+            ("10", None),
+            ("", None),
+            ("1x", None),
+            ("s", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_go_duration(text), want, "{text}");
         }
     }
 }
