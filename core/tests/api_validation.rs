@@ -511,3 +511,94 @@ fn an_exhausted_service_cidr_refuses_with_the_api_message() {
         assert!(d.span.is_some());
     }
 }
+
+#[test]
+fn labels_port_names_and_other_fields_the_api_refuses() {
+    let pod = |meta: &str, port: &str| {
+        format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n{meta}spec:\n  containers:\n  - name: c\n    image: nginx\n    ports: [{{containerPort: 80{port}}}]\n")
+    };
+    // (yaml, message, field)
+    let cases: Vec<(String, &str, &str)> = vec![
+        (
+            pod("  labels: {app: \"web server\"}\n", ""),
+            "Invalid value: \"web server\": a valid label must be an empty string or consist of alphanumeric characters",
+            "metadata.labels",
+        ),
+        (
+            pod(&format!("  labels: {{app: {}}}\n", "v".repeat(64)), ""),
+            "must be no more than 63 characters",
+            "metadata.labels",
+        ),
+        (
+            pod("  labels: {\"Example.com/app\": web}\n", ""),
+            "prefix part a lowercase RFC 1123 subdomain",
+            "metadata.labels",
+        ),
+        (
+            pod("  labels: {\"-app\": web}\n", ""),
+            "name part must consist of alphanumeric characters",
+            "metadata.labels",
+        ),
+        (
+            pod("", ", name: HTTP"),
+            "Invalid value: \"HTTP\": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-), must contain at least one letter (a-z)",
+            "spec.containers[0].ports[0].name",
+        ),
+        (
+            pod("", ", name: web-server-http-1"),
+            "must be no more than 15 characters",
+            "spec.containers[0].ports[0].name",
+        ),
+        (
+            pod("", ", name: a--b"),
+            "must not contain consecutive hyphens",
+            "spec.containers[0].ports[0].name",
+        ),
+        (
+            svc("s", "  ports:\n  - {name: HTTP, port: 80}\n"),
+            "Invalid value: \"HTTP\": a lowercase RFC 1123 label must consist of",
+            "spec.ports[0].name",
+        ),
+        (
+            svc("s", "  type: ExternalName\n  externalName: DB.Example.com\n"),
+            "Invalid value: \"DB.Example.com\": a lowercase RFC 1123 subdomain must consist of",
+            "spec.externalName",
+        ),
+        (
+            svc("s", "  type: NodePort\n  loadBalancerSourceRanges: [10.0.0.0/8]\n  ports: [{port: 80}]\n"),
+            "Forbidden: may only be used when `type` is 'LoadBalancer'",
+            "spec.loadBalancerSourceRanges",
+        ),
+        (
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: nginx}]}\n".to_string(),
+            "Required value",
+            "spec.selector",
+        ),
+        (
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: api}}\n  template:\n    metadata: {labels: {app: web, tier: front}}\n    spec: {containers: [{name: c, image: nginx}]}\n".to_string(),
+            "Invalid value: map[string]string{\"app\":\"web\", \"tier\":\"front\"}: `selector` does not match template `labels`",
+            "spec.template.metadata.labels",
+        ),
+    ];
+    for (yaml, msg, field) in &cases {
+        refused(yaml, msg, field);
+    }
+    // What the API accepts stays accepted.
+    for yaml in [
+        pod(
+            "  labels: {app.kubernetes.io/name: web, empty: \"\", v: 1.2_x}\n",
+            ", name: http-alt",
+        ),
+        svc(
+            "s",
+            "  type: ExternalName\n  externalName: db.example.com.\n",
+        ),
+        svc(
+            "s",
+            "  ports:\n  - {name: http-2, port: 80}\n  - {name: '8443', port: 8443}\n",
+        ),
+    ] {
+        let (_, diags) = parse(&yaml);
+        assert!(errors(&diags).is_empty(), "{yaml}\n{diags:#?}");
+    }
+}

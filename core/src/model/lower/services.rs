@@ -4,7 +4,7 @@
 //!
 //! Never panics on input; every rejected field is a located diagnostic.
 
-use super::validate::join;
+use super::validate::{join, NameRule};
 use super::*;
 use crate::diag::Span;
 
@@ -351,6 +351,18 @@ impl Builder {
                 );
                 continue;
             }
+            if let Some(msg) = (!name.is_empty())
+                .then(|| NameRule::Dns1123Label.invalid(&name))
+                .flatten()
+            {
+                c.err(
+                    p.get("name").unwrap_or(p),
+                    &join(&path, "name"),
+                    msg,
+                    NameRule::Dns1123Label.hint(),
+                );
+                return None;
+            }
             if !names.insert(name.clone()) {
                 c.err(
                     p.get("name").unwrap_or(p),
@@ -632,6 +644,32 @@ impl Builder {
                 "topology-mode Auto: the EndpointSlice controller hints endpoints by the zones' CPU capacity, which kpv does not model, so its slices carry no hints",
                 "use spec.trafficDistribution: PreferClose, or write the hints in an EndpointSlice",
             );
+        }
+        if let Some(target) = &external_name {
+            // ValidateDNS1123Subdomain of the name without its final dot.
+            let bare = target.strip_suffix('.').unwrap_or(target);
+            if service_type == ServiceType::ExternalName {
+                if let Some(msg) = NameRule::Dns1123Subdomain.invalid(bare) {
+                    let at = spec.get("externalName").unwrap_or(spec);
+                    c.err(
+                        at,
+                        "spec.externalName",
+                        msg,
+                        "write a DNS name in lower case, like db.example.com",
+                    );
+                    return None;
+                }
+            }
+        }
+        if !load_balancer_source_ranges.is_empty() && service_type != ServiceType::LoadBalancer {
+            let at = spec.get("loadBalancerSourceRanges").unwrap_or(spec);
+            c.err(
+                at,
+                "spec.loadBalancerSourceRanges",
+                "Forbidden: may only be used when `type` is 'LoadBalancer'",
+                "set `type: LoadBalancer`, or remove loadBalancerSourceRanges",
+            );
+            return None;
         }
         if service_type == ServiceType::ExternalName {
             cluster_ips.clear();

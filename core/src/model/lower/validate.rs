@@ -304,8 +304,26 @@ impl Ctx<'_> {
         };
         for (k, v) in entries {
             match (k.as_str(), v.as_str()) {
-                (Some(k), Some(v)) => {
-                    out.insert(k.to_string(), v.to_string());
+                (Some(key), Some(value)) => {
+                    // ValidateLabels: the API server refuses the object.
+                    let problems: Vec<(String, &Y)> = label_key_problems(key)
+                        .into_iter()
+                        .map(|p| (format!("Invalid value: {key:?}: {p}"), k))
+                        .chain(
+                            label_value_problems(value)
+                                .into_iter()
+                                .map(|p| (format!("Invalid value: {value:?}: {p}"), v)),
+                        )
+                        .collect();
+                    for (msg, at) in problems {
+                        self.err(
+                            at,
+                            field,
+                            msg,
+                            "label keys are [prefix/]name and values at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
+                        );
+                    }
+                    out.insert(key.to_string(), value.to_string());
                 }
                 _ => self.err(
                     v,
@@ -381,6 +399,87 @@ impl Builder {
             }
         }
     }
+}
+
+const LABEL_CHARS: &str = "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+
+fn label_chars_ok(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+}
+
+/// `IsQualifiedName` (a label key): `[prefix/]name`.
+pub(super) fn label_key_problems(key: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let (prefix, name) = match key.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    if let Some(p) = prefix {
+        if p.is_empty() {
+            out.push("prefix part must be non-empty".to_string());
+        } else {
+            out.extend(
+                NameRule::Dns1123Subdomain
+                    .check(p)
+                    .into_iter()
+                    .map(|m| format!("prefix part {m}")),
+            );
+        }
+    }
+    if name.is_empty() {
+        out.push("name part must be non-empty".to_string());
+    } else {
+        if name.len() > 63 {
+            out.push("name part must be no more than 63 characters".to_string());
+        }
+        if !label_chars_ok(name) || name.contains('/') {
+            out.push(format!("name part must {LABEL_CHARS} (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"));
+        }
+    }
+    out
+}
+
+/// `IsValidLabelValue`.
+pub(super) fn label_value_problems(value: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if value.len() > 63 {
+        out.push("must be no more than 63 characters".to_string());
+    }
+    if !value.is_empty() && !label_chars_ok(value) {
+        out.push(format!("a valid label must be an empty string or {LABEL_CHARS} (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"));
+    }
+    out
+}
+
+/// `IsValidPortName` (IANA_SVC_NAME): a container port's name.
+pub(super) fn port_name_problems(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if name.len() > 15 {
+        out.push("must be no more than 15 characters".to_string());
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        out.push(
+            "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_string(),
+        );
+    }
+    if name.contains("--") {
+        out.push("must not contain consecutive hyphens".to_string());
+    }
+    if !name.bytes().any(|b| b.is_ascii_lowercase()) {
+        out.push("must contain at least one letter (a-z)".to_string());
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        out.push("must not begin or end with a hyphen".to_string());
+    }
+    out
 }
 
 /// The API server's rules for object names (apimachinery's

@@ -43,8 +43,21 @@ impl Builder {
                     continue;
                 };
                 let protocol = Self::protocol(c, pn.get("protocol"), &join(&pp, "protocol"));
+                let port_name = c.string(pn.get("name"), &join(&pp, "name"));
+                if let Some(name) = &port_name {
+                    let problems = super::validate::port_name_problems(name);
+                    if !problems.is_empty() {
+                        c.err(
+                            pn.get("name").unwrap_or(pn),
+                            &join(&pp, "name"),
+                            format!("Invalid value: {name:?}: {}", problems.join(", ")),
+                            "port names are at most 15 lower-case letters, digits and single hyphens, with at least one letter",
+                        );
+                        continue;
+                    }
+                }
                 ports.push(ContainerPort {
-                    name: c.string(pn.get("name"), &join(&pp, "name")),
+                    name: port_name,
                     port,
                     protocol,
                 });
@@ -204,12 +217,34 @@ impl Builder {
             BTreeMap::from([("job-name".to_string(), id.name.clone())])
         } else {
             let sel = c.labels(selector_node, "spec.selector.matchLabels");
+            if sel.is_empty() {
+                let at = get("selector").or(spec).unwrap_or(&o.node);
+                c.err(
+                    at,
+                    "spec.selector",
+                    "Required value",
+                    "add spec.selector.matchLabels naming the template's labels",
+                );
+                return None;
+            }
             if !selects(&sel, &template_labels) {
-                let at = spec.unwrap_or(&o.node);
+                // Go's %#v of the template's labels, keys sorted.
+                let map: Vec<String> = template_labels
+                    .iter()
+                    .map(|(k, v)| format!("{k:?}:{v:?}"))
+                    .collect();
+                let at = template
+                    .and_then(|t| t.get("metadata"))
+                    .and_then(|m| m.get("labels"))
+                    .or(spec)
+                    .unwrap_or(&o.node);
                 c.err(
                     at,
                     "spec.template.metadata.labels",
-                    "Invalid value: the template's labels: `selector` does not match template `labels`",
+                    format!(
+                        "Invalid value: map[string]string{{{}}}: `selector` does not match template `labels`",
+                        map.join(", ")
+                    ),
                     "make spec.selector.matchLabels a subset of spec.template.metadata.labels",
                 );
                 return None;
