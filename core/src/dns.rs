@@ -4,6 +4,8 @@
 //! publishes not-ready addresses; an ExternalName Service's name gives a
 //! CNAME to its `externalName` (kube-proxy installs nothing for it).
 //!
+//! A Pod with `hostname` and `subdomain` (a StatefulSet's) is also
+//! `HOSTNAME.SUBDOMAIN.NS.svc.cluster.local` under its headless Service.
 //! Names are tried as a Pod's resolver would, with the search path of its
 //! namespace (`NAME`, `NAME.NS`, `NAME.NS.svc`, `NAME.NS.svc.cluster.local`).
 //! This module answers from the objects only: it never looks at kube-proxy's
@@ -66,9 +68,54 @@ pub fn slices_for_dns(cluster: &Cluster, slices: &[EndpointSlice]) -> Vec<Endpoi
         .collect()
 }
 
+/// `HOSTNAME.SERVICE[.NS[.svc[.cluster.local]]]`: a Pod's own name under a
+/// headless Service (a StatefulSet's `web-0.web`).
+fn pod_of(name: &str, from_ns: &str) -> Option<(String, NamespacedName)> {
+    let (host, rest) = name.trim_end_matches('.').split_once('.')?;
+    let svc = service_of(rest, from_ns)?;
+    Some((host.to_string(), svc))
+}
+
+/// The record of a Pod named by its hostname under a headless Service: its
+/// endpoint's address, when the endpoint is ready (or the Service publishes
+/// not-ready addresses).
+fn pod_record(
+    cluster: &Cluster,
+    slices: &[EndpointSlice],
+    name: &str,
+    from_ns: &str,
+) -> Option<Answer> {
+    let (host, id) = pod_of(name, from_ns)?;
+    let svc = cluster.service(&id).filter(|s| s.headless)?;
+    let pod = cluster.pods.iter().find(|p| {
+        p.id.namespace == id.namespace
+            && p.hostname.as_deref() == Some(host.as_str())
+            && p.subdomain.as_deref() == Some(id.name.as_str())
+    })?;
+    let mut all: Vec<IpAddr> = slices
+        .iter()
+        .filter(|s| s.id.namespace == id.namespace && s.service_name == id.name)
+        .flat_map(|s| s.endpoints.iter())
+        .filter(|e| e.target_pod.as_ref() == Some(&pod.id))
+        .filter(|e| e.ready || svc.publish_not_ready_addresses)
+        .flat_map(|e| e.addresses.iter().copied())
+        .collect();
+    crate::order::sort(&mut all);
+    all.dedup();
+    let ip = *all.first()?;
+    Some(Answer::Address {
+        fqdn: format!("{host}.{}.{}.svc.{CLUSTER_DOMAIN}", id.name, id.namespace),
+        ip,
+        all,
+    })
+}
+
 /// Resolve `name` for a Pod (or node) in namespace `from_ns`, given the
 /// EndpointSlices in effect.
 pub fn resolve(cluster: &Cluster, slices: &[EndpointSlice], name: &str, from_ns: &str) -> Answer {
+    if let Some(a) = pod_record(cluster, slices, name, from_ns) {
+        return a;
+    }
     let Some(id) = service_of(name, from_ns) else {
         return Answer::NoSuchName;
     };

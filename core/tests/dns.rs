@@ -196,3 +196,41 @@ fn clusterip_names_answer_the_primary_address() {
     }
     assert_eq!(resolve(&c, &slices, "web", "default"), Answer::NoSuchName);
 }
+
+#[test]
+fn statefulset_pods_have_their_own_names() {
+    let yaml = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {podCIDR: 10.244.1.0/24}\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web, namespace: shop}\nspec:\n  serviceName: web\n  replicas: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: nginx}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec:\n  clusterIP: None\n  selector: {app: web}\n  ports: [{port: 80}]\n";
+    let (c, diags) = kpv_core::model::parse(yaml);
+    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    let slices = steady_slices(&c);
+    let pod_ip = |name: &str| {
+        c.pods
+            .iter()
+            .find(|p| p.id.name == name)
+            .and_then(|p| p.ips.first().copied())
+            .unwrap_or_else(|| panic!("{name}"))
+    };
+    // (name, from namespace, expected Pod)
+    let cases = [
+        ("web-0.web", "shop", Some("web-0")),
+        ("web-2.web.shop", "default", Some("web-2")),
+        ("web-1.web.shop.svc.cluster.local", "default", Some("web-1")),
+        ("web-3.web", "shop", None),
+        ("web-0.other", "shop", None),
+    ];
+    for (name, from, want) in cases {
+        match (resolve(&c, &slices, name, from), want) {
+            (Answer::Address { ip: got, fqdn, .. }, Some(pod)) => {
+                assert_eq!(got, pod_ip(pod), "{name}");
+                assert_eq!(fqdn, format!("{pod}.web.shop.svc.cluster.local"));
+            }
+            (Answer::NoSuchName, None) => {}
+            (other, want) => panic!("{name}: {other:?}, wanted {want:?}"),
+        }
+    }
+    // The Service name itself answers every ready Pod.
+    let Answer::Address { all, .. } = resolve(&c, &slices, "web", "shop") else {
+        panic!("web")
+    };
+    assert_eq!(all.len(), 3);
+}

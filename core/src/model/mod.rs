@@ -195,6 +195,11 @@ pub struct Pod {
     pub owner: Option<String>,
     /// `spec.tolerations` (for a workload's Pods, the template's).
     pub tolerations: Vec<Toleration>,
+    /// `spec.hostname` and `spec.subdomain`: with a headless Service named
+    /// like the subdomain, DNS answers `HOSTNAME.SUBDOMAIN.NS.svc…` with
+    /// this Pod (a StatefulSet's Pods get their name and `serviceName`).
+    pub hostname: Option<String>,
+    pub subdomain: Option<String>,
 }
 
 impl Pod {
@@ -255,6 +260,8 @@ pub struct Workload {
     pub containers: Vec<Container>,
     /// `spec.template.spec.tolerations`.
     pub tolerations: Vec<Toleration>,
+    /// A StatefulSet's `spec.serviceName` (its Pods' DNS subdomain).
+    pub service_name: Option<String>,
 }
 
 /// A port given by number or by container-port name.

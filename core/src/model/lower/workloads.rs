@@ -266,6 +266,10 @@ impl Builder {
                 "a Job's Pods are endpoints only while they run and are Ready",
             );
         }
+        let service_name = (kind == WorkloadKind::StatefulSet)
+            .then(|| c.string(get("serviceName"), "spec.serviceName"))
+            .flatten()
+            .filter(|s| !s.is_empty());
         Some(Workload {
             kind,
             id,
@@ -274,6 +278,7 @@ impl Builder {
             template_labels,
             containers,
             tolerations,
+            service_name,
         })
     }
 
@@ -293,6 +298,8 @@ impl Builder {
                 reported_ready: ReportedReady::Unknown,
                 owner: Some(w.id.name.clone()),
                 tolerations: w.tolerations.clone(),
+                hostname: None,
+                subdomain: None,
             };
             let mut pods = Vec::new();
             match w.kind {
@@ -335,7 +342,10 @@ impl Builder {
                         let mut labels = w.template_labels.clone();
                         labels.insert("statefulset.kubernetes.io/pod-name".into(), name.clone());
                         labels.insert("apps.kubernetes.io/pod-index".into(), i.to_string());
-                        pods.push(new_pod(name, labels, None));
+                        let mut p = new_pod(name.clone(), labels, None);
+                        p.hostname = Some(name);
+                        p.subdomain = w.service_name.clone();
+                        pods.push(p);
                     }
                 }
                 WorkloadKind::DaemonSet => {
@@ -440,6 +450,12 @@ impl Builder {
             .and_then(|r| r.get("name"))
             .and_then(Y::as_str)
             .map(str::to_string);
+        let hostname = c
+            .string(spec.and_then(|s| s.get("hostname")), "spec.hostname")
+            .filter(|s| !s.is_empty());
+        let subdomain = c
+            .string(spec.and_then(|s| s.get("subdomain")), "spec.subdomain")
+            .filter(|s| !s.is_empty());
         self.cluster.pods.push(Pod {
             id,
             labels,
@@ -452,6 +468,8 @@ impl Builder {
             reported_ready,
             owner,
             tolerations,
+            hostname,
+            subdomain,
         });
     }
 
