@@ -305,3 +305,32 @@ fn a_pod_bound_by_hand_to_a_full_node_is_rejected() {
         "{diags:#?}"
     );
 }
+
+#[test]
+fn pasted_controller_trees_make_each_pod_once() {
+    let dep = workload("Deployment", "apps/v1", "web", "  replicas: 2\n");
+    let rs = "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: web-7d4b9c\n  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: web, uid: u1}]\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {app: web, pod-template-hash: 7d4b9c}\n  template:\n    metadata:\n      labels: {app: web, pod-template-hash: 7d4b9c}\n    spec:\n      containers: [{name: c, image: nginx}]\n---\n";
+    let pod = |name: &str| {
+        format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  labels: {{app: web, pod-template-hash: 7d4b9c}}\n  ownerReferences: [{{apiVersion: apps/v1, kind: ReplicaSet, name: web-7d4b9c, uid: u2}}]\nspec:\n  nodeName: node-1\n  containers: [{{name: c, image: nginx}}]\n---\n")
+    };
+    let pods = format!("{}{}", pod("web-7d4b9c-aaaaa"), pod("web-7d4b9c-bbbbb"));
+    // (documents, Pods expected)
+    let cases = [
+        (format!("{dep}---\n{rs}"), 2),
+        (format!("{dep}---\n{rs}{pods}"), 2),
+        (format!("{rs}{pods}"), 2),
+        (format!("{dep}---\n{pods}"), 2),
+        (rs.to_string(), 2),
+        (dep.clone(), 2),
+    ];
+    for (docs, want) in &cases {
+        let (c, diags) = parse(&format!("{}{docs}", nodes(1, "")));
+        assert!(diags.iter().all(|d| !d.is_error()), "{diags:#?}");
+        assert_eq!(
+            c.pods.len(),
+            *want,
+            "{docs}\n{:?}",
+            c.pods.iter().map(|p| &p.id.name).collect::<Vec<_>>()
+        );
+    }
+}

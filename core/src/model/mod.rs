@@ -262,6 +262,9 @@ pub struct Workload {
     pub tolerations: Vec<Toleration>,
     /// A StatefulSet's `spec.serviceName` (its Pods' DNS subdomain).
     pub service_name: Option<String>,
+    /// `metadata.ownerReferences[0]` as `Kind/name` (a Deployment's
+    /// ReplicaSet names its Deployment).
+    pub owned_by: Option<String>,
 }
 
 /// A port given by number or by container-port name.

@@ -270,6 +270,17 @@ impl Builder {
             .then(|| c.string(get("serviceName"), "spec.serviceName"))
             .flatten()
             .filter(|s| !s.is_empty());
+        let owned_by = o
+            .node
+            .get("metadata")
+            .and_then(|m| m.get("ownerReferences"))
+            .and_then(Y::as_seq)
+            .and_then(|s| s.first())
+            .and_then(|r| {
+                let kind = r.get("kind").and_then(Y::as_str)?;
+                let name = r.get("name").and_then(Y::as_str)?;
+                Some(format!("{kind}/{name}"))
+            });
         Some(Workload {
             kind,
             id,
@@ -279,13 +290,62 @@ impl Builder {
             containers,
             tolerations,
             service_name,
+            owned_by,
         })
     }
 
     /// Create each workload's Pods as its controller would (after the
     /// Nodes are complete: a DaemonSet needs them).
     pub(super) fn expand_workloads(&mut self, workloads: Vec<Workload>) {
+        // What `kubectl get all -o yaml` pastes: a Deployment with its
+        // ReplicaSet and their Pods. Each Pod is made once.
+        let deployments: BTreeSet<NamespacedName> = workloads
+            .iter()
+            .filter(|w| w.kind == WorkloadKind::Deployment)
+            .map(|w| w.id.clone())
+            .collect();
         for mut w in workloads {
+            let note = |msg: String, hint: &str| {
+                let mut d = Diagnostic::warning(msg).with_hint(hint);
+                d.object = Some(format!("{}/{}", w.kind.as_str(), w.id));
+                d
+            };
+            if let Some(dep) = w
+                .owned_by
+                .as_deref()
+                .and_then(|o| o.strip_prefix("Deployment/"))
+                .filter(|_| w.kind == WorkloadKind::ReplicaSet)
+                .map(|d| NamespacedName::new(w.id.namespace.clone(), d))
+                .filter(|d| deployments.contains(d))
+            {
+                self.diags.push(note(
+                    format!("ReplicaSet {} belongs to Deployment {dep}, which makes its Pods: the ReplicaSet is not expanded again", w.id),
+                    "leave the ReplicaSet out, or keep it: the Pods are the same",
+                ));
+                continue;
+            }
+            let given = self
+                .cluster
+                .pods
+                .iter()
+                .filter(|p| p.id.namespace == w.id.namespace)
+                .filter(|p| match (&p.owner, w.kind) {
+                    (Some(o), WorkloadKind::Deployment) => p
+                        .labels
+                        .get("pod-template-hash")
+                        .is_some_and(|h| *o == format!("{}-{h}", w.id.name)),
+                    (Some(o), _) => *o == w.id.name,
+                    (None, _) => false,
+                })
+                .count();
+            if given > 0 {
+                self.diags.push(note(
+                    format!("{given} Pod(s) of {} {} are given in the input: kpv uses them instead of making new ones", w.kind.as_str(), w.id),
+                    "leave the Pods out to have them made from the template",
+                ));
+                self.cluster.workloads.push(w);
+                continue;
+            }
             let new_pod = |name: String, labels: Labels, node: Option<String>| Pod {
                 id: NamespacedName::new(w.id.namespace.clone(), name),
                 labels,
