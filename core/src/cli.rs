@@ -448,7 +448,7 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                 Ok(x) => x,
                 Err(e) => return fail(report, e),
             };
-            match crate::trace::cli_trace(&cluster, &node, common.scheduler, args) {
+            match cli_trace(&cluster, &node, common.scheduler, args) {
                 Ok(t) => {
                     let stdout = match common.format {
                         Format::Text => crate::trace::render_text(&t),
@@ -537,4 +537,59 @@ fn fail(report: String, msg: String) -> Output {
         stderr: format!("{report}kpv: {msg}\n"),
         code: 2,
     }
+}
+
+/// `kpv trace`: parse the flags' addresses and trace one connection in steady state.
+pub fn cli_trace(
+    cluster: &model::Cluster,
+    node: &str,
+    scheduler: Option<Scheduler>,
+    args: &TraceArgs,
+) -> Result<crate::trace::Trace, String> {
+    use crate::trace::{trace, Dest, Origin, Request, Sim, WorldState};
+    let src: std::net::IpAddr = crate::model::parse_ip_sloppy(&args.src)
+        .ok_or_else(|| format!("--src `{}` is not an IP address", args.src))?;
+    let dst = match crate::model::parse_ip_sloppy(&args.dst) {
+        Some(ip) => Dest::Ip(ip),
+        None if args
+            .dst
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+            && !args.dst.is_empty() =>
+        {
+            Dest::Name(args.dst.clone())
+        }
+        None => {
+            return Err(format!(
+                "--dst `{}` is neither an IP address nor a DNS name",
+                args.dst
+            ))
+        }
+    };
+    let origin = match &args.from {
+        From::Node => Origin::Node {
+            node: node.to_string(),
+            src,
+        },
+        From::External => Origin::External { client: src },
+        From::Pod(id) => {
+            if cluster.pod(id).is_none() {
+                return Err(format!("no Pod {id} in the input"));
+            }
+            Origin::Pod { pod: id.clone() }
+        }
+    };
+    let slices = crate::controller::steady_slices(cluster);
+    let sim = Sim::new(cluster, &slices, cluster.proxy.mode, scheduler);
+    let req = Request {
+        origin,
+        dst,
+        port: args.port,
+        protocol: args.protocol,
+        src_port: 40000,
+        keep_open: false,
+    };
+    let mut state = WorldState::default();
+    let mut chooser = crate::choose::Chooser::new(args.seed);
+    Ok(trace(&sim, &req, &mut state, &mut chooser, 0))
 }

@@ -25,6 +25,7 @@ pub mod model;
 pub mod modes;
 pub mod order;
 pub mod packet;
+pub mod pipeline;
 pub mod proxy;
 pub mod replay;
 pub mod scene;

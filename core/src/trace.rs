@@ -10,14 +10,12 @@
 //! owned by the caller, so replaying the same requests gives the same paths.
 
 use crate::choose::Chooser;
-use crate::cli::{From, TraceArgs};
 use crate::controller::{app_state_at_or_default, AppChange};
 use crate::model::{
     Cluster, EndpointSlice, Mode, NamespacedName, Scheduler, ServiceType, TrafficPolicy,
 };
 use crate::modes::{
-    self, AllAnswer, CompileOptions, Dataplane, DropReason, Hook, NodeState, Step, StepAction,
-    Verdict, World,
+    self, CompileOptions, Dataplane, DropReason, Hook, NodeState, Step, StepAction, Verdict, World,
 };
 use crate::packet::{IpFamily, Packet, Protocol};
 use crate::proxy::{self, ProxyInput};
@@ -318,7 +316,10 @@ fn sock(ip: IpAddr, port: u16) -> SocketAddr {
     SocketAddr::new(ip, port)
 }
 
-/// Trace one connection.
+/// Trace one connection: the client stage (origin, DNS, the first packet),
+/// the entry stage (the load balancer, the first node), the node stage
+/// (conntrack and the mode's rules, crossing to another node once), then
+/// delivery and the reply.
 pub fn trace(
     sim: &Sim<'_>,
     req: &Request,
@@ -326,7 +327,6 @@ pub fn trace(
     chooser: &mut Chooser,
     now_ms: u64,
 ) -> Trace {
-    let mut hops = Vec::new();
     let mut t = Trace {
         request: req.clone(),
         mode: sim.mode,
@@ -339,19 +339,51 @@ pub fn trace(
         hops: Vec::new(),
         established: false,
     };
+    let Some(pkt) = client(sim, req, &mut t) else {
+        return t;
+    };
+    let Some((node, hook, pkt)) = entry(sim, req, pkt, chooser, &mut t) else {
+        return t;
+    };
+    let world = Answering { sim, now_ms };
+    let Some((node, verdict, masquerade)) = node_rules(
+        sim,
+        req,
+        NodeVisit { node, hook, pkt },
+        state,
+        chooser,
+        &world,
+        now_ms,
+        &mut t,
+    ) else {
+        return t;
+    };
+    t.verdict = verdict.clone();
+    t.masquerade = masquerade;
+    let sent = t
+        .hops
+        .iter()
+        .find(|h| h.what == HopKind::Send)
+        .map_or(pkt, |h| h.before);
+    outcome(sim, &mut t, &node, pkt, verdict, masquerade, &world, sent);
+    t
+}
+
+/// The client stage: where the packet starts, the DNS answer for a name,
+/// and the first packet sent (`None`, with the outcome set, when it never
+/// leaves).
+pub fn client(sim: &Sim<'_>, req: &Request, t: &mut Trace) -> Option<Packet> {
     // Where the packet starts, from which address.
     let (start_place, src_ip, ns) = match &req.origin {
         Origin::External { client } => (Place::Client, *client, "default".to_string()),
-        Origin::Pod { pod } => match sim.cluster.pod(pod) {
-            Some(p) => match p.ips.first() {
-                Some(ip) => (Place::Pod(pod.clone()), *ip, pod.namespace.clone()),
-                None => {
-                    t.outcome = Outcome::Unrouted;
-                    return t;
-                }
-            },
-            None => return t,
-        },
+        Origin::Pod { pod } => {
+            let p = sim.cluster.pod(pod)?;
+            let Some(ip) = p.ips.first() else {
+                t.outcome = Outcome::Unrouted;
+                return None;
+            };
+            (Place::Pod(pod.clone()), *ip, pod.namespace.clone())
+        }
         Origin::Node { node, src } => (Place::NodeProxy(node.clone()), *src, "default".to_string()),
     };
     // DNS.
@@ -360,7 +392,7 @@ pub fn trace(
         Dest::Name(name) => match sim.resolve(name, &ns) {
             Ok((ip, fqdn)) => {
                 let p = Packet::new(sock(src_ip, req.src_port), sock(ip, req.port), req.protocol);
-                hops.push(Hop {
+                t.hops.push(Hop {
                     place: start_place.clone(),
                     what: HopKind::Dns {
                         name: fqdn,
@@ -375,53 +407,58 @@ pub fn trace(
             }
             Err(outcome) => {
                 t.outcome = outcome;
-                t.hops = hops;
-                return t;
+                return None;
             }
         },
     };
-    let mut pkt = Packet::new(
+    let pkt = Packet::new(
         sock(src_ip, req.src_port),
         sock(dst_ip, req.port),
         req.protocol,
     );
-    // What the client sent: the reply it gets must come from that address
-    // (the load balancer's, not the NodePort it forwarded to).
-    let sent = pkt;
-    hops.push(Hop {
-        place: start_place.clone(),
+    t.hops.push(Hop {
+        place: start_place,
         what: HopKind::Send,
         before: pkt,
         after: pkt,
         step: None,
         node: None,
     });
-    let family = IpFamily::of(&dst_ip);
+    Some(pkt)
+}
 
-    // Which node's rules see it first.
-    let (node, hook) = match &req.origin {
-        Origin::Pod { pod } => match sim.cluster.pod(pod).and_then(|p| p.node_name.clone()) {
-            Some(n) => (n, Hook::Prerouting),
-            None => return finish(t, hops),
-        },
+/// The entry stage: which node's rules see the packet first, at which hook,
+/// and the packet as it arrives there (an external client's goes through
+/// the cloud load balancer, which may refuse it).
+pub fn entry(
+    sim: &Sim<'_>,
+    req: &Request,
+    mut pkt: Packet,
+    chooser: &mut Chooser,
+    t: &mut Trace,
+) -> Option<(String, Hook, Packet)> {
+    let family = IpFamily::of(&pkt.dst.ip());
+    match &req.origin {
+        Origin::Pod { pod } => {
+            let n = sim.cluster.pod(pod).and_then(|p| p.node_name.clone())?;
+            Some((n, Hook::Prerouting, pkt))
+        }
         Origin::Node { node, src } => {
             let own = sim
                 .cluster
                 .node(node)
                 .is_some_and(|n| n.addresses.iter().any(|(_, a)| a == src))
                 || src.is_loopback();
-            (
-                node.clone(),
-                if own { Hook::Output } else { Hook::Prerouting },
-            )
+            let hook = if own { Hook::Output } else { Hook::Prerouting };
+            Some((node.clone(), hook, pkt))
         }
-        Origin::External { .. } => match external_entry(sim, dst_ip, req, family, chooser) {
+        Origin::External { .. } => match external_entry(sim, pkt.dst.ip(), req, family, chooser) {
             Some(Entry::Refused) => {
                 // The cloud load balancer's firewall: on the NodePort path
                 // kube-proxy's own source-range rules never see the packet
                 // ("the firewall rules will not apply", syncProxyRules), so
                 // the provider enforces loadBalancerSourceRanges itself.
-                hops.push(Hop {
+                t.hops.push(Hop {
                     place: Place::LoadBalancer,
                     what: HopKind::Drop {
                         reason: DropReason::SourceRange,
@@ -437,13 +474,13 @@ pub fn trace(
                 t.outcome = Outcome::Dropped {
                     reason: DropReason::SourceRange,
                 };
-                return finish(t, hops);
+                None
             }
             Some(Entry::Node { node, lb }) => {
                 if let Some((to, healthy, total)) = lb {
                     let before = pkt;
                     pkt.dst = to;
-                    hops.push(Hop {
+                    t.hops.push(Hop {
                         place: Place::LoadBalancer,
                         what: HopKind::LoadBalancer {
                             node: node.clone(),
@@ -456,29 +493,55 @@ pub fn trace(
                         node: Some(node.clone()),
                     });
                 }
-                hops.push(arrival(&node, pkt));
-                (node, Hook::Prerouting)
+                t.hops.push(arrival(&node, pkt));
+                Some((node, Hook::Prerouting, pkt))
             }
             None => {
                 t.outcome = Outcome::Unrouted;
-                return finish(t, hops);
+                None
             }
         },
-    };
-    let world = Answering { sim, now_ms };
-    // A packet no rule of this node takes, addressed to another node (a Pod
-    // or node calling some node's NodePort), crosses the network once and
-    // meets that node's rules.
-    let (mut node, mut hook) = (node, hook);
+    }
+}
+
+/// A packet about to meet a node's rules.
+pub struct NodeVisit {
+    pub node: String,
+    pub hook: Hook,
+    pub pkt: Packet,
+}
+
+/// The node stage: conntrack, else the mode's rules. A packet no rule of
+/// this node takes, addressed to another node (a Pod or node calling some
+/// node's NodePort), crosses the network once and meets that node's rules.
+/// Returns the node that decided, its verdict and whether it masquerades
+/// (`None` when the node has no rules for the packet's family).
+#[allow(clippy::too_many_arguments)]
+fn node_rules(
+    sim: &Sim<'_>,
+    req: &Request,
+    visit: NodeVisit,
+    state: &mut WorldState,
+    chooser: &mut Chooser,
+    world: &Answering<'_>,
+    now_ms: u64,
+    t: &mut Trace,
+) -> Option<(String, Verdict, bool)> {
+    let NodeVisit {
+        mut node,
+        mut hook,
+        pkt,
+    } = visit;
+    let family = IpFamily::of(&pkt.dst.ip());
     let mut crossed = false;
-    let (verdict, masquerade) = loop {
+    loop {
         t.node = Some(node.clone());
         let key = (pkt.protocol, pkt.src, pkt.dst);
         let (verdict, masquerade) = match state.conntrack.get(&key).filter(|e| e.node == node) {
             Some(entry) => {
                 t.established = true;
                 if let Some(ep) = entry.verdict.endpoint() {
-                    hops.push(Hop {
+                    t.hops.push(Hop {
                         place: Place::NodeProxy(node.clone()),
                         what: HopKind::Established { endpoint: ep },
                         before: pkt,
@@ -490,11 +553,9 @@ pub fn trace(
                 (entry.verdict.clone(), entry.masquerade)
             }
             None => {
-                let Some(dp) = sim.dataplane(&node, family) else {
-                    return finish(t, hops);
-                };
+                let dp = sim.dataplane(&node, family)?;
                 let ns = state.nodes.entry(node.clone()).or_default();
-                let out = dp.process(&pkt, hook, ns, chooser, &world, now_ms);
+                let out = dp.process(&pkt, hook, ns, chooser, world, now_ms);
                 t.endpoints = out.candidates.clone();
                 t.rules_compared += out.rules_compared;
                 let mut cur = pkt;
@@ -507,7 +568,7 @@ pub fn trace(
                         }
                         _ => {}
                     }
-                    hops.push(Hop {
+                    t.hops.push(Hop {
                         place: Place::NodeProxy(node.clone()),
                         what: HopKind::Rule,
                         before,
@@ -541,52 +602,70 @@ pub fn trace(
             _ => None,
         };
         let Some(next) = next else {
-            break (verdict, masquerade);
+            return Some((node, verdict, masquerade));
         };
         crossed = true;
         node = next.name.clone();
         hook = Hook::Prerouting;
-        hops.push(arrival(&node, pkt));
-    };
-    t.verdict = verdict.clone();
-    t.masquerade = masquerade;
+        t.hops.push(arrival(&node, pkt));
+    }
+}
+
+/// The delivery stage: what the verdict does with the packet (drop,
+/// reject, the node itself, or a Pod over the pod network) and the reply.
+#[allow(clippy::too_many_arguments)]
+fn outcome(
+    sim: &Sim<'_>,
+    t: &mut Trace,
+    node: &str,
+    pkt: Packet,
+    verdict: Verdict,
+    masquerade: bool,
+    world: &Answering<'_>,
+    sent: Packet,
+) {
+    let mut hops = std::mem::take(&mut t.hops);
     match verdict {
         Verdict::Drop { reason } => {
             hops.push(Hop {
-                place: Place::NodeProxy(node.clone()),
+                place: Place::NodeProxy(node.to_string()),
                 what: HopKind::Drop { reason },
                 before: pkt,
                 after: pkt,
                 step: None,
-                node: Some(node.clone()),
+                node: Some(node.to_string()),
             });
             t.outcome = Outcome::Dropped { reason };
         }
         Verdict::Reject { reason } => {
             hops.push(Hop {
-                place: Place::NodeProxy(node.clone()),
+                place: Place::NodeProxy(node.to_string()),
                 what: HopKind::Reject { reason },
                 before: pkt,
                 after: pkt,
                 step: None,
-                node: Some(node.clone()),
+                node: Some(node.to_string()),
             });
             t.outcome = Outcome::Rejected { reason };
         }
-        Verdict::Accept => t.outcome = Outcome::AcceptedByNode { node: node.clone() },
+        Verdict::Accept => {
+            t.outcome = Outcome::AcceptedByNode {
+                node: node.to_string(),
+            }
+        }
         Verdict::Dnat { endpoint } => {
             let mut out = pkt;
             out.dst = endpoint;
-            deliver(sim, &mut t, &mut hops, &node, out, masquerade, &world, sent);
+            deliver(sim, t, &mut hops, node, out, masquerade, world, sent);
         }
         Verdict::Proxied { endpoint, source } => {
             let out = Packet::new(source, endpoint, pkt.protocol);
-            deliver(sim, &mut t, &mut hops, &node, out, false, &world, sent);
+            deliver(sim, t, &mut hops, node, out, false, world, sent);
         }
         Verdict::None => {
             // Not Service traffic: route to whoever owns the address.
             if sim.pod_by_ip(pkt.dst.ip()).is_some() {
-                deliver(sim, &mut t, &mut hops, &node, pkt, false, &world, sent);
+                deliver(sim, t, &mut hops, node, pkt, false, world, sent);
             } else if let Some(n) = sim.node_by_ip(pkt.dst.ip()) {
                 t.outcome = Outcome::AcceptedByNode {
                     node: n.name.clone(),
@@ -594,7 +673,7 @@ pub fn trace(
             }
         }
     }
-    finish(t, hops)
+    t.hops = hops;
 }
 
 /// The packet reaching `node`'s network interface.
@@ -609,11 +688,6 @@ fn arrival(node: &str, pkt: Packet) -> Hop {
         step: None,
         node: Some(node.to_string()),
     }
-}
-
-fn finish(mut t: Trace, hops: Vec<Hop>) -> Trace {
-    t.hops = hops;
-    t
 }
 
 /// Where external traffic enters the cluster.
@@ -831,61 +905,6 @@ fn close_ipvs_connection(state: &mut WorldState, node: &str, steps: &[Step], ver
             }
         }
     }
-}
-
-/// `kpv trace`: parse the flags' addresses and trace one connection in steady state.
-pub fn cli_trace(
-    cluster: &Cluster,
-    node: &str,
-    scheduler: Option<Scheduler>,
-    args: &TraceArgs,
-) -> Result<Trace, String> {
-    let src: IpAddr = crate::model::parse_ip_sloppy(&args.src)
-        .ok_or_else(|| format!("--src `{}` is not an IP address", args.src))?;
-    let dst = match crate::model::parse_ip_sloppy(&args.dst) {
-        Some(ip) => Dest::Ip(ip),
-        None if args
-            .dst
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
-            && !args.dst.is_empty() =>
-        {
-            Dest::Name(args.dst.clone())
-        }
-        None => {
-            return Err(format!(
-                "--dst `{}` is neither an IP address nor a DNS name",
-                args.dst
-            ))
-        }
-    };
-    let origin = match &args.from {
-        From::Node => Origin::Node {
-            node: node.to_string(),
-            src,
-        },
-        From::External => Origin::External { client: src },
-        From::Pod(id) => {
-            if cluster.pod(id).is_none() {
-                return Err(format!("no Pod {id} in the input"));
-            }
-            Origin::Pod { pod: id.clone() }
-        }
-    };
-    let slices = crate::controller::steady_slices(cluster);
-    let sim = Sim::new(cluster, &slices, cluster.proxy.mode, scheduler);
-    let req = Request {
-        origin,
-        dst,
-        port: args.port,
-        protocol: args.protocol,
-        src_port: 40000,
-        keep_open: false,
-    };
-    let mut state = WorldState::default();
-    let mut chooser = Chooser::new(args.seed);
-    let _ = AllAnswer;
-    Ok(trace(&sim, &req, &mut state, &mut chooser, 0))
 }
 
 /// The `kpv trace --format json` contract.
