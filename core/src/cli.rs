@@ -30,8 +30,9 @@ USAGE:
               [--at-ms T] [--seed N] [--speed PERCENT] [--lang en|ko]
 
 FILES are Kubernetes YAML (multi-document or `kind: List`); `-` reads stdin.
-Kinds: Node, Pod, Deployment, Service, Endpoints, EndpointSlice, ServiceCIDR,
-KubeProxyConfiguration.
+Kinds: Node, Pod, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, Service,
+Endpoints, EndpointSlice, ServiceCIDR, KubeProxyConfiguration, and kubeadm's
+ClusterConfiguration (the API server's NodePort range and service subnet).
 
 OPTIONS:
     --mode M        userspace (legacy, removed in Kubernetes 1.26), iptables, ipvs, nftables
