@@ -462,8 +462,8 @@ fn dual_stack_policies_get_both_families() {
 fn dual_stack_services_get_rules_in_both_families() {
     let yaml = format!(
         "{CIDR_DUAL}apiVersion: v1\nkind: Node\nmetadata: {{name: n1}}\nspec: {{podCIDRs: [10.244.0.0/24, \"fd00:244::/64\"]}}\nstatus:\n  addresses:\n  - {{type: InternalIP, address: 192.168.0.2}}\n  - {{type: InternalIP, address: \"2001:db8::2\"}}\n---\n{}",
-        svc("web", "  ipFamilyPolicy: RequireDualStack\n  ports: [{port: 80}]\n")
-    );
+        svc("web", "  ipFamilyPolicy: RequireDualStack\n  selector: {app: web}\n  ports: [{port: 80}]\n")
+    ) + "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: nginx}]}\n";
     let (c, diags) = parse(&yaml);
     assert!(errors(&diags).is_empty(), "{diags:#?}");
     let slices = kpv_core::controller::steady_slices(&c);
@@ -482,6 +482,10 @@ fn dual_stack_services_get_rules_in_both_families() {
             input.services.values().any(|s| s.cluster_ip == Some(*ip)),
             "{family:?}: kube-proxy of that family sees the Service"
         );
+        // Pods on a dual-stack node have an address of each family, so the
+        // Service has endpoints in both.
+        let endpoints: usize = input.endpoints.values().map(Vec::len).sum();
+        assert_eq!(endpoints, 2, "{family:?}");
     }
 }
 

@@ -650,10 +650,21 @@ impl Builder {
             };
             *count.entry(node_name.clone()).or_default() += 1;
             if pod.ips.is_empty() {
+                // One address per family the node has a podCIDR of (a
+                // dual-stack node gives its Pods both), the node's first
+                // podCIDR's family first.
                 let node = self.cluster.nodes.iter().find(|x| x.name == node_name);
-                if let Some(cidr) = node.and_then(|n| n.pod_cidr(IpFamily::V4)) {
+                let cidrs: Vec<IpNet> = node.map(|n| n.pod_cidrs.clone()).unwrap_or_default();
+                let mut families_done = Vec::new();
+                for cidr in cidrs {
+                    let fam = IpFamily::of(&cidr.addr());
+                    if families_done.contains(&fam) {
+                        continue;
+                    }
+                    families_done.push(fam);
                     // .0 is the network, .1 the node's bridge, the last the
-                    // broadcast address: Pods get .2 up to the one before it.
+                    // broadcast address (IPv4): Pods get .2 up to the one
+                    // before it.
                     let last = net_size(&cidr).saturating_sub(1);
                     let ip = (2..last)
                         .filter_map(|k| nth_addr(&cidr, k))
@@ -662,6 +673,7 @@ impl Builder {
                         Some(ip) => pod.ips.push(ip),
                         None => {
                             pod.pending = true;
+                            pod.ips.clear();
                             let mut d = Diagnostic::warning(format!(
                                 "Pod {} stays Pending (ContainerCreating): node {node_name}'s podCIDR {cidr} has no free address left",
                                 pod.id
@@ -669,6 +681,7 @@ impl Builder {
                             .with_hint("give the node a larger spec.podCIDR or run fewer Pods on it");
                             d.object = Some(format!("Pod/{}", pod.id));
                             self.diags.push(d);
+                            break;
                         }
                     }
                 }
