@@ -191,6 +191,13 @@ fn pods_beyond_node_capacity_stay_pending() {
                 .find(|d| d.object.as_deref() == Some(&format!("Pod/{}", p.id)))
                 .unwrap_or_else(|| panic!("no note for {}", p.id));
             assert_eq!(note.severity, Severity::Warning);
+            // Located at the Deployment that made it (after n Node documents).
+            let first_line = nodes(*n, status).lines().count() + 1;
+            assert_eq!(
+                (note.document, note.span.map(|s| s.line)),
+                (*n, Some(first_line)),
+                "{note}"
+            );
             assert!(
                 note.message.contains(&format!("0/{n} nodes are available"))
                     && note.message.contains("Too many pods"),

@@ -60,6 +60,8 @@ pub fn parse_files(inputs: &[Input<'_>]) -> (Cluster, Vec<Diagnostic>) {
         cluster: Cluster::default(),
         seen: BTreeSet::new(),
         node_bound_by_controller: BTreeSet::new(),
+        pod_origin: BTreeMap::new(),
+        workload_origin: BTreeMap::new(),
         service_subnet: Vec::new(),
     };
     b.build(&raw);
@@ -155,6 +157,10 @@ struct Builder {
     /// Pods a controller bound to a node itself (a DaemonSet's): when the
     /// node is full they stay Pending instead of being rejected.
     node_bound_by_controller: BTreeSet<NamespacedName>,
+    /// Where each Pod came from (its own document, or its workload's), for
+    /// the notes scheduling writes about it.
+    pod_origin: BTreeMap<NamespacedName, (usize, usize, crate::diag::Span)>,
+    workload_origin: BTreeMap<(WorkloadKind, NamespacedName), (usize, usize, crate::diag::Span)>,
     /// kubeadm's `networking.serviceSubnet`: the service CIDRs when no
     /// ServiceCIDR object is given.
     service_subnet: Vec<IpNet>,

@@ -281,6 +281,8 @@ impl Builder {
                 let name = r.get("name").and_then(Y::as_str)?;
                 Some(format!("{kind}/{name}"))
             });
+        self.workload_origin
+            .insert((kind, id.clone()), (o.file, o.doc, o.node.span));
         Some(Workload {
             kind,
             id,
@@ -305,9 +307,13 @@ impl Builder {
             .map(|w| w.id.clone())
             .collect();
         for mut w in workloads {
+            let at = self.workload_origin.get(&(w.kind, w.id.clone())).copied();
             let note = |msg: String, hint: &str| {
                 let mut d = Diagnostic::warning(msg).with_hint(hint);
                 d.object = Some(format!("{}/{}", w.kind.as_str(), w.id));
+                if let Some((file, doc, span)) = at {
+                    (d.file, d.document, d.span) = (file, doc, Some(span));
+                }
                 d
             };
             if let Some(dep) = w
@@ -443,6 +449,11 @@ impl Builder {
                     w.replicas = pods.len() as u32;
                 }
             }
+            if let Some(at) = at {
+                for p in &pods {
+                    self.pod_origin.insert(p.id.clone(), at);
+                }
+            }
             self.cluster.pods.extend(pods);
             self.cluster.workloads.push(w);
         }
@@ -510,12 +521,14 @@ impl Builder {
             .and_then(|r| r.get("name"))
             .and_then(Y::as_str)
             .map(str::to_string);
+        let at = (o.file, o.doc, o.node.span);
         let hostname = c
             .string(spec.and_then(|s| s.get("hostname")), "spec.hostname")
             .filter(|s| !s.is_empty());
         let subdomain = c
             .string(spec.and_then(|s| s.get("subdomain")), "spec.subdomain")
             .filter(|s| !s.is_empty());
+        self.pod_origin.insert(id.clone(), at);
         self.cluster.pods.push(Pod {
             id,
             labels,
@@ -539,6 +552,7 @@ impl Builder {
     /// node's podCIDR as the CNI plugin would. A Pod no node takes stays
     /// Pending, with the scheduler's reason.
     pub(super) fn place_pods(&mut self) {
+        let origin = std::mem::take(&mut self.pod_origin);
         let nodes: Vec<String> = self.cluster.nodes.iter().map(|n| n.name.clone()).collect();
         if nodes.is_empty() {
             return;
@@ -601,6 +615,9 @@ impl Builder {
                             ))
                             .with_hint("add Nodes, raise status.allocatable.pods, or tolerate the taints; a Pending Pod has no address and is no endpoint");
                             d.object = Some(format!("Pod/{}", pod.id));
+                            if let Some(&(file, doc, span)) = origin.get(&pod.id) {
+                                (d.file, d.document, d.span) = (file, doc, Some(span));
+                            }
                             self.diags.push(d);
                             continue;
                         }
@@ -615,6 +632,9 @@ impl Builder {
                             ))
                             .with_hint("add that Node or fix spec.nodeName");
                             d.object = Some(format!("Pod/{}", pod.id));
+                            if let Some(&(file, doc, span)) = origin.get(&pod.id) {
+                                (d.file, d.document, d.span) = (file, doc, Some(span));
+                            }
                             d.field = Some("spec.nodeName".into());
                             self.diags.push(d);
                         }
@@ -637,6 +657,9 @@ impl Builder {
                             }
                             .with_hint("raise the node's status.allocatable.pods or put the Pod on another node; it has no address and is no endpoint");
                             d.object = Some(format!("Pod/{}", pod.id));
+                            if let Some(&(file, doc, span)) = origin.get(&pod.id) {
+                                (d.file, d.document, d.span) = (file, doc, Some(span));
+                            }
                             d.field = Some("spec.nodeName".into());
                             self.diags.push(d);
                             continue;
@@ -680,6 +703,9 @@ impl Builder {
                             ))
                             .with_hint("give the node a larger spec.podCIDR or run fewer Pods on it");
                             d.object = Some(format!("Pod/{}", pod.id));
+                            if let Some(&(file, doc, span)) = origin.get(&pod.id) {
+                                (d.file, d.document, d.span) = (file, doc, Some(span));
+                            }
                             self.diags.push(d);
                             break;
                         }
