@@ -319,9 +319,10 @@ fn render_diags(diags: &[Diagnostic], files: &[String]) -> String {
     s
 }
 
-/// Parse every input; errors end the run with code 1.
+/// Parse every input; errors end the run with code 1. Returns the cluster
+/// and the report of warnings (what `kpv` prints on stderr).
 #[cfg(feature = "json")]
-fn load(texts: &[String], files: &[String]) -> Result<(Cluster, String), Output> {
+pub fn load(texts: &[String], files: &[String]) -> Result<(Cluster, String), Output> {
     let inputs: Vec<model::Input<'_>> = texts.iter().map(|t| model::Input { text: t }).collect();
     let (cluster, diags) = model::parse_files(&inputs);
     let report = render_diags(&diags, files);
@@ -336,9 +337,10 @@ fn load(texts: &[String], files: &[String]) -> Result<(Cluster, String), Output>
     Ok((cluster, report))
 }
 
-/// Resolve node and mode overrides.
+/// Resolve node and mode overrides: the cluster is changed as `--mode` and
+/// `--node` ask, and the node whose kube-proxy is modelled is returned.
 #[cfg(feature = "json")]
-fn proxy_target(cluster: &mut Cluster, common: &Common) -> Result<(String, Mode), String> {
+pub fn proxy_target(cluster: &mut Cluster, common: &Common) -> Result<(String, Mode), String> {
     if let Some(m) = common.mode {
         cluster.proxy.mode = m;
     }
@@ -393,37 +395,19 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                 Ok(x) => x,
                 Err(e) => return fail(report, e),
             };
-            let synced = controller::steady_slices(&cluster);
-            let slices = proxy::slices_seen_by(mode, &synced);
-            let opts = CompileOptions {
-                scheduler: common.scheduler,
+            let planes = match rules_planes(&cluster, &node, mode, common.scheduler) {
+                Ok(p) => p,
+                Err(e) => return fail(report, e),
             };
-            let mut texts_out = Vec::new();
-            let mut json = Vec::new();
-            for family in [IpFamily::V4, IpFamily::V6] {
-                let has_family = cluster
-                    .services
-                    .iter()
-                    .any(|s| s.cluster_ips.iter().any(|ip| IpFamily::of(ip) == family));
-                if family == IpFamily::V6 && !has_family {
-                    continue;
-                }
-                let Some(input) = proxy::build_input(&cluster, &slices, &node, family) else {
-                    continue;
-                };
-                let dp = modes::compile(mode, &input, opts);
-                texts_out.push(dp.render_text());
-                json.push(dp.render_json());
-            }
-            if texts_out.is_empty() {
-                return fail(
-                    report,
-                    format!("node `{node}` has no IP address to build rules for"),
-                );
-            }
             let stdout = match common.format {
-                Format::Text => texts_out.join("\n"),
+                Format::Text => planes
+                    .iter()
+                    .map(|(_, dp)| dp.render_text())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
                 Format::Json => {
+                    let mut json: Vec<serde_json::Value> =
+                        planes.iter().map(|(_, dp)| dp.render_json()).collect();
                     let v = if json.len() == 1 {
                         json.remove(0)
                     } else {
@@ -529,6 +513,45 @@ pub fn share_state(
     };
     crate::share::validate(&state).map_err(|e| e.to_string())?;
     Ok(state)
+}
+
+/// One IP family's compiled data plane.
+#[cfg(feature = "json")]
+pub type FamilyPlane = (IpFamily, Box<dyn modes::Dataplane>);
+
+/// `kpv rules`' data planes for `node`: one per IP family the node has an
+/// address of (IPv6 only when some Service has an IPv6 ClusterIP), in
+/// family order. `kpv rules` prints their texts joined by an empty line.
+#[cfg(feature = "json")]
+pub fn rules_planes(
+    cluster: &Cluster,
+    node: &str,
+    mode: Mode,
+    scheduler: Option<Scheduler>,
+) -> Result<Vec<FamilyPlane>, String> {
+    let synced = controller::steady_slices(cluster);
+    let slices = proxy::slices_seen_by(mode, &synced);
+    let opts = CompileOptions { scheduler };
+    let mut planes = Vec::new();
+    for family in [IpFamily::V4, IpFamily::V6] {
+        let has_family = cluster
+            .services
+            .iter()
+            .any(|s| s.cluster_ips.iter().any(|ip| IpFamily::of(ip) == family));
+        if family == IpFamily::V6 && !has_family {
+            continue;
+        }
+        let Some(input) = proxy::build_input(cluster, &slices, node, family) else {
+            continue;
+        };
+        planes.push((family, modes::compile(mode, &input, opts)));
+    }
+    if planes.is_empty() {
+        return Err(format!(
+            "node `{node}` has no IP address to build rules for"
+        ));
+    }
+    Ok(planes)
 }
 
 #[cfg(feature = "json")]

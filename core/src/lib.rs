@@ -19,6 +19,8 @@ pub mod diag;
 pub mod dns;
 #[doc(hidden)]
 pub mod fuzzing;
+#[doc(hidden)]
+pub mod generate;
 pub mod lab;
 pub mod lesson;
 pub mod model;

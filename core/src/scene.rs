@@ -27,12 +27,12 @@ pub const CARD_TOP: f64 = 6.0;
 const SERVICE_Y: f64 = 96.0;
 const SERVICE_H: f64 = 52.0;
 /// The pipeline strip: the open node's steps, in at most two rows.
-const STRIP_Y: f64 = 164.0;
+const STRIP_Y: f64 = 174.0;
 const STRIP_ROW_H: f64 = 46.0;
 const STRIP_GAP: f64 = 8.0;
 /// Boxes in one row of the strip before a second row starts.
-pub const STRIP_ROW_BOXES: usize = 4;
-const NODE_TOP: f64 = 282.0;
+pub const STRIP_ROW_BOXES: usize = 5;
+const NODE_TOP: f64 = 290.0;
 const NODE_HEADER: f64 = 64.0;
 const POD_H: f64 = 50.0;
 const POD_GAP: f64 = 6.0;
@@ -360,9 +360,9 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         // The mode glyph and word at the header's right end: where the
         // node's kube-proxy rules are entered.
         let proxy = Rect {
-            x: x + node_w - 8.0 - (node_w * 0.42).min(130.0),
+            x: x + node_w - 8.0 - (node_w * 0.5).min(140.0),
             y: NODE_TOP + 6.0,
-            w: (node_w * 0.42).min(130.0),
+            w: (node_w * 0.5).min(140.0),
             h: 24.0,
         };
         let eth_top = Point {

@@ -670,6 +670,9 @@ fn outcome(
                 t.outcome = Outcome::AcceptedByNode {
                     node: n.name.clone(),
                 };
+            } else if pkt.dst.ip().is_loopback() {
+                // A loopback address never leaves the node that sent to it.
+                t.outcome = Outcome::AcceptedByNode { node: node.to_string() };
             }
         }
     }
@@ -792,11 +795,23 @@ fn deliver(
     if masquerade {
         let before = pkt;
         let fam = IpFamily::of(&endpoint.ip());
-        let local = target_node.as_deref() == Some(node);
+        // Local: a Pod of this node or, for an endpoint with no Pod object
+        // (an EndpointSlice written by hand), one whose slice names this
+        // node, as kube-proxy counts it local.
+        let local = match pod {
+            Some(_) => target_node.as_deref() == Some(node),
+            None => sim.input(node, fam).is_some_and(|i| {
+                i.endpoints
+                    .values()
+                    .flatten()
+                    .any(|e| e.is_local && e.addr.ip() == endpoint.ip())
+            }),
+        };
         let n = sim.cluster.node(node);
         // SNAT to the address of the interface the packet leaves by: the
         // node's address, or its bridge (first address of the podCIDR) for a
-        // local Pod.
+        // local endpoint (the Linux kernel's MASQUERADE takes the outgoing
+        // interface's address; checked by kpv-kernelcheck).
         let ip = if local {
             n.and_then(|n| n.pod_cidr(fam))
                 .and_then(|c| bridge_ip(&c))

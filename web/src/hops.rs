@@ -7,6 +7,9 @@
 //! addresses stay as they are; every other word comes from [`crate::i18n`].
 
 use crate::i18n::{reason_key, tr, Lang};
+use kpv_core::controller::events::EventKind;
+use kpv_core::controller::ProbeKind;
+use kpv_core::model::{Cluster, ProbeAction};
 use kpv_core::modes::StepAction;
 use kpv_core::pipeline::Chip;
 use kpv_core::trace::{Hop, HopKind};
@@ -140,6 +143,96 @@ pub fn summary(l: Lang, h: &Hop) -> String {
                 StepAction::Return => w("sum.return").replace("{chain}", &c),
             }
         }
+    }
+}
+
+/// An event as `kubectl get events`, `kubectl get endpoints --watch` and
+/// `kubectl get pods --watch` print it (their output is English in every
+/// language, as the tools print it), and kube-proxy's sync in the chosen
+/// language. Returns (source, line).
+pub fn event_line(l: Lang, cluster: &Cluster, e: &EventKind) -> (String, String) {
+    match e {
+        EventKind::ProbeFailed {
+            pod,
+            probe,
+            action,
+            refused,
+            run,
+            threshold,
+        } => {
+            let kind = match probe {
+                ProbeKind::Readiness => "Readiness",
+                ProbeKind::Liveness => "Liveness",
+            };
+            let ip = cluster
+                .pod(pod)
+                .and_then(|p| p.ips.first().copied())
+                .map(|i| i.to_string())
+                .unwrap_or_default();
+            // Named ports as the kubelet resolves them, against the Pod.
+            let port = |p: &kpv_core::model::PortRef| {
+                cluster
+                    .pod(pod)
+                    .and_then(|x| x.resolve_port(p, kpv_core::packet::Protocol::Tcp))
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|| p.to_string())
+            };
+            let why = match (action, refused) {
+                (ProbeAction::HttpGet { path, port: pr }, true) => format!(
+                    "Get \"http://{ip}:{}{path}\": dial tcp {ip}:{}: connect: connection refused",
+                    port(pr),
+                    port(pr)
+                ),
+                (ProbeAction::HttpGet { .. }, false) => {
+                    "HTTP probe failed with statuscode: 503".to_string()
+                }
+                (ProbeAction::TcpSocket { port: pr }, _) => {
+                    format!("dial tcp {ip}:{}: connect: connection refused", port(pr))
+                }
+                (ProbeAction::Grpc { .. }, _) => {
+                    "service unhealthy (responded with \"NOT_SERVING\")".into()
+                }
+                (ProbeAction::Exec { .. }, _) => "command exited with code 1".into(),
+            };
+            (
+                format!("Warning Unhealthy pod/{} ({run}/{threshold})", pod.name),
+                format!("{kind} probe failed: {why}"),
+            )
+        }
+        EventKind::Restarted { pod } => (
+            format!("Normal Killing pod/{}", pod.name),
+            "Container failed liveness probe, will be restarted".into(),
+        ),
+        EventKind::Ready { pod, ready } => (
+            "kubectl get pods --watch".into(),
+            format!(
+                "{}   {}   Running",
+                pod.name,
+                if *ready { "1/1" } else { "0/1" }
+            ),
+        ),
+        EventKind::Endpoints { service, after, .. } => (
+            "kubectl get endpoints --watch".into(),
+            format!(
+                "{}   {}",
+                service.name,
+                if after.is_empty() {
+                    "<none>".to_string()
+                } else {
+                    after
+                        .iter()
+                        .map(|a| a.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                }
+            ),
+        ),
+        EventKind::ProxySynced { service, endpoints } => (
+            "kube-proxy".into(),
+            tr(l, "event.synced")
+                .replace("{svc}", &service.to_string())
+                .replace("{n}", &endpoints.to_string()),
+        ),
     }
 }
 

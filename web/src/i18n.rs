@@ -393,6 +393,11 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("legend.dropped", "dropped / rejected", "버림 / 거부"),
     ("legend.timed-out", "no answer", "응답 없음"),
     ("btn.send-one", "Send a packet", "패킷 보내기"),
+    ("event.synced", "rules synced for {svc}: {n} endpoints", "{svc} 규칙 동기화: 엔드포인트 {n}개"),
+    ("events.title", "Events", "이벤트"),
+    ("events.hops", "Hops", "홉"),
+    ("events.empty", "No events yet. Click a Pod on the diagram to fail its readiness probe.", "아직 이벤트가 없습니다. 다이어그램에서 파드를 눌러 준비성 프로브를 실패시켜 보세요."),
+    ("chip.endpoints", "endpoints {a} → {b}", "엔드포인트 {a} → {b}"),
     ("compare.title", "Compare modes: the same packet in each", "모드 비교: 같은 패킷을 각 모드로"),
     ("compare.empty", "Send a packet to compare how each mode handles it.", "패킷을 보내면 모드마다 어떻게 처리하는지 비교합니다."),
 ];

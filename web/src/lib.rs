@@ -90,6 +90,30 @@ fn animation_loop(store: Store) {
     });
 }
 
+/// The event list and the Events feed, one at a time, in the side column.
+#[component]
+fn SideLists() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let components::events::Events(all) = expect_context::<components::events::Events>();
+    let tab = RwSignal::new(0u8);
+    let count = Memo::new(move |_| {
+        let now = store.now.get();
+        all.with(|ev| ev.partition_point(|e| e.at_ms <= now))
+    });
+    view! {
+        <div class="side-lists">
+            <div class="tabs side-tabs" role="tablist">
+                <button role="tab" data-testid="tab-hops" aria-selected=move || (tab.get() == 0).to_string()
+                    on:click=move |_| tab.set(0)>{t("events.hops")}</button>
+                <button role="tab" data-testid="tab-events" aria-selected=move || (tab.get() == 1).to_string()
+                    on:click=move |_| tab.set(1)>{t("events.title")}" ("{move || count.get()}")"</button>
+            </div>
+            <div class="side-list" class:hidden=move || tab.get() != 0><HopList /></div>
+            <div class="side-list events-wrap" class:hidden=move || tab.get() != 1><components::events::EventsFeed /></div>
+        </div>
+    }
+}
+
 /// Whether the app is embedded (`embed=1`): only the diagram and its bar.
 #[derive(Clone, Copy, Debug)]
 pub struct Embedded(pub bool);
@@ -118,6 +142,7 @@ pub fn App() -> impl IntoView {
     }
     store.reduced_motion.set(prefers_reduced_motion());
     provide_context(store);
+    provide_context(components::events::Events::new(store));
     animation_loop(store);
     if let Some(step) = opts.step {
         // Show one packet stopped at that hop (documentation pages link to a step).
@@ -251,7 +276,7 @@ pub fn App() -> impl IntoView {
                     <TrafficBar />
                     <PlaybackBar />
                     <VerdictPanel />
-                    <HopList />
+                    <SideLists />
                 </aside>
             </div>
             <div class="below">
@@ -273,7 +298,7 @@ pub fn App() -> impl IntoView {
             data-testid="app" tabindex="0" on:keydown=on_key aria-describedby="kpv-keys">
             <p id="kpv-keys" class="sr-only">{t("a11y.keys")}</p>
             {if embed {
-                view! { {url_problems} <HopCaption /> <Diagram /> <PlaybackBar /> }.into_any()
+                view! { {url_problems} <HopCaption with_scenario=true /> <Diagram /> <PlaybackBar /> }.into_any()
             } else {
                 full(url_problems).into_any()
             }}

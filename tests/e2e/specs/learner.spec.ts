@@ -199,3 +199,48 @@ test('?step=N stops at hop N counted from 1, as the event list numbers it', asyn
   await expect(page.locator('[data-testid=hop][aria-current=step] .hop-ordinal')).toHaveText('3.');
   await expect(app.byId('hop-caption')).toContainText('Hop 3 of');
 });
+
+test('readiness on the diagram: a Pod\'s controls fail its probe, the probe count, the Service\'s endpoint change and the Events feed follow, and back', async ({ page }) => {
+  const app = new App(page);
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await app.open('/?lang=en');
+  await app.speed('4');
+  const pod = app.alpacaPods().first();
+  const name = (await pod.getAttribute('data-testid'))!.replace(/^pod-/, '');
+  await pod.click();
+  const controls = page.getByTestId(`pod-${name}-controls`);
+  await controls.locator('button[data-action=readiness]').click();
+  await expect(app.byId('play-pause')).toHaveAttribute('aria-pressed', 'true');
+  // The probe counts up on the Pod, then the endpoint leaves the Service.
+  await expect(page.locator(`[data-testid=probe-chip][data-owner="${name}"]`)).toContainText('/3 ✖', { timeout: 20_000 });
+  await expect(pod).toHaveAttribute('data-ready', 'false', { timeout: 30_000 });
+  await expect(page.locator('[data-testid=endpoints-chip][data-owner=alpaca-service]')).toContainText('endpoints 3 → 2', { timeout: 10_000 });
+  await app.byId('tab-events').click();
+  const events = page.getByTestId('events');
+  await expect(events.locator('[data-testid=event][data-kind=probe]').first()).toContainText('Readiness probe failed');
+  await expect(events.locator('[data-testid=event][data-kind=endpoints]').first()).toContainText('alpaca-service');
+  await expect(events.locator('[data-testid=event][data-kind=sync]').first()).toBeVisible({ timeout: 10_000 });
+  await inViewport(page, 'events');
+  await page.screenshot({ path: `${shots}/readiness-events.png` });
+  // And back: the Pod passes again and the endpoint returns.
+  await pod.click();
+  await controls.locator('button[data-action=readiness]').click();
+  await expect(pod).toHaveAttribute('data-ready', 'true', { timeout: 30_000 });
+  await expect(page.locator('[data-testid=endpoints-chip][data-owner=alpaca-service]')).toContainText('endpoints 2 → 3', { timeout: 10_000 });
+});
+
+test('the compare view plays the focused packet in each mode with its own pipeline and rule count', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/?scenario=loadbalancer-cluster&lang=en');
+  await app.send();
+  await app.outcome();
+  const view = page.getByTestId('compare-view');
+  await expect(view.getByTestId('compare-mode')).toHaveCount(4);
+  const totals = await view.getByTestId('compare-mode').evaluateAll((els) => els.map((e) => [e.getAttribute('data-mode'), e.getAttribute('data-total'), Array.from(e.querySelectorAll('li')).map((li) => li.getAttribute('data-step')).join(',')]));
+  expect(new Set(totals.map((t) => t[2])).size).toBe(4);
+  for (const [mode, total] of totals) expect(Number(total), `${mode}`).toBeGreaterThan(0);
+  await page.getByTestId('compare-userspace').uncheck();
+  await expect(view.getByTestId('compare-mode')).toHaveCount(3);
+  await view.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${shots}/compare.png` });
+});

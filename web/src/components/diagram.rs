@@ -259,6 +259,69 @@ fn PodControls(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
     }
 }
 
+/// What probes and the EndpointSlice controller are doing now, on the
+/// diagram: "probe 2/3 ✖" on a Pod whose readiness probe is failing, and
+/// "endpoints 3 → 2" on a Service whose ready endpoints just changed.
+#[component]
+fn LiveChips() -> impl IntoView {
+    use kpv_core::controller::events::EventKind;
+    let store = expect_context::<Store>();
+    let l = lang();
+    let Some(super::events::Events(all)) = use_context::<super::events::Events>() else {
+        return ().into_any();
+    };
+    /// How long a Service's endpoint change stays marked (simulated ms).
+    const RECENT_MS: u64 = 8_000;
+    let chips = Memo::new(move |_| {
+        let now = store.now.get();
+        let lg = l.get();
+        all.with(|ev| {
+            let upto = ev.partition_point(|e| e.at_ms <= now);
+            let past = &ev[..upto];
+            let mut out: Vec<(f64, f64, String, &'static str, String)> = Vec::new();
+            store.scene.with(|s| {
+                for p in &s.pods {
+                    // The latest readiness event of this Pod: a failure not yet
+                    // followed by the Pod becoming ready again.
+                    let last = past.iter().rev().find(|e| match &e.kind {
+                        EventKind::ProbeFailed { pod, probe, .. } => pod == &p.id && *probe == kpv_core::controller::ProbeKind::Readiness,
+                        EventKind::Ready { pod, ready: true } => pod == &p.id,
+                        _ => false,
+                    });
+                    if let Some(EventKind::ProbeFailed { run, threshold, .. }) = last.map(|e| &e.kind) {
+                        let text = format!("{} ✖", tr(lg, "pod.probe").replace("{k}", &run.min(threshold).to_string()).replace("{n}", &threshold.to_string()));
+                        out.push((p.rect.x + p.rect.w - 8.0, p.rect.y + 21.0, text, "probe-chip", p.id.name.clone()));
+                    }
+                }
+                for b in &s.services {
+                    let last = past.iter().rev().find(|e| matches!(&e.kind, EventKind::Endpoints { service, .. } if service == &b.id));
+                    if let Some(e) = last.filter(|e| now.saturating_sub(e.at_ms) <= RECENT_MS) {
+                        if let EventKind::Endpoints { before, after, .. } = &e.kind {
+                            let text = tr(lg, "chip.endpoints").replace("{a}", &before.len().to_string()).replace("{b}", &after.len().to_string());
+                            out.push((b.rect.x + b.rect.w - 8.0, b.rect.y + 22.0, text, "endpoints-chip", b.id.name.clone()));
+                        }
+                    }
+                }
+            });
+            out
+        })
+    });
+    view! {
+        <g class="live-chips">
+            {move || chips.get().into_iter().map(|(x, y, text, kind, owner)| {
+                let w = text.chars().count() as f64 * 9.2 + 12.0;
+                view! {
+                    <g class=format!("live-chip {kind}") data-testid=kind data-owner=owner>
+                        <rect x=n(x - w + 4.0) y=n(y - 17.0) width=n(w) height="23" rx="5" />
+                        <text x=n(x - 2.0) y=n(y) text-anchor="end" class="strong">{text}</text>
+                    </g>
+                }
+            }).collect_view()}
+        </g>
+    }
+    .into_any()
+}
+
 /// The focused packet's pipelines, slots and running rule count.
 type PipeInfo = (Vec<Pipeline>, Vec<Option<Slot>>, Vec<usize>);
 
@@ -400,7 +463,7 @@ fn PipelineStrip() -> impl IntoView {
                         data-step=key data-current=is_current.to_string()>
                         <title>{title}</title>
                         <BoxRect rect=r class="step-box" />
-                        <text x=n(r.x + 8.0) y=n(r.y + 20.0) class="strong">{short(&format!("{tick}{name}"), fits(r.w - 14.0, 17.0))}</text>
+                        <text x=n(r.x + 8.0) y=n(r.y + 20.0) class="strong">{short(&format!("{tick}{name}"), fits(r.w - 14.0, 16.5))}</text>
                         <text x=n(r.x + 8.0) y=n(r.y + 40.0) class="mono chip">{short(&detail, fits(r.w - 14.0, 16.0))}</text>
                     </g>
                 }
@@ -688,7 +751,7 @@ fn PacketCard() -> impl IntoView {
         <Show when=move || card.with(Option::is_some)>
             <g class="packet-card" data-testid="packet-card" pointer-events="none">
                 <rect x=get(|c| n(c.x)) y=n(CARD_TOP) width=get(|c| n(c.w)) height="82" rx="6" />
-                <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 23.0) class="card-hop">{get(|c| c.hop.clone())}</text>
+                <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 23.0) class="mono card-hop">{get(|c| c.hop.clone())}</text>
                 <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 47.0) class="mono"
                     class:rewritten=move || card.with(|c| c.as_ref().is_some_and(|c| c.src_changed))>
                     {get(|c| c.src.clone())}
@@ -726,6 +789,7 @@ pub fn Diagram() -> impl IntoView {
             <PathTrail />
             <Cluster open_pod=open_pod />
             <PipelineStrip />
+            <LiveChips />
             <Packets />
             <PacketCard />
             <PodControls open_pod=open_pod />

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod controls;
 pub mod diagram;
 pub mod editor;
+pub mod events;
 pub mod labs;
 pub mod lessons;
 pub mod panels;

@@ -152,6 +152,28 @@ pub fn HopList() -> impl IntoView {
         let stages = store.parsed.with(|(c, _)| kpv_core::trace::stages(c, &t));
         t.hops.into_iter().zip(stages).collect::<Vec<_>>()
     };
+    // Each hop's group (consecutive hops in the same place), and the group
+    // the current hop is in: the other groups fold to one line each, so a
+    // whole packet's groups fit beside the diagram.
+    let groups = Memo::new(move |_| {
+        store
+            .with_focused_trace(|t| {
+                let mut out: Vec<usize> = Vec::with_capacity(t.hops.len());
+                let mut last = String::new();
+                for h in &t.hops {
+                    let (g, _) = group_of(h);
+                    let next = out.last().map(|&x| x + usize::from(g != last)).unwrap_or(0);
+                    out.push(next);
+                    last = g;
+                }
+                out
+            })
+            .unwrap_or_default()
+    });
+    let current_group = Memo::new(move |_| {
+        let hop = current.get().unwrap_or(0);
+        groups.with(|g| g.get(hop).copied().unwrap_or(0))
+    });
     let list = NodeRef::<leptos::html::Ol>::new();
     keep_in_view(list, "li.current", move || current.get().map(|c| c as i64));
     view! {
@@ -160,15 +182,36 @@ pub fn HopList() -> impl IntoView {
             <ol data-testid="hop-list" class="hop-list" node_ref=list>
                 {move || {
                     let lg = l.get();
-                    let mut last_group = String::new();
-                    hops().into_iter().enumerate().map(|(i, (h, stage))| {
-                        let (group, group_key) = group_of(&h);
-                        let heading = (group != last_group).then(|| {
-                            let node = group.strip_prefix("node:").unwrap_or("");
-                            let words = tr(lg, group_key).replace("{node}", node);
-                            view! { <li class="group" aria-hidden="true" data-testid="hop-group" data-group=group.clone()>{words}</li> }
+                    let gs = groups.get();
+                    let all = hops();
+                    let mut last_group = usize::MAX;
+                    all.iter().cloned().enumerate().map(|(i, (h, stage))| {
+                        let gi = gs.get(i).copied().unwrap_or(0);
+                        let heading = (gi != last_group).then(|| {
+                            let (group, group_key) = group_of(&h);
+                            let node = group.strip_prefix("node:").unwrap_or("").to_string();
+                            let count = gs.iter().filter(|&&g| g == gi).count();
+                            let last_hop = gs.iter().rposition(|&g| g == gi).unwrap_or(i);
+                            let words = format!("{} ({count})", tr(lg, group_key).replace("{node}", &node));
+                            view! {
+                                <li class="group" data-testid="hop-group" data-group=group
+                                    class:current-group=move || current_group.get() == gi>
+                                    <button class="group-button" on:click=move |_| {
+                                        store.playing.set(false);
+                                        if let Some(tm) = store.focused_flight().and_then(|f| f.hop_time(i)) {
+                                            store.now.set(tm);
+                                        }
+                                    }>
+                                        <span class="hop-n" aria-hidden="true">{move || {
+                                            let c = current.get();
+                                            if current_group.get() == gi { "▾" } else if c.is_some_and(|c| c > last_hop) { "✓" } else { "▸" }
+                                        }}</span>
+                                        {words}
+                                    </button>
+                                </li>
+                            }
                         });
-                        last_group = group;
+                        last_group = gi;
                         let title = crate::hops::summary(lg, &h);
                         let addr = addresses(&h);
                         let raw = h.step.as_ref().map(|s| (s.table_chain.clone(), s.rule.clone()));
@@ -177,6 +220,7 @@ pub fn HopList() -> impl IntoView {
                             {heading}
                             <li data-testid="hop" data-hop=hop_kind_word(&h.what) data-stage=stage.map(|s| s.word()).unwrap_or("")
                                 data-n=(i + 1).to_string()
+                                class:folded=move || current_group.get() != gi
                                 class:current=move || current.get() == Some(i)
                                 aria-current=move || (current.get() == Some(i)).then_some("step")
                                 class:visited=move || current.get().is_some_and(|c| c > i)>
@@ -210,9 +254,10 @@ pub fn HopList() -> impl IntoView {
     }
 }
 
-/// The current hop in one line: which hop of how many, and what happened.
+/// The current hop in one line: which hop of how many, and what happened
+/// (embedded, also the scenario and mode, which the embed does not show).
 #[component]
-pub fn HopCaption() -> impl IntoView {
+pub fn HopCaption(#[prop(optional)] with_scenario: bool) -> impl IntoView {
     let store = expect_context::<Store>();
     let l = lang();
     let text = Memo::new(move |_| {
@@ -236,7 +281,11 @@ pub fn HopCaption() -> impl IntoView {
             })
             .flatten()
             .unwrap_or_else(|| tr(lg, "caption.idle").to_string());
-        format!("{scenario} · {mode} · {line}")
+        if with_scenario {
+            format!("{scenario} · {mode} · {line}")
+        } else {
+            line
+        }
     });
     view! {
         <p class="hop-caption" data-testid="hop-caption" aria-live="polite" title=move || text.get()>{move || text.get()}</p>
