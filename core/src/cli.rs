@@ -25,14 +25,21 @@ USAGE:
     kpv trace <FILE>... --src IP --dst IP|NAME --port N [--protocol TCP|UDP|SCTP]
               [--mode M] [--node NAME] [--seed N] [--from node|pod:NS/NAME|external]
               [--format text|json]
-    kpv check <FILE>...
+    kpv check <FILE>... [--format text|json]
+    kpv http <FILE>... <URL> [--via gateway/NAMESPACE/NAME | --via ingressclass/NAME]
+             [--sni NAME] [-X METHOD] [-H 'Name: value']... [--backend-header 'Name: value']...
+             [--from external|node|pod:NS/NAME] [--mode M] [--seed N] [--format text|json]
+    kpv routes <FILE>... [--format text|json]
     kpv share <FILE>... [--mode M] [--scheduler S] [--packets N] [--gap-ms G]
               [--at-ms T] [--seed N] [--speed PERCENT] [--lang en|ko]
 
 FILES are Kubernetes YAML (multi-document or `kind: List`); `-` reads stdin.
 Kinds: Node, Pod, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, Service,
 Endpoints, EndpointSlice, ServiceCIDR, KubeProxyConfiguration, and kubeadm's
-ClusterConfiguration (the API server's NodePort range and service subnet).
+ClusterConfiguration (the API server's NodePort range and service subnet); for
+http and routes also Ingress, IngressClass, GatewayClass, Gateway, HTTPRoute,
+ReferenceGrant, Secret (name and type), Namespace.
+URL is http(s)://HOST[:PORT]/PATH[?QUERY]; HOST is the Host header and the SNI.
 
 OPTIONS:
     --mode M        userspace (legacy, removed in Kubernetes 1.26), iptables, ipvs, nftables
@@ -106,15 +113,22 @@ pub enum Command {
     Trace(Common, TraceArgs),
     /// Print the app's share-link fragment (`v1.…`) for the input.
     Share(Common, ShareArgs),
+    /// Send an HTTP request through an Ingress or Gateway.
+    Http(Common, crate::cli_http::HttpArgs),
+    /// Print each entry point's routing table.
+    Routes(Common),
 }
 
 impl Command {
     pub fn files(&self) -> &[String] {
         match self {
             Command::Help(_) => &[],
-            Command::Check(c) | Command::Rules(c) | Command::Trace(c, _) | Command::Share(c, _) => {
-                &c.files
-            }
+            Command::Check(c)
+            | Command::Rules(c)
+            | Command::Trace(c, _)
+            | Command::Share(c, _)
+            | Command::Http(c, _)
+            | Command::Routes(c) => &c.files,
         }
     }
 }
@@ -135,9 +149,15 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
     if sub == "-h" || sub == "--help" || sub == "help" {
         return Ok(Command::Help(USAGE.to_string()));
     }
+    if sub == "http" || sub == "routes" {
+        return match crate::cli_http::parse(sub, &args[1..])? {
+            (common, Some(h)) => Ok(Command::Http(common, h)),
+            (common, None) => Ok(Command::Routes(common)),
+        };
+    }
     if !matches!(sub.as_str(), "rules" | "trace" | "check" | "share") {
         return Err(format!(
-            "unknown command `{sub}`; use rules, trace, check or share"
+            "unknown command `{sub}`; use rules, trace, check, share, http or routes"
         ));
     }
     let mut common = Common {
@@ -337,6 +357,17 @@ pub fn load(texts: &[String], files: &[String]) -> Result<(Cluster, String), Out
     Ok((cluster, report))
 }
 
+/// [`load`], with the HTTP routing objects too.
+#[cfg(feature = "json")]
+pub(crate) fn load_with_routing(
+    texts: &[String],
+    files: &[String],
+) -> Result<(Cluster, crate::http::Objects, String), Output> {
+    let (cluster, report) = load(texts, files)?;
+    let routing = cluster.routing.clone();
+    Ok((cluster, routing, report))
+}
+
 /// Resolve node and mode overrides: the cluster is changed as `--mode` and
 /// `--node` ask, and the node whose kube-proxy is modelled is returned.
 #[cfg(feature = "json")]
@@ -372,6 +403,9 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
             stdout: t.clone(),
             ..Output::default()
         },
+        Command::Check(c) if c.format == Format::Json => crate::cli_http::check_json(texts, files),
+        Command::Http(common, args) => crate::cli_http::run_http(common, args, texts, files),
+        Command::Routes(common) => crate::cli_http::run_routes(common, texts, files),
         Command::Check(_) => match load(texts, files) {
             Err(o) => o,
             Ok((cluster, report)) => Output {

@@ -14,6 +14,7 @@
 
 pub mod choose;
 pub mod cli;
+pub mod cli_http;
 pub mod controller;
 pub mod diag;
 pub mod dns;
@@ -21,6 +22,7 @@ pub mod dns;
 pub mod fuzzing;
 #[doc(hidden)]
 pub mod generate;
+pub mod http;
 pub mod lab;
 pub mod lesson;
 pub mod model;
@@ -32,6 +34,7 @@ pub mod proxy;
 pub mod replay;
 pub mod scene;
 pub mod share;
+pub mod stages;
 pub mod timeline;
 pub mod trace;
 pub mod yaml;

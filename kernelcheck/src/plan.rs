@@ -680,7 +680,7 @@ pub fn plan(case: &Case, mode: Mode, node: &str) -> Result<World, String> {
                 seed: 1,
                 from: From::Node,
             };
-            let t = trace::cli_trace(&cluster, &node, None, &args)?;
+            let t = cli::cli_trace(&cluster, &node, None, &args)?;
             let kpv = format!(
                 "kpv: {}{}, could reach [{}], masquerade {}",
                 t.verdict.word(),
@@ -730,7 +730,7 @@ pub fn plan(case: &Case, mode: Mode, node: &str) -> Result<World, String> {
                     record(&t, &mut per);
                     let mut seed = 2;
                     while per.len() < c.len() && seed < 16 + 16 * c.len() as u64 {
-                        let again = trace::cli_trace(
+                        let again = cli::cli_trace(
                             &cluster,
                             &node,
                             None,

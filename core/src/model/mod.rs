@@ -7,6 +7,7 @@
 
 mod ip;
 mod lower;
+pub mod routing;
 
 pub use ip::{parse_cidr_sloppy, parse_ip_sloppy};
 pub(crate) use lower::name_suffix;
@@ -587,6 +588,8 @@ pub struct Cluster {
     /// The API server's `--service-node-port-range` when a kubeadm
     /// ClusterConfiguration sets it; `None` = the default 30000–32767.
     pub node_port_range: Option<(u16, u16)>,
+    /// Ingresses, Gateways, routes and what they refer to ([`crate::http`]).
+    pub routing: routing::RoutingObjects,
 }
 
 /// The API server's default `--service-node-port-range`.

@@ -14,8 +14,11 @@
 
 mod alloc;
 mod endpoints;
+mod gateway;
+mod ingress;
 mod kinds;
 mod nodes;
+mod routing;
 mod services;
 mod validate;
 mod workloads;
@@ -221,10 +224,11 @@ impl Builder {
                 }
             }
         }
-        for o in raw
-            .iter()
-            .filter(|o| !kinds::ORDER.contains(&o.kind.as_str()))
-        {
+        self.routing(raw);
+        for o in raw.iter().filter(|o| {
+            !kinds::ORDER.contains(&o.kind.as_str())
+                && !crate::model::routing::ROUTING_KINDS.contains(&o.kind.as_str())
+        }) {
             let name = o
                 .node
                 .get("metadata")
@@ -239,7 +243,11 @@ impl Builder {
                 &o.node,
                 "kind",
                 format!("kind `{kind}` is not modelled and is skipped"),
-                &format!("supported kinds: {}", kinds::ORDER.join(", ")),
+                &format!(
+                    "supported kinds: {}, {}",
+                    kinds::ORDER.join(", "),
+                    crate::model::routing::ROUTING_KINDS.join(", ")
+                ),
             );
         }
         let reserved: BTreeSet<IpAddr> = services

@@ -571,3 +571,119 @@ impl NameRule {
         }
     }
 }
+
+/// A mapping of strings (labels, annotations); other values are skipped.
+pub(super) fn string_map(n: Option<&Y>) -> Labels {
+    let mut out = Labels::new();
+    for (k, val) in n.and_then(Y::as_map).unwrap_or(&[]) {
+        if let (Some(k), Some(val)) = (k.as_str(), val.as_str()) {
+            out.insert(k.to_string(), val.to_string());
+        }
+    }
+    out
+}
+
+/// Is `s` a lowercase RFC 1123 subdomain?
+pub(super) fn is_dns_subdomain(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 253
+        && s.split('.').all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && l.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+        })
+}
+
+/// The API server's message for a bad host (Ingress `host`, Gateway
+/// `hostname`), or `None` when it is valid: not an IP address, and `*` only
+/// as the whole first label.
+pub(super) fn host_problem(host: &str) -> Option<String> {
+    if crate::model::parse_ip_sloppy(host).is_some() || host.parse::<std::net::IpAddr>().is_ok() {
+        return Some(format!(
+            "Invalid value: \"{host}\": must be a DNS name, not an IP address"
+        ));
+    }
+    if let Some(rest) = host.strip_prefix("*.") {
+        if is_dns_subdomain(rest) {
+            return None;
+        }
+        return Some(format!("Invalid value: \"{host}\": a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character (e.g. '*.example.com', regex used for validation is '\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"));
+    }
+    if is_dns_subdomain(host) {
+        return None;
+    }
+    Some(format!("Invalid value: \"{host}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"))
+}
+
+/// The API server's message for an `Exact` or `Prefix` path, or `None`.
+/// (`ImplementationSpecific` paths are only required to be absolute.)
+pub(super) fn strict_path_problem(path: &str) -> Option<String> {
+    if !path.starts_with('/') {
+        return Some(format!(
+            "Invalid value: \"{path}\": must be an absolute path"
+        ));
+    }
+    for bad in ["//", "/./", "/../", "%2f", "%2F"] {
+        if path.contains(bad) {
+            return Some(format!(
+                "Invalid value: \"{path}\": must not contain '{bad}'"
+            ));
+        }
+    }
+    for bad in ["/..", "/."] {
+        if path.ends_with(bad) {
+            return Some(format!(
+                "Invalid value: \"{path}\": cannot end with '{bad}'"
+            ));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod routing_rule_tests {
+    use super::*;
+
+    #[test]
+    fn hosts_as_the_api_server_checks_them() {
+        for (host, ok) in [
+            ("testhost.com", true),
+            ("foo.bar.com", true),
+            ("*.foo.com", true),
+            ("*", false),
+            ("foo.*.com", false),
+            ("*foo.com", false),
+            ("1.2.3.4", false),
+            ("::1", false),
+            ("Foo.com", false),
+            ("-a.com", false),
+        ] {
+            assert_eq!(host_problem(host).is_none(), ok, "{host}");
+        }
+        assert!(host_problem("10.0.0.1")
+            .unwrap_or_default()
+            .contains("not an IP address"));
+    }
+
+    #[test]
+    fn exact_and_prefix_paths_as_the_api_server_checks_them() {
+        for (path, ok) in [
+            ("/", true),
+            ("/foo", true),
+            ("/foo/", true),
+            ("/*", true),
+            ("foo", false),
+            ("/foo//bar", false),
+            ("/foo/./bar", false),
+            ("/foo/../bar", false),
+            ("/foo%2fbar", false),
+            ("/foo/..", false),
+            ("/foo/.", false),
+        ] {
+            assert_eq!(strict_path_problem(path).is_none(), ok, "{path}");
+        }
+    }
+}
