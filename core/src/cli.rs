@@ -34,9 +34,11 @@ USAGE:
               [--at-ms T] [--seed N] [--speed PERCENT] [--lang en|ko]
 
 FILES are Kubernetes YAML (multi-document or `kind: List`); `-` reads stdin.
-Kinds: Node, Pod, Deployment, Service, Endpoints, EndpointSlice, ServiceCIDR,
-KubeProxyConfiguration; for http and routes also Ingress, IngressClass, GatewayClass,
-Gateway, HTTPRoute, ReferenceGrant, Secret (name and type), Namespace.
+Kinds: Node, Pod, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, Service,
+Endpoints, EndpointSlice, ServiceCIDR, KubeProxyConfiguration, and kubeadm's
+ClusterConfiguration (the API server's NodePort range and service subnet); for
+http and routes also Ingress, IngressClass, GatewayClass, Gateway, HTTPRoute,
+ReferenceGrant, Secret (name and type), Namespace.
 URL is http(s)://HOST[:PORT]/PATH[?QUERY]; HOST is the Host header and the SNI.
 
 OPTIONS:

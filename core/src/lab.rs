@@ -293,7 +293,10 @@ impl LbLab {
             Outcome::Dropped { .. } => (Landing::Dropped, String::new(), None),
             Outcome::Rejected { .. } => (Landing::Rejected, String::new(), None),
             Outcome::AcceptedByNode { node } => (Landing::Node, node.clone(), None),
-            Outcome::Unrouted => (Landing::Unrouted, String::new(), None),
+            // An ExternalName leaves the cluster: no rule and no Pod of it.
+            Outcome::Unrouted | Outcome::ExternalName { .. } => {
+                (Landing::Unrouted, String::new(), None)
+            }
             Outcome::NoSuchName { .. } => (Landing::NoSuchName, String::new(), None),
         };
         *self.counts.entry(key).or_default() += 1;
@@ -443,6 +446,9 @@ pub fn synthetic_cluster(n: usize, k: usize) -> Cluster {
             )],
             pod_cidrs: "10.244.0.0/24".parse().into_iter().collect(),
             zone: None,
+            taints: Vec::new(),
+            unschedulable: false,
+            max_pods: crate::model::DEFAULT_MAX_PODS,
         }],
         ..Cluster::default()
     };

@@ -17,6 +17,7 @@ pub mod cli;
 pub mod cli_http;
 pub mod controller;
 pub mod diag;
+pub mod dns;
 #[doc(hidden)]
 pub mod fuzzing;
 #[doc(hidden)]

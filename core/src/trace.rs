@@ -103,6 +103,13 @@ pub enum Outcome {
     NoSuchName {
         name: String,
     },
+    /// DNS answered with a CNAME to `target`, a name outside the cluster
+    /// (an ExternalName Service): kube-proxy has no rules for it, and the
+    /// connection goes wherever that name resolves.
+    ExternalName {
+        name: String,
+        target: String,
+    },
 }
 
 /// One hop of a trace, where it happened and the packet before and after.
@@ -210,6 +217,8 @@ pub struct Sim<'a> {
     planes: BTreeMap<(String, IpFamily), Box<dyn Dataplane>>,
     /// App states (who answers) and the time they are read at.
     changes: Vec<AppChange>,
+    /// The headless Services' slices, which cluster DNS answers from.
+    dns_slices: Vec<EndpointSlice>,
 }
 
 impl<'a> Sim<'a> {
@@ -223,6 +232,7 @@ impl<'a> Sim<'a> {
         let mut inputs = BTreeMap::new();
         let mut planes = BTreeMap::new();
         let opts = CompileOptions { scheduler };
+        let dns_slices = crate::dns::slices_for_dns(cluster, slices);
         let slices = proxy::slices_seen_by(mode, slices);
         for node in &cluster.nodes {
             for family in [IpFamily::V4, IpFamily::V6] {
@@ -241,6 +251,7 @@ impl<'a> Sim<'a> {
             inputs,
             planes,
             changes: Vec::new(),
+            dns_slices,
         }
     }
 
@@ -271,32 +282,18 @@ impl<'a> Sim<'a> {
             .find(|n| n.addresses.iter().any(|(_, a)| *a == ip))
     }
 
-    fn resolve(&self, name: &str, from_ns: &str) -> Option<(IpAddr, String)> {
-        let name = name.trim_end_matches('.');
-        let parts: Vec<&str> = name.split('.').collect();
-        let (svc, ns) = match parts.as_slice() {
-            [svc] => (*svc, from_ns),
-            [svc, ns] | [svc, ns, "svc"] | [svc, ns, "svc", "cluster", "local"] => (*svc, *ns),
-            _ => return None,
-        };
-        let s = self.cluster.service(&NamespacedName::new(ns, svc))?;
-        let fqdn = format!("{svc}.{ns}.svc.cluster.local");
-        if s.headless {
-            // A headless Service's name answers with its ready Pods' IPs.
-            let ip = self
-                .cluster
-                .pods
-                .iter()
-                .filter(|p| {
-                    p.id.namespace == ns
-                        && s.selector
-                            .as_ref()
-                            .is_some_and(|sel| crate::model::selects(sel, &p.labels))
-                })
-                .find_map(|p| p.ips.first().copied())?;
-            return Some((ip, fqdn));
+    /// Cluster DNS (see [`crate::dns`]): the address and the name that
+    /// answered, or the outcome when no address comes back.
+    fn resolve(&self, name: &str, from_ns: &str) -> Result<(IpAddr, String), Outcome> {
+        match crate::dns::resolve(self.cluster, &self.dns_slices, name, from_ns) {
+            crate::dns::Answer::Address { fqdn, ip, .. } => Ok((ip, fqdn)),
+            crate::dns::Answer::Cname { fqdn, target } => {
+                Err(Outcome::ExternalName { name: fqdn, target })
+            }
+            crate::dns::Answer::NoSuchName => Err(Outcome::NoSuchName {
+                name: name.to_string(),
+            }),
         }
-        s.cluster_ips.first().map(|ip| (*ip, fqdn))
     }
 }
 
@@ -394,7 +391,7 @@ pub fn client(sim: &Sim<'_>, req: &Request, t: &mut Trace) -> Option<Packet> {
     let dst_ip = match &req.dst {
         Dest::Ip(ip) => *ip,
         Dest::Name(name) => match sim.resolve(name, &ns) {
-            Some((ip, fqdn)) => {
+            Ok((ip, fqdn)) => {
                 let p = Packet::new(sock(src_ip, req.src_port), sock(ip, req.port), req.protocol);
                 t.hops.push(Hop {
                     place: start_place.clone(),
@@ -409,8 +406,8 @@ pub fn client(sim: &Sim<'_>, req: &Request, t: &mut Trace) -> Option<Packet> {
                 });
                 ip
             }
-            None => {
-                t.outcome = Outcome::NoSuchName { name: name.clone() };
+            Err(outcome) => {
+                t.outcome = outcome;
                 return None;
             }
         },

@@ -197,3 +197,27 @@ fn share_rejects_bad_options_and_inputs_without_services() {
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("no Service"), "{}", out.stderr);
 }
+
+#[test]
+fn check_reports_what_the_api_server_would_refuse_and_the_workloads_it_makes() {
+    // (input, exit code, text on stdout or stderr)
+    let sts = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  replicas: 3\n  serviceName: db\n  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n    spec: {containers: [{name: c, image: pg}]}\n";
+    let knative = "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {name: hello}\nspec: {template: {spec: {containers: [{image: hello}]}}}\n";
+    let two = "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {type: NodePort, ports: [{port: 80, nodePort: 30080}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: b}\nspec: {type: NodePort, ports: [{port: 80, nodePort: 30080}]}\n";
+    let cases: &[(&str, u8, &str)] = &[
+        (sts, 0, "3 pod(s)"),
+        (knative, 0, "is not the Kubernetes Service"),
+        (
+            two,
+            1,
+            "spec.ports[0].nodePort: The Service \"b\" is invalid: Invalid value: 30080: provided port is already allocated",
+        ),
+    ];
+    for (input, code, needle) in cases {
+        let out = kpv(&["check", "in.yaml"], input);
+        assert_eq!(out.code, *code, "{}{}", out.stdout, out.stderr);
+        let all = format!("{}{}", out.stdout, out.stderr);
+        assert!(all.contains(needle), "{needle}: {all}");
+        assert!(!all.contains("not modelled"), "{all}");
+    }
+}

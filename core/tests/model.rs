@@ -34,7 +34,7 @@ fn seed_scenario_parses_without_errors() {
     let (cluster, diags) = model::parse(SEED);
     assert!(diags.is_empty(), "{diags:#?}");
     assert_eq!(cluster.nodes.len(), 3);
-    assert_eq!(cluster.deployments.len(), 2);
+    assert_eq!(cluster.workloads.len(), 2);
     assert_eq!(cluster.services.len(), 2);
     let alpacas: Vec<_> = cluster
         .pods

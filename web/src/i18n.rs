@@ -192,6 +192,11 @@ pub const TABLE: &[(&str, &str, &str)] = &[
         "DNS: no such name",
         "DNS: 해당 이름 없음",
     ),
+    (
+        "verdict.external-name",
+        "DNS answers an ExternalName Service with a CNAME; kube-proxy has no rules for it, the connection leaves the cluster",
+        "DNS가 ExternalName 서비스에 CNAME으로 응답함. kube-proxy 규칙은 없고 연결은 클러스터 밖으로 나감",
+    ),
     ("verdict.in-flight", "in flight", "전송 중"),
     (
         "reason.no-endpoints",

@@ -72,7 +72,12 @@ pub fn readiness_at(
 pub fn snapshot(cluster: &Cluster, changes: &[AppChange], timing: Timing, t: u64) -> Snapshot {
     let pod_ready = readiness_at(cluster, changes, t);
     let slice_t = t.saturating_sub(timing.slice_delay_ms);
-    let proxy_t = slice_t.saturating_sub(timing.proxy_delay_ms);
+    // A KubeProxyConfiguration's minSyncPeriod is kube-proxy's own lag.
+    let proxy_delay = cluster
+        .proxy
+        .min_sync_period_ms
+        .unwrap_or(timing.proxy_delay_ms);
+    let proxy_t = slice_t.saturating_sub(proxy_delay);
     let slices = compute_slices(cluster, &readiness_at(cluster, changes, slice_t));
     let proxy_slices = compute_slices(cluster, &readiness_at(cluster, changes, proxy_t));
     Snapshot {

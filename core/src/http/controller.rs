@@ -282,6 +282,9 @@ fn synthesize(
         pending: false,
         reported_ready: ReportedReady::Unknown,
         owner: None,
+        tolerations: Vec::new(),
+        hostname: None,
+        subdomain: None,
     });
     let svc_id = NamespacedName::new(ns, name);
     cluster.services.push(Service {

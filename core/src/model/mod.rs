@@ -59,6 +59,54 @@ pub struct Node {
     pub addresses: Vec<(NodeAddressKind, IpAddr)>,
     pub pod_cidrs: Vec<IpNet>,
     pub zone: Option<String>,
+    /// `spec.taints`: which Pods the scheduler (and the DaemonSet controller)
+    /// keep off this node.
+    pub taints: Vec<Taint>,
+    /// `spec.unschedulable` (cordoned): no new Pods, except DaemonSets'.
+    pub unschedulable: bool,
+    /// How many Pods fit: `status.allocatable.pods`, else
+    /// `status.capacity.pods`, else the kubelet's default `maxPods` of 110.
+    pub max_pods: u32,
+}
+
+/// The kubelet's default `maxPods`.
+pub const DEFAULT_MAX_PODS: u32 = 110;
+
+/// A node taint: `key[=value]:effect`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Taint {
+    pub key: String,
+    pub value: String,
+    /// `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
+    pub effect: String,
+}
+
+/// A Pod's toleration of taints.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Toleration {
+    /// Empty with `exists` = tolerate every taint.
+    pub key: String,
+    /// `operator: Exists` (any value), else `Equal`.
+    pub exists: bool,
+    pub value: String,
+    /// Empty = every effect.
+    pub effect: String,
+}
+
+impl Toleration {
+    /// `ToleratesTaint` from k8s.io/api's helpers.
+    pub fn tolerates(&self, t: &Taint) -> bool {
+        (self.effect.is_empty() || self.effect == t.effect)
+            && (self.key.is_empty() && self.exists || self.key == t.key)
+            && (self.exists || self.value == t.value)
+    }
+}
+
+impl Taint {
+    /// Does this taint keep new Pods off the node (unless tolerated)?
+    pub fn blocks_scheduling(&self) -> bool {
+        self.effect == "NoSchedule" || self.effect == "NoExecute"
+    }
 }
 
 impl Node {
@@ -143,8 +191,16 @@ pub struct Pod {
     /// is no endpoint (a Pod written without status is placed and addressed).
     pub pending: bool,
     pub reported_ready: ReportedReady,
-    /// The Deployment that made it, when it was expanded from one.
+    /// The workload that made it (its name), when it was expanded from one
+    /// or its `ownerReferences` name one.
     pub owner: Option<String>,
+    /// `spec.tolerations` (for a workload's Pods, the template's).
+    pub tolerations: Vec<Toleration>,
+    /// `spec.hostname` and `spec.subdomain`: with a headless Service named
+    /// like the subdomain, DNS answers `HOSTNAME.SUBDOMAIN.NS.svc…` with
+    /// this Pod (a StatefulSet's Pods get their name and `serviceName`).
+    pub hostname: Option<String>,
+    pub subdomain: Option<String>,
 }
 
 impl Pod {
@@ -168,13 +224,48 @@ impl Pod {
     }
 }
 
+/// The controllers that create Pods from a template.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum WorkloadKind {
+    Deployment,
+    ReplicaSet,
+    StatefulSet,
+    DaemonSet,
+    Job,
+}
+
+impl WorkloadKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkloadKind::Deployment => "Deployment",
+            WorkloadKind::ReplicaSet => "ReplicaSet",
+            WorkloadKind::StatefulSet => "StatefulSet",
+            WorkloadKind::DaemonSet => "DaemonSet",
+            WorkloadKind::Job => "Job",
+        }
+    }
+}
+
+/// A Deployment, ReplicaSet, StatefulSet, DaemonSet or Job, and the Pods
+/// its controller asks for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Deployment {
+pub struct Workload {
+    pub kind: WorkloadKind,
     pub id: NamespacedName,
+    /// `spec.replicas` (Deployment, ReplicaSet, StatefulSet), a Job's
+    /// running Pods (`parallelism`, at most `completions`); for a DaemonSet
+    /// the number of nodes it runs on, known once Nodes are complete.
     pub replicas: u32,
     pub selector: Labels,
     pub template_labels: Labels,
     pub containers: Vec<Container>,
+    /// `spec.template.spec.tolerations`.
+    pub tolerations: Vec<Toleration>,
+    /// A StatefulSet's `spec.serviceName` (its Pods' DNS subdomain).
+    pub service_name: Option<String>,
+    /// `metadata.ownerReferences[0]` as `Kind/name` (a Deployment's
+    /// ReplicaSet names its Deployment).
+    pub owned_by: Option<String>,
 }
 
 /// A port given by number or by container-port name.
@@ -418,6 +509,9 @@ impl Scheduler {
 }
 
 /// How kube-proxy tells traffic from this cluster's Pods apart.
+/// (`BridgeInterface` and `InterfaceNamePrefix` match the interface a
+/// packet came in on, which for kpv's packets is "from a Pod of this
+/// node": they are read as `NodeCidr`, with a warning.)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum DetectLocalMode {
     #[default]
@@ -442,6 +536,12 @@ pub struct ProxyConfig {
     /// nftables mode's own mark bit (`nftables.masqueradeBit`): kube-proxy
     /// hands this one, not the iptables one, to the nftables proxier.
     pub nftables_masquerade_bit: u8,
+    /// The mode's `minSyncPeriod` in milliseconds, when given: how long
+    /// after a change kube-proxy writes the rules (1 s by default).
+    pub min_sync_period_ms: Option<u64>,
+    /// `portRange` (userspace mode's proxy ports), when given; else the
+    /// kernel picks from its ephemeral range.
+    pub port_range: Option<(u16, u16)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -464,6 +564,8 @@ impl Default for ProxyConfig {
             ipvs_scheduler: Scheduler::Rr,
             nftables_masquerade_all: false,
             nftables_masquerade_bit: 14,
+            min_sync_period_ms: None,
+            port_range: None,
         }
     }
 }
@@ -473,7 +575,8 @@ impl Default for ProxyConfig {
 pub struct Cluster {
     pub nodes: Vec<Node>,
     pub pods: Vec<Pod>,
-    pub deployments: Vec<Deployment>,
+    /// Deployments, ReplicaSets, StatefulSets, DaemonSets and Jobs.
+    pub workloads: Vec<Workload>,
     pub services: Vec<Service>,
     /// Slices given in the input or mirrored from Endpoints. Slices of
     /// selector Services are computed by [`crate::controller`].
@@ -482,11 +585,22 @@ pub struct Cluster {
     pub proxy: ProxyConfig,
     /// Was a KubeProxyConfiguration given?
     pub proxy_config_given: bool,
+    /// The API server's `--service-node-port-range` when a kubeadm
+    /// ClusterConfiguration sets it; `None` = the default 30000–32767.
+    pub node_port_range: Option<(u16, u16)>,
     /// Ingresses, Gateways, routes and what they refer to ([`crate::http`]).
     pub routing: routing::RoutingObjects,
 }
 
+/// The API server's default `--service-node-port-range`.
+pub const DEFAULT_NODE_PORT_RANGE: (u16, u16) = (30000, 32767);
+
 impl Cluster {
+    /// The NodePort range Services' nodePorts must be in.
+    pub fn node_port_range(&self) -> (u16, u16) {
+        self.node_port_range.unwrap_or(DEFAULT_NODE_PORT_RANGE)
+    }
+
     pub fn node(&self, name: &str) -> Option<&Node> {
         self.nodes.iter().find(|n| n.name == name)
     }

@@ -35,7 +35,7 @@ pub fn outcome_class(o: &Outcome) -> &'static str {
         Outcome::TimedOut { .. } => "timed-out",
         Outcome::Dropped { .. } => "dropped",
         Outcome::Rejected { .. } => "rejected",
-        Outcome::Unrouted | Outcome::NoSuchName { .. } => "unrouted",
+        Outcome::Unrouted | Outcome::NoSuchName { .. } | Outcome::ExternalName { .. } => "unrouted",
     }
 }
 
@@ -47,6 +47,7 @@ pub fn outcome_mark(o: &Outcome) -> &'static str {
         Outcome::Dropped { .. } => "✕",
         Outcome::Rejected { .. } => "⊘",
         Outcome::Unrouted | Outcome::NoSuchName { .. } => "?",
+        Outcome::ExternalName { .. } => "↗",
     }
 }
 

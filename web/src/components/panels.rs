@@ -69,6 +69,12 @@ fn verdict_text(trace: &Trace, done: bool, lg: Lang) -> (&'static str, String, S
         Outcome::AcceptedByNode { node } => format!("{} {node}", tr(lg, "verdict.accepted")),
         Outcome::Unrouted => tr(lg, "verdict.unrouted").to_string(),
         Outcome::NoSuchName { name } => format!("{}: {name}", tr(lg, "verdict.no-name")),
+        Outcome::ExternalName { name, target } => {
+            format!(
+                "{}: {name} → CNAME {target}",
+                tr(lg, "verdict.external-name")
+            )
+        }
     };
     (outcome_class(o), outcome_mark(o).into(), words)
 }

@@ -6,8 +6,9 @@
 //!
 //! No clock and no unseeded randomness: the same input always allocates the same.
 
-use super::services::PendingService;
+use super::services::{family_name, FamilyPolicy, PendingService};
 use super::*;
+use crate::diag::Span;
 use sha2::{Digest, Sha256};
 
 pub(super) fn hash64(s: &str) -> u64 {
@@ -69,109 +70,297 @@ pub(super) fn net_size(net: &IpNet) -> u128 {
 
 impl Builder {
     pub(super) fn allocate_services(&mut self, pending: Vec<PendingService>) {
-        let cidrs_v4: Vec<IpNet> = {
-            let v: Vec<IpNet> = self
-                .cluster
-                .service_cidrs
+        // The service CIDRs: the ServiceCIDR objects given, else the
+        // defaults of a cluster that has the families the Services ask for
+        // (kpv cannot know `--service-cluster-ip-range`, so a cluster
+        // without ServiceCIDRs accepts any given ClusterIP).
+        let range_known = !self.cluster.service_cidrs.is_empty();
+        let node_port_range = self.cluster.node_port_range();
+        let of_family = |f: IpFamily, cidrs: &[IpNet]| -> Vec<IpNet> {
+            cidrs
                 .iter()
-                .filter(|c| c.addr().is_ipv4())
+                .filter(|c| IpFamily::of(&c.addr()) == f)
                 .copied()
-                .collect();
-            if v.is_empty() {
-                "10.96.0.0/12".parse().into_iter().collect()
-            } else {
-                v
-            }
+                .collect()
         };
-        let cidrs_v6: Vec<IpNet> = {
-            let v: Vec<IpNet> = self
-                .cluster
-                .service_cidrs
-                .iter()
-                .filter(|c| c.addr().is_ipv6())
-                .copied()
-                .collect();
-            if v.is_empty() {
-                "fd00:10:96::/112".parse().into_iter().collect()
-            } else {
-                v
-            }
-        };
-        if self.cluster.service_cidrs.is_empty() {
-            self.cluster.service_cidrs = cidrs_v4.clone();
+        if !range_known {
+            self.cluster.service_cidrs = "10.96.0.0/12".parse().into_iter().collect();
             if pending.iter().any(|p| {
                 p.want_families.contains(&IpFamily::V6)
                     || p.svc.cluster_ips.iter().any(IpAddr::is_ipv6)
+                    || p.policy == FamilyPolicy::RequireDualStack
             }) {
-                self.cluster.service_cidrs.extend(cidrs_v6.clone());
+                self.cluster
+                    .service_cidrs
+                    .extend("fd00:10:96::/112".parse::<IpNet>());
             }
         }
-        let mut used_ips: BTreeSet<IpAddr> =
-            crate::order::set(pending.iter().flat_map(|p| p.svc.cluster_ips.clone()));
-        let mut used_node_ports: BTreeSet<u16> = crate::order::set(pending.iter().flat_map(|p| {
-            p.svc
-                .ports
-                .iter()
-                .filter_map(|x| x.node_port)
-                .chain(p.svc.health_check_node_port)
-        }));
-        // Report cluster IPs used twice.
-        let mut owner: BTreeMap<IpAddr, NamespacedName> = BTreeMap::new();
-        let mut sorted = pending;
-        crate::order::sort_by(&mut sorted, |a, b| a.svc.id.cmp(&b.svc.id));
-        for p in &mut sorted {
-            let report = |msg: String, hint: &str, field: &str, diags: &mut Vec<Diagnostic>| {
-                let mut d = Diagnostic::error(msg).with_hint(hint);
+        let cidrs_v4 = of_family(IpFamily::V4, &self.cluster.service_cidrs);
+        let cidrs_v6 = of_family(IpFamily::V6, &self.cluster.service_cidrs);
+        let configured = |f: IpFamily| match f {
+            IpFamily::V4 => !cidrs_v4.is_empty(),
+            IpFamily::V6 => !cidrs_v6.is_empty(),
+        };
+        let dual_stack = configured(IpFamily::V4) && configured(IpFamily::V6);
+        let default_family = self
+            .cluster
+            .service_cidrs
+            .first()
+            .map(|c| IpFamily::of(&c.addr()))
+            .unwrap_or(IpFamily::V4);
+        let range_text = |f: IpFamily| {
+            let v: Vec<String> = match f {
+                IpFamily::V4 => &cidrs_v4,
+                IpFamily::V6 => &cidrs_v6,
+            }
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+            v.join(",")
+        };
+
+        // First, in input order (the order they would be created in), what
+        // each Service claims itself: its families, its own ClusterIPs and
+        // NodePorts. The API server refuses a Service whose claim fails, in
+        // its words; a refused Service is not in the cluster.
+        let mut used_ips: BTreeSet<IpAddr> = BTreeSet::new();
+        let mut used_node_ports: BTreeSet<u16> = BTreeSet::new();
+        let mut accepted = Vec::new();
+        for mut p in pending {
+            let mut problems: Vec<(String, &str, String, Option<Span>)> = Vec::new();
+            let mut families = Vec::new();
+            let addressed = !p.svc.headless && p.svc.service_type != ServiceType::ExternalName;
+            if addressed {
+                families = p.want_families.clone();
+                // Infer families from the given IPs (initIPFamilyFields).
+                let texts: Vec<String> =
+                    p.svc.cluster_ips.iter().map(ToString::to_string).collect();
+                for (i, ip) in p.svc.cluster_ips.iter().enumerate() {
+                    let fam = IpFamily::of(ip);
+                    if i >= families.len() {
+                        if configured(fam) {
+                            families.push(fam);
+                        } else {
+                            problems.push((
+                                format!("spec.clusterIPs[{i}]"),
+                                "give an address of a family the cluster has, or add a ServiceCIDR of that family",
+                                format!("Invalid value: {}: {} is not configured on this cluster", super::services::go_strings(&texts), family_name(fam)),
+                                p.cluster_ips_at,
+                            ));
+                        }
+                    }
+                }
+                if problems.is_empty() {
+                    if p.policy == FamilyPolicy::RequireDualStack && !dual_stack {
+                        problems.push((
+                            "spec.ipFamilyPolicy".into(),
+                            "use PreferDualStack (dual-stack where the cluster has it), or add a ServiceCIDR of the other family",
+                            "Invalid value: \"RequireDualStack\": this cluster is not configured for dual-stack services".into(),
+                            p.policy_at,
+                        ));
+                    }
+                    for (i, fam) in families.iter().enumerate() {
+                        if !configured(*fam) {
+                            problems.push((
+                                format!("spec.ipFamilies[{i}]"),
+                                "list only families the cluster's ServiceCIDRs have",
+                                format!(
+                                    "Invalid value: \"{}\": not configured on this cluster",
+                                    family_name(*fam)
+                                ),
+                                p.families_at.get(i).copied(),
+                            ));
+                        }
+                    }
+                }
+                if families.is_empty() {
+                    families.push(default_family);
+                }
+                if p.policy != FamilyPolicy::SingleStack && families.len() == 1 && dual_stack {
+                    families.push(match families[0] {
+                        IpFamily::V4 => IpFamily::V6,
+                        IpFamily::V6 => IpFamily::V4,
+                    });
+                }
+            }
+            // The Service's own addresses.
+            if problems.is_empty() {
+                let texts: Vec<String> =
+                    p.svc.cluster_ips.iter().map(ToString::to_string).collect();
+                let mut mine = BTreeSet::new();
+                for ip in &p.svc.cluster_ips {
+                    let pools = if ip.is_ipv4() { &cidrs_v4 } else { &cidrs_v6 };
+                    let in_range = pools.iter().any(|c| {
+                        c.contains(ip)
+                            && *ip != c.network()
+                            && !(ip.is_ipv4() && *ip == c.broadcast())
+                    });
+                    let why = if range_known && !in_range {
+                        Some(format!(
+                            "the provided IP ({ip}) is not in the valid range. The range of valid IPs is {}",
+                            range_text(IpFamily::of(ip))
+                        ))
+                    } else if used_ips.contains(ip) {
+                        Some("provided IP is already allocated".to_string())
+                    } else {
+                        None
+                    };
+                    if let Some(why) = why {
+                        problems.push((
+                            "spec.clusterIPs".into(),
+                            "leave clusterIP out to have one allocated, or pick a free address inside the service CIDR",
+                            format!("Invalid value: {}: failed to allocate IP {ip}: {why}", super::services::go_strings(&texts)),
+                            p.cluster_ips_at,
+                        ));
+                    }
+                    mine.insert(*ip);
+                }
+                // Its own NodePorts (the same number for TCP and UDP is one).
+                let mut ports = BTreeSet::new();
+                let explicit = p
+                    .svc
+                    .ports
+                    .iter()
+                    .zip(&p.ports_at)
+                    .filter_map(|(x, (path, at))| x.node_port.map(|n| (n, path, *at)));
+                for (n, path, at) in explicit {
+                    if used_node_ports.contains(&n) {
+                        problems.push((
+                            format!("{path}.nodePort"),
+                            "leave nodePort out to have a free one allocated, or pick another",
+                            format!("Invalid value: {n}: provided port is already allocated"),
+                            at,
+                        ));
+                    }
+                    ports.insert(n);
+                }
+                if let Some(h) = p.svc.health_check_node_port {
+                    if used_node_ports.contains(&h) || ports.contains(&h) {
+                        problems.push((
+                            "spec.healthCheckNodePort".into(),
+                            "leave healthCheckNodePort out to have a free one allocated",
+                            format!("Invalid value: {h}: provided port is already allocated"),
+                            None,
+                        ));
+                    }
+                    ports.insert(h);
+                }
+                if problems.is_empty() {
+                    used_ips.extend(mine);
+                    used_node_ports.extend(ports);
+                }
+            }
+            if problems.is_empty() {
+                if addressed {
+                    p.want_families = families;
+                }
+                accepted.push(p);
+                continue;
+            }
+            for (field, hint, msg, at) in problems {
+                let mut d = Diagnostic::error(format!(
+                    "The Service \"{}\" is invalid: {msg}",
+                    p.svc.id.name
+                ))
+                .with_hint(hint)
+                .at(at.unwrap_or(p.at));
                 d.file = p.file;
                 d.document = p.doc;
                 d.object = Some(format!("Service/{}", p.svc.id));
-                d.field = Some(field.into());
-                diags.push(d);
-            };
-            for ip in &p.svc.cluster_ips {
-                if let Some(other) = owner.insert(*ip, p.svc.id.clone()) {
-                    report(format!("cluster IP {ip} is already used by Service {other}"), "give each Service its own clusterIP, or leave it out to have one allocated", "spec.clusterIP", &mut self.diags);
-                }
+                d.field = Some(field);
+                self.diags.push(d);
             }
+        }
+
+        // Then what the allocators fill in, in a stable order.
+        let mut sorted = accepted;
+        crate::order::sort_by(&mut sorted, |a, b| a.svc.id.cmp(&b.svc.id));
+        let mut services = Vec::new();
+        for mut p in sorted {
+            let mut full = None;
             let svc = &mut p.svc;
-            if p.cluster_ip_auto && !svc.headless && svc.service_type != ServiceType::ExternalName {
-                let families = if p.want_families.is_empty() {
-                    vec![IpFamily::V4]
-                } else {
-                    p.want_families.clone()
-                };
-                for fam in families {
-                    let pool = if fam == IpFamily::V4 {
+            if !svc.headless && svc.service_type != ServiceType::ExternalName {
+                // One address per family, in the families' order: the
+                // Service's own, else the next free one.
+                let mut ips = Vec::new();
+                for fam in &p.want_families {
+                    let own = svc.cluster_ips.iter().find(|ip| IpFamily::of(ip) == *fam);
+                    if let Some(ip) = own {
+                        ips.push(*ip);
+                        continue;
+                    }
+                    let pool = if *fam == IpFamily::V4 {
                         &cidrs_v4
                     } else {
                         &cidrs_v6
                     };
-                    if let Some(ip) = allocate_ip(pool, &format!("{}", svc.id), &mut used_ips) {
-                        svc.cluster_ips.push(ip);
+                    match allocate_ip(pool, &format!("{}", svc.id), &mut used_ips) {
+                        Some(ip) => ips.push(ip),
+                        None => {
+                            full = Some((
+                                "spec.clusterIPs",
+                                "Internal error occurred: failed to allocate a serviceIP: range is full".to_string(),
+                                "the service CIDR has no free address: add a ServiceCIDR or remove Services",
+                            ));
+                            break;
+                        }
                     }
                 }
+                svc.cluster_ips = ips;
             }
             let wants_node_ports = match svc.service_type {
                 ServiceType::NodePort => true,
                 ServiceType::LoadBalancer => p.allocate_load_balancer_node_ports,
                 _ => false,
             };
-            if wants_node_ports {
+            let port_full = (
+                "spec.ports",
+                "Internal error occurred: failed to allocate a nodePort: range is full".to_string(),
+                "every NodePort of the range is taken: remove Services or use ClusterIP ones",
+            );
+            if wants_node_ports && full.is_none() {
                 for port in &mut svc.ports {
                     if port.node_port.is_none() {
                         port.node_port = allocate_port(
+                            node_port_range,
                             &format!("{}:{}", svc.id, port.name),
                             &mut used_node_ports,
                         );
+                        if port.node_port.is_none() {
+                            full = Some(port_full.clone());
+                        }
                     }
                 }
             }
             if svc.service_type == ServiceType::LoadBalancer
                 && svc.external_traffic_policy == TrafficPolicy::Local
                 && svc.health_check_node_port.is_none()
+                && full.is_none()
             {
-                svc.health_check_node_port =
-                    allocate_port(&format!("{}#healthz", svc.id), &mut used_node_ports);
+                svc.health_check_node_port = allocate_port(
+                    node_port_range,
+                    &format!("{}#healthz", svc.id),
+                    &mut used_node_ports,
+                );
+                if svc.health_check_node_port.is_none() {
+                    full = Some(port_full);
+                }
+            }
+            if let Some((field, msg, hint)) = full {
+                // Refused: what it took is released.
+                for ip in &svc.cluster_ips {
+                    used_ips.remove(ip);
+                }
+                let mut d =
+                    Diagnostic::error(format!("The Service \"{}\" is invalid: {msg}", svc.id.name))
+                        .with_hint(hint)
+                        .at(p.at);
+                d.file = p.file;
+                d.document = p.doc;
+                d.object = Some(format!("Service/{}", svc.id));
+                d.field = Some(field.into());
+                self.diags.push(d);
+                continue;
             }
             if svc.service_type == ServiceType::LoadBalancer
                 && svc.load_balancer_ips.is_empty()
@@ -202,8 +391,9 @@ impl Builder {
                 svc.load_balancer_proxy_ips.clear();
                 svc.load_balancer_source_ranges.clear();
             }
+            services.push(p.svc);
         }
-        self.cluster.services = sorted.into_iter().map(|p| p.svc).collect();
+        self.cluster.services = services;
     }
 }
 
@@ -215,29 +405,39 @@ pub(super) fn allocate_ip(
     key: &str,
     used: &mut BTreeSet<IpAddr>,
 ) -> Option<IpAddr> {
-    let pool = pools.first()?;
-    let size = net_size(pool).min(1 << 20);
-    if size < 4 {
-        return None;
-    }
-    let usable = size - 3;
-    let start = (hash64(key) as u128) % usable;
-    for k in 0..usable {
-        let off = 2 + (start + k) % usable;
-        if let Some(ip) = nth_addr(pool, off) {
-            if used.insert(ip) {
-                return Some(ip);
+    for pool in pools {
+        let size = net_size(pool).min(1 << 20);
+        if size < 4 {
+            continue;
+        }
+        let usable = size - 3;
+        let start = (hash64(key) as u128) % usable;
+        for k in 0..usable {
+            let off = 2 + (start + k) % usable;
+            if let Some(ip) = nth_addr(pool, off) {
+                if used.insert(ip) {
+                    return Some(ip);
+                }
             }
         }
     }
     None
 }
 
-/// Allocate a NodePort from 30000–32767 the same way.
-pub(super) fn allocate_port(key: &str, used: &mut BTreeSet<u16>) -> Option<u16> {
-    let range = 2768u64;
-    let start = hash64(key) % range;
-    (0..range)
-        .map(|k| 30000 + ((start + k) % range) as u16)
+/// Allocate a NodePort from the range (30000–32767 by default) the same way.
+/// A wider range is tried from its 30000–32767 part first (the hash only
+/// stands in for the allocator's random pick, and numbers stay familiar).
+fn allocate_port(range: (u16, u16), key: &str, used: &mut BTreeSet<u16>) -> Option<u16> {
+    let (dlo, dhi) = crate::model::DEFAULT_NODE_PORT_RANGE;
+    if range != (dlo, dhi) && range.0 <= dlo && dhi <= range.1 {
+        if let Some(p) = allocate_port((dlo, dhi), key, used) {
+            return Some(p);
+        }
+    }
+    let (lo, hi) = range;
+    let size = u64::from(hi.saturating_sub(lo)) + 1;
+    let start = hash64(key) % size;
+    (0..size)
+        .map(|k| lo + ((start + k) % size) as u16)
         .find(|p| used.insert(*p))
 }

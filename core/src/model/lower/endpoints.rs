@@ -38,6 +38,30 @@ impl Builder {
                 ))
                 .with_hint("write them as v1 Endpoints objects (subsets: addresses, ports)"),
             );
+        } // One proxy port per Service port with a ClusterIP (per protocol):
+          // a portRange smaller than that leaves some without a listener.
+        if let Some((lo, hi)) = self.cluster.proxy.port_range {
+            let size = usize::from(hi - lo) + 1;
+            for protocol in [Protocol::Tcp, Protocol::Udp] {
+                let wanted = self
+                    .cluster
+                    .services
+                    .iter()
+                    .filter(|s| !s.cluster_ips.is_empty())
+                    .flat_map(|s| s.ports.iter())
+                    .filter(|p| p.protocol == protocol)
+                    .count();
+                if wanted > size {
+                    let mut d = Diagnostic::warning(format!(
+                        "userspace mode needs a proxy port per {} Service port ({wanted}), but portRange {lo}-{hi} has {size}: kube-proxy fails to allocate the rest and those Service ports get no rules",
+                        protocol.as_upper()
+                    ))
+                    .with_hint("widen portRange, or leave it out to use the kernel's ephemeral range");
+                    d.object = Some("KubeProxyConfiguration".into());
+                    d.field = Some("portRange".into());
+                    self.diags.push(d);
+                }
+            }
         }
     }
 

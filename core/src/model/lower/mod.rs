@@ -16,6 +16,7 @@ mod alloc;
 mod endpoints;
 mod gateway;
 mod ingress;
+mod kinds;
 mod nodes;
 mod routing;
 mod services;
@@ -23,7 +24,8 @@ mod validate;
 mod workloads;
 
 pub(crate) use alloc::name_suffix;
-use validate::{valid_dns_label_ish, Ctx};
+use services::PendingService;
+use validate::{Ctx, NameRule};
 
 use super::*;
 use crate::diag::Diagnostic;
@@ -60,6 +62,10 @@ pub fn parse_files(inputs: &[Input<'_>]) -> (Cluster, Vec<Diagnostic>) {
         diags,
         cluster: Cluster::default(),
         seen: BTreeSet::new(),
+        node_bound_by_controller: BTreeSet::new(),
+        pod_origin: BTreeMap::new(),
+        workload_origin: BTreeMap::new(),
+        service_subnet: Vec::new(),
     };
     b.build(&raw);
     let Builder {
@@ -151,6 +157,16 @@ struct Builder {
     diags: Vec<Diagnostic>,
     cluster: Cluster,
     seen: BTreeSet<(String, String, String)>,
+    /// Pods a controller bound to a node itself (a DaemonSet's): when the
+    /// node is full they stay Pending instead of being rejected.
+    node_bound_by_controller: BTreeSet<NamespacedName>,
+    /// Where each Pod came from (its own document, or its workload's), for
+    /// the notes scheduling writes about it.
+    pod_origin: BTreeMap<NamespacedName, (usize, usize, crate::diag::Span)>,
+    workload_origin: BTreeMap<(WorkloadKind, NamespacedName), (usize, usize, crate::diag::Span)>,
+    /// kubeadm's `networking.serviceSubnet`: the service CIDRs when no
+    /// ServiceCIDR object is given.
+    service_subnet: Vec<IpNet>,
 }
 
 impl Builder {
@@ -167,30 +183,27 @@ impl Builder {
 
     fn build(&mut self, raw: &[RawObject]) {
         // Order matters: configuration first, then what later objects refer to.
-        let order = [
-            "KubeProxyConfiguration",
-            "ServiceCIDR",
-            "Node",
-            "Deployment",
-            "Pod",
-            "Service",
-            "Endpoints",
-            "EndpointSlice",
-        ];
         let mut services = Vec::new();
         let mut endpoints = Vec::new();
-        let mut deployments_raw = Vec::new();
-        for kind in order {
+        let mut workloads = Vec::new();
+        for &kind in kinds::ORDER {
             for o in raw.iter().filter(|o| o.kind == kind) {
+                if !self.api_version_ok(o) {
+                    continue;
+                }
+                let workload = |k| match k {
+                    "Deployment" => Some(WorkloadKind::Deployment),
+                    "ReplicaSet" => Some(WorkloadKind::ReplicaSet),
+                    "StatefulSet" => Some(WorkloadKind::StatefulSet),
+                    "DaemonSet" => Some(WorkloadKind::DaemonSet),
+                    "Job" => Some(WorkloadKind::Job),
+                    _ => None,
+                };
                 match kind {
                     "KubeProxyConfiguration" => self.proxy_config(o),
+                    "ClusterConfiguration" => self.cluster_configuration(o),
                     "ServiceCIDR" => self.service_cidr(o),
                     "Node" => self.node(o),
-                    "Deployment" => {
-                        if let Some(d) = self.deployment(o) {
-                            deployments_raw.push(d);
-                        }
-                    }
                     "Pod" => self.pod(o),
                     "Service" => {
                         if let Some(s) = self.service(o) {
@@ -203,13 +216,17 @@ impl Builder {
                         }
                     }
                     "EndpointSlice" => self.endpoint_slice(o),
-                    _ => {}
+                    k => {
+                        if let Some(w) = workload(k).and_then(|wk| self.workload(o, wk)) {
+                            workloads.push(w);
+                        }
+                    }
                 }
             }
         }
         self.routing(raw);
         for o in raw.iter().filter(|o| {
-            !order.contains(&o.kind.as_str())
+            !kinds::ORDER.contains(&o.kind.as_str())
                 && !crate::model::routing::ROUTING_KINDS.contains(&o.kind.as_str())
         }) {
             let name = o
@@ -222,12 +239,33 @@ impl Builder {
             let obj = format!("{}/{}", o.kind, name);
             let kind = o.kind.clone();
             let mut c = self.ctx(o, obj);
-            c.warn(&o.node, "kind", format!("kind `{kind}` is not modelled and is skipped"), "supported kinds: Node, Pod, Deployment, Service, Endpoints, EndpointSlice, ServiceCIDR, KubeProxyConfiguration, Ingress, IngressClass, GatewayClass, Gateway, HTTPRoute, ReferenceGrant, Secret, Namespace");
+            c.warn(
+                &o.node,
+                "kind",
+                format!("kind `{kind}` is not modelled and is skipped"),
+                &format!(
+                    "supported kinds: {}, {}",
+                    kinds::ORDER.join(", "),
+                    crate::model::routing::ROUTING_KINDS.join(", ")
+                ),
+            );
         }
-        self.finish_nodes();
-        for d in deployments_raw {
-            self.expand_deployment(d);
+        let reserved: BTreeSet<IpAddr> = services
+            .iter()
+            .flat_map(|p: &PendingService| {
+                p.svc
+                    .cluster_ips
+                    .iter()
+                    .chain(&p.svc.external_ips)
+                    .chain(p.svc.load_balancer_addresses())
+                    .copied()
+            })
+            .collect();
+        if self.cluster.service_cidrs.is_empty() {
+            self.cluster.service_cidrs = std::mem::take(&mut self.service_subnet);
         }
+        self.finish_nodes(&reserved);
+        self.expand_workloads(workloads);
         self.place_pods();
         self.allocate_services(services);
         self.mirror_endpoints(endpoints);
@@ -236,9 +274,72 @@ impl Builder {
         let c = &mut self.cluster;
         crate::order::sort_by(&mut c.nodes, |a, b| a.name.cmp(&b.name));
         crate::order::sort_by(&mut c.pods, |a, b| a.id.cmp(&b.id));
-        crate::order::sort_by(&mut c.deployments, |a, b| a.id.cmp(&b.id));
+        crate::order::sort_by(&mut c.workloads, |a, b| {
+            (a.kind, &a.id).cmp(&(b.kind, &b.id))
+        });
         crate::order::sort_by(&mut c.services, |a, b| a.id.cmp(&b.id));
         crate::order::sort_by(&mut c.endpoint_slices, |a, b| a.id.cmp(&b.id));
+    }
+
+    /// Is the object's `apiVersion` the API kpv models for its kind? Warns
+    /// about removed versions (read as the current one) and a missing one;
+    /// skips, with the reason, a kind of the same name from another API.
+    fn api_version_ok(&mut self, o: &RawObject) -> bool {
+        let version = o
+            .node
+            .get("apiVersion")
+            .and_then(Y::as_str)
+            .unwrap_or("")
+            .to_string();
+        let Some(check) = kinds::check(&o.kind, &version) else {
+            return true;
+        };
+        let name = o
+            .node
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(Y::as_str)
+            .unwrap_or("?")
+            .to_string();
+        let kind = o.kind.clone();
+        let at = o.node.get("apiVersion").unwrap_or(&o.node);
+        let mut c = self.ctx(o, format!("{kind}/{name}"));
+        match check {
+            kinds::ApiVersionCheck::Current => true,
+            kinds::ApiVersionCheck::Missing { current } => {
+                c.warn(
+                    at,
+                    "apiVersion",
+                    format!("{kind} has no apiVersion (kubectl refuses it: \"apiVersion not set\"); read as {current}"),
+                    &format!("add `apiVersion: {current}`"),
+                );
+                true
+            }
+            kinds::ApiVersionCheck::Removed {
+                current,
+                removed_in,
+            } => {
+                c.warn(
+                    at,
+                    "apiVersion",
+                    format!("{version} {kind} was removed in Kubernetes {removed_in}; read as {current}"),
+                    &format!("write `apiVersion: {current}`"),
+                );
+                true
+            }
+            kinds::ApiVersionCheck::Foreign { expected } => {
+                c.warn(
+                    at,
+                    "apiVersion",
+                    format!(
+                        "{kind} `{name}` of {version} is not the Kubernetes {kind} ({}) and is skipped: kpv models only the built-in kind",
+                        expected.join(" or ")
+                    ),
+                    "a custom resource's controller (e.g. Knative) makes its own built-in objects; paste those instead",
+                );
+                false
+            }
+        }
     }
 
     /// Metadata: returns (namespace, name) or reports and returns None.
@@ -252,6 +353,7 @@ impl Builder {
         let ns = if namespaced {
             meta.and_then(|m| m.get("namespace"))
                 .and_then(Y::as_str)
+                .filter(|s| !s.is_empty())
                 .unwrap_or("default")
                 .to_string()
         } else {
@@ -272,11 +374,21 @@ impl Builder {
         } else {
             format!("{kind}/{name}")
         };
-        if !valid_dns_label_ish(&name) {
+        // The API server refuses the object: say so in its words.
+        let rule = NameRule::for_kind(&kind);
+        if let Some(msg) = rule.invalid(&name) {
             let mut c = self.ctx(o, object.clone());
             let n = meta.and_then(|m| m.get("name")).unwrap_or(&o.node);
-            c.err(n, "metadata.name", format!("`{name}` is not a valid object name"), "use lower-case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters");
+            c.err(n, "metadata.name", msg, rule.hint());
             return None;
+        }
+        if namespaced {
+            if let Some(msg) = NameRule::Dns1123Label.invalid(&ns) {
+                let mut c = self.ctx(o, object.clone());
+                let n = meta.and_then(|m| m.get("namespace")).unwrap_or(&o.node);
+                c.err(n, "metadata.namespace", msg, NameRule::Dns1123Label.hint());
+                return None;
+            }
         }
         if !self.seen.insert((kind.clone(), ns.clone(), name.clone())) {
             let mut c = self.ctx(o, object);

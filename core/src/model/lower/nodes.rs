@@ -94,11 +94,114 @@ impl Builder {
             match m.as_str().unwrap_or("") {
                 "" | "ClusterCIDR" => cfg.detect_local_mode = DetectLocalMode::ClusterCidr,
                 "NodeCIDR" => cfg.detect_local_mode = DetectLocalMode::NodeCidr,
+                s @ ("BridgeInterface" | "InterfaceNamePrefix") => {
+                    // kube-proxy matches the interface the packet came in on
+                    // (`-i BRIDGE` / `-i PREFIX+`): traffic from this node's
+                    // Pods. kpv's packets carry no interface; a packet from
+                    // a Pod of this node is the same set as NodeCIDR's.
+                    let (key, example) = if s == "BridgeInterface" {
+                        ("bridgeInterface", "cbr0")
+                    } else {
+                        ("interfaceNamePrefix", "veth")
+                    };
+                    let given = n
+                        .get("detectLocal")
+                        .and_then(|d| d.get(key))
+                        .and_then(Y::as_str)
+                        .filter(|x| !x.is_empty());
+                    cfg.detect_local_mode = DetectLocalMode::NodeCidr;
+                    c.warn(
+                        m,
+                        "detectLocalMode",
+                        match given {
+                            Some(v) => format!("detectLocalMode {s} matches packets arriving on interface `{v}`, i.e. from this node's Pods; kpv models that as NodeCIDR (source in the node's podCIDR)"),
+                            None => format!("detectLocalMode {s} needs detectLocal.{key} (kube-proxy refuses to start without it); kpv models it as NodeCIDR"),
+                        },
+                        &format!("give detectLocal: {{{key}: {example}}}; the rules then say `-i` where kpv shows the node's podCIDR"),
+                    );
+                }
                 s => c.err(
                     m,
                     "detectLocalMode",
-                    format!("detectLocalMode `{s}` is not modelled"),
-                    "use ClusterCIDR or NodeCIDR",
+                    format!("Unsupported value: \"{s}\": supported values: \"BridgeInterface\", \"ClusterCIDR\", \"InterfaceNamePrefix\", \"NodeCIDR\""),
+                    "use ClusterCIDR, NodeCIDR, BridgeInterface or InterfaceNamePrefix",
+                ),
+            }
+        }
+        // Sync periods: the active mode's section, or the top-level fields.
+        let section = match cfg.mode {
+            Mode::Iptables | Mode::Userspace => "iptables",
+            Mode::Ipvs => "ipvs",
+            Mode::Nftables => "nftables",
+        };
+        for (field, node) in [
+            ("minSyncPeriod".to_string(), n.get("minSyncPeriod")),
+            ("syncPeriod".to_string(), n.get("syncPeriod")),
+            (
+                format!("{section}.minSyncPeriod"),
+                n.get(section).and_then(|x| x.get("minSyncPeriod")),
+            ),
+            (
+                format!("{section}.syncPeriod"),
+                n.get(section).and_then(|x| x.get("syncPeriod")),
+            ),
+        ] {
+            let Some(v) = node.filter(|x| !x.is_null()) else {
+                continue;
+            };
+            let text = v.as_str().unwrap_or("");
+            let Some(ms) = parse_go_duration(text) else {
+                c.err(
+                    v,
+                    &field,
+                    format!("`{text}` is not a duration"),
+                    "write a duration like 1s, 500ms or 1m0s",
+                );
+                continue;
+            };
+            if field.ends_with("minSyncPeriod") {
+                cfg.min_sync_period_ms = Some(ms);
+            } else {
+                c.warn(
+                    v,
+                    &field,
+                    format!("syncPeriod {text} is read but changes nothing kpv shows: the periodic full resync rewrites the same rules"),
+                    "minSyncPeriod is what sets how soon a change reaches the rules",
+                );
+            }
+        }
+        if let Some(v) = n.get("portRange").filter(|x| !x.is_null()) {
+            let text = v.as_str().unwrap_or("");
+            let parsed = text
+                .split_once('-')
+                .and_then(|(a, b)| {
+                    a.trim()
+                        .parse::<u16>()
+                        .ok()
+                        .zip(b.trim().parse::<u16>().ok())
+                })
+                .filter(|(a, b)| *a >= 1 && a <= b);
+            match parsed {
+                Some(r) => {
+                    cfg.port_range = Some(r);
+                    if cfg.mode != Mode::Userspace {
+                        c.warn(
+                            v,
+                            "portRange",
+                            format!(
+                                "portRange is used by userspace mode only; {} mode ignores it",
+                                cfg.mode.as_str()
+                            ),
+                            "remove it, or use mode: userspace",
+                        );
+                    }
+                }
+                None if text.is_empty() => {}
+                None => c.err(
+                    v,
+                    "portRange",
+                    format!("`{text}` is not a port range"),
+                    "write e.g. 30000-30100",
                 ),
             }
         }
@@ -138,6 +241,20 @@ impl Builder {
             }
         }
         if let Some(ipvs) = n.get("ipvs") {
+            c.unknown_keys(
+                ipvs,
+                "ipvs",
+                &[
+                    "scheduler",
+                    "minSyncPeriod",
+                    "syncPeriod",
+                    "excludeCIDRs",
+                    "strictARP",
+                    "tcpTimeout",
+                    "tcpFinTimeout",
+                    "udpTimeout",
+                ],
+            );
             if let Some(s) = ipvs.get("scheduler").filter(|x| !x.is_null()) {
                 match s.as_str().unwrap_or("") {
                     "" => {}
@@ -172,6 +289,81 @@ impl Builder {
             }
         }
         self.cluster.proxy = cfg;
+    }
+
+    /// kubeadm's ClusterConfiguration: the API server's flags kpv needs
+    /// (`--service-node-port-range` from `apiServer.extraArgs`) and
+    /// `networking.serviceSubnet` (`--service-cluster-ip-range`, used when
+    /// no ServiceCIDR object is given).
+    pub(super) fn cluster_configuration(&mut self, o: &RawObject) {
+        let n = &o.node;
+        let mut c = self.ctx(o, "ClusterConfiguration".into());
+        // v1beta3: extraArgs is a map; v1beta4: a list of {name, value}.
+        let args = n.get("apiServer").and_then(|a| a.get("extraArgs"));
+        let mut range = None;
+        if let Some(a) = args {
+            if let Some(v) = a.get("service-node-port-range") {
+                range = Some(v);
+            }
+            for x in a.as_seq().unwrap_or(&[]) {
+                if x.get("name").and_then(Y::as_str) == Some("service-node-port-range") {
+                    range = x.get("value");
+                }
+            }
+        }
+        let mut node_port_range = None;
+        if let Some(v) = range {
+            // net.ParsePortRange: "BASE-MAX" or "BASE+SIZE".
+            let text = v.as_str().unwrap_or("");
+            let parsed = if let Some((a, b)) = text.split_once('-') {
+                a.trim()
+                    .parse::<u16>()
+                    .ok()
+                    .zip(b.trim().parse::<u16>().ok())
+            } else if let Some((a, b)) = text.split_once('+') {
+                a.trim()
+                    .parse::<u16>()
+                    .ok()
+                    .zip(b.trim().parse::<u16>().ok())
+                    .and_then(|(a, n)| Some((a, a.checked_add(n)?)))
+            } else {
+                None
+            };
+            match parsed {
+                Some((lo, hi)) if lo >= 1 && lo <= hi => node_port_range = Some((lo, hi)),
+                _ => c.err(
+                    v,
+                    "apiServer.extraArgs.service-node-port-range",
+                    format!("`{text}` is not a port range"),
+                    "write e.g. 30000-32767",
+                ),
+            }
+        }
+        let mut subnets = Vec::new();
+        if let Some(s) = n
+            .get("networking")
+            .and_then(|x| x.get("serviceSubnet"))
+            .filter(|x| !x.is_null())
+        {
+            for part in s
+                .as_str()
+                .unwrap_or("")
+                .split(',')
+                .filter(|p| !p.trim().is_empty())
+            {
+                match parse_cidr_sloppy(part.trim()) {
+                    Some(net) => subnets.push(net),
+                    None => c.err(
+                        s,
+                        "networking.serviceSubnet",
+                        format!("`{part}` is not a valid CIDR"),
+                        "write e.g. 10.96.0.0/12 (comma-separated for dual-stack)",
+                    ),
+                }
+            }
+        }
+        self.cluster.node_port_range = node_port_range.or(self.cluster.node_port_range);
+        self.service_subnet.extend(subnets);
     }
 
     pub(super) fn service_cidr(&mut self, o: &RawObject) {
@@ -237,17 +429,78 @@ impl Builder {
             }
         }
         let zone = labels.get("topology.kubernetes.io/zone").cloned();
+        let mut taints = Vec::new();
+        for (i, t) in c
+            .seq(spec.and_then(|s| s.get("taints")), "spec.taints")
+            .iter()
+            .enumerate()
+        {
+            let p = format!("spec.taints[{i}]");
+            let key = c
+                .string(t.get("key"), &format!("{p}.key"))
+                .unwrap_or_default();
+            let effect = c
+                .string(t.get("effect"), &format!("{p}.effect"))
+                .unwrap_or_default();
+            if !matches!(
+                effect.as_str(),
+                "NoSchedule" | "PreferNoSchedule" | "NoExecute"
+            ) {
+                c.err(
+                    t.get("effect").unwrap_or(t),
+                    &format!("{p}.effect"),
+                    format!("Unsupported value: \"{effect}\": supported values: \"NoExecute\", \"NoSchedule\", \"PreferNoSchedule\""),
+                    "use NoSchedule, PreferNoSchedule or NoExecute",
+                );
+                continue;
+            }
+            taints.push(Taint {
+                key,
+                value: c
+                    .string(t.get("value"), &format!("{p}.value"))
+                    .unwrap_or_default(),
+                effect,
+            });
+        }
+        let unschedulable = c
+            .boolean(
+                spec.and_then(|s| s.get("unschedulable")),
+                "spec.unschedulable",
+            )
+            .unwrap_or(false);
+        // The scheduler counts against allocatable; capacity when only
+        // that is given; the kubelet's default maxPods otherwise.
+        let mut max_pods = DEFAULT_MAX_PODS;
+        for key in ["capacity", "allocatable"] {
+            let field = format!("status.{key}.pods");
+            if let Some(v) = status.and_then(|s| s.get(key)).and_then(|x| x.get("pods")) {
+                // Quantities are often quoted ("110").
+                let text = v.as_str().unwrap_or("");
+                match text.parse::<u32>() {
+                    Ok(n) => max_pods = n,
+                    Err(_) => c.err(
+                        v,
+                        &field,
+                        format!("`{text}` is not a whole number of Pods"),
+                        "write e.g. \"110\"",
+                    ),
+                }
+            }
+        }
         self.cluster.nodes.push(Node {
             name: id.name,
             labels,
             addresses,
             pod_cidrs,
             zone,
+            taints,
+            unschedulable,
+            max_pods,
         });
     }
 
     /// Nodes: synthesise them when none are given, and give each a podCIDR and an address.
-    pub(super) fn finish_nodes(&mut self) {
+    pub(super) fn finish_nodes(&mut self, reserved: &BTreeSet<IpAddr>) {
         if self.cluster.nodes.is_empty() {
             let mut names: Vec<String> = self
                 .cluster
@@ -283,6 +536,9 @@ impl Builder {
                     addresses: Vec::new(),
                     pod_cidrs: Vec::new(),
                     zone: None,
+                    taints: Vec::new(),
+                    unschedulable: false,
+                    max_pods: DEFAULT_MAX_PODS,
                 });
             }
         }
@@ -301,12 +557,43 @@ impl Builder {
             .iter()
             .flat_map(|n| n.pod_cidrs.clone())
             .collect();
+        // Synthesised node addresses: 192.168.0.(2+i), skipping any address
+        // something in the input already has (a real node's, a Pod's, a
+        // Service's), and the .0 and .255 of each /24.
+        let mut taken: BTreeSet<IpAddr> = reserved.clone();
+        taken.extend(
+            self.cluster
+                .nodes
+                .iter()
+                .flat_map(|n| n.addresses.iter().map(|(_, ip)| *ip)),
+        );
+        taken.extend(self.cluster.pods.iter().flat_map(|p| p.ips.iter().copied()));
+        taken.extend(
+            self.cluster
+                .endpoint_slices
+                .iter()
+                .flat_map(|s| s.endpoints.iter().flat_map(|e| e.addresses.iter().copied())),
+        );
         let mut next = 0u32;
         for (i, node) in self.cluster.nodes.iter_mut().enumerate() {
             if node.addresses.is_empty() {
-                let ip = std::net::Ipv4Addr::new(192, 168, 0, (2 + i).min(254) as u8);
-                node.addresses
-                    .push((NodeAddressKind::InternalIP, IpAddr::V4(ip)));
+                let mut offset = 2 + i as u32;
+                let ip = loop {
+                    let ip = std::net::Ipv4Addr::from(0xc0a8_0000u32 + offset);
+                    let host = offset & 0xff;
+                    if offset > 0xfffe {
+                        break None; // 65,000 nodes without addresses: leave the rest
+                    }
+                    if host != 0 && host != 255 && !taken.contains(&IpAddr::V4(ip)) {
+                        break Some(ip);
+                    }
+                    offset += 1;
+                };
+                if let Some(ip) = ip {
+                    taken.insert(IpAddr::V4(ip));
+                    node.addresses
+                        .push((NodeAddressKind::InternalIP, IpAddr::V4(ip)));
+                }
             }
             if node.pod_cidr(IpFamily::V4).is_none() {
                 if let Some(IpNet::V4(pool)) = pool {
@@ -324,6 +611,67 @@ impl Builder {
                     }
                 }
             }
+        }
+    }
+}
+
+/// A Go duration (`time.ParseDuration`) in whole milliseconds: `1s`,
+/// `500ms`, `1m30s`, `1.5s`, `0`.
+pub(super) fn parse_go_duration(text: &str) -> Option<u64> {
+    let t = text.trim();
+    if t == "0" {
+        return Some(0);
+    }
+    let mut rest = t;
+    let mut total = 0f64;
+    let mut any = false;
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let value: f64 = rest[..num_len].parse().ok()?;
+        rest = &rest[num_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_len] {
+            "ns" => 1e-6,
+            "us" | "µs" => 1e-3,
+            "ms" => 1.0,
+            "s" => 1e3,
+            "m" => 60e3,
+            "h" => 3600e3,
+            _ => return None,
+        };
+        rest = &rest[unit_len..];
+        total += value * scale;
+        any = true;
+    }
+    (any && total.is_finite() && total < 1e15).then_some(total.round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_go_duration;
+
+    #[test]
+    fn go_durations() {
+        let cases = [
+            ("1s", Some(1000)),
+            ("500ms", Some(500)),
+            ("1m0s", Some(60_000)),
+            ("1m30s", Some(90_000)),
+            ("1.5s", Some(1500)),
+            ("0s", Some(0)),
+            ("0", Some(0)),
+            ("2h", Some(7_200_000)),
+            ("10", None),
+            ("", None),
+            ("1x", None),
+            ("s", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_go_duration(text), want, "{text}");
         }
     }
 }

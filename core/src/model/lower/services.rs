@@ -4,27 +4,62 @@
 //!
 //! Never panics on input; every rejected field is a located diagnostic.
 
-use super::validate::join;
+use super::validate::{join, NameRule};
 use super::*;
+use crate::diag::Span;
 
 /// A Service as parsed, before allocation.
 pub(super) struct PendingService {
     pub(super) svc: Service,
-    pub(super) cluster_ip_auto: bool,
     pub(super) want_families: Vec<IpFamily>,
     /// `spec.loadBalancerIP`, named when the Service has no address yet.
     pub(super) requested_load_balancer_ip: Option<IpAddr>,
     /// `spec.allocateLoadBalancerNodePorts` (default true): false leaves a
     /// LoadBalancer's ports without NodePorts unless they name one.
     pub(super) allocate_load_balancer_node_ports: bool,
+    /// `spec.ipFamilyPolicy` (absent = SingleStack on create).
+    pub(super) policy: FamilyPolicy,
     /// Where to point diagnostics found during allocation.
     pub(super) file: usize,
     pub(super) doc: usize,
+    /// The object's span, and the spans of fields allocation checks.
+    pub(super) at: Span,
+    pub(super) cluster_ips_at: Option<Span>,
+    pub(super) families_at: Vec<Span>,
+    pub(super) policy_at: Option<Span>,
+    /// Per entry of `svc.ports`: its path (`spec.ports[i]`) and where its
+    /// `nodePort` was written.
+    pub(super) ports_at: Vec<(String, Option<Span>)>,
+}
+
+/// `spec.ipFamilyPolicy` (the variants are the API's own names).
+#[allow(clippy::enum_variant_names)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FamilyPolicy {
+    SingleStack,
+    PreferDualStack,
+    RequireDualStack,
+}
+
+/// Go's `%#v` of a `[]string`, as the API server prints a list it refuses.
+pub(super) fn go_strings(ips: &[String]) -> String {
+    let quoted: Vec<String> = ips.iter().map(|s| format!("{s:?}")).collect();
+    format!("[]string{{{}}}", quoted.join(", "))
+}
+
+/// `IPv4` / `IPv6`, as the API names a family.
+pub(super) fn family_name(f: IpFamily) -> &'static str {
+    match f {
+        IpFamily::V4 => "IPv4",
+        IpFamily::V6 => "IPv6",
+    }
 }
 
 impl Builder {
     pub(super) fn service(&mut self, o: &RawObject) -> Option<PendingService> {
         let (id, _, _) = self.meta(o, true)?;
+        let (np_lo, np_hi) = self.cluster.node_port_range();
+        let range_declared = self.cluster.node_port_range.is_some();
         let obj = Self::object_name(o, &id);
         let mut c = self.ctx(o, obj);
         let n = &o.node;
@@ -77,42 +112,205 @@ impl Builder {
         };
         let mut cluster_ips = Vec::new();
         let mut headless = false;
-        let mut cluster_ip_auto = true;
         let mut ip_nodes: Vec<(&Y, String)> = Vec::new();
-        if let Some(list) = spec.get("clusterIPs").and_then(Y::as_seq) {
+        let single = spec.get("clusterIP").filter(|x| !x.is_null());
+        let list = spec.get("clusterIPs").and_then(Y::as_seq);
+        let cluster_ips_at = spec.get("clusterIPs").or(single).map(|x| x.span);
+        let texts: Vec<String> = list
+            .map(|l| {
+                l.iter()
+                    .map(|x| x.as_str().unwrap_or("").to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        // ValidateServiceClusterIPsRelatedFields, in its order.
+        if let (Some(one), Some(first)) = (single.and_then(Y::as_str), texts.first()) {
+            if !one.is_empty() && first != one {
+                let at = spec.get("clusterIPs").unwrap_or(spec);
+                c.err(
+                    at,
+                    "spec.clusterIPs",
+                    format!(
+                        "Invalid value: {}: first value must match `clusterIP`",
+                        go_strings(&texts)
+                    ),
+                    "make clusterIPs[0] the same as clusterIP, or give only one of them",
+                );
+                return None;
+            }
+        }
+        if texts.len() > 1 && texts[0] == "None" {
+            let at = spec.get("clusterIPs").unwrap_or(spec);
+            c.err(
+                at,
+                "spec.clusterIPs",
+                format!(
+                    "Invalid value: {}: 'None' must be the first and only value",
+                    go_strings(&texts)
+                ),
+                "a headless Service has `clusterIPs: [None]` and nothing else",
+            );
+            return None;
+        }
+        if texts.len() > 2 {
+            let at = spec.get("clusterIPs").unwrap_or(spec);
+            c.err(
+                at,
+                "spec.clusterIPs",
+                format!(
+                    "Invalid value: {}: may only hold up to 2 values",
+                    go_strings(&texts)
+                ),
+                "give at most one IPv4 and one IPv6 address",
+            );
+            return None;
+        }
+        if let Some(list) = list {
             for (i, x) in list.iter().enumerate() {
                 ip_nodes.push((x, format!("spec.clusterIPs[{i}]")));
             }
-        } else if let Some(x) = spec.get("clusterIP").filter(|x| !x.is_null()) {
+        } else if let Some(x) = single {
             ip_nodes.push((x, "spec.clusterIP".into()));
         }
         for (x, field) in ip_nodes {
             match x.as_str() {
                 Some("None") => {
                     headless = true;
-                    cluster_ip_auto = false;
                 }
                 Some("") => {}
                 _ => {
-                    cluster_ip_auto = false;
                     if let Some(ip) = c.ip(x, &field) {
                         cluster_ips.push(ip);
                     }
                 }
             }
         }
-        let mut want_families = Vec::new();
-        for f in c.seq(spec.get("ipFamilies"), "spec.ipFamilies") {
-            match f.as_str() {
-                Some("IPv4") => want_families.push(IpFamily::V4),
-                Some("IPv6") => want_families.push(IpFamily::V6),
-                _ => c.err(
-                    f,
-                    "spec.ipFamilies",
-                    "unknown IP family",
-                    "use IPv4 or IPv6",
+        if cluster_ips.len() == 2 && IpFamily::of(&cluster_ips[0]) == IpFamily::of(&cluster_ips[1])
+        {
+            let at = spec.get("clusterIPs").unwrap_or(spec);
+            c.err(
+                at,
+                "spec.clusterIPs",
+                format!(
+                    "Invalid value: {}: may specify no more than one IP for each IP family",
+                    go_strings(&texts)
                 ),
+                "give one IPv4 and one IPv6 address",
+            );
+            return None;
+        }
+        let mut want_families = Vec::new();
+        let mut families_at = Vec::new();
+        for (i, f) in c
+            .seq(spec.get("ipFamilies"), "spec.ipFamilies")
+            .iter()
+            .enumerate()
+        {
+            let field = format!("spec.ipFamilies[{i}]");
+            let fam = match f.as_str() {
+                Some("IPv4") => IpFamily::V4,
+                Some("IPv6") => IpFamily::V6,
+                other => {
+                    c.err(
+                        f,
+                        &field,
+                        format!(
+                            "Unsupported value: \"{}\": supported values: \"IPv4\", \"IPv6\"",
+                            other.unwrap_or("")
+                        ),
+                        "use IPv4 or IPv6",
+                    );
+                    return None;
+                }
+            };
+            if want_families.contains(&fam) {
+                c.err(
+                    f,
+                    &field,
+                    format!("Duplicate value: \"{}\"", family_name(fam)),
+                    "list each family once: [IPv4], [IPv6], [IPv4, IPv6] or [IPv6, IPv4]",
+                );
+                return None;
             }
+            want_families.push(fam);
+            families_at.push(f.span);
+        }
+        if !headless {
+            for (i, ip) in cluster_ips.iter().enumerate() {
+                if let Some(&fam) = want_families.get(i) {
+                    if IpFamily::of(ip) != fam {
+                        let field = if list.is_some() {
+                            format!("spec.clusterIPs[{i}]")
+                        } else {
+                            "spec.clusterIP".to_string()
+                        };
+                        let at = spec.get("clusterIPs").or(single).unwrap_or(spec);
+                        c.err(
+                            at,
+                            &field,
+                            format!("Invalid value: \"{ip}\": expected an {} value as indicated by `ipFamilies[{i}]`", family_name(fam)),
+                            "list the families in the order of the cluster IPs",
+                        );
+                        return None;
+                    }
+                }
+            }
+        }
+        let policy_node = spec.get("ipFamilyPolicy").filter(|x| !x.is_null());
+        let family_policy = match policy_node.map(|x| x.as_str().unwrap_or("?")) {
+            None => FamilyPolicy::SingleStack,
+            Some("SingleStack") => FamilyPolicy::SingleStack,
+            Some("PreferDualStack") => FamilyPolicy::PreferDualStack,
+            Some("RequireDualStack") => FamilyPolicy::RequireDualStack,
+            Some(other) => {
+                c.err(
+                    policy_node.unwrap_or(spec),
+                    "spec.ipFamilyPolicy",
+                    format!("Unsupported value: \"{other}\": supported values: \"PreferDualStack\", \"RequireDualStack\", \"SingleStack\""),
+                    "use SingleStack, PreferDualStack or RequireDualStack",
+                );
+                return None;
+            }
+        };
+        if family_policy == FamilyPolicy::SingleStack
+            && policy_node.is_some()
+            && service_type != ServiceType::ExternalName
+        {
+            let what = if cluster_ips.len() == 2 {
+                Some("cluster IPs")
+            } else if want_families.len() == 2 {
+                Some("IP families")
+            } else {
+                None
+            };
+            if let Some(what) = what {
+                c.err(
+                    policy_node.unwrap_or(spec),
+                    "spec.ipFamilyPolicy",
+                    format!("Invalid value: \"SingleStack\": must be 'RequireDualStack' or 'PreferDualStack' when multiple {what} are specified"),
+                    "set ipFamilyPolicy: PreferDualStack or RequireDualStack, or give one family",
+                );
+                return None;
+            }
+        }
+        // Absent, a policy is SingleStack (and then two IPs or families are
+        // the same error as above).
+        if policy_node.is_none()
+            && (cluster_ips.len() == 2 || want_families.len() == 2)
+            && service_type != ServiceType::ExternalName
+        {
+            let what = if cluster_ips.len() == 2 {
+                "cluster IPs"
+            } else {
+                "IP families"
+            };
+            c.err(
+                spec,
+                "spec.ipFamilyPolicy",
+                format!("Invalid value: \"SingleStack\": must be 'RequireDualStack' or 'PreferDualStack' when multiple {what} are specified"),
+                "add `ipFamilyPolicy: PreferDualStack` (or RequireDualStack)",
+            );
+            return None;
         }
         let selector = match spec.get("selector") {
             Some(s) if !s.is_null() => {
@@ -122,7 +320,10 @@ impl Builder {
             _ => None,
         };
         let mut ports = Vec::new();
+        let mut ports_at = Vec::new();
         let mut names = BTreeSet::new();
+        let mut seen_ports: BTreeSet<(u16, Protocol)> = BTreeSet::new();
+        let mut seen_node_ports: BTreeSet<(u16, Protocol)> = BTreeSet::new();
         let port_list = c.seq(spec.get("ports"), "spec.ports");
         for (i, p) in port_list.iter().enumerate() {
             let path = format!("spec.ports[{i}]");
@@ -150,6 +351,18 @@ impl Builder {
                 );
                 continue;
             }
+            if let Some(msg) = (!name.is_empty())
+                .then(|| NameRule::Dns1123Label.invalid(&name))
+                .flatten()
+            {
+                c.err(
+                    p.get("name").unwrap_or(p),
+                    &join(&path, "name"),
+                    msg,
+                    NameRule::Dns1123Label.hint(),
+                );
+                return None;
+            }
             if !names.insert(name.clone()) {
                 c.err(
                     p.get("name").unwrap_or(p),
@@ -171,6 +384,17 @@ impl Builder {
                 continue;
             };
             let protocol = Self::protocol(&mut c, p.get("protocol"), &join(&path, "protocol"));
+            if !seen_ports.insert((port, protocol)) {
+                // field.Duplicate(portPath, core.ServicePort{Protocol, Port}),
+                // printed with Go's %#v.
+                c.err(
+                    p,
+                    &path,
+                    format!("Duplicate value: core.ServicePort{{Name:\"\", Protocol:\"{}\", AppProtocol:(*string)(nil), Port:{port}, TargetPort:intstr.IntOrString{{Type:0, IntVal:0, StrVal:\"\"}}, NodePort:0}}", protocol.as_upper()),
+                    &format!("port {port}/{} is listed twice: remove one, or change its port or protocol", protocol.as_upper()),
+                );
+                return None;
+            }
             let target_port =
                 Self::port_ref(&mut c, p.get("targetPort"), &join(&path, "targetPort"))
                     .unwrap_or(PortRef::Number(port));
@@ -178,20 +402,62 @@ impl Builder {
                 let np = c
                     .int(p.get("nodePort"), &join(&path, "nodePort"), 1, 65535)
                     .map(|v| v as u16);
-                if np.is_some() && service_type == ServiceType::ClusterIP {
+                let at = p.get("nodePort").unwrap_or(p);
+                let field = join(&path, "nodePort");
+                if let Some(v) = np.filter(|v| !(np_lo..=np_hi).contains(v)) {
+                    let msg = format!("Invalid value: {v}: provided port is not in the valid range. The range of valid ports is {np_lo}-{np_hi}");
+                    let hint = format!("leave nodePort out to have one allocated, or pick one from {np_lo} to {np_hi}");
+                    if range_declared {
+                        c.err(at, &field, msg, &hint);
+                        return None;
+                    }
+                    // The API server's range is a flag kpv cannot see: with
+                    // the default the Service is refused; say so, keep it.
                     c.warn(
-                        p.get("nodePort").unwrap_or(p),
-                        &join(&path, "nodePort"),
-                        "nodePort is ignored on a ClusterIP Service",
-                        "set `type: NodePort` to open it",
+                        at,
+                        &field,
+                        format!("{msg} (the API server's default --service-node-port-range refuses this Service; kpv keeps it as if the range were wider)"),
+                        &format!("{hint}, or declare the cluster's range in a kubeadm ClusterConfiguration (apiServer.extraArgs service-node-port-range)"),
                     );
-                    None
-                } else {
-                    np
+                }
+                match np {
+                    Some(_)
+                        if matches!(
+                            service_type,
+                            ServiceType::ClusterIP | ServiceType::ExternalName
+                        ) =>
+                    {
+                        let t = if service_type == ServiceType::ClusterIP {
+                            "ClusterIP"
+                        } else {
+                            "ExternalName"
+                        };
+                        c.err(
+                            at,
+                            &field,
+                            format!("Forbidden: may not be used when `type` is '{t}'"),
+                            "set `type: NodePort` to open it, or remove nodePort",
+                        );
+                        return None;
+                    }
+                    Some(v) if !seen_node_ports.insert((v, protocol)) => {
+                        c.err(
+                            at,
+                            &field,
+                            format!("Duplicate value: {v}"),
+                            "give each port of the same protocol its own nodePort",
+                        );
+                        return None;
+                    }
+                    other => other,
                 }
             } else {
                 None
             };
+            ports_at.push((
+                path.clone(),
+                p.get("nodePort").filter(|x| !x.is_null()).map(|x| x.span),
+            ));
             ports.push(ServicePort {
                 name,
                 protocol,
@@ -292,8 +558,25 @@ impl Builder {
             // The API server drops it: it has no meaning without external addresses.
             external_traffic_policy = TrafficPolicy::Cluster;
         }
-        let health_check_node_port =
+        let mut health_check_node_port =
             c.port(spec.get("healthCheckNodePort"), "spec.healthCheckNodePort");
+        if health_check_node_port.is_some()
+            && !(service_type == ServiceType::LoadBalancer
+                && external_traffic_policy == TrafficPolicy::Local)
+        {
+            // The API server refuses it; kube-proxy would ignore it.
+            let at = spec.get("healthCheckNodePort").unwrap_or(spec);
+            c.warn(
+                at,
+                "spec.healthCheckNodePort",
+                format!(
+                    "Invalid value: {}: may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local' (the API server refuses this; kpv ignores the field)",
+                    health_check_node_port.unwrap_or(0)
+                ),
+                "remove healthCheckNodePort, or set type LoadBalancer with externalTrafficPolicy: Local",
+            );
+            health_check_node_port = None;
+        }
         let session_affinity_seconds = match spec.get("sessionAffinity").and_then(Y::as_str) {
             Some("ClientIP") => Some(
                 c.int(
@@ -362,9 +645,34 @@ impl Builder {
                 "use spec.trafficDistribution: PreferClose, or write the hints in an EndpointSlice",
             );
         }
+        if let Some(target) = &external_name {
+            // ValidateDNS1123Subdomain of the name without its final dot.
+            let bare = target.strip_suffix('.').unwrap_or(target);
+            if service_type == ServiceType::ExternalName {
+                if let Some(msg) = NameRule::Dns1123Subdomain.invalid(bare) {
+                    let at = spec.get("externalName").unwrap_or(spec);
+                    c.err(
+                        at,
+                        "spec.externalName",
+                        msg,
+                        "write a DNS name in lower case, like db.example.com",
+                    );
+                    return None;
+                }
+            }
+        }
+        if !load_balancer_source_ranges.is_empty() && service_type != ServiceType::LoadBalancer {
+            let at = spec.get("loadBalancerSourceRanges").unwrap_or(spec);
+            c.err(
+                at,
+                "spec.loadBalancerSourceRanges",
+                "Forbidden: may only be used when `type` is 'LoadBalancer'",
+                "set `type: LoadBalancer`, or remove loadBalancerSourceRanges",
+            );
+            return None;
+        }
         if service_type == ServiceType::ExternalName {
             cluster_ips.clear();
-            cluster_ip_auto = false;
             if external_name.is_none() {
                 c.err(
                     spec,
@@ -415,12 +723,17 @@ impl Builder {
                 external_name,
                 traffic_distribution,
             },
-            cluster_ip_auto,
             want_families,
             requested_load_balancer_ip,
             allocate_load_balancer_node_ports,
+            policy: family_policy,
             file: o.file,
             doc: o.doc,
+            at: n.span,
+            cluster_ips_at,
+            families_at,
+            policy_at: policy_node.map(|x| x.span),
+            ports_at,
         })
     }
 

@@ -141,6 +141,61 @@ impl Ctx<'_> {
         }
     }
 
+    /// A whole number the API server accepts from `min` up, of which kpv
+    /// simulates at most `sim_max`: below `min` is the API's error; above
+    /// `sim_max` is the simulator's own limit, said as such, and the value
+    /// is capped to it (a warning, not a refusal).
+    pub(super) fn int_sim(
+        &mut self,
+        node: Option<&Y>,
+        field: &str,
+        min: i64,
+        sim_max: i64,
+    ) -> Option<i64> {
+        let n = node?;
+        if n.is_null() {
+            return None;
+        }
+        let parsed = match &n.value {
+            Value::Scalar {
+                text,
+                quoted: false,
+            } => text.parse::<i64>().ok(),
+            _ => None,
+        };
+        let Some(v) = parsed else {
+            self.err(
+                n,
+                field,
+                format!(
+                    "expected a whole number, found `{}`",
+                    n.as_str().unwrap_or(n.kind_name())
+                ),
+                &format!("use a number from {min} up, without quotes"),
+            );
+            return None;
+        };
+        if v < min {
+            self.err(
+                n,
+                field,
+                format!("Invalid value: {v}: must be greater than or equal to {min}"),
+                &format!("use {min} or more"),
+            );
+            None
+        } else if v > sim_max {
+            self.warn(
+                n,
+                field,
+                format!("{v} is more than kpv simulates here (at most {sim_max}); Kubernetes itself accepts it, kpv uses {sim_max}"),
+                "this limit is the simulator's, not Kubernetes': lower the value to see exactly what you wrote",
+            );
+            Some(sim_max)
+        } else {
+            Some(v)
+        }
+    }
+
     pub(super) fn port(&mut self, node: Option<&Y>, field: &str) -> Option<u16> {
         self.int(node, field, 1, 65535).map(|v| v as u16)
     }
@@ -249,8 +304,26 @@ impl Ctx<'_> {
         };
         for (k, v) in entries {
             match (k.as_str(), v.as_str()) {
-                (Some(k), Some(v)) => {
-                    out.insert(k.to_string(), v.to_string());
+                (Some(key), Some(value)) => {
+                    // ValidateLabels: the API server refuses the object.
+                    let problems: Vec<(String, &Y)> = label_key_problems(key)
+                        .into_iter()
+                        .map(|p| (format!("Invalid value: {key:?}: {p}"), k))
+                        .chain(
+                            label_value_problems(value)
+                                .into_iter()
+                                .map(|p| (format!("Invalid value: {value:?}: {p}"), v)),
+                        )
+                        .collect();
+                    for (msg, at) in problems {
+                        self.err(
+                            at,
+                            field,
+                            msg,
+                            "label keys are [prefix/]name and values at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
+                        );
+                    }
+                    out.insert(key.to_string(), value.to_string());
                 }
                 _ => self.err(
                     v,
@@ -328,20 +401,175 @@ impl Builder {
     }
 }
 
-pub(super) fn valid_dns_label_ish(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 253
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
-        && name
-            .bytes()
-            .next()
-            .is_some_and(|b| b.is_ascii_alphanumeric())
-        && name
-            .bytes()
-            .last()
-            .is_some_and(|b| b.is_ascii_alphanumeric())
+const LABEL_CHARS: &str = "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+
+fn label_chars_ok(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+}
+
+/// `IsQualifiedName` (a label key): `[prefix/]name`.
+pub(super) fn label_key_problems(key: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let (prefix, name) = match key.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    if let Some(p) = prefix {
+        if p.is_empty() {
+            out.push("prefix part must be non-empty".to_string());
+        } else {
+            out.extend(
+                NameRule::Dns1123Subdomain
+                    .check(p)
+                    .into_iter()
+                    .map(|m| format!("prefix part {m}")),
+            );
+        }
+    }
+    if name.is_empty() {
+        out.push("name part must be non-empty".to_string());
+    } else {
+        if name.len() > 63 {
+            out.push("name part must be no more than 63 characters".to_string());
+        }
+        if !label_chars_ok(name) || name.contains('/') {
+            out.push(format!("name part must {LABEL_CHARS} (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"));
+        }
+    }
+    out
+}
+
+/// `IsValidLabelValue`.
+pub(super) fn label_value_problems(value: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if value.len() > 63 {
+        out.push("must be no more than 63 characters".to_string());
+    }
+    if !value.is_empty() && !label_chars_ok(value) {
+        out.push(format!("a valid label must be an empty string or {LABEL_CHARS} (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"));
+    }
+    out
+}
+
+/// `IsValidPortName` (IANA_SVC_NAME): a container port's name.
+pub(super) fn port_name_problems(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if name.len() > 15 {
+        out.push("must be no more than 15 characters".to_string());
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        out.push(
+            "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_string(),
+        );
+    }
+    if name.contains("--") {
+        out.push("must not contain consecutive hyphens".to_string());
+    }
+    if !name.bytes().any(|b| b.is_ascii_lowercase()) {
+        out.push("must contain at least one letter (a-z)".to_string());
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        out.push("must not begin or end with a hyphen".to_string());
+    }
+    out
+}
+
+/// The API server's rules for object names (apimachinery's
+/// `IsDNS1123Subdomain`, `IsDNS1123Label`, `IsDNS1035Label`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum NameRule {
+    /// Most objects' names: lower-case labels joined by dots, ≤ 253 characters.
+    Dns1123Subdomain,
+    /// Namespaces (and other names used as one DNS label): ≤ 63 characters.
+    Dns1123Label,
+    /// Services: a DNS label that starts with a letter, ≤ 63 characters.
+    Dns1035Label,
+}
+
+impl NameRule {
+    /// The rule `metadata.name` of a kind follows (`ValidateObjectMeta`'s
+    /// name function for that kind).
+    pub(super) fn for_kind(kind: &str) -> NameRule {
+        match kind {
+            "Service" => NameRule::Dns1035Label,
+            "Namespace" => NameRule::Dns1123Label,
+            _ => NameRule::Dns1123Subdomain,
+        }
+    }
+
+    /// The API server's complaints about `name`, worded as it words them
+    /// (empty when the name is valid).
+    pub(super) fn check(self, name: &str) -> Vec<String> {
+        let label = |s: &str, first_alpha: bool| {
+            let b = s.as_bytes();
+            !b.is_empty()
+                && b.iter()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+                && (if first_alpha {
+                    b[0].is_ascii_lowercase()
+                } else {
+                    b[0].is_ascii_alphanumeric()
+                })
+                && b[b.len() - 1].is_ascii_alphanumeric()
+        };
+        let (max, ok, what, examples, regex) = match self {
+            NameRule::Dns1123Subdomain => (
+                253,
+                name.split('.').all(|l| label(l, false)),
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+                "'example.com'",
+                r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*",
+            ),
+            NameRule::Dns1123Label => (
+                63,
+                label(name, false),
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+                "'my-name',  or '123-abc'",
+                "[a-z0-9]([-a-z0-9]*[a-z0-9])?",
+            ),
+            NameRule::Dns1035Label => (
+                63,
+                label(name, true),
+                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+                "'my-name',  or 'abc-123'",
+                "[a-z]([-a-z0-9]*[a-z0-9])?",
+            ),
+        };
+        let mut out = Vec::new();
+        if name.len() > max {
+            out.push(format!("must be no more than {max} characters"));
+        }
+        if !ok {
+            out.push(format!(
+                "{what} (e.g. {examples}, regex used for validation is '{regex}')"
+            ));
+        }
+        out
+    }
+
+    /// `Invalid value: "NAME": …`, as `kubectl apply` reports a bad name
+    /// (after `The KIND "NAME" is invalid: FIELD:`), or `None` when valid.
+    pub(super) fn invalid(self, name: &str) -> Option<String> {
+        let problems = self.check(name);
+        (!problems.is_empty()).then(|| format!("Invalid value: {name:?}: {}", problems.join(", ")))
+    }
+
+    /// What to write instead, for a diagnostic's hint.
+    pub(super) fn hint(self) -> &'static str {
+        match self {
+            NameRule::Dns1123Subdomain => "use lower-case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters",
+            NameRule::Dns1123Label => "use lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters",
+            NameRule::Dns1035Label => "use lower-case letters, digits and '-', starting with a letter and ending with a letter or digit, at most 63 characters",
+        }
+    }
 }
 
 /// A mapping of strings (labels, annotations); other values are skipped.

@@ -247,9 +247,17 @@ pub fn compile(input: &ProxyInput) -> UserspaceDataplane {
             listeners.push(l);
             continue;
         }
-        let Some(proxy_port) = space.allocate_listener(protocol, &key) else {
-            l.skipped =
-                Some("port allocation failed: no free port left in the ephemeral range".into());
+        let allocated = match input.config.port_range {
+            Some(range) => space.allocate_in_range(protocol, &key, range),
+            None => space.allocate_listener(protocol, &key),
+        };
+        let Some(proxy_port) = allocated else {
+            l.skipped = Some(match input.config.port_range {
+                Some((a, b)) => {
+                    format!("port allocation failed: no free port left in portRange {a}-{b}")
+                }
+                None => "port allocation failed: no free port left in the ephemeral range".into(),
+            });
             listeners.push(l);
             continue;
         };

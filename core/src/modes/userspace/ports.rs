@@ -119,6 +119,28 @@ impl PortSpace {
         Some(port)
     }
 
+    /// A listener port for `key` from a configured `portRange` (kube-proxy's
+    /// own range allocator instead of the kernel's `bind(0)`): from a
+    /// hashed start onwards, wrapping. `None` when every port is taken.
+    pub fn allocate_in_range(
+        &mut self,
+        protocol: Protocol,
+        key: &str,
+        range: (u16, u16),
+    ) -> Option<u16> {
+        let (lo, hi) = (u32::from(range.0), u32::from(range.1) + 1);
+        if lo >= hi {
+            return None;
+        }
+        let start = lo + (hash64(key) % u64::from(hi - lo)) as u32;
+        let port = self
+            .first_free(protocol, start, hi, 1)
+            .or_else(|| self.first_free(protocol, lo, start, 1))?;
+        let port = u16::try_from(port).ok()?;
+        self.reserve(protocol, port);
+        Some(port)
+    }
+
     /// Ports `lo + (start + 2i) % remaining` for `start` odd then even: from
     /// `lo + start` to the end of the half, then from the half's first port
     /// of that parity.

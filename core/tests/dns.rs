@@ -1,0 +1,236 @@
+//! Cluster DNS in a trace, as CoreDNS answers: a headless Service's name
+//! gives only ready endpoints (unless it publishes not-ready addresses), an
+//! ExternalName Service's name gives a CNAME (and kube-proxy has no rules
+//! for it), and unknown names are NXDOMAIN.
+
+use kpv_core::choose::Chooser;
+use kpv_core::controller::steady_slices;
+use kpv_core::dns::{resolve, Answer};
+use kpv_core::model::{Cluster, Mode, NamespacedName};
+use kpv_core::packet::Protocol;
+use kpv_core::trace::{trace, Dest, HopKind, Origin, Outcome, Request, Sim, WorldState};
+use std::net::IpAddr;
+
+/// Three Pods of app=db: db-0 ready, db-1 reporting NotReady, db-2 ready;
+/// a client Pod; the headless Service `db` and others per case.
+fn cluster(extra: &str) -> Cluster {
+    let pod = |name: &str, ip: &str, ready: &str| {
+        format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  labels: {{app: db, pod: {name}}}\nspec:\n  nodeName: n1\n  containers: [{{name: c, image: db, ports: [{{containerPort: 5432}}]}}]\nstatus:\n  phase: Running\n  podIP: {ip}\n  conditions: [{{type: Ready, status: \"{ready}\"}}]\n---\n")
+    };
+    let yaml = format!(
+        "apiVersion: v1\nkind: Node\nmetadata: {{name: n1}}\nspec: {{podCIDR: 10.244.1.0/24}}\nstatus:\n  addresses: [{{type: InternalIP, address: 192.168.0.2}}]\n---\n{}{}{}apiVersion: v1\nkind: Pod\nmetadata: {{name: client, labels: {{app: client}}}}\nspec: {{nodeName: n1, containers: [{{name: c, image: curl}}]}}\nstatus: {{phase: Running, podIP: 10.244.1.50}}\n---\n{extra}",
+        pod("db-0", "10.244.1.10", "True"),
+        pod("db-1", "10.244.1.5", "False"),
+        pod("db-2", "10.244.1.12", "True"),
+    );
+    let (c, diags) = kpv_core::model::parse(&yaml);
+    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    c
+}
+
+fn headless(extra_spec: &str) -> String {
+    format!("apiVersion: v1\nkind: Service\nmetadata: {{name: db}}\nspec:\n  clusterIP: None\n  selector: {{app: db}}\n  ports: [{{port: 5432}}]\n{extra_spec}---\n")
+}
+
+const EXTERNAL: &str = "apiVersion: v1\nkind: Service\nmetadata: {name: payments}\nspec:\n  type: ExternalName\n  externalName: api.payments.example.com.\n---\n";
+
+fn ip(s: &str) -> IpAddr {
+    s.parse().unwrap_or_else(|_| panic!("bad test IP {s}"))
+}
+
+#[test]
+fn headless_names_answer_ready_endpoints_only() {
+    // (Service spec extra, expected records)
+    let cases: &[(&str, &[&str])] = &[
+        ("", &["10.244.1.10", "10.244.1.12"]),
+        (
+            "  publishNotReadyAddresses: true\n",
+            &["10.244.1.10", "10.244.1.12", "10.244.1.5"],
+        ),
+    ];
+    for (extra, want) in cases {
+        let c = cluster(&headless(extra));
+        let slices = steady_slices(&c);
+        let Answer::Address {
+            ip: first,
+            all,
+            fqdn,
+        } = resolve(&c, &slices, "db", "default")
+        else {
+            panic!("{extra}: no address")
+        };
+        let mut want: Vec<IpAddr> = want.iter().map(|s| ip(s)).collect();
+        want.sort();
+        assert_eq!(all, want, "{extra}");
+        assert_eq!(first, want[0]);
+        assert_eq!(fqdn, "db.default.svc.cluster.local");
+    }
+    // The lowest address is the NotReady db-1: it must not be the answer.
+    let c = cluster(&headless(""));
+    let slices = steady_slices(&c);
+    let sim = Sim::new(&c, &slices, Mode::Iptables, None);
+    let t = trace(
+        &sim,
+        &Request {
+            origin: Origin::Pod {
+                pod: NamespacedName::new("default", "client"),
+            },
+            dst: Dest::Name("db".into()),
+            port: 5432,
+            protocol: Protocol::Tcp,
+            src_port: 40000,
+            keep_open: false,
+        },
+        &mut WorldState::default(),
+        &mut Chooser::new(1),
+        60_000,
+    );
+    let answer = t.hops.iter().find_map(|h| match &h.what {
+        HopKind::Dns { answer, .. } => Some(*answer),
+        _ => None,
+    });
+    assert_eq!(answer, Some(ip("10.244.1.10")), "{:#?}", t.outcome);
+}
+
+#[test]
+fn headless_without_ready_endpoints_is_nxdomain() {
+    // (Services, name asked from namespace default)
+    let cases = [
+        // Selects no Pod.
+        (headless("").replace("app: db}", "app: nothing}"), "db"),
+        // Selects only the NotReady db-1.
+        (
+            headless("").replace("selector: {app: db}", "selector: {app: db, pod: db-1}"),
+            "db",
+        ),
+        // The same name in a namespace without Pods.
+        (
+            headless("").replace(
+                "metadata: {name: db}",
+                "metadata: {name: db, namespace: other}",
+            ),
+            "db.other",
+        ),
+        // A name that is no Service.
+        (headless(""), "cache"),
+    ];
+    for (yaml, name) in &cases {
+        let c = cluster(yaml);
+        let slices = steady_slices(&c);
+        assert_eq!(
+            resolve(&c, &slices, name, "default"),
+            Answer::NoSuchName,
+            "{name}\n{yaml}"
+        );
+    }
+}
+
+#[test]
+fn external_names_answer_with_a_cname() {
+    let c = cluster(EXTERNAL);
+    let slices = steady_slices(&c);
+    for name in [
+        "payments",
+        "payments.default",
+        "payments.default.svc.cluster.local",
+    ] {
+        assert_eq!(
+            resolve(&c, &slices, name, "default"),
+            Answer::Cname {
+                fqdn: "payments.default.svc.cluster.local".into(),
+                target: "api.payments.example.com".into(),
+            },
+            "{name}"
+        );
+    }
+    // From another namespace the short name is another Service: NXDOMAIN.
+    assert_eq!(
+        resolve(&c, &slices, "payments", "other"),
+        Answer::NoSuchName
+    );
+    // In a trace, every mode: the CNAME is the outcome, no rule is walked.
+    for mode in Mode::ALL {
+        let sim = Sim::new(&c, &slices, mode, None);
+        let t = trace(
+            &sim,
+            &Request {
+                origin: Origin::Pod {
+                    pod: NamespacedName::new("default", "client"),
+                },
+                dst: Dest::Name("payments".into()),
+                port: 443,
+                protocol: Protocol::Tcp,
+                src_port: 40000,
+                keep_open: false,
+            },
+            &mut WorldState::default(),
+            &mut Chooser::new(1),
+            60_000,
+        );
+        assert_eq!(
+            t.outcome,
+            Outcome::ExternalName {
+                name: "payments.default.svc.cluster.local".into(),
+                target: "api.payments.example.com".into(),
+            },
+            "{mode:?}"
+        );
+        assert_eq!(t.rules_compared, 0);
+    }
+}
+
+#[test]
+fn clusterip_names_answer_the_primary_address() {
+    let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec:\n  clusterIP: 10.96.0.20\n  selector: {app: db}\n  ports: [{port: 80}]\n---\n";
+    let c = cluster(svc);
+    let slices = steady_slices(&c);
+    for (name, from) in [
+        ("web.shop", "default"),
+        ("web", "shop"),
+        ("web.shop.svc", "x"),
+    ] {
+        match resolve(&c, &slices, name, from) {
+            Answer::Address { ip: got, .. } => assert_eq!(got, ip("10.96.0.20"), "{name}"),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    assert_eq!(resolve(&c, &slices, "web", "default"), Answer::NoSuchName);
+}
+
+#[test]
+fn statefulset_pods_have_their_own_names() {
+    let yaml = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {podCIDR: 10.244.1.0/24}\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web, namespace: shop}\nspec:\n  serviceName: web\n  replicas: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: nginx}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec:\n  clusterIP: None\n  selector: {app: web}\n  ports: [{port: 80}]\n";
+    let (c, diags) = kpv_core::model::parse(yaml);
+    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    let slices = steady_slices(&c);
+    let pod_ip = |name: &str| {
+        c.pods
+            .iter()
+            .find(|p| p.id.name == name)
+            .and_then(|p| p.ips.first().copied())
+            .unwrap_or_else(|| panic!("{name}"))
+    };
+    // (name, from namespace, expected Pod)
+    let cases = [
+        ("web-0.web", "shop", Some("web-0")),
+        ("web-2.web.shop", "default", Some("web-2")),
+        ("web-1.web.shop.svc.cluster.local", "default", Some("web-1")),
+        ("web-3.web", "shop", None),
+        ("web-0.other", "shop", None),
+    ];
+    for (name, from, want) in cases {
+        match (resolve(&c, &slices, name, from), want) {
+            (Answer::Address { ip: got, fqdn, .. }, Some(pod)) => {
+                assert_eq!(got, pod_ip(pod), "{name}");
+                assert_eq!(fqdn, format!("{pod}.web.shop.svc.cluster.local"));
+            }
+            (Answer::NoSuchName, None) => {}
+            (other, want) => panic!("{name}: {other:?}, wanted {want:?}"),
+        }
+    }
+    // The Service name itself answers every ready Pod.
+    let Answer::Address { all, .. } = resolve(&c, &slices, "web", "shop") else {
+        panic!("web")
+    };
+    assert_eq!(all.len(), 3);
+}
