@@ -223,21 +223,25 @@ impl Flight {
         self.legs.get(hop).map(|l| l.end_ms.saturating_sub(1))
     }
 
-    /// The time of the next hop after `t`, if any.
+    /// The time of the next hop after the one shown at `t`, if any: a step
+    /// always shows another hop (midway through the first hop, the next
+    /// one, not the end of the same one).
     pub fn step_forward(&self, t: u64) -> Option<u64> {
+        let cur = self.hop_at(t);
         self.legs
             .iter()
+            .find(|l| l.hop > cur && l.end_ms.saturating_sub(1) > t)
             .map(|l| l.end_ms.saturating_sub(1))
-            .find(|&e| e > t)
     }
 
-    /// The time of the previous hop before `t`, if any.
+    /// The time of the hop before the one shown at `t`, if any.
     pub fn step_back(&self, t: u64) -> Option<u64> {
+        let cur = self.hop_at(t);
         self.legs
             .iter()
             .rev()
+            .find(|l| l.hop < cur && l.end_ms.saturating_sub(1) < t)
             .map(|l| l.end_ms.saturating_sub(1))
-            .find(|&e| e < t)
     }
 }
 
@@ -335,28 +339,24 @@ mod tests {
     fn stepping_visits_every_hop_forward_and_back() {
         let (scene, trace) = setup();
         let f = Flight::new(&scene, &trace, 0);
-        let mut t = 0;
+        // Midway through the first hop, as right after a send.
+        let mut t = 1;
         let mut seen = vec![f.hop_at(t)];
         while let Some(next) = f.step_forward(t) {
             assert!(next > t);
             t = next;
             seen.push(f.hop_at(t));
         }
-        let mut expected: Vec<usize> = (0..trace.hops.len()).collect();
-        expected.insert(0, 0);
-        expected.dedup();
-        seen.dedup();
-        assert_eq!(seen, expected);
+        let expected: Vec<usize> = (0..trace.hops.len()).collect();
+        assert_eq!(seen, expected, "every step shows the next hop");
         let mut back = vec![];
         while let Some(prev) = f.step_back(t) {
             assert!(prev < t);
             t = prev;
             back.push(f.hop_at(t));
         }
-        back.dedup();
-        let mut rev: Vec<usize> = (0..trace.hops.len().saturating_sub(1)).rev().collect();
-        rev.dedup();
-        assert_eq!(back, rev);
+        let rev: Vec<usize> = (0..trace.hops.len().saturating_sub(1)).rev().collect();
+        assert_eq!(back, rev, "every step back shows the hop before");
         assert_eq!(f.hop_time(2).map(|x| f.hop_at(x)), Some(2));
     }
 }

@@ -245,9 +245,16 @@ mod tests {
     use kpv_core::replay;
     use kpv_core::trace::{trace, Sim};
 
-    /// Lower-case words of three or more ASCII letters: English prose.
+    /// Lower-case words of three or more ASCII letters outside names: English
+    /// prose. Tokens with a dash, slash, dot, colon or digit are names
+    /// (chains, objects, addresses) and stay as they are.
     fn english_words(s: &str) -> Vec<String> {
-        s.split(|c: char| !c.is_ascii_alphabetic())
+        s.split_whitespace()
+            .filter(|tok| {
+                !tok.chars()
+                    .any(|c| "-/.:@_".contains(c) || c.is_ascii_digit())
+            })
+            .flat_map(|tok| tok.split(|c: char| !c.is_ascii_alphabetic()))
             .filter(|w| w.len() >= 3 && w.chars().all(|c| c.is_ascii_lowercase()))
             .map(str::to_string)
             .collect()
@@ -291,7 +298,20 @@ mod tests {
                 || w.starts_with("forward")
                 || w.starts_with("local")
                 || w.starts_with("listener")
-                || w == "eth"
+                || [
+                    "eth",
+                    "conntrack",
+                    "ipvs",
+                    "dnat",
+                    "masq",
+                    "kube",
+                    "proxy",
+                    "goto",
+                    "jump",
+                    "tcp",
+                    "udp",
+                ]
+                .contains(&w)
         };
         for mode in Mode::ALL {
             let sim = Sim::new(&cluster, &slices, mode, None);

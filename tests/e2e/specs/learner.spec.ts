@@ -109,6 +109,7 @@ test('every hop of a LoadBalancer trace moves the packet or the current pipeline
 test('the four modes draw different pipelines, at rest and for the same packet', async ({ page }) => {
   const app = new App(page);
   await app.open('/?scenario=loadbalancer-cluster&lang=en');
+  await app.speed('4');
   const rest: string[] = [];
   const sent: string[] = [];
   const glyphs: string[] = [];
@@ -177,16 +178,22 @@ test('a preset embed at 720×405 can send a packet and reads at 12 px, with a ca
 test('in Korean the hop descriptions, caption and pipeline words are Korean', async ({ page }) => {
   const app = new App(page);
   await app.open('/?scenario=loadbalancer-cluster&lang=ko');
-  const names = ['web', 'worker', 'default', 'http', 'tcp', 'nodeports', 'services', 'masquerading'];
+  await app.speed('4');
   for (const mode of ['iptables', 'ipvs', 'nftables', 'userspace']) {
     await app.selectMode(mode);
     await app.send();
     await app.outcome();
     const texts = await page.locator('[data-testid=hop] .hop-title').allInnerTexts();
     texts.push(await app.byId('hop-caption').innerText());
+    texts.push(...await page.locator('[data-testid=pipeline-step] text').allInnerTexts());
     for (const t of texts) {
-      const prose = (t.match(/[A-Za-z]{3,}/g) ?? []).filter((w) => w === w.toLowerCase() && !names.some((n) => w.startsWith(n) || n.startsWith(w)) &&
-        !/^(endpoint|service|external|mark|filter|nat|firewall|check|prerouting|postrouting|forward|local|listener|ipvs|conntrack|eth)/.test(w));
+      // Names stay as they are: chains, objects and addresses are tokens
+      // with a dash, slash, dot, colon or digit (KUBE-SVC-…, web-3,
+      // 10.244.2.5:8080, filter-prerouting); upper-case words are kernel names.
+      const prose = t.split(/\s+/)
+        .filter((tok) => !/[-/.:0-9@_]/.test(tok))
+        .flatMap((tok) => tok.match(/[a-z]{3,}/g) ?? [])
+        .filter((w) => !['ipvs', 'conntrack', 'eth', 'dnat', 'masq', 'kube', 'proxy', 'goto', 'jump', 'tcp', 'udp'].includes(w));
       expect(prose, `${mode}: "${t}"`).toEqual([]);
     }
   }
@@ -220,7 +227,9 @@ test('readiness on the diagram: a Pod\'s controls fail its probe, the probe coun
   await expect(events.locator('[data-testid=event][data-kind=probe]').first()).toContainText('Readiness probe failed');
   await expect(events.locator('[data-testid=event][data-kind=endpoints]').first()).toContainText('alpaca-service');
   await expect(events.locator('[data-testid=event][data-kind=sync]').first()).toBeVisible({ timeout: 10_000 });
-  await inViewport(page, 'events');
+  await inViewport(page, 'tab-events');
+  const firstEvent = await events.locator('[data-testid=event]').first().boundingBox();
+  expect(firstEvent!.y + firstEvent!.height).toBeLessThanOrEqual(720);
   await page.screenshot({ path: `${shots}/readiness-events.png` });
   // And back: the Pod passes again and the endpoint returns.
   await pod.click();
