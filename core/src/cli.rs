@@ -21,15 +21,16 @@ pub const USAGE: &str = "\
 kpv — what kube-proxy does with your Services
 
 USAGE:
-    kpv rules <FILE>... [--mode M] [--node NAME] [--format text|json]
+    kpv rules <FILE>... [--mode M] [--scheduler S] [--node NAME] [--format text|json]
     kpv trace <FILE>... --src IP --dst IP|NAME --port N [--protocol TCP|UDP|SCTP]
-              [--mode M] [--node NAME] [--seed N] [--from node|pod:NS/NAME|external]
-              [--format text|json]
+              [--mode M] [--scheduler S] [--node NAME] [--seed N]
+              [--from node|pod:NS/NAME|external] [--format text|json]
     kpv check <FILE>...
     kpv share <FILE>... [--mode M] [--scheduler S] [--packets N] [--gap-ms G]
               [--at-ms T] [--seed N] [--speed PERCENT] [--lang en|ko]
 
 FILES are Kubernetes YAML (multi-document or `kind: List`); `-` reads stdin.
+Each option may be given once, and only to a command that takes it.
 Kinds: Node, Pod, Deployment, Service, Endpoints, EndpointSlice, ServiceCIDR,
 KubeProxyConfiguration.
 
@@ -126,7 +127,59 @@ pub struct Output {
     pub code: u8,
 }
 
+/// The options each command takes (besides `-h`/`--help`).
+fn options_of(sub: &str) -> &'static [&'static str] {
+    match sub {
+        "rules" => &["--mode", "--scheduler", "--node", "--format"],
+        "trace" => &[
+            "--src",
+            "--dst",
+            "--port",
+            "--protocol",
+            "--mode",
+            "--scheduler",
+            "--node",
+            "--seed",
+            "--from",
+            "--format",
+        ],
+        "share" => &[
+            "--mode",
+            "--scheduler",
+            "--seed",
+            "--packets",
+            "--gap-ms",
+            "--at-ms",
+            "--speed",
+            "--lang",
+        ],
+        _ => &[],
+    }
+}
+
+/// Every option any command takes.
+const ALL_OPTIONS: [&str; 15] = [
+    "--mode",
+    "--scheduler",
+    "--node",
+    "--format",
+    "--src",
+    "--dst",
+    "--port",
+    "--protocol",
+    "--seed",
+    "--from",
+    "--packets",
+    "--gap-ms",
+    "--at-ms",
+    "--speed",
+    "--lang",
+];
+
 /// Parse the arguments after the program name.
+///
+/// An option given twice, or to a command that does not take it, is an
+/// error (it used to be ignored, or the last one silently won).
 pub fn parse_args(args: &[String]) -> Result<Command, String> {
     let Some(sub) = args.first() else {
         return Ok(Command::Help(USAGE.to_string()));
@@ -158,8 +211,26 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
         speed_percent: 100,
         lang: None,
     };
+    let takes = options_of(sub);
+    let mut given: Vec<&str> = Vec::new();
     let mut it = args[1..].iter();
     while let Some(a) = it.next() {
+        if let Some(&opt) = ALL_OPTIONS.iter().find(|o| **o == a.as_str()) {
+            if !takes.contains(&opt) {
+                return Err(if takes.is_empty() {
+                    format!("{opt} does not apply to `kpv {sub}`, which takes no options")
+                } else {
+                    format!(
+                        "{opt} does not apply to `kpv {sub}`; it takes {}",
+                        takes.join(", ")
+                    )
+                });
+            }
+            if given.contains(&opt) {
+                return Err(format!("{opt} is given twice; give it once"));
+            }
+            given.push(opt);
+        }
         let mut value = |name: &str| -> Result<String, String> {
             it.next()
                 .cloned()
@@ -448,8 +519,24 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                 Ok(x) => x,
                 Err(e) => return fail(report, e),
             };
+            if let Some(dst) = model::parse_ip_sloppy(&args.dst) {
+                if let Err(e) = same_family(&cluster, args, dst, format!("--dst {dst}")) {
+                    return fail(report, e);
+                }
+            }
             match crate::trace::cli_trace(&cluster, &node, common.scheduler, args) {
                 Ok(t) => {
+                    // A name's family is known once DNS has answered.
+                    let answer = t.hops.iter().find_map(|h| match &h.what {
+                        crate::trace::HopKind::Dns { answer, .. } => Some(*answer),
+                        _ => None,
+                    });
+                    if let Some(ip) = answer {
+                        let what = format!("--dst {} (it resolves to {ip})", args.dst);
+                        if let Err(e) = same_family(&cluster, args, ip, what) {
+                            return fail(report, e);
+                        }
+                    }
                     let stdout = match common.format {
                         Format::Text => crate::trace::render_text(&t),
                         Format::Json => {
@@ -528,6 +615,42 @@ pub fn share_state(
     };
     crate::share::validate(&state).map_err(|e| e.to_string())?;
     Ok(state)
+}
+
+/// A packet has one address family: refuse a trace whose source (`--src`,
+/// or the Pod's address the trace starts from) and destination differ, as
+/// the kernel would never route such a packet.
+#[cfg(feature = "json")]
+fn same_family(
+    cluster: &Cluster,
+    args: &TraceArgs,
+    dst: std::net::IpAddr,
+    what_dst: String,
+) -> Result<(), String> {
+    let source = match &args.from {
+        From::Pod(id) => cluster
+            .pod(id)
+            .and_then(|p| p.ips.first())
+            .map(|ip| (*ip, format!("the source, Pod {id}'s address {ip},"))),
+        From::Node | From::External => {
+            model::parse_ip_sloppy(&args.src).map(|ip| (ip, format!("--src {ip}")))
+        }
+    };
+    let Some((src, what_src)) = source else {
+        return Ok(());
+    };
+    let name = |ip: &std::net::IpAddr| match IpFamily::of(ip) {
+        IpFamily::V4 => "IPv4",
+        IpFamily::V6 => "IPv6",
+    };
+    if IpFamily::of(&src) == IpFamily::of(&dst) {
+        return Ok(());
+    }
+    Err(format!(
+        "{what_src} is {} but {what_dst} is {}: a packet has one address family; trace from a source of the same family",
+        name(&src),
+        name(&dst)
+    ))
 }
 
 #[cfg(feature = "json")]
