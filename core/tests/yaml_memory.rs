@@ -1,7 +1,8 @@
 //! The heap the YAML reader really takes, measured by a counting allocator:
 //! hostile inputs (alias bombs, large scalars aliased many times, nested
-//! anchors) must stay within what [`Limits::max_heap_bytes`] promises, twice
-//! over for the growth of vectors, plus the parser's own buffers.
+//! anchors, and the heaviest inputs the fuzzer found, kept in its corpus)
+//! must stay within what [`Limits::max_heap_bytes`] promises, twice over for
+//! the growth of vectors, plus the parser's own buffers.
 //!
 //! One test only in this file: the allocator counts every thread, so no
 //! other test may run beside it.
@@ -145,5 +146,25 @@ fn hostile_yaml_is_parsed_within_the_promised_heap() {
     });
     if let Err(e) = result {
         panic!("{e}");
+    }
+
+    // The fuzzer's corpus (the heaviest inputs it found are kept there):
+    // each one's whole parse, YAML and lowering, within the budget.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/yaml_import");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.sort();
+    assert!(files.len() > 50, "{}", dir.display());
+    for path in files {
+        let bytes = std::fs::read(&path).unwrap_or_default();
+        let text = String::from_utf8_lossy(&bytes);
+        let base = CURRENT.load(Relaxed);
+        PEAK.store(base, Relaxed);
+        let parsed = kpv_core::model::parse(&text);
+        let peak = PEAK.load(Relaxed).saturating_sub(base);
+        drop(parsed);
+        let allowed = budget(&text, &limits);
+        assert!(peak <= allowed, "{}: {peak} > {allowed}", path.display());
     }
 }
