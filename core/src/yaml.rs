@@ -268,28 +268,57 @@ fn span_of(m: &yaml_rust2::scanner::Marker) -> Span {
     }
 }
 
-/// The character at a parser mark's index (in characters), read with a
-/// cursor that only moves forward while marks do, so looking up every
-/// collection's opening character costs one pass over the text.
+/// The character at a line and (0-based) column, read with a cursor that
+/// only moves forward while positions do, so looking up every collection's
+/// opening character costs one pass over the text. Lines and columns, not
+/// the parser's character index: after a block scalar with non-ASCII text
+/// the parser's index counts bytes, while its lines and columns stay right.
 struct CharAt<'a> {
     src: &'a str,
-    chars: usize,
-    bytes: usize,
+    /// The cursor: 1-based line, 0-based column, byte offset.
+    line: usize,
+    col: usize,
+    byte: usize,
 }
 
 impl CharAt<'_> {
-    fn get(&mut self, index: usize) -> Option<char> {
-        if index < self.chars {
-            self.chars = 0;
-            self.bytes = 0;
+    fn new(src: &str) -> CharAt<'_> {
+        CharAt {
+            src,
+            line: 1,
+            col: 0,
+            byte: 0,
         }
-        let mut rest = self.src.get(self.bytes..)?.chars();
-        while self.chars < index {
-            let c = rest.next()?;
-            self.bytes += c.len_utf8();
-            self.chars += 1;
+    }
+
+    fn get(&mut self, line: usize, col: usize) -> Option<char> {
+        if (line, col) < (self.line, self.col) {
+            *self = CharAt::new(self.src);
         }
-        rest.next()
+        let rest = self.src.get(self.byte..)?;
+        let mut chars = rest.char_indices().peekable();
+        let start = self.byte;
+        while self.line < line {
+            let (i, c) = chars.next()?;
+            // A line break is `\n`, `\r\n` or a lone `\r`, as the parser counts.
+            let ends_line =
+                c == '\n' || (c == '\r' && chars.peek().is_none_or(|(_, n)| *n != '\n'));
+            if ends_line {
+                self.line += 1;
+                self.col = 0;
+                self.byte = start + i + 1;
+            }
+        }
+        let mut chars = self.src.get(self.byte..)?.chars();
+        while self.col < col {
+            let c = chars.next()?;
+            if c == '\n' || c == '\r' {
+                return None;
+            }
+            self.byte += c.len_utf8();
+            self.col += 1;
+        }
+        chars.next()
     }
 }
 
@@ -512,11 +541,7 @@ pub fn parse_stream(src: &str, limits: &Limits) -> (Vec<Document>, Vec<Diagnosti
         return (docs, diags);
     }
     let mut parser = Parser::new_from_str(src);
-    let mut chars = CharAt {
-        src,
-        chars: 0,
-        bytes: 0,
-    };
+    let mut chars = CharAt::new(src);
     let mut stack: Vec<Frame> = Vec::new();
     let mut anchors: BTreeMap<usize, (Node, Footprint)> = BTreeMap::new();
     let mut budget = Budget {
@@ -534,7 +559,8 @@ pub fn parse_stream(src: &str, limits: &Limits) -> (Vec<Document>, Vec<Diagnosti
         let (ev, mark) = match parser.next_token() {
             Ok(x) => x,
             Err(e) => {
-                let at_end = chars.get(e.marker().index()).is_none();
+                let at_end = e.marker().index() >= src.len()
+                    || chars.get(e.marker().line(), e.marker().col()).is_none();
                 found.push(syntax_error(&stack, e.info(), span_of(e.marker()), at_end));
                 break;
             }
@@ -612,7 +638,7 @@ pub fn parse_stream(src: &str, limits: &Limits) -> (Vec<Document>, Vec<Diagnosti
                 };
                 match budget.spend(cost) {
                     Ok(()) => {
-                        let flow = matches!(chars.get(mark.index()), Some('[' | '{'));
+                        let flow = matches!(chars.get(mark.line(), mark.col()), Some('[' | '{'));
                         stack.push(if matches!(ev, Event::SequenceStart(..)) {
                             Frame::Seq {
                                 span,

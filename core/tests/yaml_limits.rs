@@ -551,6 +551,20 @@ fn unclosed_flow_collections_are_reported_where_opened() {
         ("- [a\n- b\n", (1, 3), "flow sequence"),
         ("a: [1, 2\n# c\n---\nb: 1\n", (1, 4), "flow sequence"),
         ("{a: 1", (1, 1), "flow mapping"),
+        // After text the parser counts in bytes (a block scalar in Korean),
+        // and after a byte-order mark.
+        (
+            "n: |\n  한국어 ☕\n  more\na: [1, 2\nb: c\n",
+            (4, 4),
+            "flow sequence",
+        ),
+        (
+            "n: \"한국어\"\na: {x: [1, 2]\nb: c\n",
+            (2, 4),
+            "flow mapping",
+        ),
+        ("\u{feff}a: [1, 2\nb: c\n", (1, 5), "flow sequence"),
+        ("a: 1\r\nb: [1, 2\r\nc: d\r\n", (2, 4), "flow sequence"),
         // Nothing after the bracket: the parser meets the end of the input.
         ("kind: [\n", (1, 7), "flow sequence"),
         ("a: {b: 1,\n", (1, 4), "flow mapping"),
