@@ -85,7 +85,7 @@ impl Diagnostic {
 
     /// Where it is, when that is known: a diagnostic about the whole input
     /// (its size, say) has no position, and a renderer must then print none
-    /// rather than "line 0".
+    /// rather than "line 0" (nor a document: see `Display`).
     pub fn position(&self) -> Option<Span> {
         self.span.filter(|s| s.line > 0 && s.column > 0)
     }
@@ -97,9 +97,18 @@ impl fmt::Display for Diagnostic {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        write!(f, "{sev}: document {}", self.document_number())?;
+        write!(f, "{sev}")?;
+        // Where it is, when that is known. A diagnostic without a position
+        // is about the input or an object as a whole (named below); its
+        // `document` may be the default 0, which would name the wrong one.
         if let Some(span) = self.position() {
-            write!(f, ", line {}, column {}", span.line, span.column)?;
+            write!(
+                f,
+                ": document {}, line {}, column {}",
+                self.document_number(),
+                span.line,
+                span.column
+            )?;
         }
         match (&self.object, &self.field) {
             (Some(o), Some(p)) => write!(f, ": {o}: {p}")?,

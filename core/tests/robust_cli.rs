@@ -609,18 +609,24 @@ fn trace_text_shows_the_outcome_the_json_has() {
     }
 }
 
-/// Diagnostics count documents from 1 and print a position only when they
-/// have one.
+/// Diagnostics count documents from 1 and print a position (document, line,
+/// column) only when they have one.
 #[test]
 fn diagnostics_number_documents_from_one_and_never_print_line_0() {
     let mut d = Diagnostic::error("input is too large");
-    assert_eq!(d.to_string(), "error: document 1: input is too large");
+    assert_eq!(d.to_string(), "error: input is too large");
     d.span = Some(Span { line: 0, column: 0 });
     assert_eq!(d.position(), None);
-    assert_eq!(d.to_string(), "error: document 1: input is too large");
-    d.span = Some(Span { line: 3, column: 7 });
-    d.document = 4;
+    assert_eq!(d.to_string(), "error: input is too large");
+    d.span = Some(Span { line: 3, column: 0 });
+    assert_eq!(d.position(), None);
     d.object = Some("Service/default/web".into());
+    d.document = 4;
+    assert_eq!(
+        d.to_string(),
+        "error: Service/default/web: input is too large"
+    );
+    d.span = Some(Span { line: 3, column: 7 });
     assert_eq!(d.document_number(), 5);
     assert_eq!(
         d.to_string(),
@@ -655,8 +661,21 @@ fn diagnostics_number_documents_from_one_and_never_print_line_0() {
     let out = kpv(&["check", "huge.yaml"], &huge);
     assert_eq!(out.code, 1);
     assert!(
-        !out.stderr.contains("line 0") && !out.stderr.contains("line"),
+        out.stderr.starts_with("huge.yaml: error: input is "),
         "{}",
         out.stderr
     );
+    // Warnings about the cluster as a whole name no document either.
+    let out = kpv(
+        &["check", "svc.yaml"],
+        "kind: Service\napiVersion: v1\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("svc.yaml: warning: Node: no Node objects given"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("line 0"), "{}", out.stderr);
 }
