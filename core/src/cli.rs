@@ -25,14 +25,20 @@ USAGE:
     kpv trace <FILE>... --src IP --dst IP|NAME --port N [--protocol TCP|UDP|SCTP]
               [--mode M] [--scheduler S] [--node NAME] [--seed N]
               [--from node|pod:NS/NAME|external] [--format text|json]
-    kpv check <FILE>...
+    kpv check <FILE>... [--format text|json]
+    kpv http <FILE>... <URL> [--via gateway/NAMESPACE/NAME | --via ingressclass/NAME]
+             [--sni NAME] [-X METHOD] [-H 'Name: value']... [--backend-header 'Name: value']...
+             [--from external|node|pod:NS/NAME] [--mode M] [--seed N] [--format text|json]
+    kpv routes <FILE>... [--format text|json]
     kpv share <FILE>... [--mode M] [--scheduler S] [--packets N] [--gap-ms G]
               [--at-ms T] [--seed N] [--speed PERCENT] [--lang en|ko]
 
 FILES are Kubernetes YAML (multi-document or `kind: List`); `-` reads stdin.
 Each option may be given once, and only to a command that takes it.
 Kinds: Node, Pod, Deployment, Service, Endpoints, EndpointSlice, ServiceCIDR,
-KubeProxyConfiguration.
+KubeProxyConfiguration; for http and routes also Ingress, IngressClass, GatewayClass,
+Gateway, HTTPRoute, ReferenceGrant, Secret (name and type), Namespace.
+URL is http(s)://HOST[:PORT]/PATH[?QUERY]; HOST is the Host header and the SNI.
 
 OPTIONS:
     --mode M        userspace (legacy, removed in Kubernetes 1.26), iptables, ipvs, nftables
@@ -106,15 +112,22 @@ pub enum Command {
     Trace(Common, TraceArgs),
     /// Print the app's share-link fragment (`v1.…`) for the input.
     Share(Common, ShareArgs),
+    /// Send an HTTP request through an Ingress or Gateway.
+    Http(Common, crate::cli_http::HttpArgs),
+    /// Print each entry point's routing table.
+    Routes(Common),
 }
 
 impl Command {
     pub fn files(&self) -> &[String] {
         match self {
             Command::Help(_) => &[],
-            Command::Check(c) | Command::Rules(c) | Command::Trace(c, _) | Command::Share(c, _) => {
-                &c.files
-            }
+            Command::Check(c)
+            | Command::Rules(c)
+            | Command::Trace(c, _)
+            | Command::Share(c, _)
+            | Command::Http(c, _)
+            | Command::Routes(c) => &c.files,
         }
     }
 }
@@ -130,6 +143,7 @@ pub struct Output {
 /// The options each command takes (besides `-h`/`--help`).
 fn options_of(sub: &str) -> &'static [&'static str] {
     match sub {
+        "check" => &["--format"],
         "rules" => &["--mode", "--scheduler", "--node", "--format"],
         "trace" => &[
             "--src",
@@ -157,8 +171,14 @@ fn options_of(sub: &str) -> &'static [&'static str] {
     }
 }
 
-/// Every option any command takes.
-const ALL_OPTIONS: [&str; 15] = [
+/// Every option any command takes (`kpv http`'s too, so that one given to
+/// another command is named as not applying rather than as unknown).
+const ALL_OPTIONS: [&str; 20] = [
+    "--via",
+    "--sni",
+    "-X",
+    "-H",
+    "--backend-header",
     "--mode",
     "--scheduler",
     "--node",
@@ -176,6 +196,30 @@ const ALL_OPTIONS: [&str; 15] = [
     "--lang",
 ];
 
+/// `kpv http` and `kpv routes` are parsed by `cli_http`; an option of theirs
+/// that takes one value is refused here when given twice, as for the other
+/// commands (`-H` and `--backend-header` add a header each time).
+fn refuse_repeats(args: &[String]) -> Result<(), String> {
+    const ONCE: [&str; 7] = [
+        "--format", "--mode", "--via", "--sni", "-X", "--seed", "--from",
+    ];
+    const MANY: [&str; 2] = ["-H", "--backend-header"];
+    let mut given: Vec<&str> = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if let Some(&opt) = ONCE.iter().find(|o| **o == a.as_str()) {
+            if given.contains(&opt) {
+                return Err(format!("{opt} is given twice; give it once"));
+            }
+            given.push(opt);
+            it.next();
+        } else if MANY.contains(&a.as_str()) {
+            it.next();
+        }
+    }
+    Ok(())
+}
+
 /// Parse the arguments after the program name.
 ///
 /// An option given twice, or to a command that does not take it, is an
@@ -187,9 +231,16 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
     if sub == "-h" || sub == "--help" || sub == "help" {
         return Ok(Command::Help(USAGE.to_string()));
     }
+    if sub == "http" || sub == "routes" {
+        refuse_repeats(&args[1..])?;
+        return match crate::cli_http::parse(sub, &args[1..])? {
+            (common, Some(h)) => Ok(Command::Http(common, h)),
+            (common, None) => Ok(Command::Routes(common)),
+        };
+    }
     if !matches!(sub.as_str(), "rules" | "trace" | "check" | "share") {
         return Err(format!(
-            "unknown command `{sub}`; use rules, trace, check or share"
+            "unknown command `{sub}`; use rules, trace, check, share, http or routes"
         ));
     }
     let mut common = Common {
@@ -217,14 +268,10 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
     while let Some(a) = it.next() {
         if let Some(&opt) = ALL_OPTIONS.iter().find(|o| **o == a.as_str()) {
             if !takes.contains(&opt) {
-                return Err(if takes.is_empty() {
-                    format!("{opt} does not apply to `kpv {sub}`, which takes no options")
-                } else {
-                    format!(
-                        "{opt} does not apply to `kpv {sub}`; it takes {}",
-                        takes.join(", ")
-                    )
-                });
+                return Err(format!(
+                    "{opt} does not apply to `kpv {sub}`; it takes {}",
+                    takes.join(", ")
+                ));
             }
             if given.contains(&opt) {
                 return Err(format!("{opt} is given twice; give it once"));
@@ -389,9 +436,10 @@ fn render_diags(diags: &[Diagnostic], files: &[String]) -> String {
     s
 }
 
-/// Parse every input; errors end the run with code 1.
+/// Parse every input; errors end the run with code 1. Returns the cluster
+/// and the report of warnings (what `kpv` prints on stderr).
 #[cfg(feature = "json")]
-fn load(texts: &[String], files: &[String]) -> Result<(Cluster, String), Output> {
+pub fn load(texts: &[String], files: &[String]) -> Result<(Cluster, String), Output> {
     let inputs: Vec<model::Input<'_>> = texts.iter().map(|t| model::Input { text: t }).collect();
     let (cluster, diags) = model::parse_files(&inputs);
     let report = render_diags(&diags, files);
@@ -406,9 +454,21 @@ fn load(texts: &[String], files: &[String]) -> Result<(Cluster, String), Output>
     Ok((cluster, report))
 }
 
-/// Resolve node and mode overrides.
+/// [`load`], with the HTTP routing objects too.
 #[cfg(feature = "json")]
-fn proxy_target(cluster: &mut Cluster, common: &Common) -> Result<(String, Mode), String> {
+pub(crate) fn load_with_routing(
+    texts: &[String],
+    files: &[String],
+) -> Result<(Cluster, crate::http::Objects, String), Output> {
+    let (cluster, report) = load(texts, files)?;
+    let routing = cluster.routing.clone();
+    Ok((cluster, routing, report))
+}
+
+/// Resolve node and mode overrides: the cluster is changed as `--mode` and
+/// `--node` ask, and the node whose kube-proxy is modelled is returned.
+#[cfg(feature = "json")]
+pub fn proxy_target(cluster: &mut Cluster, common: &Common) -> Result<(String, Mode), String> {
     if let Some(m) = common.mode {
         cluster.proxy.mode = m;
     }
@@ -440,6 +500,9 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
             stdout: t.clone(),
             ..Output::default()
         },
+        Command::Check(c) if c.format == Format::Json => crate::cli_http::check_json(texts, files),
+        Command::Http(common, args) => crate::cli_http::run_http(common, args, texts, files),
+        Command::Routes(common) => crate::cli_http::run_routes(common, texts, files),
         Command::Check(_) => match load(texts, files) {
             Err(o) => o,
             Ok((cluster, report)) => Output {
@@ -463,37 +526,19 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                 Ok(x) => x,
                 Err(e) => return fail(report, e),
             };
-            let synced = controller::steady_slices(&cluster);
-            let slices = proxy::slices_seen_by(mode, &synced);
-            let opts = CompileOptions {
-                scheduler: common.scheduler,
+            let planes = match rules_planes(&cluster, &node, mode, common.scheduler) {
+                Ok(p) => p,
+                Err(e) => return fail(report, e),
             };
-            let mut texts_out = Vec::new();
-            let mut json = Vec::new();
-            for family in [IpFamily::V4, IpFamily::V6] {
-                let has_family = cluster
-                    .services
-                    .iter()
-                    .any(|s| s.cluster_ips.iter().any(|ip| IpFamily::of(ip) == family));
-                if family == IpFamily::V6 && !has_family {
-                    continue;
-                }
-                let Some(input) = proxy::build_input(&cluster, &slices, &node, family) else {
-                    continue;
-                };
-                let dp = modes::compile(mode, &input, opts);
-                texts_out.push(dp.render_text());
-                json.push(dp.render_json());
-            }
-            if texts_out.is_empty() {
-                return fail(
-                    report,
-                    format!("node `{node}` has no IP address to build rules for"),
-                );
-            }
             let stdout = match common.format {
-                Format::Text => texts_out.join("\n"),
+                Format::Text => planes
+                    .iter()
+                    .map(|(_, dp)| dp.render_text())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
                 Format::Json => {
+                    let mut json: Vec<serde_json::Value> =
+                        planes.iter().map(|(_, dp)| dp.render_json()).collect();
                     let v = if json.len() == 1 {
                         json.remove(0)
                     } else {
@@ -524,7 +569,7 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                     return fail(report, e);
                 }
             }
-            match crate::trace::cli_trace(&cluster, &node, common.scheduler, args) {
+            match cli_trace(&cluster, &node, common.scheduler, args) {
                 Ok(t) => {
                     // A name's family is known once DNS has answered.
                     let answer = t.hops.iter().find_map(|h| match &h.what {
@@ -617,6 +662,45 @@ pub fn share_state(
     Ok(state)
 }
 
+/// One IP family's compiled data plane.
+#[cfg(feature = "json")]
+pub type FamilyPlane = (IpFamily, Box<dyn modes::Dataplane>);
+
+/// `kpv rules`' data planes for `node`: one per IP family the node has an
+/// address of (IPv6 only when some Service has an IPv6 ClusterIP), in
+/// family order. `kpv rules` prints their texts joined by an empty line.
+#[cfg(feature = "json")]
+pub fn rules_planes(
+    cluster: &Cluster,
+    node: &str,
+    mode: Mode,
+    scheduler: Option<Scheduler>,
+) -> Result<Vec<FamilyPlane>, String> {
+    let synced = controller::steady_slices(cluster);
+    let slices = proxy::slices_seen_by(mode, &synced);
+    let opts = CompileOptions { scheduler };
+    let mut planes = Vec::new();
+    for family in [IpFamily::V4, IpFamily::V6] {
+        let has_family = cluster
+            .services
+            .iter()
+            .any(|s| s.cluster_ips.iter().any(|ip| IpFamily::of(ip) == family));
+        if family == IpFamily::V6 && !has_family {
+            continue;
+        }
+        let Some(input) = proxy::build_input(cluster, &slices, node, family) else {
+            continue;
+        };
+        planes.push((family, modes::compile(mode, &input, opts)));
+    }
+    if planes.is_empty() {
+        return Err(format!(
+            "node `{node}` has no IP address to build rules for"
+        ));
+    }
+    Ok(planes)
+}
+
 /// A packet has one address family: refuse a trace whose source (`--src`,
 /// or the Pod's address the trace starts from) and destination differ, as
 /// the kernel would never route such a packet.
@@ -660,4 +744,59 @@ fn fail(report: String, msg: String) -> Output {
         stderr: format!("{report}kpv: {msg}\n"),
         code: 2,
     }
+}
+
+/// `kpv trace`: parse the flags' addresses and trace one connection in steady state.
+pub fn cli_trace(
+    cluster: &model::Cluster,
+    node: &str,
+    scheduler: Option<Scheduler>,
+    args: &TraceArgs,
+) -> Result<crate::trace::Trace, String> {
+    use crate::trace::{trace, Dest, Origin, Request, Sim, WorldState};
+    let src: std::net::IpAddr = crate::model::parse_ip_sloppy(&args.src)
+        .ok_or_else(|| format!("--src `{}` is not an IP address", args.src))?;
+    let dst = match crate::model::parse_ip_sloppy(&args.dst) {
+        Some(ip) => Dest::Ip(ip),
+        None if args
+            .dst
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+            && !args.dst.is_empty() =>
+        {
+            Dest::Name(args.dst.clone())
+        }
+        None => {
+            return Err(format!(
+                "--dst `{}` is neither an IP address nor a DNS name",
+                args.dst
+            ))
+        }
+    };
+    let origin = match &args.from {
+        From::Node => Origin::Node {
+            node: node.to_string(),
+            src,
+        },
+        From::External => Origin::External { client: src },
+        From::Pod(id) => {
+            if cluster.pod(id).is_none() {
+                return Err(format!("no Pod {id} in the input"));
+            }
+            Origin::Pod { pod: id.clone() }
+        }
+    };
+    let slices = crate::controller::steady_slices(cluster);
+    let sim = Sim::new(cluster, &slices, cluster.proxy.mode, scheduler);
+    let req = Request {
+        origin,
+        dst,
+        port: args.port,
+        protocol: args.protocol,
+        src_port: 40000,
+        keep_open: false,
+    };
+    let mut state = WorldState::default();
+    let mut chooser = crate::choose::Chooser::new(args.seed);
+    Ok(trace(&sim, &req, &mut state, &mut chooser, 0))
 }

@@ -72,6 +72,47 @@ pub fn fuzz_one(bytes: &[u8]) {
         let _ = trace::to_json(&t);
         let _ = trace::stages(&cluster, &t);
     }
+    exercise_http(&cluster);
+}
+
+/// HTTP routing: compile the tables, place the proxies, and send one HTTP
+/// and one HTTPS request through every entry point.
+fn exercise_http(cluster: &crate::model::Cluster) {
+    if cluster.routing.is_empty() {
+        return;
+    }
+    let crate::http::Prepared {
+        cluster,
+        table: rt,
+        proxies,
+    } = crate::http::prepare(cluster);
+    let _ = crate::http::render::render_text(&rt);
+    let _ = crate::http::status::diagnostics(&rt);
+    let slices = crate::controller::steady_slices(&cluster);
+    let sim = Sim::new(&cluster, &slices, cluster.proxy.mode, None);
+    for proxy in &proxies {
+        for scheme in [crate::http::Scheme::Http, crate::http::Scheme::Https] {
+            let req = crate::http::HttpRequest {
+                scheme,
+                port: scheme.default_port(),
+                authority: "example.com".into(),
+                host: "example.com".into(),
+                host_port: None,
+                sni: Some("example.com".into()),
+                method: "GET".into(),
+                path: "/a/b".into(),
+                query: "x=1".into(),
+                headers: vec![("x".into(), "y".into())],
+            };
+            let start = crate::http::journey::Start {
+                origin: Origin::External {
+                    client: crate::replay::client_ip(),
+                },
+                seed: 1,
+            };
+            let _ = crate::http::journey::journey(&sim, &slices, &rt, proxy, &req, &start);
+        }
+    }
 }
 
 /// What the YAML reader promises on any input, checked with limits small

@@ -14,20 +14,26 @@
 
 pub mod choose;
 pub mod cli;
+pub mod cli_http;
 pub mod controller;
 pub mod diag;
 #[doc(hidden)]
 pub mod fuzzing;
+#[doc(hidden)]
+pub mod generate;
+pub mod http;
 pub mod lab;
 pub mod lesson;
 pub mod model;
 pub mod modes;
 pub mod order;
 pub mod packet;
+pub mod pipeline;
 pub mod proxy;
 pub mod replay;
 pub mod scene;
 pub mod share;
+pub mod stages;
 pub mod timeline;
 pub mod trace;
 pub mod yaml;

@@ -13,13 +13,29 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Logical width of the diagram.
-pub const WIDTH: f64 = 1000.0;
-const MARGIN: f64 = 24.0;
-const GAP: f64 = 24.0;
-const POD_H: f64 = 58.0;
-const POD_GAP: f64 = 10.0;
-const NODE_TOP: f64 = 300.0;
-const NODE_HEADER: f64 = 92.0;
+pub const WIDTH: f64 = 840.0;
+const MARGIN: f64 = 16.0;
+const GAP: f64 = 16.0;
+/// The entry row: the client and the load balancer (the packet card sits at
+/// its right end).
+const ENTRY_Y: f64 = 10.0;
+const ENTRY_H: f64 = 56.0;
+/// Where the packet card is drawn: the top right corner, above everything
+/// but the entry row's right end, so it never covers a node or Pod title.
+pub const CARD_RIGHT: f64 = WIDTH - 8.0;
+pub const CARD_TOP: f64 = 6.0;
+const SERVICE_Y: f64 = 96.0;
+const SERVICE_H: f64 = 52.0;
+/// The pipeline strip: the open node's steps, in at most two rows.
+const STRIP_Y: f64 = 174.0;
+const STRIP_ROW_H: f64 = 46.0;
+const STRIP_GAP: f64 = 8.0;
+/// Boxes in one row of the strip before a second row starts.
+pub const STRIP_ROW_BOXES: usize = 5;
+const NODE_TOP: f64 = 290.0;
+const NODE_HEADER: f64 = 64.0;
+const POD_H: f64 = 50.0;
+const POD_GAP: f64 = 6.0;
 /// At most this many Service boxes are drawn; the rest are counted in one
 /// "+N more" box. (A 10,000-Service cluster drew 10,000 boxes too small to
 /// read, and took seconds to draw. Packets never pass through a Service box,
@@ -118,6 +134,18 @@ pub struct EndpointEdge {
     pub ready: bool,
 }
 
+/// A wire drawn whether or not a packet is on it: client → load balancer →
+/// every node's eth0, and between neighbouring nodes (the pod network).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Link {
+    pub from: Point,
+    pub to: Point,
+    /// `entry` (client, load balancer, eth0) or `pod-network`.
+    pub kind: &'static str,
+    /// The node the wire reaches (entry wires) or the pair it joins.
+    pub nodes: Vec<String>,
+}
+
 /// The box that stands for the Services not drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct MoreServices {
@@ -138,6 +166,9 @@ pub struct Scene {
     /// The Services beyond [`MAX_SERVICE_BOXES`]: how many, and their box.
     pub more_services: Option<MoreServices>,
     pub edges: Vec<EndpointEdge>,
+    pub links: Vec<Link>,
+    /// Where the open node's pipeline is drawn (see [`Scene::strip_box`]).
+    pub strip: Rect,
     #[serde(skip)]
     graph: UnGraph<(), ()>,
     #[serde(skip)]
@@ -157,6 +188,8 @@ impl PartialEq for Scene {
             && self.services == other.services
             && self.more_services == other.more_services
             && self.edges == other.edges
+            && self.links == other.links
+            && self.strip == other.strip
             && self.places == other.places
     }
 }
@@ -168,6 +201,43 @@ impl Scene {
             .iter()
             .find(|(p, _)| p == place)
             .map(|(_, pt)| *pt)
+    }
+
+    /// Box `k` of a pipeline of `n` boxes in the strip: one row of up to
+    /// [`STRIP_ROW_BOXES`], then a second row, both read left to right.
+    pub fn strip_box(&self, k: usize, n: usize) -> Rect {
+        let n = n.max(1);
+        let per_row = if n <= STRIP_ROW_BOXES {
+            n
+        } else {
+            n.div_ceil(2)
+        };
+        let (row, col) = (k / per_row, k % per_row);
+        let w = (self.strip.w - (per_row as f64 - 1.0) * STRIP_GAP) / per_row as f64;
+        Rect {
+            x: self.strip.x + col as f64 * (w + STRIP_GAP),
+            y: self.strip.y + row as f64 * (STRIP_ROW_H + STRIP_GAP),
+            w,
+            h: STRIP_ROW_H,
+        }
+    }
+
+    /// Where a packet sits in box `k` of `n` when it is at the `within`-th
+    /// of `count` hops in that box: along the box's bottom edge, one step to
+    /// the right per rule, so every hop moves it.
+    pub fn strip_point(&self, k: usize, n: usize, within: usize, count: usize) -> Point {
+        let r = self.strip_box(k, n);
+        let inner = r.w - 24.0;
+        let step = if count > 1 {
+            (inner / (count - 1) as f64).min(22.0)
+        } else {
+            0.0
+        };
+        let span = step * count.saturating_sub(1) as f64;
+        Point {
+            x: r.x + (r.w - span) / 2.0 + step * within as f64,
+            y: r.y + r.h - 2.0,
+        }
     }
 
     fn index(&self, place: &Place) -> Option<usize> {
@@ -210,7 +280,7 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
             .push(p);
     }
     let most = pods_by_node.values().map(Vec::len).max().unwrap_or(0) as f64;
-    let node_h = NODE_HEADER + most.max(1.0) * (POD_H + POD_GAP) + 12.0;
+    let node_h = NODE_HEADER + most.max(1.0) * (POD_H + POD_GAP) + 6.0;
     let height = NODE_TOP + node_h + MARGIN;
 
     let mut places: Vec<(Place, Point)> = Vec::new();
@@ -230,9 +300,9 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
 
     let client = Rect {
         x: MARGIN,
-        y: MARGIN,
-        w: 150.0,
-        h: 64.0,
+        y: ENTRY_Y,
+        w: 170.0,
+        h: ENTRY_H,
     };
     let client_i = add(&mut places, &mut graph, Place::Client, client.center());
 
@@ -243,16 +313,32 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         .flat_map(|s| s.load_balancer_addresses().map(|ip| ip.to_string()))
         .collect();
     let load_balancer = (!lb_ips.is_empty()).then_some(Rect {
-        x: WIDTH / 2.0 - 110.0,
-        y: MARGIN,
+        x: client.x + client.w + 1.5 * GAP,
+        y: ENTRY_Y,
         w: 220.0,
-        h: 64.0,
+        h: ENTRY_H,
     });
     let lb_i = load_balancer.map(|r| {
         let i = add(&mut places, &mut graph, Place::LoadBalancer, r.center());
         edge(&mut graph, client_i, i);
         i
     });
+    let entry = load_balancer.unwrap_or(client);
+    let mut links = Vec::new();
+    if let Some(lb) = load_balancer {
+        links.push(Link {
+            from: Point {
+                x: client.x + client.w,
+                y: client.center().y,
+            },
+            to: Point {
+                x: lb.x,
+                y: lb.center().y,
+            },
+            kind: "entry",
+            nodes: Vec::new(),
+        });
+    }
 
     let mut nodes = Vec::new();
     let mut pods = Vec::new();
@@ -267,24 +353,27 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         };
         let eth = Rect {
             x: x + 8.0,
-            y: NODE_TOP + 30.0,
+            y: NODE_TOP + 34.0,
             w: node_w - 16.0,
-            h: 22.0,
+            h: 24.0,
         };
+        // The mode glyph and word at the header's right end: where the
+        // node's kube-proxy rules are entered.
         let proxy = Rect {
-            x: x + 8.0,
-            y: NODE_TOP + 58.0,
-            w: node_w - 16.0,
-            h: 26.0,
+            x: x + node_w - 8.0 - (node_w * 0.5).min(140.0),
+            y: NODE_TOP + 6.0,
+            w: (node_w * 0.5).min(140.0),
+            h: 24.0,
+        };
+        let eth_top = Point {
+            x: eth.x + eth.w / 2.0,
+            y: eth.y,
         };
         let eth_i = add(
             &mut places,
             &mut graph,
             Place::NodeEth(node.name.clone()),
-            Point {
-                x: eth.x + eth.w / 2.0,
-                y: eth.y,
-            },
+            eth_top,
         );
         let proxy_i = add(
             &mut places,
@@ -297,6 +386,34 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
             Some(lb) => edge(&mut graph, lb, eth_i),
             None => edge(&mut graph, client_i, eth_i),
         };
+        links.push(Link {
+            from: Point {
+                x: entry.center().x,
+                y: entry.y + entry.h,
+            },
+            to: Point {
+                x: x + node_w / 2.0,
+                y: NODE_TOP,
+            },
+            kind: "entry",
+            nodes: vec![node.name.clone()],
+        });
+        if let (Some(prev), Some(prev_node)) = (nodes.last(), cluster.nodes.get(k.wrapping_sub(1)))
+        {
+            let prev: &NodeBox = prev;
+            links.push(Link {
+                from: Point {
+                    x: prev.rect.x + prev.rect.w,
+                    y: eth.y + eth.h / 2.0,
+                },
+                to: Point {
+                    x,
+                    y: eth.y + eth.h / 2.0,
+                },
+                kind: "pod-network",
+                nodes: vec![prev_node.name.clone(), node.name.clone()],
+            });
+        }
         for &other in &node_proxy_idx {
             edge(&mut graph, proxy_i, other);
         }
@@ -308,9 +425,9 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
             .enumerate()
         {
             let r = Rect {
-                x: x + 10.0,
+                x: x + 8.0,
                 y: NODE_TOP + NODE_HEADER + j as f64 * (POD_H + POD_GAP),
-                w: node_w - 20.0,
+                w: node_w - 16.0,
                 h: POD_H,
             };
             let pi = add(
@@ -354,20 +471,20 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         });
     }
 
-    // Services: a band between the entry row and the nodes; past
-    // MAX_SERVICE_BOXES, one more box counts the rest.
+    // Services: a band under the entry row; past MAX_SERVICE_BOXES, one
+    // more box counts the rest.
     let svcs: Vec<_> = cluster.services.iter().take(MAX_SERVICE_BOXES).collect();
     let hidden = cluster.services.len() - svcs.len();
     let slots = svcs.len() + usize::from(hidden > 0);
     let m = slots.max(1) as f64;
-    let svc_w = ((WIDTH - 2.0 * MARGIN - 180.0 - (m - 1.0) * GAP) / m).clamp(120.0, 300.0);
+    let svc_w = ((WIDTH - 2.0 * MARGIN - (m - 1.0) * GAP) / m).clamp(110.0, 320.0);
     let band_w = m * svc_w + (m - 1.0) * GAP;
-    let start = (MARGIN + 180.0).max((WIDTH - band_w) / 2.0);
+    let start = MARGIN.max((WIDTH - band_w) / 2.0);
     let slot = |k: usize| Rect {
         x: start + k as f64 * (svc_w + GAP),
-        y: 130.0,
+        y: SERVICE_Y,
         w: svc_w,
-        h: 120.0,
+        h: SERVICE_H,
     };
     let mut services = Vec::new();
     for (k, svc) in svcs.iter().enumerate() {
@@ -447,6 +564,12 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         .map(|r| r.x + r.w + MARGIN)
         .unwrap_or(0.0)
         .max(WIDTH);
+    let strip = Rect {
+        x: MARGIN,
+        y: STRIP_Y,
+        w: WIDTH - 2.0 * MARGIN,
+        h: 2.0 * STRIP_ROW_H + STRIP_GAP,
+    };
     Scene {
         width,
         height,
@@ -458,6 +581,8 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         services,
         more_services,
         edges,
+        links,
+        strip,
         graph,
         places,
     }

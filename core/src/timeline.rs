@@ -79,6 +79,10 @@ fn point_along(points: &[Point], f: f64) -> Point {
     if points.len() < 2 || total <= 0.0 {
         return points.first().copied().unwrap_or_default();
     }
+    if f >= 1.0 {
+        // Exactly the end, whatever the rounding of the lengths.
+        return points[points.len() - 1];
+    }
     let mut want = total * f.clamp(0.0, 1.0);
     for w in points.windows(2) {
         let d = w[0].distance(w[1]);
@@ -93,7 +97,16 @@ fn point_along(points: &[Point], f: f64) -> Point {
 impl Flight {
     /// Lay a trace out along the scene, starting at `start_ms`.
     pub fn new(scene: &Scene, trace: &Trace, start_ms: u64) -> Flight {
-        let mut legs = Vec::new();
+        // Rule hops sit in the open node's pipeline strip, one box per step
+        // and one position per rule, so every hop moves the packet.
+        let (pipes, slots) = crate::pipeline::pipelines(trace);
+        let strip_point = |i: usize| -> Option<Point> {
+            let slot = slots.get(i).copied().flatten()?;
+            let boxes = &pipes.get(slot.pipeline)?.boxes;
+            let count = boxes.get(slot.boxed)?.hops.len();
+            Some(scene.strip_point(slot.boxed, boxes.len(), slot.within, count))
+        };
+        let mut legs: Vec<Leg> = Vec::new();
         let mut at = origin_place(trace);
         let mut t = start_ms;
         for (i, hop) in trace.hops.iter().enumerate() {
@@ -103,19 +116,38 @@ impl Flight {
             } else {
                 hop.place.clone()
             };
-            let from_pt = scene.anchor(&at);
-            let to_pt = scene.anchor(&to);
+            // Where the packet is now: the end of the last leg.
+            let here = legs.last().and_then(|l| l.points.last().copied());
             let stay = dwell(hop);
-            let (points, dur) = match (from_pt, to_pt) {
-                (Some(_), Some(b)) if at == to => (vec![b], stay),
-                (Some(_), Some(_)) => {
-                    let route = scene.route(&at, &to);
-                    let d = (length(&route) * MS_PER_UNIT) as u64;
-                    (route, d.max(stay))
+            let (points, dur) = match strip_point(i) {
+                Some(p) => {
+                    let from = here.or_else(|| scene.anchor(&at)).unwrap_or(p);
+                    let d = (from.distance(p) * MS_PER_UNIT) as u64;
+                    (vec![from, p], d.max(stay))
                 }
-                (None, Some(b)) => (vec![b], stay),
-                (Some(a), None) => (vec![a], stay),
-                (None, None) => (Vec::new(), stay),
+                None => {
+                    let from_pt = scene.anchor(&at);
+                    let to_pt = scene.anchor(&to);
+                    let (mut points, dur) = match (from_pt, to_pt) {
+                        (Some(_), Some(b)) if at == to => (vec![b], stay),
+                        (Some(_), Some(_)) => {
+                            let route = scene.route(&at, &to);
+                            let d = (length(&route) * MS_PER_UNIT) as u64;
+                            (route, d.max(stay))
+                        }
+                        (None, Some(b)) => (vec![b], stay),
+                        (Some(a), None) => (vec![a], stay),
+                        (None, None) => (Vec::new(), stay),
+                    };
+                    // Leaving the strip: start from where the packet is.
+                    if let (Some(h), Some(first)) = (here, points.first().copied()) {
+                        if h != first {
+                            points.insert(0, h);
+                        }
+                    }
+                    let extra = (length(&points) * MS_PER_UNIT) as u64;
+                    (points, dur.max(extra))
+                }
             };
             legs.push(Leg {
                 hop: i,

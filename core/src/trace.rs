@@ -10,18 +10,17 @@
 //! owned by the caller, so replaying the same requests gives the same paths.
 
 use crate::choose::Chooser;
-use crate::cli::{From, TraceArgs};
 use crate::controller::{app_state_at_or_default, AppChange};
 use crate::model::{
     Cluster, EndpointSlice, Mode, NamespacedName, Scheduler, ServiceType, TrafficPolicy,
 };
 use crate::modes::{
-    self, AllAnswer, CompileOptions, Dataplane, DropReason, Hook, NodeState, Step, StepAction,
-    Verdict, World,
+    self, CompileOptions, Dataplane, DropReason, Hook, NodeState, Step, StepAction, Verdict, World,
 };
 use crate::packet::{IpFamily, Packet, Protocol};
 use crate::proxy::{self, ProxyInput};
 use crate::scene::Place;
+pub use crate::stages::{stages, Stage};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -321,7 +320,10 @@ fn sock(ip: IpAddr, port: u16) -> SocketAddr {
     SocketAddr::new(ip, port)
 }
 
-/// Trace one connection.
+/// Trace one connection: the client stage (origin, DNS, the first packet),
+/// the entry stage (the load balancer, the first node), the node stage
+/// (conntrack and the mode's rules, crossing to another node once), then
+/// delivery and the reply.
 pub fn trace(
     sim: &Sim<'_>,
     req: &Request,
@@ -329,7 +331,6 @@ pub fn trace(
     chooser: &mut Chooser,
     now_ms: u64,
 ) -> Trace {
-    let mut hops = Vec::new();
     let mut t = Trace {
         request: req.clone(),
         mode: sim.mode,
@@ -342,19 +343,51 @@ pub fn trace(
         hops: Vec::new(),
         established: false,
     };
+    let Some(pkt) = client(sim, req, &mut t) else {
+        return t;
+    };
+    let Some((node, hook, pkt)) = entry(sim, req, pkt, chooser, &mut t) else {
+        return t;
+    };
+    let world = Answering { sim, now_ms };
+    let Some((node, verdict, masquerade)) = node_rules(
+        sim,
+        req,
+        NodeVisit { node, hook, pkt },
+        state,
+        chooser,
+        &world,
+        now_ms,
+        &mut t,
+    ) else {
+        return t;
+    };
+    t.verdict = verdict.clone();
+    t.masquerade = masquerade;
+    let sent = t
+        .hops
+        .iter()
+        .find(|h| h.what == HopKind::Send)
+        .map_or(pkt, |h| h.before);
+    outcome(sim, &mut t, &node, pkt, verdict, masquerade, &world, sent);
+    t
+}
+
+/// The client stage: where the packet starts, the DNS answer for a name,
+/// and the first packet sent (`None`, with the outcome set, when it never
+/// leaves).
+pub fn client(sim: &Sim<'_>, req: &Request, t: &mut Trace) -> Option<Packet> {
     // Where the packet starts, from which address.
     let (start_place, src_ip, ns) = match &req.origin {
         Origin::External { client } => (Place::Client, *client, "default".to_string()),
-        Origin::Pod { pod } => match sim.cluster.pod(pod) {
-            Some(p) => match p.ips.first() {
-                Some(ip) => (Place::Pod(pod.clone()), *ip, pod.namespace.clone()),
-                None => {
-                    t.outcome = Outcome::Unrouted;
-                    return t;
-                }
-            },
-            None => return t,
-        },
+        Origin::Pod { pod } => {
+            let p = sim.cluster.pod(pod)?;
+            let Some(ip) = p.ips.first() else {
+                t.outcome = Outcome::Unrouted;
+                return None;
+            };
+            (Place::Pod(pod.clone()), *ip, pod.namespace.clone())
+        }
         Origin::Node { node, src } => (Place::NodeProxy(node.clone()), *src, "default".to_string()),
     };
     // DNS.
@@ -363,7 +396,7 @@ pub fn trace(
         Dest::Name(name) => match sim.resolve(name, &ns) {
             Some((ip, fqdn)) => {
                 let p = Packet::new(sock(src_ip, req.src_port), sock(ip, req.port), req.protocol);
-                hops.push(Hop {
+                t.hops.push(Hop {
                     place: start_place.clone(),
                     what: HopKind::Dns {
                         name: fqdn,
@@ -378,53 +411,58 @@ pub fn trace(
             }
             None => {
                 t.outcome = Outcome::NoSuchName { name: name.clone() };
-                t.hops = hops;
-                return t;
+                return None;
             }
         },
     };
-    let mut pkt = Packet::new(
+    let pkt = Packet::new(
         sock(src_ip, req.src_port),
         sock(dst_ip, req.port),
         req.protocol,
     );
-    // What the client sent: the reply it gets must come from that address
-    // (the load balancer's, not the NodePort it forwarded to).
-    let sent = pkt;
-    hops.push(Hop {
-        place: start_place.clone(),
+    t.hops.push(Hop {
+        place: start_place,
         what: HopKind::Send,
         before: pkt,
         after: pkt,
         step: None,
         node: None,
     });
-    let family = IpFamily::of(&dst_ip);
+    Some(pkt)
+}
 
-    // Which node's rules see it first.
-    let (node, hook) = match &req.origin {
-        Origin::Pod { pod } => match sim.cluster.pod(pod).and_then(|p| p.node_name.clone()) {
-            Some(n) => (n, Hook::Prerouting),
-            None => return finish(t, hops),
-        },
+/// The entry stage: which node's rules see the packet first, at which hook,
+/// and the packet as it arrives there (an external client's goes through
+/// the cloud load balancer, which may refuse it).
+pub fn entry(
+    sim: &Sim<'_>,
+    req: &Request,
+    mut pkt: Packet,
+    chooser: &mut Chooser,
+    t: &mut Trace,
+) -> Option<(String, Hook, Packet)> {
+    let family = IpFamily::of(&pkt.dst.ip());
+    match &req.origin {
+        Origin::Pod { pod } => {
+            let n = sim.cluster.pod(pod).and_then(|p| p.node_name.clone())?;
+            Some((n, Hook::Prerouting, pkt))
+        }
         Origin::Node { node, src } => {
             let own = sim
                 .cluster
                 .node(node)
                 .is_some_and(|n| n.addresses.iter().any(|(_, a)| a == src))
                 || src.is_loopback();
-            (
-                node.clone(),
-                if own { Hook::Output } else { Hook::Prerouting },
-            )
+            let hook = if own { Hook::Output } else { Hook::Prerouting };
+            Some((node.clone(), hook, pkt))
         }
-        Origin::External { .. } => match external_entry(sim, dst_ip, req, family, chooser) {
+        Origin::External { .. } => match external_entry(sim, pkt.dst.ip(), req, family, chooser) {
             Some(Entry::Refused) => {
                 // The cloud load balancer's firewall: on the NodePort path
                 // kube-proxy's own source-range rules never see the packet
                 // ("the firewall rules will not apply", syncProxyRules), so
                 // the provider enforces loadBalancerSourceRanges itself.
-                hops.push(Hop {
+                t.hops.push(Hop {
                     place: Place::LoadBalancer,
                     what: HopKind::Drop {
                         reason: DropReason::SourceRange,
@@ -440,13 +478,13 @@ pub fn trace(
                 t.outcome = Outcome::Dropped {
                     reason: DropReason::SourceRange,
                 };
-                return finish(t, hops);
+                None
             }
             Some(Entry::Node { node, lb }) => {
                 if let Some((to, healthy, total)) = lb {
                     let before = pkt;
                     pkt.dst = to;
-                    hops.push(Hop {
+                    t.hops.push(Hop {
                         place: Place::LoadBalancer,
                         what: HopKind::LoadBalancer {
                             node: node.clone(),
@@ -459,29 +497,55 @@ pub fn trace(
                         node: Some(node.clone()),
                     });
                 }
-                hops.push(arrival(&node, pkt));
-                (node, Hook::Prerouting)
+                t.hops.push(arrival(&node, pkt));
+                Some((node, Hook::Prerouting, pkt))
             }
             None => {
                 t.outcome = Outcome::Unrouted;
-                return finish(t, hops);
+                None
             }
         },
-    };
-    let world = Answering { sim, now_ms };
-    // A packet no rule of this node takes, addressed to another node (a Pod
-    // or node calling some node's NodePort), crosses the network once and
-    // meets that node's rules.
-    let (mut node, mut hook) = (node, hook);
+    }
+}
+
+/// A packet about to meet a node's rules.
+pub struct NodeVisit {
+    pub node: String,
+    pub hook: Hook,
+    pub pkt: Packet,
+}
+
+/// The node stage: conntrack, else the mode's rules. A packet no rule of
+/// this node takes, addressed to another node (a Pod or node calling some
+/// node's NodePort), crosses the network once and meets that node's rules.
+/// Returns the node that decided, its verdict and whether it masquerades
+/// (`None` when the node has no rules for the packet's family).
+#[allow(clippy::too_many_arguments)]
+fn node_rules(
+    sim: &Sim<'_>,
+    req: &Request,
+    visit: NodeVisit,
+    state: &mut WorldState,
+    chooser: &mut Chooser,
+    world: &Answering<'_>,
+    now_ms: u64,
+    t: &mut Trace,
+) -> Option<(String, Verdict, bool)> {
+    let NodeVisit {
+        mut node,
+        mut hook,
+        pkt,
+    } = visit;
+    let family = IpFamily::of(&pkt.dst.ip());
     let mut crossed = false;
-    let (verdict, masquerade) = loop {
+    loop {
         t.node = Some(node.clone());
         let key = (pkt.protocol, pkt.src, pkt.dst);
         let (verdict, masquerade) = match state.conntrack.get(&key).filter(|e| e.node == node) {
             Some(entry) => {
                 t.established = true;
                 if let Some(ep) = entry.verdict.endpoint() {
-                    hops.push(Hop {
+                    t.hops.push(Hop {
                         place: Place::NodeProxy(node.clone()),
                         what: HopKind::Established { endpoint: ep },
                         before: pkt,
@@ -493,11 +557,9 @@ pub fn trace(
                 (entry.verdict.clone(), entry.masquerade)
             }
             None => {
-                let Some(dp) = sim.dataplane(&node, family) else {
-                    return finish(t, hops);
-                };
+                let dp = sim.dataplane(&node, family)?;
                 let ns = state.nodes.entry(node.clone()).or_default();
-                let out = dp.process(&pkt, hook, ns, chooser, &world, now_ms);
+                let out = dp.process(&pkt, hook, ns, chooser, world, now_ms);
                 t.endpoints = out.candidates.clone();
                 t.rules_compared += out.rules_compared;
                 let mut cur = pkt;
@@ -510,7 +572,7 @@ pub fn trace(
                         }
                         _ => {}
                     }
-                    hops.push(Hop {
+                    t.hops.push(Hop {
                         place: Place::NodeProxy(node.clone()),
                         what: HopKind::Rule,
                         before,
@@ -544,60 +606,83 @@ pub fn trace(
             _ => None,
         };
         let Some(next) = next else {
-            break (verdict, masquerade);
+            return Some((node, verdict, masquerade));
         };
         crossed = true;
         node = next.name.clone();
         hook = Hook::Prerouting;
-        hops.push(arrival(&node, pkt));
-    };
-    t.verdict = verdict.clone();
-    t.masquerade = masquerade;
+        t.hops.push(arrival(&node, pkt));
+    }
+}
+
+/// The delivery stage: what the verdict does with the packet (drop,
+/// reject, the node itself, or a Pod over the pod network) and the reply.
+#[allow(clippy::too_many_arguments)]
+fn outcome(
+    sim: &Sim<'_>,
+    t: &mut Trace,
+    node: &str,
+    pkt: Packet,
+    verdict: Verdict,
+    masquerade: bool,
+    world: &Answering<'_>,
+    sent: Packet,
+) {
+    let mut hops = std::mem::take(&mut t.hops);
     match verdict {
         Verdict::Drop { reason } => {
             hops.push(Hop {
-                place: Place::NodeProxy(node.clone()),
+                place: Place::NodeProxy(node.to_string()),
                 what: HopKind::Drop { reason },
                 before: pkt,
                 after: pkt,
                 step: None,
-                node: Some(node.clone()),
+                node: Some(node.to_string()),
             });
             t.outcome = Outcome::Dropped { reason };
         }
         Verdict::Reject { reason } => {
             hops.push(Hop {
-                place: Place::NodeProxy(node.clone()),
+                place: Place::NodeProxy(node.to_string()),
                 what: HopKind::Reject { reason },
                 before: pkt,
                 after: pkt,
                 step: None,
-                node: Some(node.clone()),
+                node: Some(node.to_string()),
             });
             t.outcome = Outcome::Rejected { reason };
         }
-        Verdict::Accept => t.outcome = Outcome::AcceptedByNode { node: node.clone() },
+        Verdict::Accept => {
+            t.outcome = Outcome::AcceptedByNode {
+                node: node.to_string(),
+            }
+        }
         Verdict::Dnat { endpoint } => {
             let mut out = pkt;
             out.dst = endpoint;
-            deliver(sim, &mut t, &mut hops, &node, out, masquerade, &world, sent);
+            deliver(sim, t, &mut hops, node, out, masquerade, world, sent);
         }
         Verdict::Proxied { endpoint, source } => {
             let out = Packet::new(source, endpoint, pkt.protocol);
-            deliver(sim, &mut t, &mut hops, &node, out, false, &world, sent);
+            deliver(sim, t, &mut hops, node, out, false, world, sent);
         }
         Verdict::None => {
             // Not Service traffic: route to whoever owns the address.
             if sim.pod_by_ip(pkt.dst.ip()).is_some() {
-                deliver(sim, &mut t, &mut hops, &node, pkt, false, &world, sent);
+                deliver(sim, t, &mut hops, node, pkt, false, world, sent);
             } else if let Some(n) = sim.node_by_ip(pkt.dst.ip()) {
                 t.outcome = Outcome::AcceptedByNode {
                     node: n.name.clone(),
                 };
+            } else if pkt.dst.ip().is_loopback() {
+                // A loopback address never leaves the node that sent to it.
+                t.outcome = Outcome::AcceptedByNode {
+                    node: node.to_string(),
+                };
             }
         }
     }
-    finish(t, hops)
+    t.hops = hops;
 }
 
 /// The packet reaching `node`'s network interface.
@@ -612,11 +697,6 @@ fn arrival(node: &str, pkt: Packet) -> Hop {
         step: None,
         node: Some(node.to_string()),
     }
-}
-
-fn finish(mut t: Trace, hops: Vec<Hop>) -> Trace {
-    t.hops = hops;
-    t
 }
 
 /// Where external traffic enters the cluster.
@@ -721,11 +801,23 @@ fn deliver(
     if masquerade {
         let before = pkt;
         let fam = IpFamily::of(&endpoint.ip());
-        let local = target_node.as_deref() == Some(node);
+        // Local: a Pod of this node or, for an endpoint with no Pod object
+        // (an EndpointSlice written by hand), one whose slice names this
+        // node, as kube-proxy counts it local.
+        let local = match pod {
+            Some(_) => target_node.as_deref() == Some(node),
+            None => sim.input(node, fam).is_some_and(|i| {
+                i.endpoints
+                    .values()
+                    .flatten()
+                    .any(|e| e.is_local && e.addr.ip() == endpoint.ip())
+            }),
+        };
         let n = sim.cluster.node(node);
         // SNAT to the address of the interface the packet leaves by: the
         // node's address, or its bridge (first address of the podCIDR) for a
-        // local Pod.
+        // local endpoint (the Linux kernel's MASQUERADE takes the outgoing
+        // interface's address; checked by kpv-kernelcheck).
         let ip = if local {
             n.and_then(|n| n.pod_cidr(fam))
                 .and_then(|c| bridge_ip(&c))
@@ -834,61 +926,6 @@ fn close_ipvs_connection(state: &mut WorldState, node: &str, steps: &[Step], ver
             }
         }
     }
-}
-
-/// `kpv trace`: parse the flags' addresses and trace one connection in steady state.
-pub fn cli_trace(
-    cluster: &Cluster,
-    node: &str,
-    scheduler: Option<Scheduler>,
-    args: &TraceArgs,
-) -> Result<Trace, String> {
-    let src: IpAddr = crate::model::parse_ip_sloppy(&args.src)
-        .ok_or_else(|| format!("--src `{}` is not an IP address", args.src))?;
-    let dst = match crate::model::parse_ip_sloppy(&args.dst) {
-        Some(ip) => Dest::Ip(ip),
-        None if args
-            .dst
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
-            && !args.dst.is_empty() =>
-        {
-            Dest::Name(args.dst.clone())
-        }
-        None => {
-            return Err(format!(
-                "--dst `{}` is neither an IP address nor a DNS name",
-                args.dst
-            ))
-        }
-    };
-    let origin = match &args.from {
-        From::Node => Origin::Node {
-            node: node.to_string(),
-            src,
-        },
-        From::External => Origin::External { client: src },
-        From::Pod(id) => {
-            if cluster.pod(id).is_none() {
-                return Err(format!("no Pod {id} in the input"));
-            }
-            Origin::Pod { pod: id.clone() }
-        }
-    };
-    let slices = crate::controller::steady_slices(cluster);
-    let sim = Sim::new(cluster, &slices, cluster.proxy.mode, scheduler);
-    let req = Request {
-        origin,
-        dst,
-        port: args.port,
-        protocol: args.protocol,
-        src_port: 40000,
-        keep_open: false,
-    };
-    let mut state = WorldState::default();
-    let mut chooser = Chooser::new(args.seed);
-    let _ = AllAnswer;
-    Ok(trace(&sim, &req, &mut state, &mut chooser, 0))
 }
 
 /// The `kpv trace --format json` contract.
@@ -1035,181 +1072,4 @@ pub fn render_text(t: &Trace) -> String {
         t.masquerade, t.rules_compared
     );
     s
-}
-
-/// The teaching stages of a Service's path: which part of kube-proxy's
-/// machinery a hop belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Stage {
-    /// The cloud load balancer, or a Service's LoadBalancer IP rules.
-    LoadBalancer,
-    /// A node's NodePort (and the external-traffic chains behind it).
-    NodePort,
-    ExternalIp,
-    /// The Service's ClusterIP and its load-balancing chain (KUBE-SVC-,
-    /// nftables `service-` chains, the userspace proxy's round robin, an IPVS
-    /// virtual server on the ClusterIP).
-    ClusterIp,
-    /// The chosen endpoint: its DNAT, delivery to the Pod.
-    Pod,
-}
-
-impl Stage {
-    pub fn word(self) -> &'static str {
-        match self {
-            Stage::LoadBalancer => "load-balancer",
-            Stage::NodePort => "node-port",
-            Stage::ExternalIp => "external-ip",
-            Stage::ClusterIp => "cluster-ip",
-            Stage::Pod => "pod",
-        }
-    }
-}
-
-/// What kind of Service address `dst` is in `cluster`, if any.
-fn address_stage(cluster: &Cluster, dst: SocketAddr) -> Option<Stage> {
-    for s in &cluster.services {
-        for p in &s.ports {
-            if s.cluster_ips.contains(&dst.ip()) && p.port == dst.port() {
-                return Some(Stage::ClusterIp);
-            }
-            if s.load_balancer_addresses().any(|ip| *ip == dst.ip()) && p.port == dst.port() {
-                return Some(Stage::LoadBalancer);
-            }
-            if s.external_ips.contains(&dst.ip()) && p.port == dst.port() {
-                return Some(Stage::ExternalIp);
-            }
-            if p.node_port == Some(dst.port())
-                && cluster.nodes.iter().any(|n| {
-                    n.addresses.iter().any(|(_, a)| *a == dst.ip()) || dst.ip().is_loopback()
-                })
-            {
-                return Some(Stage::NodePort);
-            }
-        }
-    }
-    None
-}
-
-/// The stage of every hop (`None` for hops outside kube-proxy's Service
-/// machinery: generic netfilter hooks, the filter table's checks, DNS, the
-/// reply). Chain names are each mode's own: iptables `KUBE-NODEPORTS`,
-/// `KUBE-EXT-`, `KUBE-SVC-`/`KUBE-SVL-`, `KUBE-SEP-`, `KUBE-FW-`; nftables
-/// `nodeports`/`service-nodeports`, `external-`, `service-`/`local-`,
-/// `endpoint-`, `firewall-`; IPVS's lookup classified by the virtual
-/// server's address; the userspace proxy process.
-pub fn stages(cluster: &Cluster, trace: &Trace) -> Vec<Option<Stage>> {
-    trace
-        .hops
-        .iter()
-        .map(|h| match &h.what {
-            HopKind::LoadBalancer { .. } => Some(Stage::LoadBalancer),
-            HopKind::Deliver | HopKind::NoAnswer => Some(Stage::Pod),
-            HopKind::Rule => {
-                let step = h.step.as_ref()?;
-                let chain = step.table_chain.as_str();
-                let per_service = chain.contains('/');
-                let has = |p: &str| chain.contains(p);
-                if matches!(
-                    step.action,
-                    StepAction::Dnat { .. } | StepAction::Connect { answered: true, .. }
-                ) || has("KUBE-SEP-")
-                    || (has("chain endpoint-") && per_service)
-                {
-                    Some(Stage::Pod)
-                } else if has("KUBE-SVC-")
-                    || has("KUBE-SVL-")
-                    || ((has("chain service-") || has("chain local-")) && per_service)
-                    || chain == "kube-proxy process"
-                {
-                    Some(Stage::ClusterIp)
-                } else if has("KUBE-FW-")
-                    || has("KUBE-LOAD-BALANCER")
-                    || (has("chain firewall-") && per_service)
-                {
-                    Some(Stage::LoadBalancer)
-                } else if has("KUBE-NODEPORTS")
-                    || has("KUBE-EXT-")
-                    || has("KUBE-NODE-PORT")
-                    || has("KUBE-NODEPORT-")
-                    || has("service-nodeports")
-                    || (has("chain external-") && per_service)
-                {
-                    Some(Stage::NodePort)
-                } else if chain == "IPVS"
-                    || has("KUBE-SERVICES")
-                    || has("KUBE-PORTALS-")
-                    || has("service-ips")
-                {
-                    // The first match on a Service address: classify by the address.
-                    if matches!(step.action, StepAction::Return) {
-                        None
-                    } else {
-                        address_stage(cluster, h.before.dst)
-                            .filter(|_| !step.rule.starts_with("(end"))
-                    }
-                } else {
-                    None
-                }
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod stage_tests {
-    use super::*;
-
-    const NODEPORT: &str = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {podCIDR: 10.244.1.0/24}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.11}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: web, labels: {app: web}}\nspec: {nodeName: n1, containers: [{name: c, ports: [{containerPort: 80}]}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  type: NodePort\n  selector: {app: web}\n  ports: [{port: 80, nodePort: 30080}]\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nclusterCIDR: 10.244.0.0/16\n";
-
-    fn order(mode: Mode) -> Vec<Stage> {
-        let (cluster, _) = crate::model::parse(NODEPORT);
-        let slices = crate::controller::steady_slices(&cluster);
-        let sim = Sim::new(&cluster, &slices, mode, None);
-        let req = Request {
-            origin: Origin::External {
-                client: "198.51.100.7"
-                    .parse()
-                    .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)),
-            },
-            dst: Dest::Ip(
-                "192.168.0.11"
-                    .parse()
-                    .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)),
-            ),
-            port: 30080,
-            protocol: Protocol::Tcp,
-            src_port: 40000,
-            keep_open: false,
-        };
-        let t = trace(
-            &sim,
-            &req,
-            &mut WorldState::default(),
-            &mut Chooser::new(1),
-            0,
-        );
-        assert!(
-            matches!(t.outcome, Outcome::Delivered { .. }),
-            "{mode:?}: {:?}",
-            t.outcome
-        );
-        let mut v: Vec<Stage> = stages(&cluster, &t).into_iter().flatten().collect();
-        v.dedup();
-        v
-    }
-
-    #[test]
-    fn nodeport_traffic_passes_the_stages_each_mode_really_has() {
-        use Stage::*;
-        // iptables and nftables: NodePort chains jump to the Service's chain.
-        assert_eq!(order(Mode::Iptables), vec![NodePort, ClusterIp, Pod]);
-        assert_eq!(order(Mode::Nftables), vec![NodePort, ClusterIp, Pod]);
-        // IPVS: one virtual server per node address and NodePort, straight to the real server.
-        assert_eq!(order(Mode::Ipvs), vec![NodePort, Pod]);
-        // userspace: the NodePort redirect, then the proxy process's round robin.
-        assert_eq!(order(Mode::Userspace), vec![NodePort, ClusterIp, Pod]);
-    }
 }

@@ -3,6 +3,7 @@
 //! verdict, DNATing only to a serving endpoint of the Service it targeted.
 
 use kpv_core::choose::Chooser;
+use kpv_core::generate::{self, yaml, GenEndpoint as Ep, GenService as Svc};
 use kpv_core::model::Mode;
 use kpv_core::modes::{self, AllAnswer, Hook, NodeState, Verdict};
 use kpv_core::packet::{IpFamily, Packet, Protocol};
@@ -37,33 +38,9 @@ proptest! {
     }
 }
 
-#[derive(Clone, Debug)]
-struct Ep {
-    on_a: bool,
-    ready: bool,
-    serving: bool,
-    terminating: bool,
-}
-
-#[derive(Clone, Debug)]
-struct Svc {
-    kind: u8, // 0 ClusterIP, 1 NodePort, 2 LoadBalancer
-    etp_local: bool,
-    itp_local: bool,
-    affinity: bool,
-    eps: Vec<Ep>,
-}
-
 fn ep() -> impl Strategy<Value = Ep> {
-    (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
-        |(on_a, ready, serving, terminating)| Ep {
-            on_a,
-            ready,
-            // A ready endpoint is serving (the API's invariant).
-            serving: serving || ready,
-            terminating: terminating && !ready,
-        },
-    )
+    (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>())
+        .prop_map(|(on_a, ready, serving, terminating)| Ep::new(on_a, ready, serving, terminating))
 }
 
 fn svc() -> impl Strategy<Value = Svc> {
@@ -74,98 +51,13 @@ fn svc() -> impl Strategy<Value = Svc> {
         any::<bool>(),
         prop::collection::vec(ep(), 0..=4),
     )
-        .prop_map(|(kind, etp_local, itp_local, affinity, eps)| Svc {
-            kind,
-            etp_local: etp_local && kind > 0,
-            itp_local,
-            affinity,
-            eps,
+        .prop_map(|(kind, etp_local, itp_local, affinity, eps)| {
+            Svc::new(kind, etp_local, itp_local, affinity, eps)
         })
 }
 
 fn ep_ip(i: usize, j: usize, e: &Ep) -> String {
-    format!("10.244.{}.{}", if e.on_a { 1 } else { 2 }, 10 * i + j + 2)
-}
-
-fn yaml(svcs: &[Svc]) -> String {
-    let mut y = String::from(
-        "apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-hostnameOverride: node-a
-clusterCIDR: 10.244.0.0/16
----
-apiVersion: v1
-kind: Node
-metadata: {name: node-a}
-spec: {podCIDR: 10.244.1.0/24}
-status: {addresses: [{type: InternalIP, address: 192.168.0.2}]}
----
-apiVersion: v1
-kind: Node
-metadata: {name: node-b}
-spec: {podCIDR: 10.244.2.0/24}
-status: {addresses: [{type: InternalIP, address: 192.168.0.3}]}
-",
-    );
-    for (i, s) in svcs.iter().enumerate() {
-        let ty = ["ClusterIP", "NodePort", "LoadBalancer"][s.kind as usize];
-        y += &format!(
-            "---
-apiVersion: v1
-kind: Service
-metadata: {{name: s{i}, namespace: default}}
-spec:
-  type: {ty}
-  clusterIP: 10.96.0.{ip}
-  externalTrafficPolicy: {etp}
-  internalTrafficPolicy: {itp}
-  sessionAffinity: {aff}
-  ports:
-  - {{name: p, port: {port}, targetPort: 8080{np}}}
-",
-            ip = 10 + i,
-            etp = if s.etp_local { "Local" } else { "Cluster" },
-            itp = if s.itp_local { "Local" } else { "Cluster" },
-            aff = if s.affinity { "ClientIP" } else { "None" },
-            port = 80 + i,
-            np = if s.kind > 0 {
-                format!(", nodePort: {}", 30000 + i)
-            } else {
-                String::new()
-            },
-        );
-        if s.kind == 2 {
-            y += &format!(
-                "status: {{loadBalancer: {{ingress: [{{ip: 192.0.2.{}}}]}}}}\n",
-                10 + i
-            );
-        }
-        y += &format!(
-            "---
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: s{i}-x
-  namespace: default
-  labels: {{kubernetes.io/service-name: s{i}}}
-addressType: IPv4
-ports: [{{name: p, port: 8080, protocol: TCP}}]
-endpoints:{}
-",
-            if s.eps.is_empty() { " []" } else { "" }
-        );
-        for (j, e) in s.eps.iter().enumerate() {
-            y += &format!(
-                "- addresses: [\"{}\"]\n  nodeName: {}\n  conditions: {{ready: {}, serving: {}, terminating: {}}}\n",
-                ep_ip(i, j, e),
-                if e.on_a { "node-a" } else { "node-b" },
-                e.ready,
-                e.serving,
-                e.terminating
-            );
-        }
-    }
-    y
+    generate::endpoint_ip(i, j, e)
 }
 
 proptest! {
@@ -202,7 +94,7 @@ proptest! {
                     dests.push((format!("192.0.2.{}", 10 + i), port, true));
                 }
                 let serving: Vec<(SocketAddr, &Ep)> = s
-                    .eps
+                    .endpoints
                     .iter()
                     .enumerate()
                     .filter(|(_, e)| e.serving)
@@ -240,7 +132,7 @@ proptest! {
                         // when it is empty — kubernetes#97081 — so check the
                         // plain Cluster/Cluster case only.)
                         let local_policy = s.itp_local || (s.etp_local && *external_addr);
-                        if !local_policy && s.eps.iter().any(|e| e.ready) {
+                        if !local_policy && s.endpoints.iter().any(|e| e.ready) {
                             let e = hit.map(|(_, e)| *e).expect("checked");
                             prop_assert!(e.ready, "terminating used though a ready one exists: {}", why);
                         }

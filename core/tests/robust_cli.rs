@@ -194,7 +194,7 @@ fn a_closed_stderr_and_odd_arguments_are_no_panic() {
 
 /// Which options each command takes.
 const TAKES: [(&str, &[&str]); 4] = [
-    ("check", &[]),
+    ("check", &["--format"]),
     ("rules", &["--mode", "--scheduler", "--node", "--format"]),
     (
         "trace",
@@ -256,7 +256,13 @@ fn args_of(v: &[&str]) -> Vec<String> {
 /// accepted once.
 #[test]
 fn options_apply_to_their_commands_once() {
-    let all: Vec<&str> = TAKES[2].1.iter().chain(TAKES[3].1).copied().collect();
+    let all: Vec<&str> = TAKES[2]
+        .1
+        .iter()
+        .chain(TAKES[3].1)
+        .chain(&["--via", "--sni", "-X", "-H", "--backend-header"])
+        .copied()
+        .collect();
     for (cmd, takes) in TAKES {
         let base: &[&str] = if cmd == "trace" {
             &[
@@ -297,8 +303,29 @@ fn options_apply_to_their_commands_once() {
             }
         }
     }
-    // Twice with different values, files in between, or a value of `--`.
+    // Twice with different values, files in between; and `kpv http`'s.
     for a in [
+        vec![
+            "http",
+            "a.yaml",
+            "http://x/",
+            "--mode",
+            "ipvs",
+            "--mode",
+            "ipvs",
+        ],
+        vec![
+            "http",
+            "a.yaml",
+            "http://x/",
+            "-X",
+            "GET",
+            "-H",
+            "a: b",
+            "-X",
+            "PUT",
+        ],
+        vec!["routes", "a.yaml", "--format", "json", "--format", "text"],
         vec![
             "rules", "a.yaml", "--mode", "ipvs", "b.yaml", "--mode", "iptables",
         ],
@@ -310,15 +337,28 @@ fn options_apply_to_their_commands_once() {
         let e = parse_args(&args_of(&a)).expect_err("refused");
         assert!(e.contains("is given twice"), "{a:?}: {e}");
     }
+    // Headers may repeat.
+    let a = [
+        "http",
+        "a.yaml",
+        "http://x/",
+        "-H",
+        "a: b",
+        "-H",
+        "c: d",
+        "--backend-header",
+        "e: f",
+    ];
+    assert!(parse_args(&args_of(&a)).is_ok(), "{a:?}");
     // Through the process: exit code 2 and the message on stderr.
     let out = bin()
-        .args(["check", "x.yaml", "--format", "json"])
+        .args(["check", "x.yaml", "--mode", "ipvs"])
         .output()
         .expect("run kpv");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr.starts_with("kpv: --format does not apply to `kpv check`, which takes no options"),
+        stderr.starts_with("kpv: --mode does not apply to `kpv check`; it takes --format"),
         "{stderr}"
     );
 }

@@ -577,3 +577,113 @@ fn a_pod_reaches_another_nodes_node_port_through_that_nodes_rules() {
         );
     }
 }
+
+/// An endpoint written in an EndpointSlice with this node's name and no Pod
+/// object is local: masqueraded traffic to it leaves by the Pod network's
+/// bridge and takes its address (the Pod CIDR's first), as the kernel's
+/// MASQUERADE does; a remote one takes the node's address.
+#[test]
+fn masquerade_to_a_local_endpoint_without_a_pod_takes_the_bridge_address() {
+    let text = "apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+hostnameOverride: node-a
+clusterCIDR: 10.244.0.0/16
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-a}
+spec: {podCIDR: 10.244.1.0/24}
+status: {addresses: [{type: InternalIP, address: 192.168.0.2}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec:
+  clusterIP: 10.96.0.10
+  ports: [{name: p, port: 80, targetPort: 8080}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: web-1
+  namespace: default
+  labels: {kubernetes.io/service-name: web}
+addressType: IPv4
+ports: [{name: p, port: 8080, protocol: TCP}]
+endpoints:
+- {addresses: [10.244.1.5], nodeName: node-a}
+- {addresses: [10.244.2.5], nodeName: node-b}
+";
+    let c = parse(text);
+    let slices = steady_slices(&c);
+    let sim = Sim::new(&c, &slices, Mode::Iptables, None);
+    let mut seen = BTreeSet::new();
+    for seed in 0..32 {
+        // From outside the cluster CIDR: the ClusterIP rule masquerades.
+        let origin = Origin::Node {
+            node: "node-a".into(),
+            src: ip("192.168.0.2"),
+        };
+        let t = trace(
+            &sim,
+            &req(origin, Dest::Ip(ip("10.96.0.10")), 80, 40000),
+            &mut WorldState::default(),
+            &mut Chooser::new(seed),
+            0,
+        );
+        assert!(t.masquerade);
+        let Outcome::Delivered {
+            endpoint, source, ..
+        } = t.outcome
+        else {
+            panic!("{:?}", t.outcome);
+        };
+        seen.insert((endpoint, source.ip()));
+    }
+    assert_eq!(
+        seen,
+        [
+            (sa("10.244.1.5:8080"), ip("10.244.1.1")),
+            (sa("10.244.2.5:8080"), ip("192.168.0.2")),
+        ]
+        .into_iter()
+        .collect()
+    );
+}
+
+/// Where no rule takes a connection to 127.0.0.1 (nftables mode has no
+/// localhost NodePorts), the node itself gets it: it never leaves the node.
+#[test]
+fn an_untranslated_loopback_connection_stays_on_the_node() {
+    let c = parse(include_str!("../../tests/scenarios/nodeport.yaml"));
+    let node = c.nodes[0].name.clone();
+    let port = c
+        .services
+        .iter()
+        .find_map(|s| s.ports.iter().find_map(|p| p.node_port))
+        .expect("a NodePort");
+    for (mode, translated) in [(Mode::Nftables, false), (Mode::Iptables, true)] {
+        let slices = steady_slices(&c);
+        let sim = Sim::new(&c, &slices, mode, None);
+        let origin = Origin::Node {
+            node: node.clone(),
+            src: ip("127.0.0.1"),
+        };
+        let t = trace(
+            &sim,
+            &req(origin, Dest::Ip(ip("127.0.0.1")), port, 40000),
+            &mut WorldState::default(),
+            &mut Chooser::new(1),
+            0,
+        );
+        if translated {
+            assert!(
+                matches!(t.outcome, Outcome::Delivered { .. }),
+                "{:?}",
+                t.outcome
+            );
+        } else {
+            assert_eq!(t.outcome, Outcome::AcceptedByNode { node: node.clone() });
+        }
+    }
+}

@@ -125,8 +125,9 @@ pub fn parse_query(search: &str, lessons: &[(&str, usize)]) -> UrlOptions {
                 check("theme", v, o.theme.is_some(), one_of(&THEMES));
             }
             "step" => {
-                o.step = v.parse().ok();
-                check("step", v, o.step.is_some(), Accepted::NumberFrom(0));
+                // Hops are numbered from 1, as the event list counts them.
+                o.step = v.parse().ok().filter(|&n| n >= 1);
+                check("step", v, o.step.is_some(), Accepted::NumberFrom(1));
             }
             "lesson" => {
                 o.lesson = lessons
@@ -289,7 +290,7 @@ mod tests {
                     .to_vec()
             )
         );
-        assert_eq!(o.problems[4].accepted, Accepted::NumberFrom(0));
+        assert_eq!(o.problems[4].accepted, Accepted::NumberFrom(1));
         assert_eq!(o.problems[6].accepted, Accepted::NumberFrom(1));
     }
 

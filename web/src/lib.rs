@@ -11,6 +11,7 @@ pub mod components;
 pub mod download;
 pub mod env;
 pub mod export;
+pub mod hops;
 pub mod i18n;
 pub mod lessons;
 pub mod scenarios;
@@ -18,12 +19,13 @@ pub mod share;
 pub mod state;
 pub mod work;
 
+use components::compare::CompareView;
 use components::controls::{Exports, PlaybackBar, Preferences, Toolbar, TrafficBar};
 use components::diagram::Diagram;
 use components::editor::Editor;
 use components::labs::{LoadBalancingLab, ScalingLab};
 use components::lessons::{LessonBar, LessonState};
-use components::panels::{EndpointList, HopList, PodsPanel, RulesView, VerdictPanel};
+use components::panels::{EndpointList, HopCaption, HopList, PodsPanel, RulesView, VerdictPanel};
 use components::{t, UrlProblems};
 use i18n::Lang;
 use leptos::prelude::*;
@@ -88,6 +90,34 @@ fn animation_loop(store: Store) {
     });
 }
 
+/// The event list and the Events feed, one at a time, in the side column.
+#[component]
+fn SideLists() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let components::events::Events(all) = expect_context::<components::events::Events>();
+    let tab = RwSignal::new(0u8);
+    let count = Memo::new(move |_| {
+        let now = store.now.get();
+        all.with(|ev| ev.partition_point(|e| e.at_ms <= now))
+    });
+    view! {
+        <div class="side-lists">
+            <div class="tabs side-tabs" role="tablist">
+                <button role="tab" data-testid="tab-hops" aria-selected=move || (tab.get() == 0).to_string()
+                    on:click=move |_| tab.set(0)>{t("events.hops")}</button>
+                <button role="tab" data-testid="tab-events" aria-selected=move || (tab.get() == 1).to_string()
+                    on:click=move |_| tab.set(1)>{t("events.title")}" ("{move || count.get()}")"</button>
+            </div>
+            <div class="side-list" class:hidden=move || tab.get() != 0><HopList /></div>
+            <div class="side-list events-wrap" class:hidden=move || tab.get() != 1><components::events::EventsFeed /></div>
+        </div>
+    }
+}
+
+/// Whether the app is embedded (`embed=1`): only the diagram and its bar.
+#[derive(Clone, Copy, Debug)]
+pub struct Embedded(pub bool);
+
 /// The whole app.
 #[component]
 pub fn App() -> impl IntoView {
@@ -112,6 +142,7 @@ pub fn App() -> impl IntoView {
     }
     store.reduced_motion.set(prefers_reduced_motion());
     provide_context(store);
+    provide_context(components::events::Events::new(store));
     animation_loop(store);
     if let Some(step) = opts.step {
         // Show one packet stopped at that hop (documentation pages link to a step).
@@ -119,7 +150,7 @@ pub fn App() -> impl IntoView {
         store.playing.set(false);
         if let Some(t) = store
             .focused_flight()
-            .and_then(|f| f.hop_time(step as usize))
+            .and_then(|f| f.hop_time(step.saturating_sub(1) as usize))
         {
             store.now.set(t);
         }
@@ -157,6 +188,7 @@ pub fn App() -> impl IntoView {
     let theme = RwSignal::new(opts.theme.unwrap_or("light"));
     let large = RwSignal::new(false);
     let embed = opts.embed;
+    provide_context(Embedded(embed));
     let url_problems = view! { <UrlProblems problems=opts.problems /> }.into_any();
     let stored = env::load_editor();
     let storage_problem = matches!(stored, env::Stored::Unreadable(_));
@@ -212,10 +244,7 @@ pub fn App() -> impl IntoView {
     let full = move |url_problems: AnyView| {
         view! {
             <header class="topbar">
-                <div>
-                    <h1>{t("app.title")}</h1>
-                    <p class="subtitle">{t("app.subtitle")}</p>
-                </div>
+                <h1 title=t("app.subtitle")>{t("app.title")}</h1>
                 <Toolbar />
                 <Preferences theme=theme large=large />
             </header>
@@ -236,26 +265,31 @@ pub fn App() -> impl IntoView {
                     <p class="small muted">{e.detail()}</p>
                 </div>
             })}
-            <LessonBar />
-            <TrafficBar />
-            <div class="layout">
-                <div class="main-col">
-                    <div class="diagram-wrap">
-                        <Diagram />
-                        <PlaybackBar />
-                    </div>
-                    <Exports theme=theme />
-                    <PodsPanel />
-                    <Editor draft=draft storage_problem=storage_problem />
-                    <LoadBalancingLab />
-                    <ScalingLab />
+            // The first screen: the diagram, and beside it what drives it.
+            <div class="first-screen">
+                <div class="diagram-wrap">
+                    <Diagram />
                 </div>
                 <aside class="side">
+                    <LessonBar />
+                    <HopCaption />
+                    <TrafficBar />
+                    <PlaybackBar />
                     <VerdictPanel />
-                    <HopList />
-                    <EndpointList />
-                    <RulesView />
+                    <SideLists />
                 </aside>
+            </div>
+            <div class="below">
+                <CompareView />
+                <PodsPanel />
+                <Exports theme=theme />
+                <div class="below-grid">
+                    <RulesView />
+                    <EndpointList />
+                </div>
+                <Editor draft=draft storage_problem=storage_problem />
+                <LoadBalancingLab />
+                <ScalingLab />
             </div>
         }
     };
@@ -264,7 +298,7 @@ pub fn App() -> impl IntoView {
             data-testid="app" tabindex="0" on:keydown=on_key aria-describedby="kpv-keys">
             <p id="kpv-keys" class="sr-only">{t("a11y.keys")}</p>
             {if embed {
-                view! { {url_problems} <Diagram /> <PlaybackBar /> }.into_any()
+                view! { {url_problems} <HopCaption with_scenario=true /> <Diagram /> <PlaybackBar /> }.into_any()
             } else {
                 full(url_problems).into_any()
             }}

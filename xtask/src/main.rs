@@ -1,4 +1,4 @@
-//! Project tasks: `cargo xtask serve | test | build | setup`.
+//! Project tasks: `cargo xtask serve | test | build | kernel | setup`.
 //!
 //! Each task first installs what it needs and is missing (idempotently, quickly
 //! when already there), saying what it installs and why, so the README's two
@@ -63,6 +63,14 @@ fn main() {
         Some("setup") => {
             tools.ensure_web();
             tools.ensure_browser_tests();
+            tools.ensure_kernel_tools();
+        }
+        Some("kernel") => {
+            tools.ensure_kernel_tools();
+            let k = kernel_check(&tools, &args[1..]);
+            if k.failed > 0 {
+                exit(1);
+            }
         }
         _ => {
             eprintln!(
@@ -73,6 +81,7 @@ fn main() {
                  build [--public-url P] [--dist D]\n                              release build for a static host (default /, dist/)\n  \
                  bench [--no-browser] [--no-core] [FILTER]\n                              frame time and start-up in Chromium, kpv-core at scale\n  \
                  size [--dist D]             the build's download size (gzip -9) against the budget\n  \
+                 kernel [OPTIONS]            kpv's rules in the Linux kernel's netfilter, checked against kpv trace\n                              (root; options of kpv-kernelcheck, e.g. --only nodeport --modes nftables)\n  \
                  setup                       install every tool the other tasks need"
             );
             exit(2);
@@ -297,6 +306,118 @@ impl Tools {
             }
         }
     }
+
+    /// iptables, nftables, conntrack, iproute2 and nfacct for the kernel
+    /// check, installed with apt-get when run as root. Never fatal: without
+    /// them (or without root) the check is skipped and says why.
+    fn ensure_kernel_tools(&self) {
+        let have = |tool: &str| {
+            Command::new("sh")
+                .args(["-c", &format!("command -v {tool}")])
+                .stdout(Stdio::null())
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false)
+        };
+        let missing: Vec<&str> = [
+            ("ip", "iproute2"),
+            ("nft", "nftables"),
+            ("iptables-restore", "iptables"),
+            ("conntrack", "conntrack"),
+            ("nfacct", "nfacct"),
+        ]
+        .into_iter()
+        .filter(|(tool, _)| !have(tool))
+        .map(|(_, pkg)| pkg)
+        .collect();
+        if missing.is_empty() || !is_root() {
+            return;
+        }
+        say(&format!(
+            "installing Debian's {} (the kernel check loads kpv's rules into netfilter in network namespaces)",
+            missing.join(", ")
+        ));
+        // Wait for another apt-get to finish rather than fail at once.
+        let lock = ["-o", "DPkg::Lock::Timeout=600"];
+        let ok = run(Command::new("apt-get")
+            .args(lock)
+            .arg("update")
+            .env("DEBIAN_FRONTEND", "noninteractive"))
+            && run(Command::new("apt-get")
+                .args(lock)
+                .args(["install", "-y", "--no-install-recommends"])
+                .args(&missing)
+                .env("DEBIAN_FRONTEND", "noninteractive"));
+        if !ok {
+            say("apt-get could not install them; the kernel check will say what is missing");
+        }
+    }
+}
+
+/// Root, as the kernel check and Debian's packages need.
+fn is_root() -> bool {
+    output_of(Command::new("id").arg("-u"))
+        .map(|s| s.trim() == "0")
+        .unwrap_or(false)
+}
+
+/// `kpv-kernelcheck`: kpv's rules in the kernel, flows against kpv trace.
+/// Streams its output; counts its closing `kernelcheck: N passed, N failed`
+/// line. A machine that cannot run it (exit code 3, not root, no
+/// CAP_NET_ADMIN, tools missing) counts nothing, with its one-line reason.
+fn kernel_check(tools: &Tools, args: &[String]) -> Count {
+    let mut cmd = tools.cmd("cargo");
+    cmd.args(["run", "-q", "-p", "kpv-kernelcheck", "--", "run"]);
+    cmd.args(args);
+    say(&format!("running {}", describe(&cmd)));
+    let mut child = match cmd.stdout(Stdio::piped()).spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            say(&format!("could not start: {e}"));
+            return Count {
+                passed: 0,
+                failed: 1,
+            };
+        }
+    };
+    let mut count = None;
+    let mut skipped = None;
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            println!("{line}");
+            if let Some(rest) = line.strip_prefix("kernelcheck: skipped: ") {
+                skipped = Some(rest.to_string());
+            } else if let Some(rest) = line.strip_prefix("kernelcheck: ") {
+                let num = |word: &str| -> Option<u64> {
+                    let words: Vec<&str> = rest.split([' ', ',']).collect();
+                    let i = words.iter().position(|w| *w == word)?;
+                    words.get(i.checked_sub(1)?)?.parse().ok()
+                };
+                if let (Some(p), Some(f)) = (num("passed"), num("failed")) {
+                    count = Some(Count {
+                        passed: p,
+                        failed: f,
+                    });
+                }
+            }
+        }
+    }
+    let status = child.wait().ok().and_then(|s| s.code());
+    if let Some(reason) = skipped.filter(|_| status == Some(3)) {
+        say(&format!("kernel check skipped: {reason}"));
+        return Count::default();
+    }
+    match (count, status) {
+        (Some(c), Some(0 | 1)) => c,
+        (Some(c), _) => Count {
+            passed: c.passed,
+            failed: c.failed.max(1),
+        },
+        (None, _) => Count {
+            passed: 0,
+            failed: 1,
+        },
+    }
 }
 
 fn serve(tools: &Tools, args: &[String]) {
@@ -427,6 +548,7 @@ fn test(tools: &Tools) {
     let started = Instant::now();
     tools.ensure_web();
     tools.ensure_browser_tests();
+    tools.ensure_kernel_tools();
     let mut suites: Vec<(&str, Count)> = Vec::new();
     let mut add = |name: &'static str, c: Count| {
         say(&format!("{name}: {} passed, {} failed", c.passed, c.failed));
@@ -462,6 +584,7 @@ fn test(tools: &Tools) {
         "cargo test",
         cargo_tests(tools.cmd("cargo").args(["test", "--workspace"])),
     );
+    add("kernel check (netfilter)", kernel_check(tools, &[]));
     add(
         "wasm-bindgen-test (Chromium)",
         cargo_tests(

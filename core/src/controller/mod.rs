@@ -8,6 +8,7 @@
 //! EndpointSlices at time t, and what kube-proxy has synced by then — is a pure
 //! function of those inputs. Nothing here reads a clock.
 
+pub mod events;
 pub mod probe;
 pub mod slices;
 

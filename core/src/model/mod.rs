@@ -7,6 +7,7 @@
 
 mod ip;
 mod lower;
+pub mod routing;
 
 pub use ip::{parse_cidr_sloppy, parse_ip_sloppy};
 pub(crate) use lower::name_suffix;
@@ -481,6 +482,8 @@ pub struct Cluster {
     pub proxy: ProxyConfig,
     /// Was a KubeProxyConfiguration given?
     pub proxy_config_given: bool,
+    /// Ingresses, Gateways, routes and what they refer to ([`crate::http`]).
+    pub routing: routing::RoutingObjects,
 }
 
 impl Cluster {

@@ -170,10 +170,13 @@ pub fn TrafficBar() -> impl IntoView {
     }
 }
 
-/// Play, pause, step, speed and the simulated clock.
+/// Play, pause, step, speed and the simulated clock. Embedded (where there is
+/// no traffic bar), it also has the Send button, and Play with nothing sent
+/// sends a packet: an embed is never an idle diagram.
 #[component]
 pub fn PlaybackBar() -> impl IntoView {
     let store = expect_context::<Store>();
+    let embed = use_context::<crate::Embedded>().is_some_and(|e| e.0);
     let clock = move || format!("t = {:.1} s", store.now.get() as f64 / 1000.0);
     // Whether something is full screen (the browser also leaves it on Esc).
     let full = RwSignal::new(false);
@@ -190,9 +193,20 @@ pub fn PlaybackBar() -> impl IntoView {
     on_cleanup(move || listener.remove());
     view! {
         <div class="playback" role="group" aria-label=t("a11y.keys")>
+            {embed.then(|| view! {
+                <button data-testid="send-packet" class="primary send" title=t("btn.send-one") on:click=move |_| store.send(1, 0)>
+                    "➤ "<span class="btn-text">{t("btn.send-one")}</span>
+                </button>
+            })}
             <button data-testid="play-pause" class="primary"
                 aria-pressed=move || store.playing.get().to_string()
-                on:click=move |_| store.playing.update(|p| *p = !*p)>
+                on:click=move |_| {
+                    if embed && !store.playing.get_untracked() && store.packets.with_untracked(Vec::is_empty) {
+                        store.send(1, 0);
+                    } else {
+                        store.playing.update(|p| *p = !*p);
+                    }
+                }>
                 {move || if store.playing.get() { view! { <span class="icon">"❚❚"</span> }.into_any() } else { view! { <span class="icon">"▶"</span> }.into_any() }}
                 <span class="btn-text">{move || if store.playing.get() { t("btn.pause")() } else { t("btn.play")() }}</span>
             </button>
@@ -221,7 +235,7 @@ pub fn PlaybackBar() -> impl IntoView {
                     doc.exit_fullscreen();
                     return;
                 }
-                let target = event_target::<web_sys::Element>(&ev).closest(".diagram-wrap, .app").ok().flatten();
+                let target = event_target::<web_sys::Element>(&ev).closest(".first-screen, .app").ok().flatten();
                 if let Some(el) = target {
                     let _ = el.request_fullscreen();
                 }

@@ -6,11 +6,14 @@
 //! shape and a word, never by colour alone.
 
 use super::{lang, outcome_class, outcome_mark, t};
+use crate::hops::{chip_text, short, step_name};
 use crate::i18n::tr;
 use crate::i18n::Lang;
 use crate::state::Store;
-use kpv_core::model::{Mode, ServiceType};
-use kpv_core::scene::Rect;
+use kpv_core::controller::AppState;
+use kpv_core::model::{Mode, NamespacedName, ServiceType};
+use kpv_core::pipeline::{compared_so_far, pipelines, skeleton, Pipeline, Slot};
+use kpv_core::scene::{Rect, CARD_RIGHT, CARD_TOP};
 use kpv_core::timeline::Position;
 use kpv_core::trace::{HopKind, Trace};
 use leptos::prelude::*;
@@ -28,9 +31,26 @@ fn BoxRect(rect: Rect, class: &'static str) -> impl IntoView {
     view! { <rect class=class x=n(rect.x) y=n(rect.y) width=n(rect.w) height=n(rect.h) rx="8" /> }
 }
 
-/// The static part: client, load balancer, Services, nodes, Pods, edges.
+/// Characters of a `px`-sized label that fit in `w` logical units.
+fn fits(w: f64, px: f64) -> usize {
+    ((w / (px * 0.58)).floor() as usize).max(4)
+}
+
+/// A node's mode glyph: a shape per mode, so the modes differ with their
+/// words hidden (a rule list walked top to bottom, a hash table, a verdict
+/// map, a process).
+fn mode_glyph(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Iptables => "☰",
+        Mode::Ipvs => "#",
+        Mode::Nftables => "⇶",
+        Mode::Userspace => "⚙",
+    }
+}
+
+/// The static part: wires, client, load balancer, Services, nodes, Pods.
 #[component]
-fn Cluster() -> impl IntoView {
+fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
     let store = expect_context::<Store>();
     let l = lang();
     move || {
@@ -38,20 +58,31 @@ fn Cluster() -> impl IntoView {
         let ready = store.pod_ready.get();
         let received = store.received.get();
         store.scene.with(|s| {
+            let links = s
+                .links
+                .iter()
+                .map(|k| {
+                    view! {
+                        <line class=format!("link {}", k.kind) data-testid="link" data-nodes=k.nodes.join(",")
+                            x1=n(k.from.x) y1=n(k.from.y) x2=n(k.to.x) y2=n(k.to.y) />
+                    }
+                })
+                .collect_view();
             let c = s.client;
             let client = view! {
                 <g class="client" data-testid="client">
                     <BoxRect rect=c class="client-box" />
-                    <text x=n(c.x + 12.0) y=n(c.y + 26.0) class="title">{tr(l.get(), "diagram.client")}</text>
-                    <text x=n(c.x + 12.0) y=n(c.y + 46.0) class="small mono">"198.51.100.7"</text>
+                    <text x=n(c.x + 10.0) y=n(c.y + 24.0) class="title">{tr(l.get(), "diagram.client")}</text>
+                    <text x=n(c.x + 10.0) y=n(c.y + 46.0) class="mono">"198.51.100.7"</text>
                 </g>
             };
             let lb = s.load_balancer.map(|r| {
+                let ips = s.load_balancer_ips.join(", ");
                 view! {
                     <g class="lb" data-testid="load-balancer">
                         <BoxRect rect=r class="lb-box" />
-                        <text x=n(r.x + 12.0) y=n(r.y + 26.0) class="title">{tr(l.get(), "diagram.lb")}</text>
-                        <text x=n(r.x + 12.0) y=n(r.y + 46.0) class="small mono">{s.load_balancer_ips.join(", ")}</text>
+                        <text x=n(r.x + 10.0) y=n(r.y + 24.0) class="title">{tr(l.get(), "diagram.lb")}</text>
+                        <text x=n(r.x + 10.0) y=n(r.y + 46.0) class="mono">{short(&ips, fits(r.w - 20.0, 16.0))}<title>{ips.clone()}</title></text>
                     </g>
                 }
             });
@@ -71,11 +102,11 @@ fn Cluster() -> impl IntoView {
                 }
                 shown
             });
-            let rules_key = match mode {
-                Mode::Iptables => "diagram.rules.iptables",
-                Mode::Ipvs => "diagram.rules.ipvs",
-                Mode::Nftables => "diagram.rules.nftables",
-                Mode::Userspace => "diagram.rules.userspace",
+            let mode_word = match mode {
+                Mode::Iptables => "iptables",
+                Mode::Ipvs => "IPVS",
+                Mode::Nftables => "nftables",
+                Mode::Userspace => "userspace",
             };
             let edges = s
                 .edges
@@ -86,9 +117,9 @@ fn Cluster() -> impl IntoView {
                     let d = format!(
                         "M{} {} C{} {} {} {} {} {}",
                         n(from.x + from.w / 2.0), n(from.y + from.h),
-                        n(from.x + from.w / 2.0), n(from.y + from.h + 60.0),
-                        n(to.x + to.w / 2.0), n(to.y - 60.0),
-                        n(to.x + to.w / 2.0), n(to.y)
+                        n(from.x + from.w / 2.0), n(from.y + from.h + 80.0),
+                        n(to.x + to.w - 20.0), n(to.y - 80.0),
+                        n(to.x + to.w - 20.0), n(to.y)
                     );
                     let class = if e.ready { "edge ready" } else { "edge not-ready" };
                     Some(view! { <path class=class d=d /> })
@@ -99,27 +130,23 @@ fn Cluster() -> impl IntoView {
                 .iter()
                 .map(|svc| {
                     let r = svc.rect;
-                    let ports = svc
-                        .ports
-                        .iter()
-                        .enumerate()
-                        .map(|(i, p)| view! { <text x="12" y=n(68.0 + 16.0 * i as f64) class="small mono">{p.clone()}</text> })
-                        .collect_view();
                     let kind = match svc.service_type {
                         ServiceType::ClusterIP => "ClusterIP",
                         ServiceType::NodePort => "NodePort",
                         ServiceType::LoadBalancer => "LoadBalancer",
                         ServiceType::ExternalName => "ExternalName",
                     };
+                    let full = format!("{}\n{kind} {}\n{}", svc.id, svc.cluster_ip, svc.ports.join("\n"));
+                    let line2 = format!("{kind} {}", svc.cluster_ip);
                     // The texts sit in a nested viewport, which clips what is
-                    // wider than a narrow box.
+                    // wider than a narrow box; the whole text is the tooltip.
                     view! {
                         <g class="service" data-testid=format!("service-{}", svc.id.name)>
+                            <title>{full}</title>
                             <BoxRect rect=r class="service-box" />
                             <svg x=n(r.x) y=n(r.y) width=n(r.w) height=n(r.h)>
-                                <text x="12" y="24" class="title">{svc.id.name.clone()}</text>
-                                <text x="12" y="44" class="mono">{format!("{kind} {}", svc.cluster_ip)}</text>
-                                {ports}
+                                <text x="10" y="22" class="title">{short(&svc.id.name, fits(r.w - 20.0, 17.0))}</text>
+                                <text x="10" y="43" class="mono">{short(&line2, fits(r.w - 20.0, 16.0))}</text>
                             </svg>
                         </g>
                     }
@@ -130,18 +157,20 @@ fn Cluster() -> impl IntoView {
                 .iter()
                 .map(|nd| {
                     let r = nd.rect;
-                    let eth = if node_ports.is_empty() { format!("eth0 {}", nd.ip) } else { format!("eth0 {}  {}", nd.ip, node_ports.join(" ")) };
+                    let eth = if node_ports.is_empty() { format!("eth0 {}", nd.ip) } else { format!("eth0 {} {}", nd.ip, node_ports.join(" ")) };
+                    let title_max = fits(nd.proxy.x - r.x - 16.0, 17.0);
+                    let tip = format!("{}{}{}", nd.name, nd.zone.clone().map(|z| format!(" · {z}")).unwrap_or_default(), nd.pod_cidr.clone().map(|c| format!(" · {c}")).unwrap_or_default());
                     view! {
                         <g class="node" data-testid=format!("node-{}", nd.name)>
                             <BoxRect rect=r class="node-box" />
-                            <text x=n(r.x + 12.0) y=n(r.y + 22.0) class="title">{nd.name.clone()}</text>
-                            <text x=n(r.x + r.w - 12.0) y=n(r.y + 22.0) class="small muted" text-anchor="end">
-                                {nd.zone.clone().map(|z| format!("{z} · ")).unwrap_or_default()}{nd.pod_cidr.clone().unwrap_or_default()}
-                            </text>
+                            <text x=n(r.x + 10.0) y=n(r.y + 24.0) class="title">{short(&nd.name, title_max)}<title>{tip}</title></text>
+                            <g class="mode-glyph" data-testid="mode-glyph" data-mode=mode.as_str()>
+                                <BoxRect rect=nd.proxy class="proxy-box" />
+                                <text x=n(nd.proxy.x + 8.0) y=n(nd.proxy.y + 18.0) class="glyph" aria-hidden="true">{mode_glyph(mode)}</text>
+                                <text x=n(nd.proxy.x + 30.0) y=n(nd.proxy.y + 18.0) class="strong">{short(mode_word, fits(nd.proxy.w - 36.0, 16.0))}</text>
+                            </g>
                             <BoxRect rect=nd.eth class="eth-box" />
-                            <text x=n(nd.eth.x + 8.0) y=n(nd.eth.y + 16.0) class="mono small">{eth}</text>
-                            <BoxRect rect=nd.proxy class="proxy-box" />
-                            <text x=n(nd.proxy.x + 8.0) y=n(nd.proxy.y + 18.0) class="small">{tr(l.get(), rules_key)}</text>
+                            <text x=n(nd.eth.x + 8.0) y=n(nd.eth.y + 18.0) class="mono">{short(&eth, fits(nd.eth.w - 16.0, 16.0))}<title>{eth.clone()}</title></text>
                         </g>
                     }
                 })
@@ -152,17 +181,21 @@ fn Cluster() -> impl IntoView {
                 .map(|p| {
                     let r = p.rect;
                     let is_ready = ready.get(&p.id).copied().unwrap_or(false);
-                    let label = p.labels.first().cloned().unwrap_or_default();
                     let (mark, word) = if is_ready { ("✔", tr(l.get(), "state.ready")) } else { ("✖", tr(l.get(), "state.not-ready")) };
                     let got = received.get(&p.id).copied().unwrap_or(0);
+                    let id = p.id.clone();
+                    let tip = format!("{}\n{}\n{}", p.id, p.ip, p.labels.join(", "));
+                    let state_w = 130.0;
                     view! {
-                        <g class="pod" class:not-ready=!is_ready data-testid=format!("pod-{}", p.id.name) data-ready=is_ready.to_string() data-received=got.to_string()>
+                        <g class="pod" class:not-ready=!is_ready data-testid=format!("pod-{}", p.id.name) data-ready=is_ready.to_string() data-received=got.to_string()
+                            role="button" tabindex="0" aria-label=format!("{} — {}", p.id.name, tr(l.get(), "pod.controls"))
+                            on:click=move |_| open_pod.update(|o| *o = if o.as_ref() == Some(&id) { None } else { Some(id.clone()) })>
+                            <title>{tip}</title>
                             <BoxRect rect=r class="pod-box" />
-                            <text x=n(r.x + 10.0) y=n(r.y + 18.0) class="small strong">{p.id.name.clone()}</text>
-                            <text x=n(r.x + 10.0) y=n(r.y + 34.0) class="mono small">{p.ip.clone()}</text>
-                            <text x=n(r.x + 10.0) y=n(r.y + 50.0) class="small muted">{label}</text>
-                            <text x=n(r.x + r.w - 10.0) y=n(r.y + 50.0) class="small readiness" text-anchor="end">{format!("{mark} {word}")}</text>
-                            <text x=n(r.x + r.w - 10.0) y=n(r.y + 18.0) class="small muted received" text-anchor="end">{if got > 0 { format!("⬇ {got}") } else { String::new() }}</text>
+                            <text x=n(r.x + 8.0) y=n(r.y + 21.0) class="strong">{short(&p.id.name, fits(r.w - 60.0, 17.0))}</text>
+                            <text x=n(r.x + 8.0) y=n(r.y + 42.0) class="mono">{short(&p.ip, fits(r.w - state_w - 12.0, 16.0))}</text>
+                            <text x=n(r.x + r.w - 8.0) y=n(r.y + 42.0) class="readiness" text-anchor="end">{format!("{mark} {}", short(word, fits(state_w, 16.0)))}</text>
+                            <text x=n(r.x + r.w - 8.0) y=n(r.y + 21.0) class="muted received" text-anchor="end">{if got > 0 { format!("⬇{got}") } else { String::new() }}</text>
                         </g>
                     }
                 })
@@ -171,16 +204,349 @@ fn Cluster() -> impl IntoView {
                 let r = m.rect;
                 view! {
                     <g class="service more" data-testid="more-services" data-count=m.count.to_string()>
+                        <title>{tr(l.get(), "diagram.more-services.where")}</title>
                         <BoxRect rect=r class="service-box more-box" />
                         <svg x=n(r.x) y=n(r.y) width=n(r.w) height=n(r.h)>
-                            <text x="12" y="24" class="title">{format!("+{}", m.count)}</text>
-                            <text x="12" y="44" class="small">{tr(l.get(), "diagram.more-services")}</text>
-                            <text x="12" y="62" class="small muted">{tr(l.get(), "diagram.more-services.where")}</text>
+                            <text x="10" y="22" class="title">{format!("+{}", m.count)}</text>
+                            <text x="10" y="43">{short(tr(l.get(), "diagram.more-services"), fits(r.w - 20.0, 16.0))}</text>
                         </svg>
                     </g>
                 }
             });
-            view! { {edges} {client} {lb} {nodes} {services} {more} {pods} }
+            view! { {links} {edges} {client} {lb} {nodes} {services} {more} {pods} }
+        })
+    }
+}
+
+/// The open Pod's controls, drawn over the diagram beside its Pod.
+#[component]
+fn PodControls(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
+    let store = expect_context::<Store>();
+    let l = lang();
+    move || {
+        let id = open_pod.get()?;
+        let rect = store
+            .scene
+            .with(|s| s.pods.iter().find(|p| p.id == id).map(|p| p.rect))?;
+        let (w, h) = (rect.w.max(230.0), 96.0);
+        let width = store.scene.with(|s| s.width);
+        let x = rect.x.min(width - w - 4.0).max(4.0);
+        let y = (rect.y - h - 4.0).max(4.0);
+        let name = id.name.clone();
+        let (id_r, id_r2, id_a, id_a2) = (id.clone(), id.clone(), id.clone(), id.clone());
+        Some(view! {
+            <foreignObject x=n(x) y=n(y) width=n(w) height=n(h) class="pod-controls-fo">
+                <div class="pod-controls" data-testid=format!("pod-{name}-controls") role="group" aria-label=tr(l.get(), "pod.controls")>
+                    <button data-action="readiness" aria-pressed=move || (store.app_state(&id_r2) == AppState::FailingReadiness).to_string()
+                        on:click=move |_| {
+                            let next = if store.app_state(&id_r) == AppState::FailingReadiness { AppState::Healthy } else { AppState::FailingReadiness };
+                            store.set_app(&id_r, next);
+                            store.playing.set(true);
+                        }>
+                        {move || if store.app_state(&id) == AppState::FailingReadiness { tr(l.get(), "btn.pass-readiness") } else { tr(l.get(), "btn.fail-readiness") }}
+                    </button>
+                    <button data-action="app" aria-pressed=move || (store.app_state(&id_a2) == AppState::Down).to_string()
+                        on:click=move |_| {
+                            let next = if store.app_state(&id_a) == AppState::Down { AppState::Healthy } else { AppState::Down };
+                            store.set_app(&id_a, next);
+                            store.playing.set(true);
+                        }>
+                        {let id_c = id_a2.clone(); move || if store.app_state(&id_c) == AppState::Down { tr(l.get(), "btn.app-up") } else { tr(l.get(), "btn.app-down") }}
+                    </button>
+                </div>
+            </foreignObject>
+        })
+    }
+}
+
+/// What probes and the EndpointSlice controller are doing now, on the
+/// diagram: "probe 2/3 ✖" on a Pod whose readiness probe is failing, and
+/// "endpoints 3 → 2" on a Service whose ready endpoints just changed.
+#[component]
+fn LiveChips() -> impl IntoView {
+    use kpv_core::controller::events::EventKind;
+    let store = expect_context::<Store>();
+    let l = lang();
+    let Some(super::events::Events(all)) = use_context::<super::events::Events>() else {
+        return ().into_any();
+    };
+    /// How long a Service's endpoint change stays marked (simulated ms).
+    const RECENT_MS: u64 = 8_000;
+    let chips = Memo::new(move |_| {
+        let now = store.now.get();
+        let lg = l.get();
+        all.with(|ev| {
+            let upto = ev.partition_point(|e| e.at_ms <= now);
+            let past = &ev[..upto];
+            let mut out: Vec<(f64, f64, String, &'static str, String)> = Vec::new();
+            store.scene.with(|s| {
+                for p in &s.pods {
+                    // The latest readiness event of this Pod: a failure not yet
+                    // followed by the Pod becoming ready again.
+                    let last = past.iter().rev().find(|e| match &e.kind {
+                        EventKind::ProbeFailed { pod, probe, .. } => pod == &p.id && *probe == kpv_core::controller::ProbeKind::Readiness,
+                        EventKind::Ready { pod, ready: true } => pod == &p.id,
+                        _ => false,
+                    });
+                    if let Some(EventKind::ProbeFailed { run, threshold, .. }) = last.map(|e| &e.kind) {
+                        let text = format!("{} ✖", tr(lg, "pod.probe").replace("{k}", &run.min(threshold).to_string()).replace("{n}", &threshold.to_string()));
+                        out.push((p.rect.x + p.rect.w - 8.0, p.rect.y + 21.0, text, "probe-chip", p.id.name.clone()));
+                    }
+                }
+                for b in &s.services {
+                    let last = past.iter().rev().find(|e| matches!(&e.kind, EventKind::Endpoints { service, .. } if service == &b.id));
+                    if let Some(e) = last.filter(|e| now.saturating_sub(e.at_ms) <= RECENT_MS) {
+                        if let EventKind::Endpoints { before, after, .. } = &e.kind {
+                            let text = tr(lg, "chip.endpoints").replace("{a}", &before.len().to_string()).replace("{b}", &after.len().to_string());
+                            out.push((b.rect.x + b.rect.w - 8.0, b.rect.y + 22.0, text, "endpoints-chip", b.id.name.clone()));
+                        }
+                    }
+                }
+            });
+            out
+        })
+    });
+    view! {
+        <g class="live-chips">
+            {move || chips.get().into_iter().map(|(x, y, text, kind, owner)| {
+                let w = text.chars().count() as f64 * 9.2 + 12.0;
+                view! {
+                    <g class=format!("live-chip {kind}") data-testid=kind data-owner=owner>
+                        <rect x=n(x - w + 4.0) y=n(y - 17.0) width=n(w) height="23" rx="5" />
+                        <text x=n(x - 2.0) y=n(y) text-anchor="end" class="strong">{text}</text>
+                    </g>
+                }
+            }).collect_view()}
+        </g>
+    }
+    .into_any()
+}
+
+/// The focused packet's pipelines, slots and running rule count.
+type PipeInfo = (Vec<Pipeline>, Vec<Option<Slot>>, Vec<usize>);
+
+/// The open node's pipeline: the steps the focused packet takes through
+/// that node's kube-proxy rules, the current one marked, with what each
+/// step rewrote; at rest, the mode's shape for the kube-proxy node.
+#[component]
+fn PipelineStrip() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let l = lang();
+    let info = Memo::new(move |_| -> Option<PipeInfo> {
+        store.with_focused_trace(|t| {
+            let (p, s) = pipelines(t);
+            (p, s, compared_so_far(t))
+        })
+    });
+    // (pipeline shown, current box, hops passed, rules compared so far)
+    let at = Memo::new(move |_| {
+        let hop = store.current_hop();
+        info.with(|i| {
+            let (pipes, slots, compared) = i.as_ref()?;
+            if pipes.is_empty() {
+                return None;
+            }
+            let hop = hop.unwrap_or(0);
+            let here = slots.get(hop).copied().flatten();
+            let shown = here.map(|s| s.pipeline).unwrap_or_else(|| {
+                slots[..=hop.min(slots.len().saturating_sub(1))]
+                    .iter()
+                    .rev()
+                    .find_map(|s| s.map(|s| s.pipeline))
+                    .unwrap_or(0)
+            });
+            Some((
+                shown,
+                here.filter(|s| s.pipeline == shown).map(|s| s.boxed),
+                hop,
+                compared.get(hop).copied().unwrap_or(0),
+            ))
+        })
+    });
+    move || {
+        let lg = l.get();
+        let mode = store.mode.get();
+        let (strip, scene_nodes) = store.scene.with(|s| {
+            (
+                s.strip,
+                s.nodes
+                    .iter()
+                    .map(|n| (n.name.clone(), n.rect))
+                    .collect::<Vec<_>>(),
+            )
+        });
+        let mode_word = mode.as_str();
+        let current = at.get();
+        let boxes: Vec<(String, String, String, bool, bool)> = match current {
+            Some((shown, cur, hop, _)) => info
+                .with(|i| {
+                    i.as_ref()
+                        .and_then(|(pipes, _, _)| pipes.get(shown))
+                        .map(|p| {
+                            p.boxes
+                                .iter()
+                                .enumerate()
+                                .map(|(k, b)| {
+                                    let name = step_name(lg, b.key);
+                                    let detail = if !b.chips.is_empty() {
+                                        b.chips
+                                            .iter()
+                                            .map(|c| chip_text(lg, c))
+                                            .collect::<Vec<_>>()
+                                            .join(" · ")
+                                    } else if name.contains(&b.chain) || b.chain == b.key {
+                                        String::new()
+                                    } else {
+                                        b.chain.clone()
+                                    };
+                                    let passed =
+                                        b.hops.last().is_some_and(|&h| h < hop) && cur != Some(k);
+                                    (b.key.to_string(), name, detail, cur == Some(k), passed)
+                                })
+                                .collect()
+                        })
+                })
+                .unwrap_or_default(),
+            None => skeleton(mode)
+                .iter()
+                .map(|k| (k.to_string(), step_name(lg, k), String::new(), false, false))
+                .collect(),
+        };
+        let node = match current {
+            Some((shown, ..)) => info.with(|i| {
+                i.as_ref()
+                    .and_then(|(p, _, _)| p.get(shown))
+                    .map(|p| p.node.clone())
+            }),
+            None => store
+                .parsed
+                .with(|(c, _)| c.proxy_node().map(|n| n.name.clone())),
+        }
+        .unwrap_or_default();
+        let at_rest = current.is_none();
+        let heading = if at_rest {
+            tr(lg, "pipeline.rest").replace("{mode}", mode_word)
+        } else {
+            tr(lg, "pipeline.node")
+                .replace("{node}", &node)
+                .replace("{mode}", mode_word)
+        };
+        let compared =
+            current.map(|c| tr(lg, "pipeline.compared").replace("{n}", &c.3.to_string()));
+        let count = boxes.len();
+        let zoom = scene_nodes
+            .iter()
+            .find(|(nm, _)| *nm == node)
+            .map(|(_, r)| {
+                let (sx0, sx1, sy) = (strip.x, strip.x + strip.w, strip.y + strip.h);
+                format!(
+                    "M{} {} L{} {} L{} {} L{} {} Z",
+                    n(sx0),
+                    n(sy),
+                    n(sx1),
+                    n(sy),
+                    n(r.x + r.w),
+                    n(r.y),
+                    n(r.x),
+                    n(r.y)
+                )
+            });
+        let views = boxes
+            .into_iter()
+            .enumerate()
+            .map(|(k, (key, name, detail, is_current, passed))| {
+                let r = store.scene.with(|s| s.strip_box(k, count));
+                let tick = if passed { "✓ " } else if is_current { "▶ " } else { "" };
+                let title = format!("{name}\n{detail}");
+                view! {
+                    <g class="pipeline-step" class:current=is_current class:passed=passed data-testid="pipeline-step"
+                        data-step=key data-current=is_current.to_string()>
+                        <title>{title}</title>
+                        <BoxRect rect=r class="step-box" />
+                        <text x=n(r.x + 8.0) y=n(r.y + 20.0) class="strong">{short(&format!("{tick}{name}"), fits(r.w - 14.0, 16.5))}</text>
+                        <text x=n(r.x + 8.0) y=n(r.y + 40.0) class="mono chip">{short(&detail, fits(r.w - 14.0, 16.0))}</text>
+                    </g>
+                }
+            })
+            .collect_view();
+        view! {
+            <g class="node-pipeline" class:at-rest=at_rest data-testid="node-pipeline" data-node=node.clone() data-mode=mode_word>
+                {zoom.map(|d| view! { <path class="zoom" d=d /> })}
+                <text x=n(strip.x) y=n(strip.y - 6.0) class="strong">{heading}</text>
+                {compared.map(|c| view! { <text x=n(strip.x + strip.w) y=n(strip.y - 6.0) class="strong" text-anchor="end" data-testid="rules-compared">{c}</text> })}
+                {views}
+            </g>
+        }
+    }
+}
+
+/// The route the focused packet has taken so far, kept after it arrives,
+/// with a mark where its header was rewritten.
+#[component]
+fn PathTrail() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let trail = Memo::new(move |_| {
+        let now = store.now.get();
+        let rm = store.reduced_motion.get();
+        store.with_focused_flight(|f| {
+            let mut pts: Vec<kpv_core::scene::Point> = Vec::new();
+            let mut ends: Vec<(usize, kpv_core::scene::Point)> = Vec::new();
+            for leg in f.legs.iter().filter(|l| l.start_ms <= now) {
+                if now >= leg.end_ms {
+                    pts.extend(leg.points.iter().copied());
+                    if let Some(p) = leg.points.last() {
+                        ends.push((leg.hop, *p));
+                    }
+                } else if let Some(p) = f.position(now, rm) {
+                    pts.extend(leg.points.first().copied());
+                    pts.push(p.point);
+                }
+            }
+            (pts, ends)
+        })
+    });
+    let changes = Memo::new(move |_| {
+        trail.with(|t| {
+            let Some((_, ends)) = t else {
+                return Vec::new();
+            };
+            store
+                .with_focused_trace(|tr| {
+                    ends.iter()
+                        .filter(|(h, _)| {
+                            tr.hops.get(*h).is_some_and(|h| {
+                                h.before != h.after && !matches!(h.what, HopKind::Reply)
+                            })
+                        })
+                        .map(|(_, p)| *p)
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        })
+    });
+    move || {
+        trail.with(|t| {
+            let (pts, _) = t.as_ref()?;
+            if pts.len() < 2 {
+                return None;
+            }
+            let d = pts
+                .iter()
+                .enumerate()
+                .map(|(i, p)| format!("{}{} {}", if i == 0 { "M" } else { "L" }, n(p.x), n(p.y)))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let marks = changes.get().into_iter().map(|p| view! {
+                <g class="trail-change" data-testid="trail-change" transform=format!("translate({} {})", n(p.x), n(p.y))>
+                    <rect x="-7" y="-7" width="14" height="14" transform="rotate(45)" />
+                </g>
+            }).collect_view();
+            Some(view! {
+                <g class="trail">
+                    <path class="path-trail" data-testid="path-trail" d=d />
+                    {marks}
+                </g>
+            })
         })
     }
 }
@@ -280,7 +646,11 @@ fn Packets() -> impl IntoView {
         <g class="packets" node_ref=group>
             <For each=move || ids.get() key=|id| *id let:id>
                 <g data-testid="packet" data-id=id.to_string() class="packet"
-                    on:click=move |_| store.focus.set(Some(id))>
+                    on:click=move |_| {
+                        // Clicking a packet pins its card: pause on it.
+                        store.focus.set(Some(id));
+                        store.playing.set(false);
+                    }>
                     <circle r="9" />
                     <text class="mark" text-anchor="middle" y="4"></text>
                 </g>
@@ -293,53 +663,73 @@ fn Packets() -> impl IntoView {
 #[derive(Clone, Debug, PartialEq)]
 struct Card {
     x: f64,
-    y: f64,
+    w: f64,
+    hop: String,
     src: String,
     dst: String,
     src_changed: bool,
     dst_changed: bool,
 }
 
-/// The card for the focused packet at `pos` of its flight.
-fn card_at(trace: &Trace, pos: Position, store: Store, lang: Lang) -> Option<Card> {
+/// Characters per line of the card (16.5 logical units of monospace: 18.7 px
+/// at 1280 wide, where the scene is drawn at 1.13).
+const CARD_CHARS: usize = 38;
+const CARD_CHAR_W: f64 = 9.9;
+
+/// The card for the focused packet at its current hop: what the hop was,
+/// then the header, the rewritten field marked with ✎ as well as colour.
+fn card_at(trace: &Trace, pos: Position, lang: Lang) -> Option<Card> {
     let hop = trace.hops.get(pos.hop)?;
-    let width = 300.0;
-    let x = (pos.point.x + 16.0)
-        .min(store.scene.with(|s| s.width) - width - 4.0)
-        .max(4.0);
-    let y = (pos.point.y - 54.0).max(4.0);
     let src_changed = hop.before.src != hop.after.src;
     let dst_changed = hop.before.dst != hop.after.dst;
     let reply = matches!(hop.what, HopKind::Reply);
+    let mark = |changed: bool| if changed { "✎ " } else { "" };
+    let src = format!(
+        "{}{} {}{}",
+        mark(src_changed),
+        tr(lang, "packet.src"),
+        hop_src(
+            src_changed,
+            &hop.before.src.to_string(),
+            &hop.after.src.to_string()
+        ),
+        if reply { " ↩" } else { "" }
+    );
+    let dst = format!(
+        "{}{} {}",
+        mark(dst_changed),
+        tr(lang, "packet.dst"),
+        hop_src(
+            dst_changed,
+            &hop.before.dst.to_string(),
+            &hop.after.dst.to_string()
+        )
+    );
+    let hop_text = short(
+        &format!("{}. {}", pos.hop + 1, crate::hops::summary(lang, hop)),
+        CARD_CHARS,
+    );
+    let chars = [&hop_text, &src, &dst]
+        .iter()
+        .map(|t| t.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(CARD_CHARS + 8);
+    let w = chars as f64 * CARD_CHAR_W + 20.0;
     Some(Card {
-        x,
-        y,
-        src: format!(
-            "{} {}{}",
-            crate::i18n::tr(lang, "packet.src"),
-            hop_src(
-                src_changed,
-                &hop.before.src.to_string(),
-                &hop.after.src.to_string()
-            ),
-            if reply { " ↩" } else { "" }
-        ),
-        dst: format!(
-            "{} {}",
-            crate::i18n::tr(lang, "packet.dst"),
-            hop_src(
-                dst_changed,
-                &hop.before.dst.to_string(),
-                &hop.after.dst.to_string()
-            )
-        ),
+        x: CARD_RIGHT - w,
+        w,
+        hop: hop_text,
+        src,
+        dst,
         src_changed,
         dst_changed,
     })
 }
 
-/// The focused packet's addresses at its current hop, the rewritten one marked.
-/// Its elements are made once; only their attributes and text follow the packet.
+/// The focused packet's card, in the top right corner where it never covers
+/// a node or Pod title. Its elements are made once; only their attributes
+/// and text follow the packet.
 #[component]
 fn PacketCard() -> impl IntoView {
     let store = expect_context::<Store>();
@@ -352,7 +742,7 @@ fn PacketCard() -> impl IntoView {
             .with_focused_flight(|f| f.position(now, reduced))
             .flatten()?;
         store
-            .with_focused_trace(|trace| card_at(trace, pos, store, lang))
+            .with_focused_trace(|trace| card_at(trace, pos, lang))
             .flatten()
     });
     let get =
@@ -360,12 +750,13 @@ fn PacketCard() -> impl IntoView {
     view! {
         <Show when=move || card.with(Option::is_some)>
             <g class="packet-card" data-testid="packet-card" pointer-events="none">
-                <rect x=get(|c| n(c.x)) y=get(|c| n(c.y)) width="300" height="46" rx="6" />
-                <text x=get(|c| n(c.x + 8.0)) y=get(|c| n(c.y + 18.0)) class="mono small"
+                <rect x=get(|c| n(c.x)) y=n(CARD_TOP) width=get(|c| n(c.w)) height="82" rx="6" />
+                <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 23.0) class="mono card-hop">{get(|c| c.hop.clone())}</text>
+                <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 47.0) class="mono"
                     class:rewritten=move || card.with(|c| c.as_ref().is_some_and(|c| c.src_changed))>
                     {get(|c| c.src.clone())}
                 </text>
-                <text x=get(|c| n(c.x + 8.0)) y=get(|c| n(c.y + 36.0)) class="mono small"
+                <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 71.0) class="mono"
                     class:rewritten=move || card.with(|c| c.as_ref().is_some_and(|c| c.dst_changed))>
                     {get(|c| c.dst.clone())}
                 </text>
@@ -386,16 +777,22 @@ fn hop_src(changed: bool, before: &str, after: &str) -> String {
 #[component]
 pub fn Diagram() -> impl IntoView {
     let store = expect_context::<Store>();
+    let open_pod = RwSignal::new(None::<NamespacedName>);
     let view_box = move || {
         store
             .scene
             .with(|s| format!("0 0 {} {}", s.width, s.height))
     };
     view! {
-        <svg class="diagram" data-testid="diagram" viewBox=view_box role="img" aria-label=t("a11y.diagram")>
-            <Cluster />
+        <svg class="diagram" data-testid="diagram" viewBox=view_box role="img" aria-label=t("a11y.diagram")
+            preserveAspectRatio="xMidYMin meet">
+            <PathTrail />
+            <Cluster open_pod=open_pod />
+            <PipelineStrip />
+            <LiveChips />
             <Packets />
             <PacketCard />
+            <PodControls open_pod=open_pod />
         </svg>
     }
 }

@@ -3,9 +3,11 @@
 //! Components read the [`crate::state::Store`] from context and render it;
 //! they make no networking or geometry decisions.
 
+pub mod compare;
 pub mod controls;
 pub mod diagram;
 pub mod editor;
+pub mod events;
 pub mod labs;
 pub mod lessons;
 pub mod panels;

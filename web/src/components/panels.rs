@@ -9,51 +9,6 @@ use kpv_core::controller::{probe_events, AppState, ProbeKind};
 use kpv_core::trace::{Hop, HopKind, Outcome, Trace};
 use leptos::prelude::*;
 
-fn hop_title(l: Lang, h: &Hop) -> String {
-    let key = match &h.what {
-        HopKind::Dns { .. } => "hop.dns",
-        HopKind::Send => "hop.send",
-        HopKind::LoadBalancer { .. } => "hop.lb",
-        HopKind::Arrive { .. } => "hop.arrive",
-        HopKind::Established { .. } => "hop.established",
-        HopKind::Rule => "hop.rule",
-        HopKind::Masquerade { .. } => "hop.masquerade",
-        HopKind::PodNetwork { .. } => "hop.pod-network",
-        HopKind::Deliver => "hop.deliver",
-        HopKind::NoAnswer => "hop.no-answer",
-        HopKind::Drop { .. } => "hop.drop",
-        HopKind::Reject { .. } => "hop.reject",
-        HopKind::Reply => "hop.reply",
-    };
-    let base = tr(l, key).to_string();
-    match &h.what {
-        HopKind::Dns { name, answer } => format!("{base}: {name} → {answer}"),
-        HopKind::LoadBalancer {
-            node,
-            healthy_nodes,
-            total_nodes,
-        } => format!("{base} {node} ({healthy_nodes}/{total_nodes})"),
-        HopKind::Arrive { node } => format!("{base} {node}"),
-        HopKind::PodNetwork { to, .. } => format!("{base} {to}"),
-        HopKind::Drop { reason } | HopKind::Reject { reason } => {
-            format!("{base}: {}", tr(l, reason_key(*reason)))
-        }
-        HopKind::Rule => match &h.step {
-            // Falling off the end of a chain is a note, not a rule: translate it.
-            Some(s)
-                if s.line.is_none()
-                    && matches!(s.action, kpv_core::modes::StepAction::Return)
-                    && s.rule.starts_with('(') =>
-            {
-                format!("{} · ({})", s.table_chain, tr(l, "hop.end-of-chain"))
-            }
-            Some(s) => format!("{} · {}", s.table_chain, s.rule),
-            None => base,
-        },
-        _ => base,
-    }
-}
-
 fn addresses(h: &Hop) -> String {
     let src = if h.before.src != h.after.src {
         format!("{} → {}", h.before.src, h.after.src)
@@ -149,11 +104,36 @@ pub fn VerdictPanel() -> impl IntoView {
                 " "
                 {move || text.with(|t| t.2.clone())}
             </p>
+            <p class="legend-line" data-testid="legend">
+                <span class="dot in-flight" aria-hidden="true">"●"</span>{t("legend.packet")}
+                <span class="dot delivered" aria-hidden="true">"✓"</span>{t("legend.delivered")}
+                <span class="dot dropped" aria-hidden="true">"✕"</span>{t("legend.dropped")}
+                <span class="dot timed-out" aria-hidden="true">"…"</span>{t("legend.timed-out")}
+            </p>
         </section>
     }
 }
 
-/// Every hop of the focused packet; click one to jump there.
+/// The event group a hop belongs to: client, load balancer, a node's
+/// rules, the Pod, the reply.
+fn group_of(h: &Hop) -> (String, &'static str) {
+    match &h.what {
+        HopKind::Dns { .. } | HopKind::Send => ("client".into(), "group.client"),
+        HopKind::LoadBalancer { .. } => ("load-balancer".into(), "group.load-balancer"),
+        HopKind::Deliver | HopKind::NoAnswer => ("pod".into(), "group.pod"),
+        HopKind::Reply => ("reply".into(), "group.reply"),
+        HopKind::Arrive { node } => (format!("node:{node}"), "group.node"),
+        _ => (
+            format!("node:{}", h.node.clone().unwrap_or_default()),
+            "group.node",
+        ),
+    }
+}
+
+/// The focused packet's hops as an event list, the stepping surface: grouped
+/// by where they happen, numbered from 1, passed hops ticked, the current
+/// one marked; each line in plain words with the raw rule behind a
+/// disclosure. Click a line to jump there.
 #[component]
 pub fn HopList() -> impl IntoView {
     let store = expect_context::<Store>();
@@ -166,35 +146,143 @@ pub fn HopList() -> impl IntoView {
         let stages = store.parsed.with(|(c, _)| kpv_core::trace::stages(c, &t));
         t.hops.into_iter().zip(stages).collect::<Vec<_>>()
     };
+    // Each hop's group (consecutive hops in the same place), and the group
+    // the current hop is in: the other groups fold to one line each, so a
+    // whole packet's groups fit beside the diagram.
+    let groups = Memo::new(move |_| {
+        store
+            .with_focused_trace(|t| {
+                let mut out: Vec<usize> = Vec::with_capacity(t.hops.len());
+                let mut last = String::new();
+                for h in &t.hops {
+                    let (g, _) = group_of(h);
+                    let next = out.last().map(|&x| x + usize::from(g != last)).unwrap_or(0);
+                    out.push(next);
+                    last = g;
+                }
+                out
+            })
+            .unwrap_or_default()
+    });
+    let current_group = Memo::new(move |_| {
+        let hop = current.get().unwrap_or(0);
+        groups.with(|g| g.get(hop).copied().unwrap_or(0))
+    });
     let list = NodeRef::<leptos::html::Ol>::new();
     keep_in_view(list, "li.current", move || current.get().map(|c| c as i64));
     view! {
-        <section class="panel">
+        <section class="panel events-panel">
             <h2>{t("panel.hops")}</h2>
             <ol data-testid="hop-list" class="hop-list" node_ref=list>
-                {move || hops().into_iter().enumerate().map(|(i, (h, stage))| {
-                    let title = hop_title(l.get(), &h);
-                    let addr = addresses(&h);
-                    let badge = stage.map(|s| view! { <span class=format!("stage stage-{}", s.word())>{tr(l.get(), stage_key(s))}</span> });
-                    view! {
-                        <li data-testid="hop" data-hop=hop_kind_word(&h.what) data-stage=stage.map(|s| s.word()).unwrap_or("")
-                            class:current=move || current.get() == Some(i)
-                            aria-current=move || (current.get() == Some(i)).then_some("step")
-                            class:visited=move || current.get().is_some_and(|c| c > i)>
-                            <button class="hop-button" on:click=move |_| {
-                                store.playing.set(false);
-                                if let Some(tm) = store.focused_flight().and_then(|f| f.hop_time(i)) {
-                                    store.now.set(tm);
-                                }
-                            }>
-                                <span class="hop-title">{badge}{title}</span>
-                                <span class="hop-addr mono">{addr}</span>
-                            </button>
-                        </li>
-                    }
-                }).collect_view()}
+                {move || {
+                    let lg = l.get();
+                    let gs = groups.get();
+                    let all = hops();
+                    let mut last_group = usize::MAX;
+                    all.iter().cloned().enumerate().map(|(i, (h, stage))| {
+                        let gi = gs.get(i).copied().unwrap_or(0);
+                        let heading = (gi != last_group).then(|| {
+                            let (group, group_key) = group_of(&h);
+                            let node = group.strip_prefix("node:").unwrap_or("").to_string();
+                            let count = gs.iter().filter(|&&g| g == gi).count();
+                            let last_hop = gs.iter().rposition(|&g| g == gi).unwrap_or(i);
+                            let words = format!("{} ({count})", tr(lg, group_key).replace("{node}", &node));
+                            view! {
+                                <li class="group" data-testid="hop-group" data-group=group
+                                    class:current-group=move || current_group.get() == gi>
+                                    <button class="group-button" on:click=move |_| {
+                                        store.playing.set(false);
+                                        if let Some(tm) = store.focused_flight().and_then(|f| f.hop_time(i)) {
+                                            store.now.set(tm);
+                                        }
+                                    }>
+                                        <span class="hop-n" aria-hidden="true">{move || {
+                                            let c = current.get();
+                                            if current_group.get() == gi { "▾" } else if c.is_some_and(|c| c > last_hop) { "✓" } else { "▸" }
+                                        }}</span>
+                                        {words}
+                                    </button>
+                                </li>
+                            }
+                        });
+                        last_group = gi;
+                        let title = crate::hops::summary(lg, &h);
+                        let addr = addresses(&h);
+                        let raw = h.step.as_ref().map(|s| (s.table_chain.clone(), s.rule.clone()));
+                        let badge = stage.map(|s| view! { <span class=format!("stage stage-{}", s.word())>{tr(lg, stage_key(s))}</span> });
+                        view! {
+                            {heading}
+                            <li data-testid="hop" data-hop=hop_kind_word(&h.what) data-stage=stage.map(|s| s.word()).unwrap_or("")
+                                data-n=(i + 1).to_string()
+                                class:folded=move || current_group.get() != gi
+                                class:current=move || current.get() == Some(i)
+                                aria-current=move || (current.get() == Some(i)).then_some("step")
+                                class:visited=move || current.get().is_some_and(|c| c > i)>
+                                <button class="hop-button" on:click=move |_| {
+                                    store.playing.set(false);
+                                    if let Some(tm) = store.focused_flight().and_then(|f| f.hop_time(i)) {
+                                        store.now.set(tm);
+                                    }
+                                }>
+                                    <span class="hop-n" aria-hidden="true">
+                                        {move || if current.get() == Some(i) { "▶".to_string() } else if current.get().is_some_and(|c| c > i) { "✓".to_string() } else { String::new() }}
+                                    </span>
+                                    <span class="hop-ordinal">{format!("{}.", i + 1)}</span>
+                                    <span class="hop-body">
+                                        <span class="hop-title">{badge}{title}</span>
+                                        <span class="hop-addr mono">{addr}</span>
+                                    </span>
+                                </button>
+                                {raw.map(|(chain, rule)| view! {
+                                    <details class="hop-raw">
+                                        <summary>{tr(lg, "events.raw")}</summary>
+                                        <code class="mono">{format!("{chain}: {rule}")}</code>
+                                    </details>
+                                })}
+                            </li>
+                        }
+                    }).collect_view()
+                }}
             </ol>
         </section>
+    }
+}
+
+/// The current hop in one line: which hop of how many, and what happened
+/// (embedded, also the scenario and mode, which the embed does not show).
+#[component]
+pub fn HopCaption(#[prop(optional)] with_scenario: bool) -> impl IntoView {
+    let store = expect_context::<Store>();
+    let l = lang();
+    let text = Memo::new(move |_| {
+        let lg = l.get();
+        let hop = store.current_hop();
+        let scenario = store.scenario.get();
+        let mode = store.mode.get().as_str();
+        let line = hop
+            .and_then(|i| {
+                store.with_focused_trace(|t| {
+                    t.hops.get(i).map(|h| {
+                        format!(
+                            "{} · {}",
+                            tr(lg, "caption.hop")
+                                .replace("{i}", &(i + 1).to_string())
+                                .replace("{n}", &t.hops.len().to_string()),
+                            crate::hops::summary(lg, h)
+                        )
+                    })
+                })
+            })
+            .flatten()
+            .unwrap_or_else(|| tr(lg, "caption.idle").to_string());
+        if with_scenario {
+            format!("{scenario} · {mode} · {line}")
+        } else {
+            line
+        }
+    });
+    view! {
+        <p class="hop-caption" data-testid="hop-caption" aria-live="polite" title=move || text.get()>{move || text.get()}</p>
     }
 }
 

@@ -1,0 +1,321 @@
+//! Gateway API semantics for one request: the listener (port and
+//! protocol, then the most specific hostname; on HTTPS by SNI, with 421
+//! when the Host header belongs to another listener), the attached
+//! HTTPRoute matches in the API's precedence (hostname specificity first,
+//! then the order compiled in [`super::model`]), path/method/headers/query
+//! AND'ed within a match, the rule's filters in order, and a weighted
+//! backend (weight 0 never chosen; none or all-zero: 500; an invalid ref:
+//! 500; no ready endpoints: 503). Decides only; no text.
+
+use super::matching::{gateway_host_matches, prefix_matches, replace_prefix};
+use super::model::{
+    CompiledMatch, EntryPoint, GatewayTable, ListenerTable, RoutingTable, ServiceTarget,
+};
+use super::objects::{
+    Filter, HeaderModifier, ListenerProtocol, PathMatch, PathModifier, RouteMatch,
+};
+use super::status::backend_problem;
+use super::walk::{
+    BackendView, Compared, Decision, HttpRequest, Reason, Redirect, RouteRef, Scheme,
+};
+use crate::choose::Chooser;
+use crate::model::{NamespacedName, PortRef};
+use std::collections::BTreeMap;
+
+/// How specifically a listener's hostname matches `name` (lower is more).
+fn listener_rank(l: &ListenerTable, name: &str) -> Option<(u8, std::cmp::Reverse<usize>)> {
+    match &l.listener.hostname {
+        None => Some((2, std::cmp::Reverse(0))),
+        Some(h) if !h.starts_with('*') => (h == name).then_some((0, std::cmp::Reverse(h.len()))),
+        Some(h) => gateway_host_matches(h, name).then_some((1, std::cmp::Reverse(h.len()))),
+    }
+}
+
+fn pick_listener<'t>(ls: &[&'t ListenerTable], name: &str) -> Option<&'t ListenerTable> {
+    ls.iter()
+        .filter_map(|l| listener_rank(l, name).map(|r| (r, *l)))
+        .min_by_key(|(r, _)| *r)
+        .map(|(_, l)| l)
+}
+
+/// The route hostname specificity for `host`: (characters of a matching
+/// exact hostname, characters of any matching hostname).
+fn host_rank(m: &CompiledMatch, host: &str) -> Option<(usize, usize)> {
+    if m.hostnames.is_empty() {
+        return Some((0, 0));
+    }
+    m.hostnames
+        .iter()
+        .filter_map(|h| {
+            if h.starts_with('*') {
+                gateway_host_matches(h, host).then_some((0, h.len()))
+            } else {
+                (h == host).then_some((h.len(), h.len()))
+            }
+        })
+        .max()
+}
+
+fn query_pairs(q: &str) -> Vec<(&str, &str)> {
+    q.split('&')
+        .filter(|x| !x.is_empty())
+        .map(|kv| kv.split_once('=').unwrap_or((kv, "")))
+        .collect()
+}
+
+/// Does one match accept the request? `None`: it cannot be evaluated.
+fn matches(m: &RouteMatch, req: &HttpRequest) -> Option<bool> {
+    let path_ok = match &m.path {
+        PathMatch::Exact(p) => *p == req.path,
+        PathMatch::Prefix(p) => prefix_matches(p, &req.path),
+        PathMatch::Regex(_) => return None,
+    };
+    if m.headers.iter().chain(&m.query).any(|h| h.regex) {
+        return None;
+    }
+    let method_ok = m.method.as_deref().is_none_or(|x| x == req.method);
+    let headers_ok = m.headers.iter().all(|h| {
+        // The first value of a header with that name, compared exactly.
+        req.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(&h.name))
+            .is_some_and(|(_, v)| *v == h.value)
+    });
+    let pairs = query_pairs(&req.query);
+    let query_ok = m.query.iter().all(|q| {
+        pairs
+            .iter()
+            .find(|(k, _)| *k == q.name)
+            .is_some_and(|(_, v)| *v == q.value)
+    });
+    Some(path_ok && method_ok && headers_ok && query_ok)
+}
+
+pub(super) fn modify(headers: &mut BTreeMap<String, String>, m: &HeaderModifier) {
+    for (k, v) in &m.set {
+        headers.insert(k.to_ascii_lowercase(), v.clone());
+    }
+    for (k, v) in &m.add {
+        let k = k.to_ascii_lowercase();
+        let nv = match headers.get(&k) {
+            Some(x) => format!("{x},{v}"),
+            None => v.clone(),
+        };
+        headers.insert(k, nv);
+    }
+    for k in &m.remove {
+        headers.remove(&k.to_ascii_lowercase());
+    }
+}
+
+fn new_path(path: &str, m: &RouteMatch, modifier: &PathModifier) -> String {
+    match modifier {
+        PathModifier::ReplaceFullPath(p) => p.clone(),
+        PathModifier::ReplacePrefixMatch(r) => match &m.path {
+            PathMatch::Prefix(p) => replace_prefix(path, p, r),
+            _ => path.to_string(),
+        },
+    }
+}
+
+/// Apply filters; `Some` when a redirect answers the request.
+fn apply(
+    d: &mut Decision,
+    filters: &[Filter],
+    m: &RouteMatch,
+    req: &HttpRequest,
+    listener_port: u16,
+) -> Option<Redirect> {
+    for f in filters {
+        match f {
+            Filter::RequestHeaderModifier(x) => {
+                d.filters.push("RequestHeaderModifier");
+                modify(&mut d.request.headers, x);
+            }
+            Filter::ResponseHeaderModifier(x) => {
+                d.filters.push("ResponseHeaderModifier");
+                d.response_modifiers.push(x.clone());
+            }
+            Filter::UrlRewrite { hostname, path } => {
+                d.filters.push("URLRewrite");
+                if let Some(h) = hostname {
+                    d.request.host = h.clone();
+                }
+                if let Some(p) = path {
+                    d.request.path = new_path(&req.path, m, p);
+                }
+            }
+            Filter::RequestRedirect {
+                scheme,
+                hostname,
+                path,
+                port,
+                status,
+            } => {
+                d.filters.push("RequestRedirect");
+                let sch = scheme.clone().unwrap_or_else(|| req.scheme.as_str().into());
+                let port = port.unwrap_or(match scheme.as_deref() {
+                    Some("http") => 80,
+                    Some("https") => 443,
+                    _ => listener_port,
+                });
+                let default = matches!((sch.as_str(), port), ("http", 80) | ("https", 443));
+                let host = hostname.clone().unwrap_or_else(|| req.host.clone());
+                let p = path
+                    .as_ref()
+                    .map_or(req.path.clone(), |x| new_path(&req.path, m, x));
+                let q = if req.query.is_empty() {
+                    String::new()
+                } else {
+                    format!("?{}", req.query)
+                };
+                let location = if default {
+                    format!("{sch}://{host}{p}{q}")
+                } else {
+                    format!("{sch}://{host}:{port}{p}{q}")
+                };
+                return Some(Redirect {
+                    status: *status,
+                    location,
+                });
+            }
+            Filter::Other(_) => {}
+        }
+    }
+    None
+}
+
+pub(super) fn walk(
+    table: &RoutingTable,
+    t: &GatewayTable,
+    entry: &EntryPoint,
+    req: &HttpRequest,
+    view: &dyn BackendView,
+    chooser: &mut Chooser,
+) -> Decision {
+    let mut d = Decision::new(entry.clone(), req);
+    let want = match req.scheme {
+        Scheme::Http => ListenerProtocol::Http,
+        Scheme::Https => ListenerProtocol::Https,
+    };
+    let on_port: Vec<&ListenerTable> = t
+        .listeners
+        .iter()
+        .filter(|l| l.listener.port == req.port && l.listener.protocol == want && !l.conflicted)
+        .collect();
+    if on_port.is_empty() {
+        d.reason = Reason::NoListener;
+        return d;
+    }
+    let name = match req.scheme {
+        Scheme::Https => req.sni.as_deref().unwrap_or(&req.host),
+        Scheme::Http => &req.host,
+    };
+    let Some(l) = pick_listener(&on_port, name) else {
+        if req.scheme == Scheme::Https {
+            d.reason = Reason::TlsHandshakeFailed;
+            return d;
+        }
+        return d.answer(404, Reason::NoMatchingRoute);
+    };
+    d.listener = Some((t.gateway.clone(), l.listener.name.clone()));
+    if req.scheme == Scheme::Https {
+        let Some(cert) = &l.certificate else {
+            d.reason = Reason::TlsHandshakeFailed;
+            return d;
+        };
+        d.tls_certificate = Some(cert.clone());
+        if let Some(by_host) = pick_listener(&on_port, &req.host) {
+            if by_host.listener.name != l.listener.name {
+                return d.answer(421, Reason::Misdirected);
+            }
+        }
+    }
+    let mut candidates: Vec<(std::cmp::Reverse<(usize, usize)>, &CompiledMatch)> = l
+        .matches
+        .iter()
+        .filter_map(|m| host_rank(m, &req.host).map(|r| (std::cmp::Reverse(r), m)))
+        .collect();
+    crate::order::sort_by_key(&mut candidates, |(r, _)| *r);
+    let mut unsupported = false;
+    let mut chosen = None;
+    for (_, m) in candidates {
+        let route = RouteRef {
+            kind: "HTTPRoute",
+            name: m.route.clone(),
+            rule: m.rule,
+            index: m.index,
+        };
+        let ok = matches(&m.matching, req);
+        unsupported |= ok.is_none();
+        let ok = ok.unwrap_or(false);
+        d.compared.push(Compared {
+            route: route.clone(),
+            matched: ok,
+        });
+        if ok {
+            chosen = Some((route, m));
+            break;
+        }
+    }
+    let Some((route, m)) = chosen else {
+        let why = if unsupported {
+            Reason::UnsupportedMatch
+        } else {
+            Reason::NoMatchingRoute
+        };
+        return d.answer(404, why);
+    };
+    d.route = Some(route);
+    let Some(r) = table.objects.routes.iter().find(|r| r.meta.id == m.route) else {
+        return d.answer(500, Reason::NoBackends);
+    };
+    let Some(rule) = r.rules.get(m.rule) else {
+        return d.answer(500, Reason::NoBackends);
+    };
+    if let Some(redirect) = apply(&mut d, &rule.filters, &m.matching, req, l.listener.port) {
+        let status = redirect.status;
+        d.redirect = Some(redirect);
+        return d.answer(status, Reason::Redirect);
+    }
+    let total: u32 = rule.backends.iter().map(|b| b.weight).sum();
+    if total == 0 {
+        return d.answer(500, Reason::NoBackends);
+    }
+    let mut pick = chooser.below(total as usize) as u32;
+    let Some(b) = rule.backends.iter().find(|b| {
+        if pick < b.weight {
+            true
+        } else {
+            pick -= b.weight;
+            false
+        }
+    }) else {
+        return d.answer(500, Reason::NoBackends);
+    };
+    let ns = &r.meta.id.namespace;
+    let exists =
+        |id: &NamespacedName, port: u16| view.service_port(id, &PortRef::Number(port)).is_some();
+    if let Some(problem) = backend_problem(&table.objects, &exists, ns, b) {
+        return d.answer(500, Reason::InvalidBackend { reason: problem });
+    }
+    if let Some(redirect) = apply(&mut d, &b.filters, &m.matching, req, l.listener.port) {
+        let status = redirect.status;
+        d.redirect = Some(redirect);
+        return d.answer(status, Reason::Redirect);
+    }
+    let target = ServiceTarget {
+        service: NamespacedName::new(
+            b.target.namespace.clone().unwrap_or_else(|| ns.clone()),
+            b.target.name.clone(),
+        ),
+        port: PortRef::Number(b.port.unwrap_or(0)),
+    };
+    d.send_to(
+        view,
+        &target,
+        (b.weight, total),
+        t.service_routing,
+        Reason::Routed,
+    )
+}

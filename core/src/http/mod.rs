@@ -1,0 +1,57 @@
+//! HTTP routing in front of Services: Ingress and the Gateway API.
+//!
+//! Shaped like [`crate::modes`]: the routing objects ([`objects`]) are
+//! compiled once into a typed routing table per entry point ([`model`]:
+//! an IngressClass's merged Ingress rules, a Gateway's listeners with the
+//! HTTPRoute matches attached to each, in the order the controller
+//! evaluates them); [`walk`] sends one request through a table and returns
+//! the decision with every rule it compared; [`render`] prints the tables
+//! for `kpv routes`; [`journey`] strings the client's connection to the
+//! controller's proxy Pod (through kube-proxy, via [`crate::trace`]'s
+//! stages) and the proxy's new connection to the backend together.
+//!
+//! Everything here is pure and deterministic (weighted picks go through the
+//! seeded [`crate::choose::Chooser`]); decisions are typed values, and only
+//! the renderers write text. It never reads certificate bytes, never
+//! evaluates regular expressions (such matches are reported, not guessed),
+//! and never edits the kube-proxy model's objects except to add the
+//! controller workload a real controller would have created.
+
+pub mod controller;
+mod gateway;
+mod ingress;
+pub mod journey;
+pub mod matching;
+pub mod model;
+pub mod objects;
+pub mod render;
+pub mod status;
+pub mod walk;
+
+pub use model::{compile, EntryPoint, RoutingTable};
+pub use objects::{parse, parse_files, Objects};
+pub use walk::{walk, Decision, HttpRequest, Scheme};
+
+/// A cluster made ready for HTTP requests: the controllers' proxies placed
+/// (found or added, see [`controller`]) and the routing tables compiled
+/// against the cluster that has them.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub cluster: crate::model::Cluster,
+    pub table: RoutingTable,
+    pub proxies: Vec<controller::ProxyWorkload>,
+}
+
+/// Place the proxies and compile the tables (decide once; then any number
+/// of [`journey::journey`]s or [`walk()`]s read the result).
+pub fn prepare(cluster: &crate::model::Cluster) -> Prepared {
+    let mut cluster = cluster.clone();
+    let first = compile(&cluster.routing, &cluster);
+    let proxies = controller::place_proxies(&mut cluster, &first);
+    let table = compile(&cluster.routing, &cluster);
+    Prepared {
+        cluster,
+        table,
+        proxies,
+    }
+}

@@ -1,0 +1,271 @@
+//! What a Gateway controller writes into status: which listeners accept
+//! each HTTPRoute's parentRef (allowedRoutes namespaces and kinds, section
+//! name, port, hostname intersection), the route's Accepted and
+//! ResolvedRefs conditions with the API's reasons, and each listener's
+//! attachedRoutes. Typed values only; the CLI words them.
+
+use super::matching::intersect_hostnames;
+use super::objects::*;
+use crate::model::{Cluster, NamespacedName};
+use serde::Serialize;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub status: &'static str,
+    pub reason: &'static str,
+}
+
+fn cond(kind: &'static str, ok: bool, reason: &'static str) -> Condition {
+    Condition {
+        kind,
+        status: if ok { "True" } else { "False" },
+        reason,
+    }
+}
+
+/// One parentRef's outcome.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ParentStatus {
+    pub route: NamespacedName,
+    /// The Gateway named.
+    pub gateway: NamespacedName,
+    pub section: Option<String>,
+    pub conditions: Vec<Condition>,
+    /// (listener index, the hostnames the route serves there; empty: any).
+    pub listeners: Vec<(usize, Vec<String>)>,
+}
+
+/// Why a backendRef cannot be used (ResolvedRefs False), if it cannot.
+pub fn backend_problem(
+    objects: &Objects,
+    exists: &dyn Fn(&NamespacedName, u16) -> bool,
+    route_ns: &str,
+    b: &BackendRef,
+) -> Option<&'static str> {
+    if !(b.target.group.is_empty() || b.target.group == "core") || b.target.kind != "Service" {
+        return Some("InvalidKind");
+    }
+    let ns = b.target.namespace.as_deref().unwrap_or(route_ns);
+    if ns != route_ns && !granted(objects, route_ns, ns, &b.target.name) {
+        return Some("RefNotPermitted");
+    }
+    let id = NamespacedName::new(ns, b.target.name.clone());
+    match b.port {
+        Some(p) if exists(&id, p) => None,
+        _ => Some("BackendNotFound"),
+    }
+}
+
+/// Does a ReferenceGrant in `to_ns` let HTTPRoutes of `from_ns` refer to
+/// Service `name`?
+pub fn granted(objects: &Objects, from_ns: &str, to_ns: &str, name: &str) -> bool {
+    objects.grants.iter().any(|g| {
+        g.meta.id.namespace == to_ns
+            && g.from.iter().any(|(grp, kind, ns)| {
+                grp == "gateway.networking.k8s.io" && kind == "HTTPRoute" && ns == from_ns
+            })
+            && g.to.iter().any(|(grp, kind, n)| {
+                grp.is_empty() && kind == "Service" && n.as_deref().is_none_or(|n| n == name)
+            })
+    })
+}
+
+/// Is the listener willing to take an HTTPRoute from `ns`?
+fn allows(objects: &Objects, gw_ns: &str, l: &Listener, ns: &str) -> bool {
+    let ns_ok = match &l.from {
+        FromNamespaces::Same => ns == gw_ns,
+        FromNamespaces::All => true,
+        FromNamespaces::Selector(sel) => sel.matches(&objects.namespace_labels(ns)),
+    };
+    let kind_ok = if l.kinds.is_empty() {
+        matches!(l.protocol, ListenerProtocol::Http | ListenerProtocol::Https)
+    } else {
+        l.kinds
+            .iter()
+            .any(|(g, k)| g == "gateway.networking.k8s.io" && k == "HTTPRoute")
+    };
+    ns_ok && kind_ok
+}
+
+/// Every HTTPRoute parentRef's status, in route then parentRef order.
+pub fn route_status(objects: &Objects, cluster: &Cluster) -> Vec<ParentStatus> {
+    let exists = |id: &NamespacedName, port: u16| {
+        cluster
+            .service(id)
+            .is_some_and(|s| s.ports.iter().any(|p| p.port == port))
+    };
+    let mut out = Vec::new();
+    for r in &objects.routes {
+        let ns = &r.meta.id.namespace;
+        let resolved = r
+            .rules
+            .iter()
+            .flat_map(|rule| &rule.backends)
+            .find_map(|b| backend_problem(objects, &exists, ns, b));
+        let resolved_cond = cond(
+            "ResolvedRefs",
+            resolved.is_none(),
+            resolved.unwrap_or("ResolvedRefs"),
+        );
+        for p in &r.parents {
+            if p.kind != "Gateway" || p.group != "gateway.networking.k8s.io" {
+                continue;
+            }
+            let gw_id = NamespacedName::new(
+                p.namespace.clone().unwrap_or_else(|| ns.clone()),
+                p.name.clone(),
+            );
+            let Some(gw) = objects.gateways.iter().find(|g| g.meta.id == gw_id) else {
+                out.push(ParentStatus {
+                    route: r.meta.id.clone(),
+                    gateway: gw_id,
+                    section: p.section.clone(),
+                    conditions: vec![
+                        cond("Accepted", false, "NoMatchingParent"),
+                        resolved_cond.clone(),
+                    ],
+                    listeners: Vec::new(),
+                });
+                continue;
+            };
+            let named: Vec<(usize, &Listener)> = gw
+                .listeners
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| p.section.as_deref().is_none_or(|s| s == l.name))
+                .filter(|(_, l)| p.port.is_none_or(|port| port == l.port))
+                .collect();
+            let allowed: Vec<(usize, &Listener)> = named
+                .iter()
+                .copied()
+                .filter(|(_, l)| allows(objects, &gw.meta.id.namespace, l, ns))
+                .collect();
+            let listeners: Vec<(usize, Vec<String>)> = allowed
+                .iter()
+                .filter_map(|(i, l)| {
+                    intersect_hostnames(l.hostname.as_deref(), &r.hostnames).map(|h| (*i, h))
+                })
+                .collect();
+            let accepted = if named.is_empty() {
+                cond("Accepted", false, "NoMatchingParent")
+            } else if allowed.is_empty() {
+                cond("Accepted", false, "NotAllowedByListeners")
+            } else if listeners.is_empty() {
+                cond("Accepted", false, "NoMatchingListenerHostname")
+            } else {
+                cond("Accepted", true, "Accepted")
+            };
+            out.push(ParentStatus {
+                route: r.meta.id.clone(),
+                gateway: gw_id,
+                section: p.section.clone(),
+                conditions: vec![accepted, resolved_cond.clone()],
+                listeners,
+            });
+        }
+    }
+    out
+}
+
+/// A listener's attachedRoutes: routes accepted on it.
+pub fn attached_routes(statuses: &[ParentStatus], gw: &NamespacedName, listener: usize) -> usize {
+    let mut routes: Vec<&NamespacedName> = statuses
+        .iter()
+        .filter(|s| &s.gateway == gw && s.listeners.iter().any(|(i, _)| *i == listener))
+        .map(|s| &s.route)
+        .collect();
+    routes.dedup();
+    routes.len()
+}
+
+/// A listener's ResolvedRefs: its certificate Secret exists, is a TLS
+/// Secret, and is in the Gateway's namespace or granted to it.
+pub fn listener_certificate(
+    objects: &Objects,
+    gw_ns: &str,
+    l: &Listener,
+) -> Result<Option<NamespacedName>, &'static str> {
+    if l.protocol != ListenerProtocol::Https {
+        return Ok(None);
+    }
+    let Some(r) = l.certificate_refs.first() else {
+        return Err("InvalidCertificateRef");
+    };
+    if !(r.group.is_empty() || r.group == "core") || r.kind != "Secret" {
+        return Err("InvalidCertificateRef");
+    }
+    let ns = r.namespace.as_deref().unwrap_or(gw_ns);
+    if ns != gw_ns
+        && !objects.grants.iter().any(|g| {
+            g.meta.id.namespace == ns
+                && g.from.iter().any(|(_, k, f)| k == "Gateway" && f == gw_ns)
+                && g.to
+                    .iter()
+                    .any(|(_, k, n)| k == "Secret" && n.as_deref().is_none_or(|n| n == r.name))
+        })
+    {
+        return Err("RefNotPermitted");
+    }
+    let id = NamespacedName::new(ns, r.name.clone());
+    match objects.secrets.get(&id) {
+        Some(true) => Ok(Some(id)),
+        _ => Err("InvalidCertificateRef"),
+    }
+}
+
+/// The status conditions a controller would write, as warnings: a
+/// parentRef not Accepted, a backendRef not resolved, an HTTPS listener
+/// whose certificate does not resolve. (Object and field are given; these
+/// come from the objects' relations, so they carry no single position.)
+pub fn diagnostics(rt: &super::RoutingTable) -> Vec<crate::diag::Diagnostic> {
+    use crate::diag::Diagnostic;
+    let mut out = Vec::new();
+    for s in &rt.route_status {
+        for c in s.conditions.iter().filter(|c| c.status == "False") {
+            let mut d = Diagnostic::warning(format!(
+                "{}: False ({}) for parent {}{}",
+                c.kind,
+                c.reason,
+                s.gateway,
+                s.section
+                    .as_ref()
+                    .map(|x| format!(" section {x}"))
+                    .unwrap_or_default()
+            ));
+            d.object = Some(format!("HTTPRoute/{}", s.route));
+            d.field = Some(if c.kind == "Accepted" {
+                "spec.parentRefs".into()
+            } else {
+                "spec.rules[].backendRefs".into()
+            });
+            out.push(d);
+        }
+    }
+    for t in rt.tables.values() {
+        if let super::model::Table::Gateway(g) = t {
+            for (i, l) in g.listeners.iter().enumerate() {
+                if l.conflicted {
+                    let mut d = Diagnostic::warning(format!(
+                        "listener `{}`: Conflicted True (HostnameConflict): another listener has the same port, protocol and hostname; neither is programmed",
+                        l.listener.name
+                    ));
+                    d.object = Some(format!("Gateway/{}", g.gateway));
+                    d.field = Some(format!("spec.listeners[{i}]"));
+                    out.push(d);
+                }
+                if let Some(reason) = l.certificate_problem {
+                    let mut d = Diagnostic::warning(format!(
+                        "listener `{}`: ResolvedRefs False ({reason}); HTTPS on it fails the handshake",
+                        l.listener.name
+                    ));
+                    d.object = Some(format!("Gateway/{}", g.gateway));
+                    d.field = Some(format!("spec.listeners[{i}].tls.certificateRefs"));
+                    out.push(d);
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,290 @@
+//! Lowering hand-written endpoints: legacy v1 Endpoints (mirrored into
+//! EndpointSlices for selector-less Services, as the mirroring controller
+//! does) and EndpointSlices themselves.
+//!
+//! The EndpointSlice controller's own slices are computed in `controller/`,
+//! not here. Never panics on input.
+
+use super::validate::join;
+use super::*;
+
+/// One legacy address: IP, ready, nodeName, targetRef.
+type LegacyAddress = (IpAddr, bool, Option<String>, Option<NamespacedName>);
+
+pub(super) struct PendingEndpoints {
+    id: NamespacedName,
+    subsets: Vec<(Vec<LegacyAddress>, Vec<EndpointPort>)>,
+}
+
+impl Builder {
+    /// The userspace proxier read v1.Endpoints only: EndpointSlices written
+    /// by hand give it nothing, which a userspace scenario should be told.
+    pub(super) fn check_userspace_sources(&mut self) {
+        if self.cluster.proxy.mode != Mode::Userspace {
+            return;
+        }
+        let given: Vec<String> = self
+            .cluster
+            .endpoint_slices
+            .iter()
+            .filter(|s| s.source == SliceSource::Input)
+            .map(|s| s.id.to_string())
+            .collect();
+        if !given.is_empty() {
+            self.diags.push(
+                Diagnostic::warning(format!(
+                    "kube-proxy in userspace mode reads Endpoints, not EndpointSlices: {} give it no endpoints",
+                    given.join(", ")
+                ))
+                .with_hint("write them as v1 Endpoints objects (subsets: addresses, ports)"),
+            );
+        }
+    }
+
+    pub(super) fn endpoints(&mut self, o: &RawObject) -> Option<PendingEndpoints> {
+        let (id, _, _) = self.meta(o, true)?;
+        let obj = Self::object_name(o, &id);
+        let mut c = self.ctx(o, obj);
+        let mut subsets = Vec::new();
+        for (i, s) in c.seq(o.node.get("subsets"), "subsets").iter().enumerate() {
+            let path = format!("subsets[{i}]");
+            let mut addrs = Vec::new();
+            for (key, ready) in [("addresses", true), ("notReadyAddresses", false)] {
+                for (j, a) in c.seq(s.get(key), &join(&path, key)).iter().enumerate() {
+                    let Some(ipn) = a.get("ip") else {
+                        c.err(
+                            a,
+                            &format!("{path}.{key}[{j}]"),
+                            "address has no `ip`",
+                            "add `ip: 10.0.0.5`",
+                        );
+                        continue;
+                    };
+                    if let Some(ip) = c.ip(ipn, &format!("{path}.{key}[{j}].ip")) {
+                        let node =
+                            c.string(a.get("nodeName"), &format!("{path}.{key}[{j}].nodeName"));
+                        let target = a.get("targetRef").and_then(|t| {
+                            let name = t.get("name").and_then(Y::as_str)?;
+                            Some(NamespacedName::new(
+                                t.get("namespace")
+                                    .and_then(Y::as_str)
+                                    .unwrap_or(&id.namespace),
+                                name,
+                            ))
+                        });
+                        addrs.push((ip, ready, node, target));
+                    }
+                }
+            }
+            let mut ports = Vec::new();
+            for (j, p) in c
+                .seq(s.get("ports"), &join(&path, "ports"))
+                .iter()
+                .enumerate()
+            {
+                let pp = format!("{path}.ports[{j}]");
+                let Some(port) = c.port(p.get("port"), &join(&pp, "port")) else {
+                    continue;
+                };
+                let protocol = Self::protocol(&mut c, p.get("protocol"), &join(&pp, "protocol"));
+                ports.push(EndpointPort {
+                    name: c
+                        .string(p.get("name"), &join(&pp, "name"))
+                        .unwrap_or_default(),
+                    port,
+                    protocol,
+                });
+            }
+            subsets.push((addrs, ports));
+        }
+        Some(PendingEndpoints { id, subsets })
+    }
+
+    pub(super) fn endpoint_slice(&mut self, o: &RawObject) {
+        let Some((id, labels, _)) = self.meta(o, true) else {
+            return;
+        };
+        let obj = Self::object_name(o, &id);
+        let mut c = self.ctx(o, obj);
+        let n = &o.node;
+        let Some(service_name) = labels.get("kubernetes.io/service-name").cloned() else {
+            c.err(
+                n.get("metadata").unwrap_or(n),
+                "metadata.labels",
+                "EndpointSlice has no `kubernetes.io/service-name` label, so kube-proxy ignores it",
+                "add the label naming its Service",
+            );
+            return;
+        };
+        let family = match n.get("addressType").and_then(Y::as_str) {
+            Some("IPv4") => IpFamily::V4,
+            Some("IPv6") => IpFamily::V6,
+            Some("FQDN") => {
+                c.warn(
+                    n,
+                    "addressType",
+                    "FQDN EndpointSlices are ignored by kube-proxy",
+                    "",
+                );
+                return;
+            }
+            _ => {
+                c.err(
+                    n.get("addressType").unwrap_or(n),
+                    "addressType",
+                    "addressType must be IPv4 or IPv6",
+                    "add `addressType: IPv4`",
+                );
+                return;
+            }
+        };
+        let mut endpoints = Vec::new();
+        for (i, e) in c.seq(n.get("endpoints"), "endpoints").iter().enumerate() {
+            let path = format!("endpoints[{i}]");
+            let mut addresses = Vec::new();
+            for (j, a) in c
+                .seq(e.get("addresses"), &join(&path, "addresses"))
+                .iter()
+                .enumerate()
+            {
+                if let Some(ip) = c.ip(a, &format!("{path}.addresses[{j}]")) {
+                    if IpFamily::of(&ip) != family {
+                        c.err(
+                            a,
+                            &format!("{path}.addresses[{j}]"),
+                            "address family does not match the slice's addressType",
+                            "put IPv4 and IPv6 addresses in separate slices",
+                        );
+                        continue;
+                    }
+                    addresses.push(ip);
+                }
+            }
+            let conds = e.get("conditions");
+            let ready = c
+                .boolean(
+                    conds.and_then(|x| x.get("ready")),
+                    &join(&path, "conditions.ready"),
+                )
+                .unwrap_or(true);
+            let serving = c
+                .boolean(
+                    conds.and_then(|x| x.get("serving")),
+                    &join(&path, "conditions.serving"),
+                )
+                .unwrap_or(true);
+            let terminating = c
+                .boolean(
+                    conds.and_then(|x| x.get("terminating")),
+                    &join(&path, "conditions.terminating"),
+                )
+                .unwrap_or(false);
+            let target_pod = e.get("targetRef").and_then(|t| {
+                (t.get("kind").and_then(Y::as_str) == Some("Pod")).then_some(())?;
+                let name = t.get("name").and_then(Y::as_str)?;
+                Some(NamespacedName::new(
+                    t.get("namespace")
+                        .and_then(Y::as_str)
+                        .unwrap_or(&id.namespace),
+                    name,
+                ))
+            });
+            endpoints.push(Endpoint {
+                addresses,
+                ready,
+                serving,
+                terminating,
+                node_name: c.string(e.get("nodeName"), &join(&path, "nodeName")),
+                zone: c.string(e.get("zone"), &join(&path, "zone")),
+                target_pod,
+                hints: c.hints(e.get("hints"), &join(&path, "hints")),
+            });
+        }
+        let mut ports = Vec::new();
+        for (j, p) in c.seq(n.get("ports"), "ports").iter().enumerate() {
+            let pp = format!("ports[{j}]");
+            let Some(port) = c.port(p.get("port"), &join(&pp, "port")) else {
+                continue;
+            };
+            let protocol = Self::protocol(&mut c, p.get("protocol"), &join(&pp, "protocol"));
+            ports.push(EndpointPort {
+                name: c
+                    .string(p.get("name"), &join(&pp, "name"))
+                    .unwrap_or_default(),
+                port,
+                protocol,
+            });
+        }
+        let managed_by = labels
+            .get("endpointslice.kubernetes.io/managed-by")
+            .map(String::as_str);
+        self.cluster.endpoint_slices.push(EndpointSlice {
+            id,
+            service_name,
+            family,
+            endpoints,
+            ports,
+            source: if managed_by == Some("endpointslice-controller.k8s.io") {
+                SliceSource::Controller
+            } else {
+                SliceSource::Input
+            },
+        });
+    }
+
+    /// The EndpointSlice mirroring controller: legacy Endpoints of selector-less
+    /// Services become EndpointSlices.
+    pub(super) fn mirror_endpoints(&mut self, pending: Vec<PendingEndpoints>) {
+        for e in pending {
+            let Some(svc) = self.cluster.services.iter().find(|s| s.id == e.id) else {
+                let mut d = Diagnostic::warning(format!(
+                    "Endpoints {} have no Service of the same name; kube-proxy ignores them",
+                    e.id
+                ))
+                .with_hint("add a Service without selector named like the Endpoints");
+                d.object = Some(format!("Endpoints/{}", e.id));
+                self.diags.push(d);
+                continue;
+            };
+            if svc.selector.is_some() {
+                // The mirroring controller skips Services with a selector: the
+                // EndpointSlice controller owns their endpoints.
+                continue;
+            }
+            for (i, (addrs, ports)) in e.subsets.into_iter().enumerate() {
+                for family in [IpFamily::V4, IpFamily::V6] {
+                    let endpoints: Vec<Endpoint> = addrs
+                        .iter()
+                        .filter(|(ip, ..)| IpFamily::of(ip) == family)
+                        .map(|(ip, ready, node, target)| Endpoint {
+                            addresses: vec![*ip],
+                            ready: *ready,
+                            serving: *ready,
+                            terminating: false,
+                            node_name: node.clone(),
+                            zone: None,
+                            hints: Hints::default(),
+                            target_pod: target.clone(),
+                        })
+                        .collect();
+                    if endpoints.is_empty() {
+                        continue;
+                    }
+                    let name = format!(
+                        "{}-{}",
+                        e.id.name,
+                        name_suffix(&format!("{}#mirror{i}{family:?}", e.id))
+                    );
+                    self.cluster.endpoint_slices.push(EndpointSlice {
+                        id: NamespacedName::new(e.id.namespace.clone(), name),
+                        service_name: e.id.name.clone(),
+                        family,
+                        endpoints,
+                        ports: ports.clone(),
+                        source: SliceSource::Mirrored,
+                    });
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,527 @@
+//! Lowering the Gateway API kinds (Gateway, HTTPRoute, ReferenceGrant) with
+//! the checks the CRDs' schema and validation rules make, filling their
+//! defaults (parentRef group/kind, match path `PathPrefix /`, weight 1,
+//! redirect status 302 as the API defaults it). Never panics on input;
+//! decides no routing.
+
+use super::validate::{host_problem, strict_path_problem, string_map, Ctx};
+use crate::model::routing::*;
+use crate::yaml::Node as Y;
+
+const GROUP: &str = "gateway.networking.k8s.io";
+
+pub(super) fn gateway(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<Gateway> {
+    let spec = n.get("spec");
+    let class = c
+        .string(
+            spec.and_then(|s| s.get("gatewayClassName")),
+            "spec.gatewayClassName",
+        )
+        .unwrap_or_default();
+    if class.is_empty() {
+        c.err(n, "spec.gatewayClassName", "Required value", "");
+    }
+    let mut listeners: Vec<Listener> = Vec::new();
+    let nodes = c.seq(spec.and_then(|s| s.get("listeners")), "spec.listeners");
+    if nodes.is_empty() {
+        c.err(n, "spec.listeners", "Required value", "");
+    }
+    for (i, l) in nodes.iter().enumerate() {
+        let f = format!("spec.listeners[{i}]");
+        let name = c
+            .string(l.get("name"), &format!("{f}.name"))
+            .unwrap_or_default();
+        if listeners.iter().any(|x| x.name == name) {
+            c.err(
+                l,
+                &format!("{f}.name"),
+                "Listener name must be unique within the Gateway",
+                "",
+            );
+            continue;
+        }
+        let Some(port) = c.int(l.get("port"), &format!("{f}.port"), 1, 65535) else {
+            c.err(l, &format!("{f}.port"), "Required value", "");
+            continue;
+        };
+        let protocol = match c.string(l.get("protocol"), &format!("{f}.protocol")) {
+            Some(p) if p == "HTTP" => ListenerProtocol::Http,
+            Some(p) if p == "HTTPS" => ListenerProtocol::Https,
+            Some(p) => ListenerProtocol::Other(p),
+            None => {
+                c.err(l, &format!("{f}.protocol"), "Required value", "");
+                continue;
+            }
+        };
+        let hostname = c.string(l.get("hostname"), &format!("{f}.hostname"));
+        if let (Some(h), Some(at)) = (&hostname, l.get("hostname")) {
+            if let Some(p) = host_problem(h) {
+                c.err(at, &format!("{f}.hostname"), p, "");
+                continue;
+            }
+        }
+        let tls = l.get("tls");
+        let mut certificate_refs = Vec::new();
+        for r in c.seq(
+            tls.and_then(|t| t.get("certificateRefs")),
+            &format!("{f}.tls.certificateRefs"),
+        ) {
+            certificate_refs.push(ObjectRef {
+                group: r.get("group").and_then(Y::as_str).unwrap_or("").into(),
+                kind: r.get("kind").and_then(Y::as_str).unwrap_or("Secret").into(),
+                namespace: r.get("namespace").and_then(Y::as_str).map(str::to_string),
+                name: r.get("name").and_then(Y::as_str).unwrap_or("").into(),
+            });
+        }
+        if protocol == ListenerProtocol::Https && tls.is_none() {
+            c.err(
+                l,
+                &format!("{f}.tls"),
+                "tls must be specified for protocols ['HTTPS', 'TLS']",
+                "",
+            );
+        }
+        if protocol == ListenerProtocol::Http && tls.is_some() {
+            c.err(
+                l,
+                &format!("{f}.tls"),
+                "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']",
+                "",
+            );
+        }
+        let ar = l.get("allowedRoutes");
+        let ns = ar.and_then(|a| a.get("namespaces"));
+        let from = match ns.and_then(|n| n.get("from")).and_then(Y::as_str) {
+            None | Some("Same") => FromNamespaces::Same,
+            Some("All") => FromNamespaces::All,
+            Some("Selector") => {
+                let sel = ns.and_then(|n| n.get("selector"));
+                FromNamespaces::Selector(LabelSelector {
+                    match_labels: string_map(sel.and_then(|s| s.get("matchLabels"))),
+                    match_expressions: sel
+                        .and_then(|s| s.get("matchExpressions"))
+                        .and_then(Y::as_seq)
+                        .unwrap_or(&[])
+                        .iter()
+                        .map(|e| {
+                            (
+                                e.get("key").and_then(Y::as_str).unwrap_or("").into(),
+                                e.get("operator").and_then(Y::as_str).unwrap_or("").into(),
+                                e.get("values")
+                                    .and_then(Y::as_seq)
+                                    .unwrap_or(&[])
+                                    .iter()
+                                    .filter_map(Y::as_str)
+                                    .map(str::to_string)
+                                    .collect(),
+                            )
+                        })
+                        .collect(),
+                })
+            }
+            Some(other) => {
+                c.err(
+                    ns.unwrap_or(l),
+                    &format!("{f}.allowedRoutes.namespaces.from"),
+                    format!("Unsupported value: \"{other}\": supported values: \"All\", \"Selector\", \"Same\""),
+                    "",
+                );
+                FromNamespaces::Same
+            }
+        };
+        let kinds = ar
+            .and_then(|a| a.get("kinds"))
+            .and_then(Y::as_seq)
+            .unwrap_or(&[])
+            .iter()
+            .map(|k| {
+                (
+                    k.get("group").and_then(Y::as_str).unwrap_or(GROUP).into(),
+                    k.get("kind").and_then(Y::as_str).unwrap_or("").into(),
+                )
+            })
+            .collect();
+        listeners.push(Listener {
+            name,
+            hostname,
+            port: port as u16,
+            protocol,
+            certificate_refs,
+            from,
+            kinds,
+        });
+    }
+    Some(Gateway {
+        meta,
+        class,
+        listeners,
+    })
+}
+
+pub(super) fn route(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<HttpRoute> {
+    let spec = n.get("spec");
+    let mut parents = Vec::new();
+    for (i, p) in c
+        .seq(spec.and_then(|s| s.get("parentRefs")), "spec.parentRefs")
+        .iter()
+        .enumerate()
+    {
+        let f = format!("spec.parentRefs[{i}]");
+        let name = c
+            .string(p.get("name"), &format!("{f}.name"))
+            .unwrap_or_default();
+        if name.is_empty() {
+            c.err(p, &format!("{f}.name"), "Required value", "");
+            continue;
+        }
+        parents.push(ParentRef {
+            group: p.get("group").and_then(Y::as_str).unwrap_or(GROUP).into(),
+            kind: p
+                .get("kind")
+                .and_then(Y::as_str)
+                .unwrap_or("Gateway")
+                .into(),
+            namespace: p.get("namespace").and_then(Y::as_str).map(str::to_string),
+            name,
+            section: p.get("sectionName").and_then(Y::as_str).map(str::to_string),
+            port: c
+                .int(p.get("port"), &format!("{f}.port"), 1, 65535)
+                .map(|x| x as u16),
+        });
+    }
+    let mut hostnames = Vec::new();
+    for (i, h) in c
+        .seq(spec.and_then(|s| s.get("hostnames")), "spec.hostnames")
+        .iter()
+        .enumerate()
+    {
+        if let Some(s) = h.as_str() {
+            if let Some(p) = host_problem(s) {
+                c.err(h, &format!("spec.hostnames[{i}]"), p, "");
+                continue;
+            }
+            hostnames.push(s.to_string());
+        }
+    }
+    let mut rules = Vec::new();
+    let rule_nodes = c.seq(spec.and_then(|s| s.get("rules")), "spec.rules");
+    for (i, r) in rule_nodes.iter().enumerate() {
+        let f = format!("spec.rules[{i}]");
+        let mut matches = Vec::new();
+        for (j, m) in c
+            .seq(r.get("matches"), &format!("{f}.matches"))
+            .iter()
+            .enumerate()
+        {
+            if let Some(rm) = route_match(c, m, &format!("{f}.matches[{j}]")) {
+                matches.push(rm);
+            }
+        }
+        if matches.is_empty() {
+            matches.push(RouteMatch::default());
+        }
+        let rule_filters = filters(c, r.get("filters"), &format!("{f}.filters"));
+        let mut backends = Vec::new();
+        for (j, b) in c
+            .seq(r.get("backendRefs"), &format!("{f}.backendRefs"))
+            .iter()
+            .enumerate()
+        {
+            let bf = format!("{f}.backendRefs[{j}]");
+            let kind: String = b
+                .get("kind")
+                .and_then(Y::as_str)
+                .unwrap_or("Service")
+                .into();
+            let port = c.int(b.get("port"), &format!("{bf}.port"), 1, 65535);
+            if port.is_none() && kind == "Service" {
+                c.err(
+                    b,
+                    &format!("{bf}.port"),
+                    "Must have port for Service reference",
+                    "",
+                );
+            }
+            backends.push(BackendRef {
+                target: ObjectRef {
+                    group: b.get("group").and_then(Y::as_str).unwrap_or("").into(),
+                    kind,
+                    namespace: b.get("namespace").and_then(Y::as_str).map(str::to_string),
+                    name: b.get("name").and_then(Y::as_str).unwrap_or("").into(),
+                },
+                port: port.map(|p| p as u16),
+                weight: c
+                    .int(b.get("weight"), &format!("{bf}.weight"), 0, 1_000_000)
+                    .unwrap_or(1) as u32,
+                filters: filters(c, b.get("filters"), &format!("{bf}.filters")),
+            });
+        }
+        rules.push(RouteRule {
+            matches,
+            filters: rule_filters,
+            backends,
+        });
+    }
+    if rule_nodes.is_empty() {
+        // An HTTPRoute without rules has one rule matching everything, with
+        // no backends (so requests get 500).
+        rules.push(RouteRule {
+            matches: vec![RouteMatch::default()],
+            filters: Vec::new(),
+            backends: Vec::new(),
+        });
+    }
+    Some(HttpRoute {
+        meta,
+        parents,
+        hostnames,
+        rules,
+    })
+}
+
+fn route_match(c: &mut Ctx<'_>, m: &Y, f: &str) -> Option<RouteMatch> {
+    let mut out = RouteMatch::default();
+    if let Some(p) = m.get("path") {
+        let ty = p.get("type").and_then(Y::as_str).unwrap_or("PathPrefix");
+        let value = p
+            .get("value")
+            .and_then(Y::as_str)
+            .unwrap_or("/")
+            .to_string();
+        out.path = match ty {
+            "Exact" | "PathPrefix" => {
+                if let Some(problem) = strict_path_problem(&value) {
+                    c.err(
+                        p,
+                        &format!("{f}.path.value"),
+                        format!("{problem} when type one of ['Exact', 'PathPrefix']"),
+                        "",
+                    );
+                    return None;
+                }
+                if ty == "Exact" {
+                    PathMatch::Exact(value)
+                } else {
+                    PathMatch::Prefix(value)
+                }
+            }
+            "RegularExpression" => {
+                c.warn(
+                    p,
+                    &format!("{f}.path.type"),
+                    "RegularExpression matches are implementation-specific; kpv does not evaluate them (requests skip this match)",
+                    "",
+                );
+                PathMatch::Regex(value)
+            }
+            other => {
+                c.err(
+                    p,
+                    &format!("{f}.path.type"),
+                    format!("Unsupported value: \"{other}\": supported values: \"Exact\", \"PathPrefix\", \"RegularExpression\""),
+                    "",
+                );
+                return None;
+            }
+        };
+    }
+    for (key, into_query) in [("headers", false), ("queryParams", true)] {
+        for (k, h) in c.seq(m.get(key), &format!("{f}.{key}")).iter().enumerate() {
+            let name = h.get("name").and_then(Y::as_str).unwrap_or("").to_string();
+            let value = h.get("value").and_then(Y::as_str).unwrap_or("").to_string();
+            let regex = h.get("type").and_then(Y::as_str) == Some("RegularExpression");
+            let list = if into_query {
+                &mut out.query
+            } else {
+                &mut out.headers
+            };
+            let dup = if into_query {
+                list.iter().any(|x| x.name == name)
+            } else {
+                list.iter().any(|x| x.name.eq_ignore_ascii_case(&name))
+            };
+            if dup {
+                // Only the first entry with an equivalent name counts.
+                c.warn(
+                    h,
+                    &format!("{f}.{key}[{k}]"),
+                    format!("a second match on `{name}` is ignored"),
+                    "",
+                );
+                continue;
+            }
+            list.push(ValueMatch { name, value, regex });
+        }
+    }
+    out.method = m.get("method").and_then(Y::as_str).map(str::to_string);
+    Some(out)
+}
+
+fn header_mod(n: Option<&Y>) -> HeaderModifier {
+    let pairs = |k: &str| -> Vec<(String, String)> {
+        n.and_then(|n| n.get(k))
+            .and_then(Y::as_seq)
+            .unwrap_or(&[])
+            .iter()
+            .map(|h| {
+                (
+                    h.get("name").and_then(Y::as_str).unwrap_or("").to_string(),
+                    h.get("value").and_then(Y::as_str).unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+    HeaderModifier {
+        set: pairs("set"),
+        add: pairs("add"),
+        remove: n
+            .and_then(|n| n.get("remove"))
+            .and_then(Y::as_seq)
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(Y::as_str)
+            .map(str::to_string)
+            .collect(),
+    }
+}
+
+fn path_mod(c: &mut Ctx<'_>, n: Option<&Y>, f: &str) -> Option<PathModifier> {
+    let n = n?;
+    match n.get("type").and_then(Y::as_str) {
+        Some("ReplaceFullPath") => Some(PathModifier::ReplaceFullPath(
+            n.get("replaceFullPath")
+                .and_then(Y::as_str)
+                .unwrap_or("/")
+                .into(),
+        )),
+        Some("ReplacePrefixMatch") => Some(PathModifier::ReplacePrefixMatch(
+            n.get("replacePrefixMatch")
+                .and_then(Y::as_str)
+                .unwrap_or("")
+                .into(),
+        )),
+        other => {
+            c.err(
+                n,
+                &format!("{f}.type"),
+                format!("Unsupported value: \"{}\": supported values: \"ReplaceFullPath\", \"ReplacePrefixMatch\"", other.unwrap_or("")),
+                "",
+            );
+            None
+        }
+    }
+}
+
+fn filters(c: &mut Ctx<'_>, n: Option<&Y>, f: &str) -> Vec<Filter> {
+    let mut out = Vec::new();
+    let nodes = c.seq(n, f);
+    for (i, x) in nodes.iter().enumerate() {
+        let ff = format!("{f}[{i}]");
+        let ty = x.get("type").and_then(Y::as_str).unwrap_or("");
+        out.push(match ty {
+            "RequestHeaderModifier" => {
+                Filter::RequestHeaderModifier(header_mod(x.get("requestHeaderModifier")))
+            }
+            "ResponseHeaderModifier" => {
+                Filter::ResponseHeaderModifier(header_mod(x.get("responseHeaderModifier")))
+            }
+            "RequestRedirect" => {
+                let r = x.get("requestRedirect");
+                let status = c
+                    .int(
+                        r.and_then(|r| r.get("statusCode")),
+                        &format!("{ff}.requestRedirect.statusCode"),
+                        300,
+                        399,
+                    )
+                    .unwrap_or(302) as u16;
+                if ![301, 302, 303, 307, 308].contains(&status) {
+                    c.err(x, &format!("{ff}.requestRedirect.statusCode"), format!("Unsupported value: {status}: supported values: \"301\", \"302\", \"303\", \"307\", \"308\""), "");
+                }
+                Filter::RequestRedirect {
+                    scheme: r
+                        .and_then(|r| r.get("scheme"))
+                        .and_then(Y::as_str)
+                        .map(str::to_string),
+                    hostname: r
+                        .and_then(|r| r.get("hostname"))
+                        .and_then(Y::as_str)
+                        .map(str::to_string),
+                    path: path_mod(
+                        c,
+                        r.and_then(|r| r.get("path")),
+                        &format!("{ff}.requestRedirect.path"),
+                    ),
+                    port: c
+                        .int(
+                            r.and_then(|r| r.get("port")),
+                            &format!("{ff}.requestRedirect.port"),
+                            1,
+                            65535,
+                        )
+                        .map(|p| p as u16),
+                    status,
+                }
+            }
+            "URLRewrite" => {
+                let r = x.get("urlRewrite");
+                Filter::UrlRewrite {
+                    hostname: r
+                        .and_then(|r| r.get("hostname"))
+                        .and_then(Y::as_str)
+                        .map(str::to_string),
+                    path: path_mod(
+                        c,
+                        r.and_then(|r| r.get("path")),
+                        &format!("{ff}.urlRewrite.path"),
+                    ),
+                }
+            }
+            other => Filter::Other(other.to_string()),
+        });
+    }
+    let has = |p: fn(&Filter) -> bool| out.iter().any(p);
+    if has(|f| matches!(f, Filter::RequestRedirect { .. }))
+        && has(|f| matches!(f, Filter::UrlRewrite { .. }))
+    {
+        if let Some(at) = n {
+            c.err(
+                at,
+                f,
+                "May specify either httpRouteFilterRequestRedirect or httpRouteFilterRequestRewrite, but not both",
+                "",
+            );
+        }
+    }
+    out
+}
+
+pub(super) fn grant(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<ReferenceGrant> {
+    let spec = n.get("spec");
+    let from = c
+        .seq(spec.and_then(|s| s.get("from")), "spec.from")
+        .iter()
+        .map(|x| {
+            (
+                x.get("group").and_then(Y::as_str).unwrap_or("").to_string(),
+                x.get("kind").and_then(Y::as_str).unwrap_or("").to_string(),
+                x.get("namespace")
+                    .and_then(Y::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        })
+        .collect();
+    let to = c
+        .seq(spec.and_then(|s| s.get("to")), "spec.to")
+        .iter()
+        .map(|x| {
+            (
+                x.get("group").and_then(Y::as_str).unwrap_or("").to_string(),
+                x.get("kind").and_then(Y::as_str).unwrap_or("").to_string(),
+                x.get("name").and_then(Y::as_str).map(str::to_string),
+            )
+        })
+        .collect();
+    Some(ReferenceGrant { meta, from, to })
+}

@@ -1,0 +1,246 @@
+// The learner's view, measured as a trainer projects it: the diagram's share
+// of the screen, the smallest text drawn (font size × the SVG's screen scale),
+// what is on the first screen with it, every hop visibly changing something,
+// the modes' different pipelines, the trail left behind, the embed that can
+// send, and Korean without English prose. Screenshots go to artifacts/.
+import { test, expect, Page } from '@playwright/test';
+import { App } from './app';
+
+const shots = 'artifacts/screens';
+
+/** The diagram's box and the smallest rendered font in it (px), split by role. */
+async function measure(page: Page) {
+  return page.getByTestId('diagram').evaluate((svg: SVGSVGElement) => {
+    const scale = svg.getScreenCTM()?.a ?? 0;
+    const box = svg.getBoundingClientRect();
+    let smallest = Infinity;
+    let card = Infinity;
+    let smallestText = '';
+    for (const t of Array.from(svg.querySelectorAll('text'))) {
+      if (!t.textContent || !t.textContent.trim()) continue;
+      const r = t.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue;
+      const px = parseFloat(getComputedStyle(t).fontSize) * scale;
+      if (t.closest('[data-testid=packet-card]')) card = Math.min(card, px);
+      else if (!t.closest('[data-testid=packet]')) {
+        if (px < smallest) { smallest = px; smallestText = t.textContent; }
+      }
+    }
+    return { x: box.x, y: box.y, w: box.width, h: box.height, scale, smallest, smallestText, card };
+  });
+}
+
+async function inViewport(page: Page, testId: string) {
+  const b = await page.getByTestId(testId).first().boundingBox();
+  const vp = page.viewportSize()!;
+  expect(b, testId).not.toBeNull();
+  expect(b!.y, `${testId} top`).toBeGreaterThanOrEqual(0);
+  expect(b!.y + b!.height, `${testId} bottom`).toBeLessThanOrEqual(vp.height + 0.5);
+  expect(b!.x + b!.width, `${testId} right`).toBeLessThanOrEqual(vp.width + 0.5);
+}
+
+/** Where the focused packet is and which pipeline step is current. */
+async function look(page: Page) {
+  const transform = await page.locator('[data-testid=packet].focused').getAttribute('transform').catch(() => null);
+  const step = await page.locator('[data-testid=pipeline-step][data-current=true]').evaluateAll((els) =>
+    els.map((e) => `${e.getAttribute('data-step')}@${Array.from(e.parentElement!.children).indexOf(e)}`).join(','));
+  const node = await page.getByTestId('node-pipeline').getAttribute('data-node');
+  return `${transform}|${node}|${step}`;
+}
+
+for (const [w, h] of [[1280, 720], [1920, 1080]]) {
+  test(`at ${w}×${h} the diagram fills the first screen with play, caption and readiness beside it, in projector-sized text`, async ({ page }) => {
+    await page.setViewportSize({ width: w, height: h });
+    const app = new App(page);
+    await app.open('/?scenario=loadbalancer-cluster&lang=en');
+    await app.send();
+    await app.pause();
+    for (let i = 0; i < 8; i++) await app.byId('step-forward').click();
+    const m = await measure(page);
+    const share = (m.w * m.h) / (w * h);
+    expect(share, `diagram share ${share.toFixed(3)}`).toBeGreaterThanOrEqual(0.65);
+    expect(m.y, 'controls above the diagram').toBeLessThanOrEqual(64);
+    expect(m.smallest, `smallest diagram text "${m.smallestText}"`).toBeGreaterThanOrEqual(16);
+    expect(m.card, 'packet card text').toBeGreaterThanOrEqual(18);
+    for (const id of ['play-pause', 'step-forward', 'step-back', 'hop-caption', 'send-packet', 'node-pipeline']) await inViewport(page, id);
+    // A Pod's readiness control: the Pod opens its controls on the diagram.
+    const pod = page.locator('g[data-testid^="pod-web-"]').first();
+    const name = (await pod.getAttribute('data-testid'))!.replace(/^pod-/, '');
+    await pod.click();
+    await inViewport(page, `pod-${name}-controls`);
+    await expect(page.getByTestId(`pod-${name}-controls`).locator('button[data-action=readiness]')).toBeVisible();
+    // The event list shows the whole packet without scrolling the page.
+    expect(await page.evaluate(() => document.scrollingElement!.scrollTop)).toBe(0);
+    await page.screenshot({ path: `${shots}/learner-${w}x${h}.png` });
+  });
+}
+
+test('every hop of a LoadBalancer trace moves the packet or the current pipeline step, in every mode', async ({ page }) => {
+  const app = new App(page);
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await app.open('/?scenario=loadbalancer-cluster&lang=en');
+  for (const mode of ['iptables', 'ipvs', 'nftables', 'userspace']) {
+    await app.selectMode(mode);
+    await app.send();
+    await app.pause();
+    // Back to the first hop, then forward one hop at a time.
+    for (let i = 0; i < 40; i++) {
+      if ((await app.hops.first().getAttribute('aria-current')) === 'step') break;
+      await app.byId('step-back').click();
+    }
+    const n = await app.hops.count();
+    expect(n).toBeGreaterThan(10);
+    let before = await look(page);
+    for (let i = 1; i < n; i++) {
+      await app.byId('step-forward').click();
+      await expect(app.hops.nth(i)).toHaveAttribute('aria-current', 'step');
+      const now = await look(page);
+      expect(now, `${mode}: hop ${i + 1} changes nothing on the diagram`).not.toBe(before);
+      before = now;
+    }
+    // Passed hops are ticked, numbered from 1 with whole ordinals.
+    await expect(app.hops.first().locator('.hop-ordinal')).toHaveText('1.');
+    await expect(app.hops.nth(n - 1).locator('.hop-ordinal')).toHaveText(`${n}.`);
+    await expect(app.hops.first().locator('.hop-n')).toHaveText('✓');
+    await page.screenshot({ path: `${shots}/pipeline-${mode}.png` });
+  }
+});
+
+test('the four modes draw different pipelines, at rest and for the same packet', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/?scenario=loadbalancer-cluster&lang=en');
+  const rest: string[] = [];
+  const sent: string[] = [];
+  const glyphs: string[] = [];
+  for (const mode of ['iptables', 'ipvs', 'nftables', 'userspace']) {
+    await app.byId('reset').click();
+    await app.selectMode(mode);
+    const steps = () => page.getByTestId('pipeline-step').evaluateAll((els) => els.map((e) => e.getAttribute('data-step')).join(' → '));
+    rest.push(await steps());
+    glyphs.push((await page.getByTestId('mode-glyph').first().textContent()) ?? '');
+    await app.send();
+    await app.outcome();
+    sent.push(await steps());
+  }
+  expect(new Set(rest).size, rest.join('\n')).toBe(4);
+  expect(new Set(sent).size, sent.join('\n')).toBe(4);
+  expect(new Set(glyphs).size, glyphs.join(' | ')).toBe(4);
+  expect(sent[0]).toContain('KUBE-SERVICES → KUBE-NODEPORTS → KUBE-EXT → KUBE-SVC → KUBE-SEP');
+  expect(sent[1]).toContain('ipvs-virtual-server → ipvs-real-server');
+  expect(sent[2]).toContain('nft-services-map');
+  expect(sent[3]).toContain('kube-proxy-process');
+});
+
+test('the packet\'s route stays drawn after delivery, with marks where its header changed', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/?scenario=loadbalancer-cluster&lang=en');
+  await app.speed('4');
+  await app.send();
+  await app.outcome();
+  // Past the end of the flight and its linger: the packet is gone, the trail is not.
+  await expect(page.getByTestId('packet')).toHaveCount(0, { timeout: 20_000 });
+  const d = await page.getByTestId('path-trail').getAttribute('d');
+  expect((d ?? '').split('L').length).toBeGreaterThan(10);
+  expect(await page.getByTestId('trail-change').count()).toBeGreaterThanOrEqual(2);
+  // Static wires: client → load balancer → every node.
+  expect(await page.getByTestId('link').count()).toBeGreaterThanOrEqual(4);
+  // The next send starts a new trail.
+  await app.send();
+  await app.pause();
+  const d2 = await page.getByTestId('path-trail').getAttribute('d').catch(() => null);
+  expect(d2 ?? '').not.toBe(d);
+});
+
+test('a preset embed at 720×405 can send a packet and reads at 12 px, with a caption of at least 14 px', async ({ page }) => {
+  await page.setViewportSize({ width: 720, height: 405 });
+  const app = new App(page);
+  await app.open('/?embed=1&scenario=loadbalancer-local&mode=iptables&lang=en');
+  await inViewport(page, 'send-packet');
+  await inViewport(page, 'hop-caption');
+  const capPx = await page.getByTestId('hop-caption').evaluate((e) => parseFloat(getComputedStyle(e).fontSize));
+  expect(capPx).toBeGreaterThanOrEqual(14);
+  // At rest the mode's pipeline is drawn (the embed is not an empty diagram).
+  await expect(page.getByTestId('pipeline-step').first()).toBeVisible();
+  await app.byId('send-packet').click();
+  await expect(page.getByTestId('packet')).toHaveCount(1);
+  await page.waitForTimeout(1500);
+  const m = await measure(page);
+  expect(m.smallest, `smallest "${m.smallestText}"`).toBeGreaterThanOrEqual(12);
+  await expect(page.getByTestId('hop-caption')).toContainText('loadbalancer-local · iptables');
+  await page.screenshot({ path: `${shots}/embed-720x405.png` });
+  // Play with nothing sent sends one.
+  await page.goto('/?embed=1&scenario=loadbalancer-cluster&lang=en');
+  await app.byId('play-pause').click();
+  await expect(page.getByTestId('packet')).toHaveCount(1);
+});
+
+test('in Korean the hop descriptions, caption and pipeline words are Korean', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/?scenario=loadbalancer-cluster&lang=ko');
+  const names = ['web', 'worker', 'default', 'http', 'tcp', 'nodeports', 'services', 'masquerading'];
+  for (const mode of ['iptables', 'ipvs', 'nftables', 'userspace']) {
+    await app.selectMode(mode);
+    await app.send();
+    await app.outcome();
+    const texts = await page.locator('[data-testid=hop] .hop-title').allInnerTexts();
+    texts.push(await app.byId('hop-caption').innerText());
+    for (const t of texts) {
+      const prose = (t.match(/[A-Za-z]{3,}/g) ?? []).filter((w) => w === w.toLowerCase() && !names.some((n) => w.startsWith(n) || n.startsWith(w)) &&
+        !/^(endpoint|service|external|mark|filter|nat|firewall|check|prerouting|postrouting|forward|local|listener|ipvs|conntrack)/.test(w));
+      expect(prose, `${mode}: "${t}"`).toEqual([]);
+    }
+  }
+  await page.screenshot({ path: `${shots}/learner-ko.png` });
+});
+
+test('?step=N stops at hop N counted from 1, as the event list numbers it', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/?scenario=loadbalancer-cluster&step=3&lang=en');
+  await expect(page.locator('[data-testid=hop][aria-current=step] .hop-ordinal')).toHaveText('3.');
+  await expect(app.byId('hop-caption')).toContainText('Hop 3 of');
+});
+
+test('readiness on the diagram: a Pod\'s controls fail its probe, the probe count, the Service\'s endpoint change and the Events feed follow, and back', async ({ page }) => {
+  const app = new App(page);
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await app.open('/?lang=en');
+  await app.speed('4');
+  const pod = app.alpacaPods().first();
+  const name = (await pod.getAttribute('data-testid'))!.replace(/^pod-/, '');
+  await pod.click();
+  const controls = page.getByTestId(`pod-${name}-controls`);
+  await controls.locator('button[data-action=readiness]').click();
+  await expect(app.byId('play-pause')).toHaveAttribute('aria-pressed', 'true');
+  // The probe counts up on the Pod, then the endpoint leaves the Service.
+  await expect(page.locator(`[data-testid=probe-chip][data-owner="${name}"]`)).toContainText('/3 ✖', { timeout: 20_000 });
+  await expect(pod).toHaveAttribute('data-ready', 'false', { timeout: 30_000 });
+  await expect(page.locator('[data-testid=endpoints-chip][data-owner=alpaca-service]')).toContainText('endpoints 3 → 2', { timeout: 10_000 });
+  await app.byId('tab-events').click();
+  const events = page.getByTestId('events');
+  await expect(events.locator('[data-testid=event][data-kind=probe]').first()).toContainText('Readiness probe failed');
+  await expect(events.locator('[data-testid=event][data-kind=endpoints]').first()).toContainText('alpaca-service');
+  await expect(events.locator('[data-testid=event][data-kind=sync]').first()).toBeVisible({ timeout: 10_000 });
+  await inViewport(page, 'events');
+  await page.screenshot({ path: `${shots}/readiness-events.png` });
+  // And back: the Pod passes again and the endpoint returns.
+  await pod.click();
+  await controls.locator('button[data-action=readiness]').click();
+  await expect(pod).toHaveAttribute('data-ready', 'true', { timeout: 30_000 });
+  await expect(page.locator('[data-testid=endpoints-chip][data-owner=alpaca-service]')).toContainText('endpoints 2 → 3', { timeout: 10_000 });
+});
+
+test('the compare view plays the focused packet in each mode with its own pipeline and rule count', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/?scenario=loadbalancer-cluster&lang=en');
+  await app.send();
+  await app.outcome();
+  const view = page.getByTestId('compare-view');
+  await expect(view.getByTestId('compare-mode')).toHaveCount(4);
+  const totals = await view.getByTestId('compare-mode').evaluateAll((els) => els.map((e) => [e.getAttribute('data-mode'), e.getAttribute('data-total'), Array.from(e.querySelectorAll('li')).map((li) => li.getAttribute('data-step')).join(',')]));
+  expect(new Set(totals.map((t) => t[2])).size).toBe(4);
+  for (const [mode, total] of totals) expect(Number(total), `${mode}`).toBeGreaterThan(0);
+  await page.getByTestId('compare-userspace').uncheck();
+  await expect(view.getByTestId('compare-mode')).toHaveCount(3);
+  await view.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${shots}/compare.png` });
+});

@@ -1,0 +1,145 @@
+//! The compare view: the focused packet (same scenario, source, destination,
+//! send time and seed) played in two to four kube-proxy modes side by side,
+//! in sync with the app's clock, each with its pipeline, the step it is at
+//! and the rules it has compared so far.
+//!
+//! Markup only: each mode's trace comes from `kpv_core::replay` with that one
+//! packet, its steps from `kpv_core::pipeline`, its timing from a
+//! `kpv_core::timeline::Flight` on the app's scene.
+
+use super::{lang, t};
+use crate::hops::{chip_text, step_name};
+use crate::i18n::tr;
+use crate::state::{timing, Store};
+use kpv_core::model::Mode;
+use kpv_core::pipeline::{compared_so_far, pipelines, Pipeline, Slot};
+use kpv_core::replay;
+use kpv_core::timeline::Flight;
+use leptos::prelude::*;
+
+/// One mode's run of the focused packet.
+#[derive(Clone, Debug, PartialEq)]
+struct Run {
+    mode: Mode,
+    pipes: Vec<Pipeline>,
+    slots: Vec<Option<Slot>>,
+    compared: Vec<usize>,
+    flight: Flight,
+    verdict: String,
+}
+
+#[component]
+pub fn CompareView() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let l = lang();
+    let chosen = RwSignal::new(vec![
+        Mode::Iptables,
+        Mode::Ipvs,
+        Mode::Nftables,
+        Mode::Userspace,
+    ]);
+    let runs = Memo::new(move |_| {
+        let modes = chosen.get();
+        let id = store.focused()?;
+        let packet = store
+            .packets
+            .with(|ps| ps.iter().find(|p| p.id == id).cloned())?;
+        let sched = store.scheduler.get();
+        store.parsed.with(|(c, _)| {
+            store.changes.with(|ch| {
+                store.scene.with(|scene| {
+                    let runs = modes
+                        .iter()
+                        .filter_map(|&mode| {
+                            let inputs = replay::Inputs {
+                                cluster: c,
+                                mode,
+                                scheduler: Some(sched),
+                                timing: timing(),
+                                changes: ch,
+                                packets: std::slice::from_ref(&packet),
+                            };
+                            let trace = replay::replay(&inputs).pop()?;
+                            let (pipes, slots) = pipelines(&trace);
+                            Some(Run {
+                                mode,
+                                compared: compared_so_far(&trace),
+                                flight: Flight::new(scene, &trace, packet.at_ms),
+                                verdict: trace.verdict.word().to_string(),
+                                pipes,
+                                slots,
+                            })
+                        })
+                        .collect::<Vec<_>>();
+                    Some(runs)
+                })
+            })
+        })
+    });
+    let toggle = move |m: Mode| {
+        chosen.update(|c| {
+            if c.contains(&m) {
+                if c.len() > 2 {
+                    c.retain(|x| *x != m);
+                }
+            } else {
+                c.push(m);
+                c.sort_by_key(|x| Mode::ALL.iter().position(|y| y == x));
+            }
+        })
+    };
+    view! {
+        <section class="panel compare" data-testid="compare-view">
+            <h2>{t("compare.title")}</h2>
+            <div class="buttons">
+                {Mode::ALL.into_iter().map(|m| view! {
+                    <label class="check">
+                        <input type="checkbox" data-testid=format!("compare-{}", m.as_str())
+                            prop:checked=move || chosen.with(|c| c.contains(&m))
+                            on:change=move |_| toggle(m) />
+                        <span>{m.as_str()}</span>
+                    </label>
+                }).collect_view()}
+            </div>
+            {move || match runs.get() {
+                None => view! { <p class="muted">{t("compare.empty")}</p> }.into_any(),
+                Some(runs) => {
+                    let now = store.now.get();
+                    let lg = l.get();
+                    view! {
+                        <div class="compare-grid">
+                            {runs.into_iter().map(|r| {
+                                let hop = if r.flight.is_empty() { 0 } else { r.flight.hop_at(now) };
+                                let here = r.slots.get(hop).copied().flatten();
+                                let compared = r.compared.get(hop).copied().unwrap_or(0);
+                                let total = r.compared.last().copied().unwrap_or(0);
+                                view! {
+                                    <div class="compare-mode" data-testid="compare-mode" data-mode=r.mode.as_str()
+                                        data-compared=compared.to_string() data-total=total.to_string()>
+                                        <h3>{r.mode.as_str()}" · "{r.verdict.clone()}</h3>
+                                        <p class="strong">{tr(lg, "pipeline.compared").replace("{n}", &compared.to_string())}</p>
+                                        <ol class="compare-steps">
+                                            {r.pipes.iter().enumerate().flat_map(|(pi, p)| {
+                                                p.boxes.iter().enumerate().map(move |(bi, b)| (pi, bi, b.clone()))
+                                            }).map(|(pi, bi, b)| {
+                                                let current = here.is_some_and(|s| s.pipeline == pi && s.boxed == bi);
+                                                let passed = b.hops.last().is_some_and(|&h| h < hop) && !current;
+                                                let chips = b.chips.iter().map(|c| chip_text(lg, c)).collect::<Vec<_>>().join(" · ");
+                                                view! {
+                                                    <li class:current=current class:passed=passed data-step=b.key>
+                                                        <span class="strong">{step_name(lg, b.key)}</span>
+                                                        {(!chips.is_empty()).then(|| view! { <span class="mono small">{chips}</span> })}
+                                                    </li>
+                                                }
+                                            }).collect_view()}
+                                        </ol>
+                                    </div>
+                                }
+                            }).collect_view()}
+                        </div>
+                    }.into_any()
+                }
+            }}
+        </section>
+    }
+}

@@ -1,0 +1,325 @@
+//! Words for a trace's hops and a node's pipeline steps, in each language.
+//!
+//! kpv-core returns structured hops ([`Hop`], [`HopKind`], [`StepAction`])
+//! and pipeline boxes ([`Chip`], box keys); this module turns them into the
+//! one-line summaries the event list, the caption, the packet card and the
+//! pipeline strip show. Only literal rule text, chain and object names and
+//! addresses stay as they are; every other word comes from [`crate::i18n`].
+
+use crate::i18n::{reason_key, tr, Lang};
+use kpv_core::controller::events::EventKind;
+use kpv_core::controller::ProbeKind;
+use kpv_core::model::{Cluster, ProbeAction};
+use kpv_core::modes::StepAction;
+use kpv_core::pipeline::Chip;
+use kpv_core::trace::{Hop, HopKind};
+
+/// A chain or object name cut to `max` characters with an ellipsis (the
+/// whole name goes in a tooltip).
+pub fn short(name: &str, max: usize) -> String {
+    if name.chars().count() <= max {
+        return name.to_string();
+    }
+    let mut s: String = name.chars().take(max.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
+/// The words for a pipeline box key (hooks and chain families keep their
+/// kernel names; the rest are described).
+pub fn step_name(l: Lang, key: &str) -> String {
+    match key {
+        "ipvs-virtual-server" => tr(l, "step.ipvs-virtual-server").into(),
+        "ipvs-real-server" => tr(l, "step.ipvs-real-server").into(),
+        "kube-ipvs0" => "kube-ipvs0 → INPUT".into(),
+        "nft-services-map" => tr(l, "step.nft-services-map").into(),
+        "nft-external" => tr(l, "step.nft-external").into(),
+        "nft-firewall" => tr(l, "step.nft-firewall").into(),
+        "nft-service-chain" => tr(l, "step.nft-service-chain").into(),
+        "nft-endpoint-chain" => tr(l, "step.nft-endpoint-chain").into(),
+        "kube-proxy-process" => tr(l, "step.kube-proxy-process").into(),
+        "kube-proxy-dial" => tr(l, "step.kube-proxy-dial").into(),
+        "conntrack" => "conntrack".into(),
+        "rules" => tr(l, "hop.rule").into(),
+        k => k.to_string(),
+    }
+}
+
+/// A chip's words: what the box did to the packet.
+pub fn chip_text(l: Lang, c: &Chip) -> String {
+    match c {
+        Chip::Dnat { to } => format!("DNAT → {to}"),
+        Chip::Redirect { to } => format!("REDIRECT → :{}", to.port()),
+        Chip::MarkMasq => tr(l, "chip.mark").into(),
+        Chip::Masquerade { to } => format!("MASQ → {}", to.ip()),
+        Chip::Pick { chosen, among } => tr(l, "chip.pick")
+            .replace("{n}", &among.to_string())
+            .replace("{ep}", &chosen.to_string()),
+        Chip::Dial { to, answered } => format!(
+            "{} {to} {}",
+            tr(l, "chip.dial"),
+            if *answered { "✔" } else { "✖" }
+        ),
+        Chip::Drop => "DROP".into(),
+        Chip::Reject => "REJECT".into(),
+        Chip::Accept => "ACCEPT".into(),
+    }
+}
+
+/// The chain a rule hop is in, without its table prefix.
+fn chain(h: &Hop) -> String {
+    h.step
+        .as_ref()
+        .map(|s| {
+            let c = s.table_chain.as_str();
+            ["nat ", "filter ", "chain ", "map "]
+                .iter()
+                .find_map(|p| c.strip_prefix(p))
+                .unwrap_or(c)
+                .to_string()
+        })
+        .unwrap_or_default()
+}
+
+/// One hop in plain words: what happened, in the chosen language.
+pub fn summary(l: Lang, h: &Hop) -> String {
+    let w = |k: &'static str| tr(l, k).to_string();
+    match &h.what {
+        HopKind::Dns { name, answer } => w("sum.dns")
+            .replace("{name}", name)
+            .replace("{ip}", &answer.to_string()),
+        HopKind::Send => w("sum.send").replace("{dst}", &h.after.dst.to_string()),
+        HopKind::LoadBalancer {
+            node,
+            healthy_nodes,
+            total_nodes,
+        } => w("sum.lb")
+            .replace("{node}", node)
+            .replace("{ok}", &healthy_nodes.to_string())
+            .replace("{n}", &total_nodes.to_string()),
+        HopKind::Arrive { node } => w("sum.arrive").replace("{node}", node),
+        HopKind::Established { endpoint } => {
+            w("sum.established").replace("{ep}", &endpoint.to_string())
+        }
+        HopKind::Masquerade { to } => w("sum.masquerade").replace("{src}", &to.to_string()),
+        HopKind::PodNetwork { to, .. } => w("sum.pod-network").replace("{node}", to),
+        HopKind::Deliver => w("sum.deliver")
+            .replace("{ep}", &h.after.dst.to_string())
+            .replace("{src}", &h.after.src.ip().to_string()),
+        HopKind::NoAnswer => w("sum.no-answer").replace("{ep}", &h.after.dst.to_string()),
+        HopKind::Drop { reason } => format!("DROP: {}", tr(l, reason_key(*reason))),
+        HopKind::Reject { reason } => format!("REJECT: {}", tr(l, reason_key(*reason))),
+        HopKind::Reply => w("sum.reply"),
+        HopKind::Rule => {
+            let Some(s) = &h.step else {
+                return w("hop.rule");
+            };
+            let c = chain(h);
+            match &s.action {
+                StepAction::Jump { to } => w("sum.jump").replace("{chain}", &c).replace("{to}", to),
+                StepAction::MarkMasq => w("sum.mark").replace("{chain}", &c),
+                StepAction::Dnat { to } => w("sum.dnat")
+                    .replace("{chain}", &c)
+                    .replace("{ep}", &to.to_string()),
+                StepAction::Redirect { to } => w("sum.redirect")
+                    .replace("{chain}", &c)
+                    .replace("{port}", &to.port().to_string()),
+                StepAction::Lookup { matched } => w("sum.lookup")
+                    .replace("{chain}", &c)
+                    .replace("{what}", matched),
+                StepAction::Choose { chosen, among, .. } => w("sum.choose")
+                    .replace("{chain}", &c)
+                    .replace("{n}", &among.to_string())
+                    .replace("{ep}", &chosen.to_string()),
+                StepAction::Connect { to, answered } => w(if *answered {
+                    "sum.connect-ok"
+                } else {
+                    "sum.connect-failed"
+                })
+                .replace("{ep}", &to.to_string()),
+                StepAction::Accept => w("sum.accept").replace("{chain}", &c),
+                StepAction::Drop => w("sum.drop").replace("{chain}", &c),
+                StepAction::Reject => w("sum.reject").replace("{chain}", &c),
+                StepAction::Return => w("sum.return").replace("{chain}", &c),
+            }
+        }
+    }
+}
+
+/// An event as `kubectl get events`, `kubectl get endpoints --watch` and
+/// `kubectl get pods --watch` print it (their output is English in every
+/// language, as the tools print it), and kube-proxy's sync in the chosen
+/// language. Returns (source, line).
+pub fn event_line(l: Lang, cluster: &Cluster, e: &EventKind) -> (String, String) {
+    match e {
+        EventKind::ProbeFailed {
+            pod,
+            probe,
+            action,
+            refused,
+            run,
+            threshold,
+        } => {
+            let kind = match probe {
+                ProbeKind::Readiness => "Readiness",
+                ProbeKind::Liveness => "Liveness",
+            };
+            let ip = cluster
+                .pod(pod)
+                .and_then(|p| p.ips.first().copied())
+                .map(|i| i.to_string())
+                .unwrap_or_default();
+            // Named ports as the kubelet resolves them, against the Pod.
+            let port = |p: &kpv_core::model::PortRef| {
+                cluster
+                    .pod(pod)
+                    .and_then(|x| x.resolve_port(p, kpv_core::packet::Protocol::Tcp))
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|| p.to_string())
+            };
+            let why = match (action, refused) {
+                (ProbeAction::HttpGet { path, port: pr }, true) => format!(
+                    "Get \"http://{ip}:{}{path}\": dial tcp {ip}:{}: connect: connection refused",
+                    port(pr),
+                    port(pr)
+                ),
+                (ProbeAction::HttpGet { .. }, false) => {
+                    "HTTP probe failed with statuscode: 503".to_string()
+                }
+                (ProbeAction::TcpSocket { port: pr }, _) => {
+                    format!("dial tcp {ip}:{}: connect: connection refused", port(pr))
+                }
+                (ProbeAction::Grpc { .. }, _) => {
+                    "service unhealthy (responded with \"NOT_SERVING\")".into()
+                }
+                (ProbeAction::Exec { .. }, _) => "command exited with code 1".into(),
+            };
+            (
+                format!("Warning Unhealthy pod/{} ({run}/{threshold})", pod.name),
+                format!("{kind} probe failed: {why}"),
+            )
+        }
+        EventKind::Restarted { pod } => (
+            format!("Normal Killing pod/{}", pod.name),
+            "Container failed liveness probe, will be restarted".into(),
+        ),
+        EventKind::Ready { pod, ready } => (
+            "kubectl get pods --watch".into(),
+            format!(
+                "{}   {}   Running",
+                pod.name,
+                if *ready { "1/1" } else { "0/1" }
+            ),
+        ),
+        EventKind::Endpoints { service, after, .. } => (
+            "kubectl get endpoints --watch".into(),
+            format!(
+                "{}   {}",
+                service.name,
+                if after.is_empty() {
+                    "<none>".to_string()
+                } else {
+                    after
+                        .iter()
+                        .map(|a| a.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                }
+            ),
+        ),
+        EventKind::ProxySynced { service, endpoints } => (
+            "kube-proxy".into(),
+            tr(l, "event.synced")
+                .replace("{svc}", &service.to_string())
+                .replace("{n}", &endpoints.to_string()),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kpv_core::choose::Chooser;
+    use kpv_core::controller::steady_slices;
+    use kpv_core::model::Mode;
+    use kpv_core::replay;
+    use kpv_core::trace::{trace, Sim};
+
+    /// Lower-case words of three or more ASCII letters: English prose.
+    fn english_words(s: &str) -> Vec<String> {
+        s.split(|c: char| !c.is_ascii_alphabetic())
+            .filter(|w| w.len() >= 3 && w.chars().all(|c| c.is_ascii_lowercase()))
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn korean_summaries_have_no_english_prose_in_any_mode() {
+        let yaml = include_str!("../../tests/scenarios/loadbalancer-cluster.yaml");
+        let (cluster, _) = kpv_core::model::parse(yaml);
+        let slices = steady_slices(&cluster);
+        // Words that are names, not prose: object names, chain parts.
+        let names: Vec<String> = cluster
+            .pods
+            .iter()
+            .map(|p| p.id.name.clone())
+            .chain(cluster.services.iter().map(|s| s.id.name.clone()))
+            .chain(cluster.nodes.iter().map(|n| n.name.clone()))
+            .collect();
+        let allowed = |w: &str| {
+            names.iter().any(|n| n.contains(w))
+                || [
+                    "default",
+                    "tcp",
+                    "http",
+                    "nodeports",
+                    "ips",
+                    "services",
+                    "masquerading",
+                ]
+                .contains(&w)
+                || w.starts_with("endpoint")
+                || w.starts_with("service")
+                || w.starts_with("external")
+                || w.starts_with("mark")
+                || w.starts_with("filter")
+                || w.starts_with("nat")
+                || w.starts_with("firewall")
+                || w.starts_with("check")
+                || w.starts_with("prerouting")
+                || w.starts_with("postrouting")
+                || w.starts_with("forward")
+                || w.starts_with("local")
+                || w.starts_with("listener")
+        };
+        for mode in Mode::ALL {
+            let sim = Sim::new(&cluster, &slices, mode, None);
+            for target in replay::targets(&cluster) {
+                let origin = replay::default_origin(&cluster, &target);
+                let t = trace(
+                    &sim,
+                    &replay::request(&target, origin, 0),
+                    &mut Default::default(),
+                    &mut Chooser::new(1),
+                    0,
+                );
+                for h in &t.hops {
+                    let ko = summary(Lang::Ko, h);
+                    let bad: Vec<String> = english_words(&ko)
+                        .into_iter()
+                        .filter(|w| !allowed(w))
+                        .collect();
+                    assert!(bad.is_empty(), "{mode:?}: {ko:?} has {bad:?}");
+                    assert_ne!(ko, summary(Lang::En, h), "{mode:?}: not translated: {ko}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn short_names_keep_their_start_and_mark_the_cut() {
+        assert_eq!(short("KUBE-SVC-XGLOHA7QRQ3V22RZ", 12), "KUBE-SVC-XG…");
+        assert_eq!(short("KUBE-SEP", 12), "KUBE-SEP");
+        assert_eq!(short("가나다라마", 3), "가나…");
+    }
+}
