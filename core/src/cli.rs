@@ -21,10 +21,10 @@ pub const USAGE: &str = "\
 kpv — what kube-proxy does with your Services
 
 USAGE:
-    kpv rules <FILE>... [--mode M] [--node NAME] [--format text|json]
+    kpv rules <FILE>... [--mode M] [--scheduler S] [--node NAME] [--format text|json]
     kpv trace <FILE>... --src IP --dst IP|NAME --port N [--protocol TCP|UDP|SCTP]
-              [--mode M] [--node NAME] [--seed N] [--from node|pod:NS/NAME|external]
-              [--format text|json]
+              [--mode M] [--scheduler S] [--node NAME] [--seed N]
+              [--from node|pod:NS/NAME|external] [--format text|json]
     kpv check <FILE>... [--format text|json]
     kpv http <FILE>... <URL> [--via gateway/NAMESPACE/NAME | --via ingressclass/NAME]
              [--sni NAME] [-X METHOD] [-H 'Name: value']... [--backend-header 'Name: value']...
@@ -34,6 +34,7 @@ USAGE:
               [--at-ms T] [--seed N] [--speed PERCENT] [--lang en|ko]
 
 FILES are Kubernetes YAML (multi-document or `kind: List`); `-` reads stdin.
+Each option may be given once, and only to a command that takes it.
 Kinds: Node, Pod, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, Service,
 Endpoints, EndpointSlice, ServiceCIDR, KubeProxyConfiguration, and kubeadm's
 ClusterConfiguration (the API server's NodePort range and service subnet); for
@@ -141,7 +142,90 @@ pub struct Output {
     pub code: u8,
 }
 
+/// The options each command takes (besides `-h`/`--help`).
+fn options_of(sub: &str) -> &'static [&'static str] {
+    match sub {
+        "check" => &["--format"],
+        "rules" => &["--mode", "--scheduler", "--node", "--format"],
+        "trace" => &[
+            "--src",
+            "--dst",
+            "--port",
+            "--protocol",
+            "--mode",
+            "--scheduler",
+            "--node",
+            "--seed",
+            "--from",
+            "--format",
+        ],
+        "share" => &[
+            "--mode",
+            "--scheduler",
+            "--seed",
+            "--packets",
+            "--gap-ms",
+            "--at-ms",
+            "--speed",
+            "--lang",
+        ],
+        _ => &[],
+    }
+}
+
+/// Every option any command takes (`kpv http`'s too, so that one given to
+/// another command is named as not applying rather than as unknown).
+const ALL_OPTIONS: [&str; 20] = [
+    "--via",
+    "--sni",
+    "-X",
+    "-H",
+    "--backend-header",
+    "--mode",
+    "--scheduler",
+    "--node",
+    "--format",
+    "--src",
+    "--dst",
+    "--port",
+    "--protocol",
+    "--seed",
+    "--from",
+    "--packets",
+    "--gap-ms",
+    "--at-ms",
+    "--speed",
+    "--lang",
+];
+
+/// `kpv http` and `kpv routes` are parsed by `cli_http`; an option of theirs
+/// that takes one value is refused here when given twice, as for the other
+/// commands (`-H` and `--backend-header` add a header each time).
+fn refuse_repeats(args: &[String]) -> Result<(), String> {
+    const ONCE: [&str; 7] = [
+        "--format", "--mode", "--via", "--sni", "-X", "--seed", "--from",
+    ];
+    const MANY: [&str; 2] = ["-H", "--backend-header"];
+    let mut given: Vec<&str> = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if let Some(&opt) = ONCE.iter().find(|o| **o == a.as_str()) {
+            if given.contains(&opt) {
+                return Err(format!("{opt} is given twice; give it once"));
+            }
+            given.push(opt);
+            it.next();
+        } else if MANY.contains(&a.as_str()) {
+            it.next();
+        }
+    }
+    Ok(())
+}
+
 /// Parse the arguments after the program name.
+///
+/// An option given twice, or to a command that does not take it, is an
+/// error (it used to be ignored, or the last one silently won).
 pub fn parse_args(args: &[String]) -> Result<Command, String> {
     let Some(sub) = args.first() else {
         return Ok(Command::Help(USAGE.to_string()));
@@ -150,6 +234,7 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
         return Ok(Command::Help(USAGE.to_string()));
     }
     if sub == "http" || sub == "routes" {
+        refuse_repeats(&args[1..])?;
         return match crate::cli_http::parse(sub, &args[1..])? {
             (common, Some(h)) => Ok(Command::Http(common, h)),
             (common, None) => Ok(Command::Routes(common)),
@@ -179,8 +264,22 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
         speed_percent: 100,
         lang: None,
     };
+    let takes = options_of(sub);
+    let mut given: Vec<&str> = Vec::new();
     let mut it = args[1..].iter();
     while let Some(a) = it.next() {
+        if let Some(&opt) = ALL_OPTIONS.iter().find(|o| **o == a.as_str()) {
+            if !takes.contains(&opt) {
+                return Err(format!(
+                    "{opt} does not apply to `kpv {sub}`; it takes {}",
+                    takes.join(", ")
+                ));
+            }
+            if given.contains(&opt) {
+                return Err(format!("{opt} is given twice; give it once"));
+            }
+            given.push(opt);
+        }
         let mut value = |name: &str| -> Result<String, String> {
             it.next()
                 .cloned()
@@ -467,8 +566,24 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                 Ok(x) => x,
                 Err(e) => return fail(report, e),
             };
+            if let Some(dst) = model::parse_ip_sloppy(&args.dst) {
+                if let Err(e) = same_family(&cluster, args, dst, format!("--dst {dst}")) {
+                    return fail(report, e);
+                }
+            }
             match cli_trace(&cluster, &node, common.scheduler, args) {
                 Ok(t) => {
+                    // A name's family is known once DNS has answered.
+                    let answer = t.hops.iter().find_map(|h| match &h.what {
+                        crate::trace::HopKind::Dns { answer, .. } => Some(*answer),
+                        _ => None,
+                    });
+                    if let Some(ip) = answer {
+                        let what = format!("--dst {} (it resolves to {ip})", args.dst);
+                        if let Err(e) = same_family(&cluster, args, ip, what) {
+                            return fail(report, e);
+                        }
+                    }
                     let stdout = match common.format {
                         Format::Text => crate::trace::render_text(&t),
                         Format::Json => {
@@ -586,6 +701,42 @@ pub fn rules_planes(
         ));
     }
     Ok(planes)
+}
+
+/// A packet has one address family: refuse a trace whose source (`--src`,
+/// or the Pod's address the trace starts from) and destination differ, as
+/// the kernel would never route such a packet.
+#[cfg(feature = "json")]
+fn same_family(
+    cluster: &Cluster,
+    args: &TraceArgs,
+    dst: std::net::IpAddr,
+    what_dst: String,
+) -> Result<(), String> {
+    let source = match &args.from {
+        From::Pod(id) => cluster
+            .pod(id)
+            .and_then(|p| p.ips.first())
+            .map(|ip| (*ip, format!("the source, Pod {id}'s address {ip},"))),
+        From::Node | From::External => {
+            model::parse_ip_sloppy(&args.src).map(|ip| (ip, format!("--src {ip}")))
+        }
+    };
+    let Some((src, what_src)) = source else {
+        return Ok(());
+    };
+    let name = |ip: &std::net::IpAddr| match IpFamily::of(ip) {
+        IpFamily::V4 => "IPv4",
+        IpFamily::V6 => "IPv6",
+    };
+    if IpFamily::of(&src) == IpFamily::of(&dst) {
+        return Ok(());
+    }
+    Err(format!(
+        "{what_src} is {} but {what_dst} is {}: a packet has one address family; trace from a source of the same family",
+        name(&src),
+        name(&dst)
+    ))
 }
 
 #[cfg(feature = "json")]

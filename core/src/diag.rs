@@ -30,7 +30,8 @@ pub struct Diagnostic {
     pub severity: Severity,
     /// Which input file (index into the list given), when there are several.
     pub file: usize,
-    /// Index of the YAML document in its file (0-based).
+    /// Index of the YAML document in its file (0-based; messages number
+    /// documents from 1, see [`Diagnostic::document_number`]).
     pub document: usize,
     /// `Kind/namespace/name` (or `Kind/name`), when known.
     pub object: Option<String>,
@@ -76,6 +77,18 @@ impl Diagnostic {
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
+
+    /// The document as people count them: the first is 1.
+    pub fn document_number(&self) -> usize {
+        self.document.saturating_add(1)
+    }
+
+    /// Where it is, when that is known: a diagnostic about the whole input
+    /// (its size, say) has no position, and a renderer must then print none
+    /// rather than "line 0" (nor a document: see `Display`).
+    pub fn position(&self) -> Option<Span> {
+        self.span.filter(|s| s.line > 0 && s.column > 0)
+    }
 }
 
 impl fmt::Display for Diagnostic {
@@ -84,9 +97,18 @@ impl fmt::Display for Diagnostic {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        write!(f, "{sev}: document {}", self.document)?;
-        if let Some(span) = self.span {
-            write!(f, ", line {}, column {}", span.line, span.column)?;
+        write!(f, "{sev}")?;
+        // Where it is, when that is known. A diagnostic without a position
+        // is about the input or an object as a whole (named below); its
+        // `document` may be the default 0, which would name the wrong one.
+        if let Some(span) = self.position() {
+            write!(
+                f,
+                ": document {}, line {}, column {}",
+                self.document_number(),
+                span.line,
+                span.column
+            )?;
         }
         match (&self.object, &self.field) {
             (Some(o), Some(p)) => write!(f, ": {o}: {p}")?,

@@ -18,7 +18,11 @@ use crate::trace::{self, Dest, Origin, Request, Sim, WorldState};
 /// Panics (the fuzzer's "crash") are the only failure; there is no result.
 pub fn fuzz_one(bytes: &[u8]) {
     let text = String::from_utf8_lossy(bytes);
+    yaml_promises(&text);
     let (cluster, diags) = crate::model::parse(&text);
+    for d in &diags {
+        real_position(d);
+    }
     if crate::diag::has_errors(&diags) {
         return;
     }
@@ -108,6 +112,42 @@ fn exercise_http(cluster: &crate::model::Cluster) {
             };
             let _ = crate::http::journey::journey(&sim, &slices, &rt, proxy, &req, &start);
         }
+    }
+}
+
+/// What the YAML reader promises on any input, checked with limits small
+/// enough for short inputs to reach: what it returns never holds more nodes
+/// or text than the limits allow (so alias expansion is bounded), and every
+/// diagnostic's position is a real one.
+fn yaml_promises(text: &str) {
+    use crate::yaml::{footprint, parse_stream, Limits};
+    let limits = Limits {
+        max_nodes: 20_000,
+        max_text_bytes: 256 * 1024,
+        ..Limits::default()
+    };
+    let (docs, diags) = parse_stream(text, &limits);
+    let (nodes, text_bytes) = docs
+        .iter()
+        .map(|d| footprint(&d.root))
+        .fold((0, 0), |(n, t), f| (n + f.nodes, t + f.text_bytes));
+    assert!(
+        nodes <= limits.max_nodes && text_bytes <= limits.max_text_bytes,
+        "the tree holds {nodes} nodes and {text_bytes} bytes of text, past the limits"
+    );
+    for d in &diags {
+        real_position(d);
+    }
+}
+
+/// A diagnostic's position, when it has one, is on a real line and column
+/// (a renderer would otherwise print "line 0").
+fn real_position(d: &crate::diag::Diagnostic) {
+    if let Some(s) = d.span {
+        assert!(
+            s.line >= 1 && s.column >= 1,
+            "a position that is none: {d:?}"
+        );
     }
 }
 

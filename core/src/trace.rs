@@ -1002,6 +1002,38 @@ pub fn reason_text(r: DropReason) -> &'static str {
     }
 }
 
+/// What happened in the end, in one line (English, as [`describe_hop`]):
+/// the `outcome` of `kpv trace --format json` for the text rendering.
+pub fn describe_outcome(o: &Outcome) -> String {
+    let who = |pod: &Option<NamespacedName>, ep: &SocketAddr| match pod {
+        Some(p) => format!("Pod {p} ({ep})"),
+        None => ep.to_string(),
+    };
+    match o {
+        Outcome::Delivered {
+            pod,
+            endpoint,
+            source,
+        } => format!(
+            "delivered to {}, which sees the source {source}",
+            who(pod, endpoint)
+        ),
+        Outcome::TimedOut { pod, endpoint } => {
+            format!("timed out: {} does not answer", who(pod, endpoint))
+        }
+        Outcome::Dropped { reason } => format!("dropped: {}", reason_text(*reason)),
+        Outcome::Rejected { reason } => format!("rejected: {}", reason_text(*reason)),
+        Outcome::AcceptedByNode { node } => format!("accepted by node {node} itself"),
+        Outcome::Unrouted => {
+            "unrouted: no Service matched and the address is nobody's in the cluster".into()
+        }
+        Outcome::NoSuchName { name } => format!("no such name: {name}"),
+        Outcome::ExternalName { name, target } => format!(
+            "DNS answers {name} with a CNAME to {target}: an ExternalName Service, kube-proxy installs nothing for it"
+        ),
+    }
+}
+
 /// `kpv trace --format text`.
 pub fn render_text(t: &Trace) -> String {
     let mut s = String::new();
@@ -1023,6 +1055,7 @@ pub fn render_text(t: &Trace) -> String {
             .map(|e| format!(" → {e}"))
             .unwrap_or_default()
     );
+    let _ = writeln!(s, "outcome: {}", describe_outcome(&t.outcome));
     let eps: Vec<String> = t.endpoints.iter().map(|e| e.to_string()).collect();
     let _ = writeln!(
         s,

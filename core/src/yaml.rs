@@ -2,22 +2,36 @@
 //!
 //! Built from `yaml-rust2`'s event parser without recursion, so deeply nested
 //! input cannot overflow the stack, and with explicit limits on size, depth and
-//! alias expansion (a "billion laughs" document is refused, not expanded).
+//! what aliases expand to: every alias, and every anchored copy kept for
+//! later aliases, is paid for in nodes and in bytes of text *before* it is
+//! made, so a "billion laughs" document or one large scalar aliased a
+//! thousand times is refused, not expanded.
 //! Diagnostics point at the exact line and column of a bad value because every
 //! node carries its [`Span`].
+//!
+//! The tree is what `kubectl apply -f` reads (go-yaml v2, YAML 1.1): merge
+//! keys (`<<: *base`) are resolved, a key written twice in one mapping is
+//! reported (the later value is kept, as there), and [`Node::as_int`] /
+//! [`Node::as_bool`] read unquoted scalars by YAML 1.1's rules (`010` is 8).
+//! Nothing here knows about Kubernetes objects.
 
-use crate::diag::{Diagnostic, Span};
-use std::collections::BTreeMap;
-use yaml_rust2::parser::{Event, Parser};
+use crate::diag::{Diagnostic, Severity, Span};
+use std::collections::{BTreeMap, BTreeSet};
+use yaml_rust2::parser::{Event, Parser, Tag};
 use yaml_rust2::scanner::TScalarStyle;
+
+pub mod scalar;
 
 /// Limits on what one input may contain.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     pub max_bytes: usize,
     pub max_depth: usize,
-    /// Total nodes produced, counting each alias expansion in full.
+    /// Total nodes produced, counting each alias expansion (and each copy
+    /// kept for an anchor) in full.
     pub max_nodes: usize,
+    /// Total bytes of scalar text produced, counted as `max_nodes` is.
+    pub max_text_bytes: usize,
     pub max_documents: usize,
 }
 
@@ -27,9 +41,68 @@ impl Default for Limits {
             max_bytes: 8 * 1024 * 1024,
             max_depth: 64,
             max_nodes: 2_000_000,
+            // Four times the largest input: room for anchors shared by many
+            // objects, none for a scalar copied thousands of times.
+            max_text_bytes: 32 * 1024 * 1024,
             max_documents: 20_000,
         }
     }
+}
+
+impl Limits {
+    /// The most memory a tree within these limits takes, by
+    /// [`Footprint::heap_bytes`]: what the limits promise.
+    pub fn max_heap_bytes(&self) -> usize {
+        Footprint {
+            nodes: self.max_nodes,
+            text_bytes: self.max_text_bytes,
+        }
+        .heap_bytes()
+    }
+}
+
+/// What a tree costs: its nodes and the bytes of its scalars' text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Footprint {
+    pub nodes: usize,
+    pub text_bytes: usize,
+}
+
+impl Footprint {
+    fn plus(self, o: Footprint) -> Footprint {
+        Footprint {
+            nodes: self.nodes.saturating_add(o.nodes),
+            text_bytes: self.text_bytes.saturating_add(o.text_bytes),
+        }
+    }
+
+    /// An estimate of the heap the tree holds: one [`Node`] per node (a
+    /// mapping entry is two nodes side by side) plus the text.
+    pub fn heap_bytes(self) -> usize {
+        self.nodes
+            .saturating_mul(std::mem::size_of::<Node>())
+            .saturating_add(self.text_bytes)
+    }
+}
+
+/// The footprint of a tree (walked without recursion).
+pub fn footprint(n: &Node) -> Footprint {
+    let mut stack = vec![n];
+    let mut f = Footprint::default();
+    while let Some(n) = stack.pop() {
+        f.nodes += 1;
+        match &n.value {
+            Value::Scalar { text, .. } => f.text_bytes += text.len(),
+            Value::Seq(items) => stack.extend(items.iter()),
+            Value::Map(entries) => {
+                for (k, v) in entries {
+                    stack.push(k);
+                    stack.push(v);
+                }
+            }
+        }
+    }
+    f
 }
 
 /// A YAML value with its position.
@@ -41,14 +114,16 @@ pub struct Node {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
-    /// A scalar; `quoted` is true when it was written in quotes or as a block,
-    /// so `"1"` stays a string while `1` may be read as a number.
+    /// A scalar; `quoted` is true when it was written in quotes, as a block
+    /// or tagged `!!str`, so `"1"` stays a string while `1` may be read as a
+    /// number.
     Scalar {
         text: String,
         quoted: bool,
     },
     Seq(Vec<Node>),
-    /// Keys in document order (duplicates are reported and the last kept).
+    /// Keys in document order, merge keys resolved (duplicates are reported
+    /// and the last kept).
     Map(Vec<(Node, Node)>),
 }
 
@@ -61,6 +136,31 @@ impl Node {
     pub fn as_str(&self) -> Option<&str> {
         match &self.value {
             Value::Scalar { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The integer kubectl reads an unquoted scalar as (YAML 1.1: `010` is
+    /// 8, `0x1F90` is 8080, `1_000` is 1000, `+12` is 12; see
+    /// [`scalar::int`]); `None` for quoted scalars and anything else.
+    pub fn as_int(&self) -> Option<i64> {
+        match &self.value {
+            Value::Scalar {
+                text,
+                quoted: false,
+            } => scalar::int(text),
+            _ => None,
+        }
+    }
+
+    /// The boolean kubectl reads an unquoted scalar as (YAML 1.1: `yes`,
+    /// `on` and `y` are true; see [`scalar::boolean`]).
+    pub fn as_bool(&self) -> Option<bool> {
+        match &self.value {
+            Value::Scalar {
+                text,
+                quoted: false,
+            } => scalar::boolean(text),
             _ => None,
         }
     }
@@ -120,18 +220,45 @@ pub struct Document {
     pub root: Node,
 }
 
+/// A collection being built. `cost` is what it has been charged so far
+/// (itself and its children), `flow` whether it was opened with `[` or `{`.
 enum Frame {
     Seq {
         span: Span,
         anchor: usize,
         items: Vec<Node>,
+        cost: Footprint,
+        flow: bool,
     },
     Map {
         span: Span,
         anchor: usize,
         entries: Vec<(Node, Node)>,
         key: Option<Node>,
+        cost: Footprint,
+        flow: bool,
     },
+}
+
+impl Frame {
+    fn cost_mut(&mut self) -> &mut Footprint {
+        match self {
+            Frame::Seq { cost, .. } | Frame::Map { cost, .. } => cost,
+        }
+    }
+
+    /// Where a flow collection was opened, and its closing character.
+    fn open_flow(&self) -> Option<(Span, &'static str, char)> {
+        match self {
+            Frame::Seq {
+                span, flow: true, ..
+            } => Some((*span, "flow sequence", ']')),
+            Frame::Map {
+                span, flow: true, ..
+            } => Some((*span, "flow mapping", '}')),
+            _ => None,
+        }
+    }
 }
 
 fn span_of(m: &yaml_rust2::scanner::Marker) -> Span {
@@ -141,24 +268,58 @@ fn span_of(m: &yaml_rust2::scanner::Marker) -> Span {
     }
 }
 
-fn count_nodes(n: &Node) -> usize {
-    // Iterative to stay safe on deep trees.
-    let mut stack = vec![n];
-    let mut count = 0;
-    while let Some(n) = stack.pop() {
-        count += 1;
-        match &n.value {
-            Value::Scalar { .. } => {}
-            Value::Seq(items) => stack.extend(items.iter()),
-            Value::Map(entries) => {
-                for (k, v) in entries {
-                    stack.push(k);
-                    stack.push(v);
-                }
-            }
+/// The character at a line and (0-based) column, read with a cursor that
+/// only moves forward while positions do, so looking up every collection's
+/// opening character costs one pass over the text. Lines and columns, not
+/// the parser's character index: after a block scalar with non-ASCII text
+/// the parser's index counts bytes, while its lines and columns stay right.
+struct CharAt<'a> {
+    src: &'a str,
+    /// The cursor: 1-based line, 0-based column, byte offset.
+    line: usize,
+    col: usize,
+    byte: usize,
+}
+
+impl CharAt<'_> {
+    fn new(src: &str) -> CharAt<'_> {
+        CharAt {
+            src,
+            line: 1,
+            col: 0,
+            byte: 0,
         }
     }
-    count
+
+    fn get(&mut self, line: usize, col: usize) -> Option<char> {
+        if (line, col) < (self.line, self.col) {
+            *self = CharAt::new(self.src);
+        }
+        let rest = self.src.get(self.byte..)?;
+        let mut chars = rest.char_indices().peekable();
+        let start = self.byte;
+        while self.line < line {
+            let (i, c) = chars.next()?;
+            // A line break is `\n`, `\r\n` or a lone `\r`, as the parser counts.
+            let ends_line =
+                c == '\n' || (c == '\r' && chars.peek().is_none_or(|(_, n)| *n != '\n'));
+            if ends_line {
+                self.line += 1;
+                self.col = 0;
+                self.byte = start + i + 1;
+            }
+        }
+        let mut chars = self.src.get(self.byte..)?.chars();
+        while self.col < col {
+            let c = chars.next()?;
+            if c == '\n' || c == '\r' {
+                return None;
+            }
+            self.byte += c.len_utf8();
+            self.col += 1;
+        }
+        chars.next()
+    }
 }
 
 /// YAML's printable characters (YAML 1.2 `c-printable`, plus the byte-order
@@ -193,6 +354,170 @@ fn unprintable(src: &str) -> Option<Diagnostic> {
     None
 }
 
+/// How bad a key written twice in one mapping is. `kubectl apply -f`
+/// (go-yaml v2 without strict mode) keeps the later value without a word;
+/// kustomize (`kubectl apply -k`, go-yaml v3) refuses the file. The tree
+/// keeps the later value, as `apply -f` does, and says so.
+const DUPLICATE_KEY: Severity = Severity::Warning;
+
+/// Is this the YAML 1.1 merge key `<<` (unquoted)?
+fn is_merge_key(k: &Node) -> bool {
+    matches!(&k.value, Value::Scalar { text, quoted: false } if text == "<<")
+}
+
+/// Each key written again in the same mapping, reported at the later one
+/// with go-yaml v3's words (what kustomize prints).
+fn report_duplicates(entries: &[(Node, Node)], out: &mut Vec<Diagnostic>) {
+    if entries.len() < 2 {
+        return;
+    }
+    let mut first: BTreeMap<&str, Span> = BTreeMap::new();
+    for (k, _) in entries {
+        let Some(name) = k.as_str() else { continue };
+        match first.get(name) {
+            Some(at) => out.push(Diagnostic {
+                severity: DUPLICATE_KEY,
+                ..Diagnostic::error(format!(
+                    "mapping key {name:?} already defined at line {}; this later value replaces it",
+                    at.line
+                ))
+                .at(k.span)
+                .with_hint(format!(
+                    "remove one of the two; kubectl apply -f keeps this later value without a word, kustomize (kubectl apply -k) refuses the file (first at line {}, column {})",
+                    at.line, at.column
+                ))
+            }),
+            None => {
+                first.insert(name, k.span);
+            }
+        }
+    }
+}
+
+/// Resolve merge keys (`<<: *base` or `<<: [*a, *b]`) as YAML 1.1 says and
+/// go-yaml does: the mapping's own keys win over merged ones, and an
+/// earlier merged mapping over a later one. The merged entries take the
+/// place of the `<<` entry. Entries are moved, never copied.
+fn resolve_merges(entries: Vec<(Node, Node)>, out: &mut Vec<Diagnostic>) -> Vec<(Node, Node)> {
+    if !entries.iter().any(|(k, _)| is_merge_key(k)) {
+        return entries;
+    }
+    let mut present: BTreeSet<String> = entries
+        .iter()
+        .filter(|(k, _)| !is_merge_key(k))
+        .filter_map(|(k, _)| k.as_str().map(str::to_string))
+        .collect();
+    let mut merged = Vec::with_capacity(entries.len());
+    for (k, v) in entries {
+        if !is_merge_key(&k) {
+            merged.push((k, v));
+            continue;
+        }
+        let sources = match v.value {
+            Value::Map(_) => vec![v],
+            Value::Seq(items) if items.iter().all(|i| i.as_map().is_some()) => items,
+            _ => {
+                out.push(
+                    Diagnostic::error("map merge requires map or sequence of maps as the value")
+                        .at(v.span)
+                        .with_hint(
+                            "`<<:` takes an alias of a mapping (`<<: *base`) or a list of them",
+                        ),
+                );
+                continue;
+            }
+        };
+        for source in sources {
+            let Value::Map(from) = source.value else {
+                continue;
+            };
+            for (mk, mv) in from {
+                if let Some(name) = mk.as_str() {
+                    if !present.insert(name.to_string()) {
+                        continue;
+                    }
+                }
+                merged.push((mk, mv));
+            }
+        }
+    }
+    merged
+}
+
+/// Which limit an input went past.
+enum Exceeded {
+    Nodes,
+    Text,
+}
+
+/// What has been produced so far, against the limits.
+struct Budget {
+    used: Footprint,
+    max: Footprint,
+}
+
+impl Budget {
+    /// Charge `f`, or say which limit it would pass (then nothing is charged).
+    fn spend(&mut self, f: Footprint) -> Result<(), Exceeded> {
+        let after = self.used.plus(f);
+        if after.nodes > self.max.nodes {
+            return Err(Exceeded::Nodes);
+        }
+        if after.text_bytes > self.max.text_bytes {
+            return Err(Exceeded::Text);
+        }
+        self.used = after;
+        Ok(())
+    }
+}
+
+fn limit_diagnostic(e: Exceeded, limits: &Limits) -> Diagnostic {
+    match e {
+        Exceeded::Nodes => Diagnostic::error(format!(
+            "YAML expands to more than {} values (aliases counted in full)",
+            limits.max_nodes
+        )),
+        Exceeded::Text => Diagnostic::error(format!(
+            "YAML expands to more than {} MiB of text (aliases counted in full)",
+            limits.max_text_bytes / (1024 * 1024)
+        )),
+    }
+    .with_hint("the document may be a YAML bomb; remove the repeated aliases")
+}
+
+fn is_str_tag(tag: &Option<Tag>) -> bool {
+    tag.as_ref()
+        .is_some_and(|t| t.handle == "tag:yaml.org,2002:" && t.suffix == "str")
+}
+
+/// The syntax error for `info` at `at`; or, when the parser gave up on a
+/// flow collection that is still open (a missing `]` or `}`: it then stops
+/// only at the next line's key, or at the end of the input), the error where
+/// that collection was opened, as kubectl reports it. Other errors inside a
+/// flow collection (a stray character, an unclosed quote) stay where they are.
+fn syntax_error(stack: &[Frame], info: &str, at: Span, at_end: bool) -> Diagnostic {
+    let unclosed = stack
+        .iter()
+        .rev()
+        .find_map(Frame::open_flow)
+        .filter(|(open, ..)| {
+            info.contains("flow") || at_end || (info.contains("':'") && at.line > open.line)
+        });
+    match unclosed {
+        Some((open, what, close)) => Diagnostic::error(format!(
+            "YAML syntax error: the {what} opened here is not closed (the parser stopped at line {}, column {}: {info})",
+            at.line, at.column
+        ))
+        .at(open)
+        .with_hint(format!(
+            "close it with `{close}`, or check the commas and quoting inside it"
+        )),
+        None => Diagnostic::error(format!("YAML syntax error: {info}"))
+            .at(at)
+            .with_hint("check the indentation and quoting around this position"),
+    }
+}
+
 /// Parse a multi-document YAML stream.
 ///
 /// Returns every document that parsed; a syntax error ends the stream with one
@@ -216,26 +541,33 @@ pub fn parse_stream(src: &str, limits: &Limits) -> (Vec<Document>, Vec<Diagnosti
         return (docs, diags);
     }
     let mut parser = Parser::new_from_str(src);
+    let mut chars = CharAt::new(src);
     let mut stack: Vec<Frame> = Vec::new();
-    let mut anchors: BTreeMap<usize, Node> = BTreeMap::new();
-    let mut nodes = 0usize;
+    let mut anchors: BTreeMap<usize, (Node, Footprint)> = BTreeMap::new();
+    let mut budget = Budget {
+        used: Footprint::default(),
+        max: Footprint {
+            nodes: limits.max_nodes,
+            text_bytes: limits.max_text_bytes,
+        },
+    };
     let mut doc_index = 0usize;
     let mut root: Option<Node> = None;
+    // Diagnostics of the current document, given its index when it ends.
+    let mut found: Vec<Diagnostic> = Vec::new();
     loop {
         let (ev, mark) = match parser.next_token() {
             Ok(x) => x,
             Err(e) => {
-                let m = e.marker();
-                let mut d = Diagnostic::error(format!("YAML syntax error: {}", e.info()))
-                    .at(span_of(m))
-                    .with_hint("check the indentation and quoting around this position");
-                d.document = doc_index;
-                diags.push(d);
+                let at_end = e.marker().index() >= src.len()
+                    || chars.get(e.marker().line(), e.marker().col()).is_none();
+                found.push(syntax_error(&stack, e.info(), span_of(e.marker()), at_end));
                 break;
             }
         };
         let span = span_of(&mark);
-        let mut finished: Option<(Node, usize)> = None;
+        let mut finished: Option<(Node, Footprint, usize)> = None;
+        let mut stop: Option<Diagnostic> = None;
         match ev {
             Event::StreamStart | Event::Nothing => {}
             Event::StreamEnd => break,
@@ -250,71 +582,99 @@ pub fn parse_stream(src: &str, limits: &Limits) -> (Vec<Document>, Vec<Diagnosti
                         root: r,
                     });
                 }
-                doc_index += 1;
-                if doc_index > limits.max_documents {
-                    let mut d = Diagnostic::error(format!(
-                        "more than {} YAML documents",
-                        limits.max_documents
-                    ));
+                for mut d in found.drain(..) {
                     d.document = doc_index;
                     diags.push(d);
-                    break;
+                }
+                doc_index += 1;
+                if doc_index > limits.max_documents {
+                    stop = Some(
+                        Diagnostic::error(format!(
+                            "more than {} YAML documents",
+                            limits.max_documents
+                        ))
+                        .at(span)
+                        .with_hint("split the manifests into smaller files"),
+                    );
                 }
             }
             Event::Alias(id) => match anchors.get(&id) {
-                Some(n) => {
-                    let size = count_nodes(n);
-                    nodes = nodes.saturating_add(size);
-                    let mut copy = n.clone();
-                    copy.span = span;
-                    finished = Some((copy, 0));
-                }
+                Some((n, cost)) => match budget.spend(*cost) {
+                    Ok(()) => {
+                        let mut copy = n.clone();
+                        copy.span = span;
+                        finished = Some((copy, *cost, 0));
+                    }
+                    Err(e) => stop = Some(limit_diagnostic(e, limits).at(span)),
+                },
                 None => {
-                    let mut d = Diagnostic::error("alias refers to an unknown anchor").at(span);
-                    d.document = doc_index;
-                    diags.push(d);
-                    break;
+                    stop = Some(Diagnostic::error("alias refers to an unknown anchor").at(span))
                 }
             },
-            Event::Scalar(text, style, anchor, _tag) => {
-                nodes += 1;
-                let quoted = !matches!(style, TScalarStyle::Plain);
-                finished = Some((
-                    Node {
-                        span,
-                        value: Value::Scalar { text, quoted },
-                    },
-                    anchor,
-                ));
+            Event::Scalar(text, style, anchor, tag) => {
+                let cost = Footprint {
+                    nodes: 1,
+                    text_bytes: text.len(),
+                };
+                match budget.spend(cost) {
+                    Ok(()) => {
+                        let quoted = !matches!(style, TScalarStyle::Plain) || is_str_tag(&tag);
+                        finished = Some((
+                            Node {
+                                span,
+                                value: Value::Scalar { text, quoted },
+                            },
+                            cost,
+                            anchor,
+                        ));
+                    }
+                    Err(e) => stop = Some(limit_diagnostic(e, limits).at(span)),
+                }
             }
-            Event::SequenceStart(anchor, _) => {
-                nodes += 1;
-                stack.push(Frame::Seq {
-                    span,
-                    anchor,
-                    items: Vec::new(),
-                });
-            }
-            Event::MappingStart(anchor, _) => {
-                nodes += 1;
-                stack.push(Frame::Map {
-                    span,
-                    anchor,
-                    entries: Vec::new(),
-                    key: None,
-                });
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                let cost = Footprint {
+                    nodes: 1,
+                    text_bytes: 0,
+                };
+                match budget.spend(cost) {
+                    Ok(()) => {
+                        let flow = matches!(chars.get(mark.line(), mark.col()), Some('[' | '{'));
+                        stack.push(if matches!(ev, Event::SequenceStart(..)) {
+                            Frame::Seq {
+                                span,
+                                anchor,
+                                items: Vec::new(),
+                                cost,
+                                flow,
+                            }
+                        } else {
+                            Frame::Map {
+                                span,
+                                anchor,
+                                entries: Vec::new(),
+                                key: None,
+                                cost,
+                                flow,
+                            }
+                        });
+                    }
+                    Err(e) => stop = Some(limit_diagnostic(e, limits).at(span)),
+                }
             }
             Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
                 Some(Frame::Seq {
                     span,
                     anchor,
                     items,
+                    cost,
+                    ..
                 }) => {
                     finished = Some((
                         Node {
                             span,
                             value: Value::Seq(items),
                         },
+                        cost,
                         anchor,
                     ))
                 }
@@ -322,54 +682,65 @@ pub fn parse_stream(src: &str, limits: &Limits) -> (Vec<Document>, Vec<Diagnosti
                     span,
                     anchor,
                     entries,
+                    cost,
                     ..
                 }) => {
+                    report_duplicates(&entries, &mut found);
+                    let entries = resolve_merges(entries, &mut found);
                     finished = Some((
                         Node {
                             span,
                             value: Value::Map(entries),
                         },
+                        cost,
                         anchor,
                     ))
                 }
                 None => {}
             },
         }
-        if stack.len() > limits.max_depth {
-            let mut d = Diagnostic::error(format!(
-                "YAML nested more than {} levels deep",
-                limits.max_depth
-            ))
-            .at(span)
-            .with_hint("Kubernetes manifests are never this deep; check the input");
-            d.document = doc_index;
-            diags.push(d);
-            break;
+        if stop.is_none() && stack.len() > limits.max_depth {
+            stop = Some(
+                Diagnostic::error(format!(
+                    "YAML nested more than {} levels deep",
+                    limits.max_depth
+                ))
+                .at(span)
+                .with_hint("Kubernetes manifests are never this deep; check the input"),
+            );
         }
-        if nodes > limits.max_nodes {
-            let mut d = Diagnostic::error(format!(
-                "YAML expands to more than {} values (aliases counted in full)",
-                limits.max_nodes
-            ))
-            .at(span)
-            .with_hint("the document may be a YAML bomb; remove the repeated aliases");
-            d.document = doc_index;
-            diags.push(d);
-            break;
-        }
-        if let Some((node, anchor)) = finished {
+        if let Some((node, cost, anchor)) = finished {
             if anchor > 0 {
-                anchors.insert(anchor, node.clone());
+                // The copy kept for later aliases is memory too.
+                match budget.spend(cost) {
+                    Ok(()) => {
+                        anchors.insert(anchor, (node.clone(), cost));
+                    }
+                    Err(e) => stop = Some(limit_diagnostic(e, limits).at(node.span)),
+                }
             }
             match stack.last_mut() {
-                Some(Frame::Seq { items, .. }) => items.push(node),
-                Some(Frame::Map { entries, key, .. }) => match key.take() {
-                    None => *key = Some(node),
-                    Some(k) => entries.push((k, node)),
-                },
+                Some(parent) => {
+                    *parent.cost_mut() = parent.cost_mut().plus(cost);
+                    match parent {
+                        Frame::Seq { items, .. } => items.push(node),
+                        Frame::Map { entries, key, .. } => match key.take() {
+                            None => *key = Some(node),
+                            Some(k) => entries.push((k, node)),
+                        },
+                    }
+                }
                 None => root = Some(node),
             }
         }
+        if let Some(d) = stop {
+            found.push(d);
+            break;
+        }
+    }
+    for mut d in found {
+        d.document = doc_index;
+        diags.push(d);
     }
     (docs, diags)
 }

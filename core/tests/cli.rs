@@ -41,7 +41,7 @@ fn check_accepts_the_seed_and_rejects_bad_input() {
     );
     assert_eq!(bad.code, 1);
     assert!(
-        bad.stderr.contains("bad.yaml: error: document 0, line 6"),
+        bad.stderr.contains("bad.yaml: error: document 1, line 6"),
         "{}",
         bad.stderr
     );

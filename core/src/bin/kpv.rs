@@ -1,10 +1,12 @@
 //! The `kpv` command line: check manifests, print a node's kube-proxy rules,
 //! trace a packet. A thin shell over kpv-core: it reads files, parses flags,
 //! and prints what the core's renderers produce. Bad input is a message on
-//! stderr and a non-zero exit, never a panic.
+//! stderr and a non-zero exit, never a panic; so is output that cannot be
+//! written, except a closed pipe (`kpv rules … | head`), which ends the run
+//! quietly as it ends any Unix filter.
 
 use kpv_core::cli::{self, Command};
-use std::io::Read;
+use std::io::{ErrorKind, Read, Write};
 use std::process::ExitCode;
 
 fn read_inputs(files: &[String]) -> Result<Vec<String>, String> {
@@ -30,32 +32,60 @@ fn read_inputs(files: &[String]) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let cmd = match cli::parse_args(&args) {
-        Ok(Command::Help(text)) => {
-            print!("{text}");
-            return ExitCode::SUCCESS;
+/// Write to stderr; if even that fails there is nobody left to tell.
+fn say(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    let _ = err.flush();
+}
+
+/// Print `stdout` and `stderr`, then exit with `code`. A reader that went
+/// away (a closed pipe) is not an error; any other failure to write the
+/// output (a full disk) is one line on stderr and exit code 1.
+fn finish(stdout: &str, stderr: &str, code: u8) -> ExitCode {
+    let written = {
+        let mut out = std::io::stdout().lock();
+        out.write_all(stdout.as_bytes()).and_then(|()| out.flush())
+    };
+    say(stderr);
+    match written {
+        Ok(()) => ExitCode::from(code),
+        Err(e) if e.kind() == ErrorKind::BrokenPipe => ExitCode::from(code),
+        Err(e) => {
+            say(&format!("kpv: cannot write the output: {e}\n"));
+            ExitCode::from(1)
         }
+    }
+}
+
+fn main() -> ExitCode {
+    // `std::env::args` would panic on an argument that is not UTF-8.
+    let args: Vec<String> = match std::env::args_os()
+        .skip(1)
+        .map(|a| a.into_string())
+        .collect()
+    {
+        Ok(a) => a,
+        Err(a) => {
+            say(&format!("kpv: the argument {a:?} is not UTF-8 text\n"));
+            return ExitCode::from(2);
+        }
+    };
+    let cmd = match cli::parse_args(&args) {
+        Ok(Command::Help(text)) => return finish(&text, "", 0),
         Ok(c) => c,
         Err(e) => {
-            eprintln!("kpv: {e}\nRun `kpv --help` for usage.");
+            say(&format!("kpv: {e}\nRun `kpv --help` for usage.\n"));
             return ExitCode::from(2);
         }
     };
     let texts = match read_inputs(cmd.files()) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("kpv: {e}");
+            say(&format!("kpv: {e}\n"));
             return ExitCode::from(2);
         }
     };
     let result = cli::run(&cmd, &texts, cmd.files());
-    if !result.stdout.is_empty() {
-        print!("{}", result.stdout);
-    }
-    if !result.stderr.is_empty() {
-        eprint!("{}", result.stderr);
-    }
-    ExitCode::from(result.code)
+    finish(&result.stdout, &result.stderr, result.code)
 }
