@@ -108,13 +108,8 @@ impl Ctx<'_> {
         if n.is_null() {
             return None;
         }
-        let parsed = match &n.value {
-            Value::Scalar {
-                text,
-                quoted: false,
-            } => text.parse::<i64>().ok(),
-            _ => None,
-        };
+        // As kubectl reads it (YAML 1.1: `010` is 8, `0x1F90` is 8080).
+        let parsed = n.as_int();
         match parsed {
             Some(v) if (min..=max).contains(&v) => Some(v),
             Some(v) => {
@@ -156,13 +151,8 @@ impl Ctx<'_> {
         if n.is_null() {
             return None;
         }
-        let parsed = match &n.value {
-            Value::Scalar {
-                text,
-                quoted: false,
-            } => text.parse::<i64>().ok(),
-            _ => None,
-        };
+        // As kubectl reads it (YAML 1.1: `010` is 8, `0x1F90` is 8080).
+        let parsed = n.as_int();
         let Some(v) = parsed else {
             self.err(
                 n,
@@ -226,10 +216,10 @@ impl Ctx<'_> {
         if n.is_null() {
             return None;
         }
-        match n.as_str() {
-            Some("true") | Some("True") | Some("TRUE") => Some(true),
-            Some("false") | Some("False") | Some("FALSE") => Some(false),
-            _ => {
+        // As kubectl reads it (YAML 1.1: `yes` and `on` are true too).
+        match n.as_bool() {
+            Some(b) => Some(b),
+            None => {
                 self.err(n, field, "expected true or false", "");
                 None
             }
@@ -350,7 +340,7 @@ impl Builder {
         let n = n.filter(|n| !n.is_null())?;
         match &n.value {
             Value::Scalar { text, quoted } => {
-                if let (false, Ok(v)) = (*quoted, text.parse::<i64>()) {
+                if let (false, Some(v)) = (*quoted, n.as_int()) {
                     if (1..=65535).contains(&v) {
                         Some(PortRef::Number(v as u16))
                     } else {
