@@ -33,7 +33,7 @@ fn BoxRect(rect: Rect, class: &'static str) -> impl IntoView {
 
 /// Characters of a `px`-sized label that fit in `w` logical units.
 fn fits(w: f64, px: f64) -> usize {
-    ((w / (px * 0.58)).floor() as usize).max(4)
+    ((w / (px * 0.62)).floor() as usize).max(4)
 }
 
 /// A node's mode glyph: a shape per mode, so the modes differ with their
@@ -673,48 +673,43 @@ struct Card {
 
 /// Characters per line of the card (16.5 logical units of monospace: 18.7 px
 /// at 1280 wide, where the scene is drawn at 1.13).
-const CARD_CHARS: usize = 38;
+const CARD_CHARS: usize = 44;
 const CARD_CHAR_W: f64 = 9.9;
 
 /// The card for the focused packet at its current hop: what the hop was,
-/// then the header, the rewritten field marked with ✎ as well as colour.
-fn card_at(trace: &Trace, pos: Position, lang: Lang) -> Option<Card> {
+/// then the header as it is now, the rewritten field marked with ✎ as well as
+/// colour (the event list has the before → after). `left` is where the entry
+/// row's boxes end: the card never reaches over them.
+fn card_at(trace: &Trace, pos: Position, lang: Lang, left: f64) -> Option<Card> {
     let hop = trace.hops.get(pos.hop)?;
     let src_changed = hop.before.src != hop.after.src;
     let dst_changed = hop.before.dst != hop.after.dst;
     let reply = matches!(hop.what, HopKind::Reply);
     let mark = |changed: bool| if changed { "✎ " } else { "" };
-    let src = format!(
-        "{}{} {}{}",
-        mark(src_changed),
-        tr(lang, "packet.src"),
-        hop_src(
-            src_changed,
-            &hop.before.src.to_string(),
-            &hop.after.src.to_string()
+    let max = (((CARD_RIGHT - left - 20.0) / CARD_CHAR_W).floor() as usize).clamp(16, CARD_CHARS);
+    let src = short(
+        &format!(
+            "{}{} {}{}",
+            mark(src_changed),
+            tr(lang, "packet.src"),
+            hop.after.src,
+            if reply { " ↩" } else { "" }
         ),
-        if reply { " ↩" } else { "" }
+        max,
     );
-    let dst = format!(
-        "{}{} {}",
-        mark(dst_changed),
-        tr(lang, "packet.dst"),
-        hop_src(
-            dst_changed,
-            &hop.before.dst.to_string(),
-            &hop.after.dst.to_string()
-        )
+    let dst = short(
+        &format!("{}{} {}", mark(dst_changed), tr(lang, "packet.dst"), hop.after.dst),
+        max,
     );
     let hop_text = short(
         &format!("{}. {}", pos.hop + 1, crate::hops::summary(lang, hop)),
-        CARD_CHARS,
+        max,
     );
     let chars = [&hop_text, &src, &dst]
         .iter()
         .map(|t| t.chars().count())
         .max()
-        .unwrap_or(0)
-        .min(CARD_CHARS + 8);
+        .unwrap_or(0);
     let w = chars as f64 * CARD_CHAR_W + 20.0;
     Some(Card {
         x: CARD_RIGHT - w,
@@ -741,8 +736,12 @@ fn PacketCard() -> impl IntoView {
         let pos = store
             .with_focused_flight(|f| f.position(now, reduced))
             .flatten()?;
+        let left = store.scene.with(|s| {
+            let r = s.load_balancer.unwrap_or(s.client);
+            r.x + r.w + 8.0
+        });
         store
-            .with_focused_trace(|trace| card_at(trace, pos, lang))
+            .with_focused_trace(|trace| card_at(trace, pos, lang, left))
             .flatten()
     });
     let get =
@@ -762,14 +761,6 @@ fn PacketCard() -> impl IntoView {
                 </text>
             </g>
         </Show>
-    }
-}
-
-fn hop_src(changed: bool, before: &str, after: &str) -> String {
-    if changed {
-        format!("{before} → {after}")
-    } else {
-        after.to_string()
     }
 }
 
