@@ -139,6 +139,20 @@ pub fn encode(state: &ShareState) -> String {
     out
 }
 
+/// [`encode`], but only a link [`decode`] reads back as this same state:
+/// a state over the decoder's limits (scenario text, packets, the link's
+/// length or inflated size) is refused with the reason instead of giving a
+/// link that would open something else.
+pub fn encode_checked(state: &ShareState) -> Result<String, ShareError> {
+    validate(state)?;
+    let link = encode(state);
+    match decode(&link) {
+        Ok(back) if back == *state => Ok(link),
+        Ok(_) => Err(out_of_range("state", "it does not read back the same")),
+        Err(e) => Err(e),
+    }
+}
+
 /// Decode a share link (with or without the leading `#`). Never panics.
 pub fn decode(text: &str) -> Result<ShareState, ShareError> {
     let text = text.trim();

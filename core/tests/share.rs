@@ -358,3 +358,47 @@ proptest! {
         let _ = share::decode(&b64(&bytes));
     }
 }
+
+/// A link is offered only when it opens to the same state: each limit of
+/// the decoder refuses the state instead (table of one over each limit).
+#[test]
+fn a_state_over_the_decoders_limits_gets_no_link() {
+    let ok = sample();
+    assert_eq!(
+        share::encode_checked(&ok).map(|l| share::decode(&l)),
+        Ok(Ok(ok.clone()))
+    );
+    let mut big_yaml = sample();
+    big_yaml.yaml = "#".repeat(share::MAX_YAML + 1);
+    let mut many = sample();
+    many.packets = (0..=share::MAX_ITEMS as u32)
+        .map(|i| SentPacket {
+            id: i,
+            ..sample().packets[0].clone()
+        })
+        .collect();
+    many.focus = None;
+    // Text that does not compress: the inflated JSON (with its escapes) is
+    // over the decoder's 2 MiB although the YAML is within its 1 MiB.
+    let mut noisy = sample();
+    let mut x: u64 = 7;
+    noisy.yaml = (0..share::MAX_YAML / 2)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            char::from(1 + (x >> 59) as u8 % 31)
+        })
+        .collect();
+    for (state, field) in [
+        (big_yaml, Some("scenario")),
+        (many, Some("list of packets")),
+        (noisy, None),
+    ] {
+        match share::encode_checked(&state) {
+            Err(ShareError::OutOfRange { field: f, .. }) if Some(f) == field => {}
+            Err(ShareError::TooLarge | ShareError::TooLong { .. }) if field.is_none() => {}
+            other => panic!("{field:?}: {:?}", other.map(|l| l.len())),
+        }
+    }
+}
