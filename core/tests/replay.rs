@@ -22,12 +22,23 @@ enum Op {
         gap: u64,
     },
     /// Send at the end of time (after every packet so far).
-    Append { n: usize, target: usize },
+    Append {
+        n: usize,
+        target: usize,
+    },
     /// A Pod's app changes at `at`.
-    App { pod: usize, at: u64, state: u8 },
+    App {
+        pod: usize,
+        at: u64,
+        state: u8,
+    },
     /// Forget packet `i` (modulo the count).
-    Remove { i: usize },
-    Mode { mode: usize },
+    Remove {
+        i: usize,
+    },
+    Mode {
+        mode: usize,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -93,8 +104,11 @@ impl World {
                     self.changes.push(AppChange {
                         at_ms: at,
                         pod: pods[pod % pods.len()].id.clone(),
-                        state: [AppState::Healthy, AppState::FailingReadiness, AppState::Down]
-                            [state as usize % 3],
+                        state: [
+                            AppState::Healthy,
+                            AppState::FailingReadiness,
+                            AppState::Down,
+                        ][state as usize % 3],
                     });
                 }
             }
@@ -159,10 +173,18 @@ fn an_update_recomputes_only_from_the_first_change() {
     let mut w = World::new(SEED);
     let mut r = Replay::default();
     w.send(600, 0, 0, 10);
-    assert_eq!(r.update(&w.inputs()), 0, "the first replay computes everything");
+    assert_eq!(
+        r.update(&w.inputs()),
+        0,
+        "the first replay computes everything"
+    );
     assert_eq!(r.update(&w.inputs()), 600, "nothing changed");
     w.send(1, 0, 10_000, 0);
-    assert_eq!(r.update(&w.inputs()), 600, "a packet at the end traces only itself");
+    assert_eq!(
+        r.update(&w.inputs()),
+        600,
+        "a packet at the end traces only itself"
+    );
     // A packet sent back in time, before packet 300.
     w.send(1, 0, 2_995, 0);
     assert_eq!(r.update(&w.inputs()), 300);
@@ -178,5 +200,37 @@ fn an_update_recomputes_only_from_the_first_change() {
     w.mode = Mode::Nftables;
     assert_eq!(r.update(&w.inputs()), 0);
     assert_eq!(r.traces(), replay::replay(&w.inputs()).as_slice());
-    assert!(CHECKPOINT_EVERY < 600, "the table crosses a checkpoint");
+    const { assert!(CHECKPOINT_EVERY < 600, "the table crosses a checkpoint") };
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Probes run on whole seconds, so the controller's snapshot at t changes
+    /// only when one of the clocks it reads (t, the slice controller's t,
+    /// kube-proxy's t) crosses a second: the app recomputes it then, not
+    /// every frame.
+    #[test]
+    fn the_snapshot_changes_only_when_a_clock_crosses_a_second(
+        apps in prop::collection::vec((0usize..8, 0u64..30_000, 0u8..3), 0..6),
+        t in 0u64..40_000,
+        dt in 0u64..1000,
+    ) {
+        let mut w = World::new(SEED);
+        for (pod, at, state) in apps {
+            w.apply(&Op::App { pod, at, state });
+        }
+        let timing = Timing::default();
+        let clocks = |t: u64| {
+            let slice_t = t.saturating_sub(timing.slice_delay_ms);
+            [t / 1000, slice_t / 1000, slice_t.saturating_sub(timing.proxy_delay_ms) / 1000]
+        };
+        let u = t + dt;
+        prop_assume!(clocks(t) == clocks(u));
+        let a = kpv_core::controller::snapshot(&w.cluster, &w.changes, timing, t);
+        let b = kpv_core::controller::snapshot(&w.cluster, &w.changes, timing, u);
+        prop_assert_eq!(a.pod_ready, b.pod_ready);
+        prop_assert_eq!(a.slices, b.slices);
+        prop_assert_eq!(a.proxy_slices, b.proxy_slices);
+    }
 }
