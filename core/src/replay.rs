@@ -162,8 +162,7 @@ impl Replay {
         };
         self.packets.truncate(start);
         self.traces.truncate(start);
-        let mut cached: Option<(std::collections::BTreeMap<NamespacedName, bool>, Sim<'_>)> =
-            None;
+        let mut cached: Option<(std::collections::BTreeMap<NamespacedName, bool>, Sim<'_>)> = None;
         for (i, p) in order.iter().enumerate().skip(start) {
             if i % CHECKPOINT_EVERY == 0 && self.checkpoints.len() == i / CHECKPOINT_EVERY {
                 self.checkpoints.push(self.state.clone());

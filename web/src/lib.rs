@@ -92,7 +92,7 @@ fn animation_loop(store: Store) {
 #[component]
 pub fn App() -> impl IntoView {
     let lessons = LessonState::new();
-    let opts = lessons.lessons.with_value(|ls| {
+    let mut opts = lessons.lessons.with_value(|ls| {
         env::url_options(
             &ls.iter()
                 .map(|l| (l.id.as_str(), l.steps.len()))
@@ -117,11 +117,16 @@ pub fn App() -> impl IntoView {
         // Show one packet stopped at that hop (documentation pages link to a step).
         store.send(1, 0);
         store.playing.set(false);
-        if let Some(t) = store
-            .focused_flight()
-            .and_then(|f| f.hop_time(step as usize))
-        {
-            store.now.set(t);
+        if let Some(f) = store.focused_flight() {
+            // Past the last hop: stop at the last one, and say so.
+            let last = f.legs.len().saturating_sub(1);
+            if step as usize > last {
+                opts.problems
+                    .push(env::UrlProblem::step_beyond(step, f.legs.len()));
+            }
+            if let Some(t) = f.hop_time((step as usize).min(last)) {
+                store.now.set(t);
+            }
         }
     }
     provide_context(lessons);
@@ -159,9 +164,8 @@ pub fn App() -> impl IntoView {
     let embed = opts.embed;
     let url_problems = view! { <UrlProblems problems=opts.problems /> }.into_any();
     let stored = env::load_editor();
-    let storage_problem = matches!(stored, env::Stored::Unreadable(_));
-    let draft = RwSignal::new(match stored {
-        env::Stored::Text(t) => t,
+    let draft = RwSignal::new(match &stored {
+        env::Stored::Text { yaml, .. } => yaml.clone(),
         _ => preset.yaml.to_string(),
     });
     Effect::new(move |_| {
@@ -246,7 +250,7 @@ pub fn App() -> impl IntoView {
                     </div>
                     <Exports theme=theme />
                     <PodsPanel />
-                    <Editor draft=draft storage_problem=storage_problem />
+                    <Editor draft=draft stored=stored />
                     <LoadBalancingLab />
                     <ScalingLab />
                 </div>

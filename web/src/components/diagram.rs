@@ -111,16 +111,23 @@ fn Cluster() -> impl IntoView {
                         ServiceType::LoadBalancer => "LoadBalancer",
                         ServiceType::ExternalName => "ExternalName",
                     };
+                    // kpv-core's warnings about this Service (a selector that
+                    // matches nothing, a pending load balancer): a mark with them.
+                    let warned = store.warnings_by_object.with(|w| w.get(&format!("Service/{}", svc.id)).map(|m| m.join("\n")));
+                    let mark = warned.clone().map(|m| view! {
+                        <text class="warn-mark" data-testid="warning-mark" x=n(r.x + r.w - 20.0) y=n(r.y + 22.0)><title>{m}</title>"⚠"</text>
+                    });
                     // The texts sit in a nested viewport, which clips what is
                     // wider than a narrow box.
                     view! {
-                        <g class="service" data-testid=format!("service-{}", svc.id.name)>
+                        <g class="service" data-testid=format!("service-{}", svc.id.name) data-warning=warned>
                             <BoxRect rect=r class="service-box" />
                             <svg x=n(r.x) y=n(r.y) width=n(r.w) height=n(r.h)>
                                 <text x="12" y="24" class="title">{svc.id.name.clone()}</text>
                                 <text x="12" y="44" class="mono">{format!("{kind} {}", svc.cluster_ip)}</text>
                                 {ports}
                             </svg>
+                            {mark}
                         </g>
                     }
                 })
@@ -206,38 +213,30 @@ fn Packets() -> impl IntoView {
         let t = store.now.get();
         let rm = store.reduced_motion.get();
         let focused = store.focused();
-        store.flights.with(|fs| {
-            store.traces.with(|ts| {
-                kpv_core::order::map(
-                    fs.iter()
-                        .zip(ts.iter())
-                        .filter(|((id, _), (tid, _))| id == tid)
-                        .filter_map(|((id, f), (_, trace))| {
-                            let p = f.position(t, rm)?;
-                            let mut class = String::from("packet");
-                            let mut mark = "";
-                            if p.done {
-                                class.push(' ');
-                                class.push_str(outcome_class(&trace.outcome));
-                                mark = outcome_mark(&trace.outcome);
-                            }
-                            if focused == Some(*id) {
-                                class.push_str(" focused");
-                            }
-                            Some((
-                                *id,
-                                Look {
-                                    transform: format!(
-                                        "translate({:.1} {:.1})",
-                                        p.point.x, p.point.y
-                                    ),
-                                    class,
-                                    mark,
-                                },
-                            ))
-                        }),
-                )
-            })
+        // Only the packets that can be on screen now: delivered ones are
+        // retired, however many were sent before.
+        store.with_played(|played| {
+            kpv_core::order::map(played.on_screen(t).filter_map(|(id, trace, f)| {
+                let p = f.position(t, rm)?;
+                let mut class = String::from("packet");
+                let mut mark = "";
+                if p.done {
+                    class.push(' ');
+                    class.push_str(outcome_class(&trace.outcome));
+                    mark = outcome_mark(&trace.outcome);
+                }
+                if focused == Some(id) {
+                    class.push_str(" focused");
+                }
+                Some((
+                    id,
+                    Look {
+                        transform: format!("translate({:.1} {:.1})", p.point.x, p.point.y),
+                        class,
+                        mark,
+                    },
+                ))
+            }))
         })
     });
     let ids = Memo::new(move |_| looks.with(|l| l.keys().copied().collect::<Vec<u32>>()));
