@@ -736,10 +736,16 @@ fn bench_browser(tools: &Tools) -> usize {
     .map(|s| s.trim().to_string())
     .filter(|s| s.starts_with("v1."))
     .unwrap_or_else(|| die("kpv share did not print a share link"));
+    // Too long for one command-line argument: handed over in a file.
+    let history_file = tools.root.join("target/bench-history-link.txt");
+    if let Err(e) = fs::write(&history_file, &history) {
+        die(&format!("cannot write {}: {e}", history_file.display()));
+    }
     say("measuring start-up, frame time and send latency in headless Chromium (about 1 min)");
     let out = tools
         .cmd("node")
-        .args(["bench/browser.mjs", "../../dist", &fragment, &history])
+        .args(["bench/browser.mjs", "../../dist", &fragment])
+        .arg(&history_file)
         .current_dir(tools.root.join("tests/e2e"))
         .stderr(Stdio::inherit())
         .output()

@@ -7,7 +7,7 @@
 //               HISTORY_FRAGMENT, its clock moved past the last one): frame
 //               intervals for 5 s of continuous traffic, and the latency of
 //               one Send (click to the page idle again), median and max of 15.
-// Usage: node bench/browser.mjs DIST_DIR SHARE_FRAGMENT [HISTORY_FRAGMENT]
+// Usage: node bench/browser.mjs DIST_DIR SHARE_FRAGMENT [HISTORY_FRAGMENT_FILE]
 // Prints one `BENCH name value unit` line per figure for xtask to report.
 import { chromium } from 'playwright';
 import http from 'node:http';
@@ -15,7 +15,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 
-const [dist, fragment, history] = process.argv.slice(2);
+const [dist, fragment, historyFile] = process.argv.slice(2);
+const history = historyFile ? fs.readFileSync(historyFile, 'utf8').trim() : undefined;
 if (!dist || !fragment) {
   console.error('usage: node bench/browser.mjs DIST_DIR SHARE_FRAGMENT');
   process.exit(2);
