@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 pub struct Played {
     replay: Replay,
     /// One per trace, in replay order.
-    flights: Vec<Flight>,
+    entries: Vec<Entry>,
     /// Packet id → index in replay order.
     index: BTreeMap<u32, usize>,
     /// The longest a flight stays on screen (start to gone), so a frame
@@ -43,8 +43,16 @@ pub struct Played {
     scene: Option<Scene>,
 }
 
+/// What [`Played`] derived from one trace.
+struct Entry {
+    id: u32,
+    flight: Flight,
+    /// The Pod it was delivered to, and when.
+    delivered: Option<(NamespacedName, u64)>,
+}
+
 impl Played {
-    fn update(&mut self, inputs: &replay::Inputs<'_>, scene: &Scene) {
+    pub fn update(&mut self, inputs: &replay::Inputs<'_>, scene: &Scene) {
         let old = self.replay.len();
         let mut from = self.replay.update(inputs);
         if self.scene.as_ref() != Some(scene) {
@@ -54,10 +62,18 @@ impl Played {
         if from >= old && from >= self.replay.len() {
             return;
         }
-        for i in from..self.flights.len() {
-            self.forget(i);
+        for e in self.entries.drain(from.min(old)..) {
+            if self.index.get(&e.id).is_some_and(|i| *i >= from) {
+                self.index.remove(&e.id);
+            }
+            if let Some((pod, at)) = e.delivered {
+                if let Some(times) = self.deliveries.get_mut(&pod) {
+                    if let Ok(i) = times.binary_search(&at) {
+                        times.remove(i);
+                    }
+                }
+            }
         }
-        self.flights.truncate(from);
         if from == 0 {
             self.longest_ms = 0;
         }
@@ -65,54 +81,41 @@ impl Played {
         let traces = self.replay.traces();
         for i in from..traces.len() {
             let (p, t) = (&packets[i], &traces[i]);
-            let f = Flight::new(scene, t, p.at_ms);
+            let flight = Flight::new(scene, t, p.at_ms);
             self.longest_ms = self
                 .longest_ms
-                .max(f.end_ms.saturating_sub(f.start_ms) + LINGER_MS);
-            if let Outcome::Delivered { pod: Some(pod), .. } = &t.outcome {
-                let times = self.deliveries.entry(pod.clone()).or_default();
-                let at = times.partition_point(|x| *x <= f.outcome_ms);
-                times.insert(at, f.outcome_ms);
-            }
-            self.index.insert(p.id, i);
-            self.flights.push(f);
-        }
-    }
-
-    /// Take flight `i` out of the index and the delivery counts.
-    fn forget(&mut self, i: usize) {
-        let (Some(p), Some(t), Some(f)) = (
-            self.replay.packets().get(i),
-            self.replay.traces().get(i),
-            self.flights.get(i),
-        ) else {
-            return;
-        };
-        if self.index.get(&p.id) == Some(&i) {
-            self.index.remove(&p.id);
-        }
-        if let Outcome::Delivered { pod: Some(pod), .. } = &t.outcome {
-            if let Some(times) = self.deliveries.get_mut(pod) {
-                if let Ok(at) = times.binary_search(&f.outcome_ms) {
-                    times.remove(at);
+                .max(flight.end_ms.saturating_sub(flight.start_ms) + LINGER_MS);
+            let delivered = match &t.outcome {
+                Outcome::Delivered { pod: Some(pod), .. } => {
+                    let times = self.deliveries.entry(pod.clone()).or_default();
+                    let at = times.partition_point(|x| *x <= flight.outcome_ms);
+                    times.insert(at, flight.outcome_ms);
+                    Some((pod.clone(), flight.outcome_ms))
                 }
-            }
+                _ => None,
+            };
+            self.index.insert(p.id, i);
+            self.entries.push(Entry {
+                id: p.id,
+                flight,
+                delivered,
+            });
         }
     }
 
     /// How many packets there are.
     pub fn len(&self) -> usize {
-        self.flights.len()
+        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.flights.is_empty()
+        self.entries.is_empty()
     }
 
     /// The trace and flight of packet `id`.
     pub fn get(&self, id: u32) -> Option<(&Trace, &Flight)> {
         let i = *self.index.get(&id)?;
-        Some((self.replay.traces().get(i)?, self.flights.get(i)?))
+        Some((self.replay.traces().get(i)?, &self.entries.get(i)?.flight))
     }
 
     /// The highest packet id.
@@ -128,7 +131,7 @@ impl Played {
         let first = packets.partition_point(|p| p.at_ms < since);
         let last = packets.partition_point(|p| p.at_ms <= t);
         (first..last.max(first)).filter_map(move |i| {
-            let f = &self.flights[i];
+            let f = &self.entries[i].flight;
             (f.start_ms <= t && t < f.end_ms + LINGER_MS)
                 .then(|| (packets[i].id, &self.replay.traces()[i], f))
         })
@@ -583,4 +586,78 @@ pub fn parse_origin(c: &Cluster, key: &str) -> Option<Origin> {
         });
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kpv_core::replay::Inputs;
+
+    const SEED: &str = include_str!("../../tests/scenarios/alpaca-bandicoot.yaml");
+
+    /// What a Played shows: every packet's trace and flight by id, what is
+    /// on screen and the counts at a few times.
+    fn shown(p: &Played, ids: &[u32]) -> String {
+        let mut out = String::new();
+        for id in ids {
+            out.push_str(&format!("{id}: {:?}\n", p.get(*id)));
+        }
+        for t in [0, 500, 2_000, 5_000, 20_000, 200_000] {
+            let on: Vec<u32> = p.on_screen(t).map(|(id, _, _)| id).collect();
+            out.push_str(&format!("{t}: {on:?} {:?}\n", p.received(t)));
+        }
+        out
+    }
+
+    /// Kept in place through sends at the end, back in time, removals and
+    /// a mode switch, a Played shows what one built afresh shows.
+    #[test]
+    fn played_in_place_equals_played_afresh() {
+        let (cluster, _) = kpv_core::model::parse(SEED);
+        let slices = controller::steady_slices(&cluster);
+        let scene = kpv_core::scene::layout(&cluster, &slices);
+        let targets = replay::targets(&cluster);
+        let mut packets: Vec<SentPacket> = Vec::new();
+        let mut kept = Played::default();
+        let mut mode = cluster.proxy.mode;
+        let send = |packets: &mut Vec<SentPacket>, id: u32, at: u64| {
+            let t = &targets[id as usize % targets.len()];
+            let origin = replay::default_origin(&cluster, t);
+            packets.push(SentPacket {
+                id,
+                at_ms: at,
+                request: replay::request(t, origin, id),
+                seed: u64::from(id) * 7 + 1,
+            });
+        };
+        let steps: [&dyn Fn(&mut Vec<SentPacket>, &mut Mode); 5] = [
+            &|ps, _| (0..300).for_each(|i| send(ps, i, u64::from(i) * 40)),
+            &|ps, _| send(ps, 300, 12_050),
+            &|ps, _| send(ps, 301, 3_001),
+            &|ps, _| {
+                ps.remove(17);
+                ps.remove(200);
+            },
+            &|_, m| *m = Mode::Ipvs,
+        ];
+        for step in steps {
+            step(&mut packets, &mut mode);
+            let inputs = Inputs {
+                cluster: &cluster,
+                mode,
+                scheduler: None,
+                timing: timing(),
+                changes: &[],
+                packets: &packets,
+            };
+            kept.update(&inputs, &scene);
+            let mut fresh = Played::default();
+            fresh.update(&inputs, &scene);
+            let ids: Vec<u32> = (0..302).collect();
+            assert_eq!(shown(&kept, &ids), shown(&fresh, &ids));
+            assert_eq!(kept.len(), packets.len());
+        }
+        assert!(kept.get(17).is_none(), "a packet removed is gone");
+        assert!(kept.received(200_000).values().sum::<u32>() > 0);
+    }
 }
