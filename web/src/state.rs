@@ -630,7 +630,8 @@ mod tests {
                 seed: u64::from(id) * 7 + 1,
             });
         };
-        let steps: [&dyn Fn(&mut Vec<SentPacket>, &mut Mode); 5] = [
+        type Step<'a> = &'a dyn Fn(&mut Vec<SentPacket>, &mut Mode);
+        let steps: [Step; 5] = [
             &|ps, _| (0..300).for_each(|i| send(ps, i, u64::from(i) * 40)),
             &|ps, _| send(ps, 300, 12_050),
             &|ps, _| send(ps, 301, 3_001),
