@@ -21,8 +21,11 @@ use std::fmt;
 
 /// The version prefix of links this code writes.
 pub const PREFIX: &str = "v1.";
-/// Largest inflated payload accepted (2 MiB).
-pub const MAX_INFLATED: usize = 2 * 1024 * 1024;
+/// Largest inflated payload accepted (8 MiB): room for [`MAX_ITEMS`]
+/// packets (about 300 bytes of JSON each, up to about 700 with the longest
+/// names) beside a [`MAX_YAML`] scenario, so every state within the other
+/// limits fits; a "zip bomb" past it is refused before it is inflated further.
+pub const MAX_INFLATED: usize = 8 * 1024 * 1024;
 /// Largest encoded link accepted, in characters (after the prefix).
 pub const MAX_ENCODED: usize = 1024 * 1024;
 /// Largest scenario text accepted (1 MiB).
