@@ -49,9 +49,9 @@ pub fn replay(inputs: &Inputs<'_>) -> Vec<Trace> {
 /// packet in the past replays at most this many packets it already knew.
 pub const CHECKPOINT_EVERY: usize = 256;
 
-/// Most packets the app keeps in one session (also the share link's limit):
-/// the app stops sending at this many and says so.
-pub const MAX_PACKETS: usize = crate::share::MAX_ITEMS;
+/// Most packets the app keeps in one session: it stops sending at this many
+/// and says so. (A share link carries up to [`crate::share::MAX_ITEMS`].)
+pub const MAX_PACKETS: usize = 20_000;
 
 /// What every trace depends on besides the packets.
 #[derive(Clone, Debug, PartialEq, Eq)]

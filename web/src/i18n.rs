@@ -82,7 +82,7 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("btn.restart", "Replay packet", "패킷 다시 보기"),
     ("btn.reset", "Reset", "초기화"),
     ("btn.continuous", "Continuous traffic", "연속 트래픽"),
-    ("traffic.cap", "This session holds 10,000 packets, the most the simulation keeps (and a share link carries): sending has stopped. Reset to send more.", "이 세션에 패킷이 10,000개 쌓였습니다. 시뮬레이션이 보관하는(공유 링크에 담기는) 최대치라 더 보내지 않습니다. 더 보내려면 초기화하세요."),
+    ("traffic.cap", "This session holds 20,000 packets, the most the simulation keeps: sending has stopped. Reset to send more. (A share link carries up to 10,000.)", "이 세션에 패킷이 20,000개 쌓였습니다. 시뮬레이션이 보관하는 최대치라 더 보내지 않습니다. 더 보내려면 초기화하세요. (공유 링크에는 10,000개까지 담깁니다.)"),
     ("btn.fail-readiness", "Fail readiness", "준비성 실패"),
     ("btn.pass-readiness", "Pass readiness", "준비성 통과"),
     ("btn.app-down", "Take app down", "앱 중지"),

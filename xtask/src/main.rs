@@ -781,6 +781,14 @@ fn bench_browser(tools: &Tools) -> usize {
                 "frame interval, continuous traffic after 10,000 packets, median",
                 Some(17.5),
             ),
+            "history_frame_max" => (
+                "frame interval, continuous traffic after 10,000 packets, longest",
+                Some(50.0),
+            ),
+            "history_frames_dropped" => (
+                "frames dropped in 5 s of continuous traffic after 10,000 packets",
+                None,
+            ),
             "history_frame_p95" => (
                 "frame interval, continuous traffic after 10,000 packets, 95th percentile",
                 Some(25.0),

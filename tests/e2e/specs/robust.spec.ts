@@ -3,6 +3,7 @@
 // addresses. Nothing they wrote is lost, nothing freezes, nothing is silent.
 import { test, expect, Page } from '@playwright/test';
 import { App } from './app';
+import * as zlib from 'zlib';
 
 const OWN = `apiVersion: v1
 kind: Node
@@ -343,4 +344,39 @@ test('the largest inputs: typing stays quick in 20,000 Services (2 MB), and appl
   console.log(`LATENCY apply 8 MB ${Date.now() - t0} ms`);
   expect(await page.evaluate(() => 1 + 1)).toBe(2);
   expect(problems.filter((p) => p.startsWith('pageerror'))).toEqual([]);
+});
+
+test('a long session: 10,000 packets open from a link, sends stay quick, and at the cap sending stops with a note', async ({ page }) => {
+  test.setTimeout(180_000);
+  const app = new App(page);
+  const problems = App.watch(page);
+  // 10,000 packets from the client to the NodePort scenario's first node's NodePort, 50 ms apart.
+  await app.open('/?scenario=nodeport');
+  const yaml = await app.byId('yaml-editor').inputValue();
+  const p = Array.from({ length: 10_000 }, (_, i) => ({
+    id: i, at_ms: i * 50,
+    request: { origin: { kind: 'external', client: '198.51.100.7' }, dst: { kind: 'ip', value: '192.168.49.11' },
+      port: 30080, protocol: 'TCP', src_port: 40000 + (i % 20000), keep_open: false },
+    seed: i + 1,
+  }));
+  const state = { y: yaml, m: 'iptables', r: 1, v: 100, t: 510_000, p };
+  const link = 'v1.' + zlib.deflateRawSync(Buffer.from(JSON.stringify(state))).toString('base64url');
+  await app.open('/#' + link);
+  await expect(app.byId('share-error')).toHaveCount(0);
+  // A send after 10,000 packets is answered at once.
+  const t0 = Date.now();
+  await app.send();
+  await expect(page.locator('[data-testid=packet][data-id="10000"]')).toHaveCount(1);
+  console.log(`LATENCY send after 10,000 packets (click to drawn, with the test's round trips) ${Date.now() - t0} ms`);
+  // Past a link's 10,000, Share says what does not fit.
+  await app.pause();
+  await app.byId('share-link').click();
+  await expect(app.byId('share-status')).toContainText('more packets or app changes than a share link carries');
+  // Bursts up to the session's cap: then sending stops, and says so.
+  await app.byId('burst-size').fill('500');
+  await app.byId('burst-size').dispatchEvent('change');
+  for (let i = 0; i < 20; i++) await app.byId('send-burst').click();
+  await expect(app.byId('packet-cap')).toBeVisible();
+  await expect(app.byId('packet-cap')).toContainText('20,000 packets');
+  expect(problems.filter((x) => x.startsWith('pageerror'))).toEqual([]);
 });
