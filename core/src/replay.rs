@@ -6,11 +6,12 @@
 //! and seed) — and derives every trace with [`replay`]. Replaying threads one
 //! [`WorldState`] through the packets, so round robin, connection counts,
 //! affinity and conntrack behave as on a real node. Deterministic: the same
-//! inputs always give the same traces.
+//! inputs always give the same traces. [`Replay`] keeps a replay between
+//! changes so a new packet costs one trace, however many came before.
 
 use crate::choose::Chooser;
 use crate::controller::{self, AppChange, Timing};
-use crate::model::{Cluster, EndpointSlice, Mode, NamespacedName, Scheduler, ServiceType};
+use crate::model::{Cluster, Mode, NamespacedName, Scheduler, ServiceType};
 use crate::packet::{IpFamily, Protocol};
 use crate::trace::{self, Dest, Origin, Request, Sim, Trace, WorldState};
 use serde::{Deserialize, Serialize};
@@ -39,39 +40,172 @@ pub struct Inputs<'a> {
 /// Trace every packet in send order. Rules are recompiled only when the
 /// EndpointSlices kube-proxy has synced change.
 pub fn replay(inputs: &Inputs<'_>) -> Vec<Trace> {
-    let mut order: Vec<&SentPacket> = inputs.packets.iter().collect();
-    crate::order::sort_by_key(&mut order, |p| (p.at_ms, p.id));
-    let mut state = WorldState::default();
-    let mut out = Vec::with_capacity(order.len());
-    let mut cached: Option<(Vec<EndpointSlice>, Sim<'_>)> = None;
-    for p in order {
-        let snap = controller::snapshot(inputs.cluster, inputs.changes, inputs.timing, p.at_ms);
-        let fresh = match &cached {
-            Some((slices, _)) => slices != &snap.proxy_slices,
-            None => true,
+    let mut r = Replay::default();
+    r.update(inputs);
+    r.traces
+}
+
+/// Packets between two saved world states in a [`Replay`]: going back to a
+/// packet in the past replays at most this many packets it already knew.
+pub const CHECKPOINT_EVERY: usize = 256;
+
+/// Most packets the app keeps in one session: it stops sending at this many
+/// and says so. (A share link carries up to [`crate::share::MAX_ITEMS`].)
+pub const MAX_PACKETS: usize = 20_000;
+
+/// What every trace depends on besides the packets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Basis {
+    cluster: Cluster,
+    mode: Mode,
+    scheduler: Option<Scheduler>,
+    timing: Timing,
+    changes: Vec<AppChange>,
+}
+
+/// [`replay`] kept between calls, so the cost of an update follows what
+/// changed, not how many packets were sent before: a packet added at the end
+/// traces only itself (the world state after the last packet is kept), and a
+/// change in the past (a packet sent back in time, an app change) replays
+/// from the last saved state before it (one every [`CHECKPOINT_EVERY`]
+/// packets). A change of cluster, mode, scheduler or timing replays
+/// everything. The traces are always exactly those of [`replay`] on the same
+/// inputs.
+#[derive(Clone, Debug, Default)]
+pub struct Replay {
+    basis: Option<Basis>,
+    /// The packets replayed, in replay order (send time, then id).
+    packets: Vec<SentPacket>,
+    traces: Vec<Trace>,
+    /// `checkpoints[k]`: the world state before packet `k * CHECKPOINT_EVERY`.
+    checkpoints: Vec<WorldState>,
+    /// The world state after the last packet.
+    state: WorldState,
+}
+
+/// kube-proxy's view changes only when a Pod's readiness at the proxy's
+/// lagging clock does: the readiness it would sync at time `t`.
+fn proxy_readiness(
+    inputs: &Inputs<'_>,
+    t: u64,
+) -> std::collections::BTreeMap<NamespacedName, bool> {
+    let slice_t = t.saturating_sub(inputs.timing.slice_delay_ms);
+    let proxy_t = slice_t.saturating_sub(inputs.timing.proxy_delay_ms);
+    controller::readiness_at(inputs.cluster, inputs.changes, proxy_t)
+}
+
+impl Replay {
+    /// Bring the traces up to date with `inputs`. Returns the index (in
+    /// replay order) of the first trace that was recomputed; traces before
+    /// it are unchanged (`len()` when nothing changed).
+    pub fn update(&mut self, inputs: &Inputs<'_>) -> usize {
+        let mut order: Vec<&SentPacket> = inputs.packets.iter().collect();
+        if !order.is_sorted_by_key(|p| (p.at_ms, p.id)) {
+            crate::order::sort_by_key(&mut order, |p| (p.at_ms, p.id));
+        }
+        // The earliest send time whose trace may differ because of the basis.
+        let same_basis = self.basis.as_ref().is_some_and(|b| {
+            b.mode == inputs.mode
+                && b.scheduler == inputs.scheduler
+                && b.timing == inputs.timing
+                && b.cluster == *inputs.cluster
+        });
+        let from_time = match &self.basis {
+            Some(b) if same_basis => {
+                let common = b
+                    .changes
+                    .iter()
+                    .zip(inputs.changes)
+                    .take_while(|(a, c)| a == c)
+                    .count();
+                b.changes[common..]
+                    .iter()
+                    .chain(&inputs.changes[common..])
+                    .map(|c| c.at_ms)
+                    .min()
+            }
+            _ => Some(0),
         };
-        if fresh {
-            let sim = Sim::new(
-                inputs.cluster,
-                &snap.proxy_slices,
-                inputs.mode,
-                inputs.scheduler,
-            )
-            .with_app_changes(inputs.changes);
-            cached = Some((snap.proxy_slices, sim));
+        let mut from = self
+            .packets
+            .iter()
+            .zip(&order)
+            .take_while(|(a, b)| a == *b)
+            .count();
+        if let Some(t) = from_time {
+            from = from.min(self.packets.partition_point(|p| p.at_ms < t));
         }
-        if let Some((_, sim)) = &cached {
-            let mut chooser = Chooser::new(p.seed);
-            out.push(trace::trace(
-                sim,
-                &p.request,
-                &mut state,
-                &mut chooser,
-                p.at_ms,
-            ));
+        if !same_basis {
+            self.basis = Some(Basis {
+                cluster: inputs.cluster.clone(),
+                mode: inputs.mode,
+                scheduler: inputs.scheduler,
+                timing: inputs.timing,
+                changes: inputs.changes.to_vec(),
+            });
+        } else if let Some(b) = &mut self.basis {
+            if b.changes != inputs.changes {
+                b.changes = inputs.changes.to_vec();
+            }
         }
+        if from == self.packets.len() && from == order.len() {
+            return from;
+        }
+        // The world state before packet `start`.
+        let start = if from == self.packets.len() {
+            from
+        } else {
+            let k = (from / CHECKPOINT_EVERY).min(self.checkpoints.len().saturating_sub(1));
+            self.checkpoints.truncate(k + 1);
+            self.state = self.checkpoints.get(k).cloned().unwrap_or_default();
+            k * CHECKPOINT_EVERY
+        };
+        self.packets.truncate(start);
+        self.traces.truncate(start);
+        let mut cached: Option<(std::collections::BTreeMap<NamespacedName, bool>, Sim<'_>)> = None;
+        for (i, p) in order.iter().enumerate().skip(start) {
+            if i % CHECKPOINT_EVERY == 0 && self.checkpoints.len() == i / CHECKPOINT_EVERY {
+                self.checkpoints.push(self.state.clone());
+            }
+            let ready = proxy_readiness(inputs, p.at_ms);
+            if cached.as_ref().is_none_or(|(r, _)| *r != ready) {
+                let slices = controller::compute_slices(inputs.cluster, &ready);
+                let sim = Sim::new(inputs.cluster, &slices, inputs.mode, inputs.scheduler)
+                    .with_app_changes(inputs.changes);
+                cached = Some((ready, sim));
+            }
+            if let Some((_, sim)) = &cached {
+                let mut chooser = Chooser::new(p.seed);
+                self.traces.push(trace::trace(
+                    sim,
+                    &p.request,
+                    &mut self.state,
+                    &mut chooser,
+                    p.at_ms,
+                ));
+                self.packets.push((*p).clone());
+            }
+        }
+        from
     }
-    out
+
+    /// The traces, in replay order (send time, then id).
+    pub fn traces(&self) -> &[Trace] {
+        &self.traces
+    }
+
+    /// The packets replayed, in the same order as [`Replay::traces`].
+    pub fn packets(&self) -> &[SentPacket] {
+        &self.packets
+    }
+
+    pub fn len(&self) -> usize {
+        self.traces.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.traces.is_empty()
+    }
 }
 
 /// A destination the app offers in its "send to" list.

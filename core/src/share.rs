@@ -21,8 +21,11 @@ use std::fmt;
 
 /// The version prefix of links this code writes.
 pub const PREFIX: &str = "v1.";
-/// Largest inflated payload accepted (2 MiB).
-pub const MAX_INFLATED: usize = 2 * 1024 * 1024;
+/// Largest inflated payload accepted (8 MiB): room for [`MAX_ITEMS`]
+/// packets (about 300 bytes of JSON each, up to about 700 with the longest
+/// names) beside a [`MAX_YAML`] scenario, so every state within the other
+/// limits fits; a "zip bomb" past it is refused before it is inflated further.
+pub const MAX_INFLATED: usize = 8 * 1024 * 1024;
 /// Largest encoded link accepted, in characters (after the prefix).
 pub const MAX_ENCODED: usize = 1024 * 1024;
 /// Largest scenario text accepted (1 MiB).
@@ -137,6 +140,20 @@ pub fn encode(state: &ShareState) -> String {
     out.push_str(PREFIX);
     out.push_str(&data_encoding::BASE64URL_NOPAD.encode(&packed));
     out
+}
+
+/// [`encode`], but only a link [`decode`] reads back as this same state:
+/// a state over the decoder's limits (scenario text, packets, the link's
+/// length or inflated size) is refused with the reason instead of giving a
+/// link that would open something else.
+pub fn encode_checked(state: &ShareState) -> Result<String, ShareError> {
+    validate(state)?;
+    let link = encode(state);
+    match decode(&link) {
+        Ok(back) if back == *state => Ok(link),
+        Ok(_) => Err(out_of_range("state", "it does not read back the same")),
+        Err(e) => Err(e),
+    }
 }
 
 /// Decode a share link (with or without the leading `#`). Never panics.

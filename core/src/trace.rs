@@ -209,12 +209,16 @@ pub struct WorldState {
     pub conntrack: BTreeMap<(Protocol, SocketAddr, SocketAddr), ConntrackEntry>,
 }
 
-/// The compiled data planes of every node, and what they were compiled from.
+/// The data planes of every node, compiled on first use: a trace meets one
+/// or two nodes, so a 100-node cluster compiles those, not a hundred.
 pub struct Sim<'a> {
     pub cluster: &'a Cluster,
     pub mode: Mode,
-    inputs: BTreeMap<(String, IpFamily), ProxyInput>,
-    planes: BTreeMap<(String, IpFamily), Box<dyn Dataplane>>,
+    /// The slices as this mode's proxy reads them.
+    slices: Vec<EndpointSlice>,
+    opts: CompileOptions,
+    inputs: BTreeMap<(String, IpFamily), std::cell::OnceCell<Option<ProxyInput>>>,
+    planes: BTreeMap<(String, IpFamily), std::cell::OnceCell<Box<dyn Dataplane>>>,
     /// App states (who answers) and the time they are read at.
     changes: Vec<AppChange>,
     /// The headless Services' slices, which cluster DNS answers from.
@@ -222,7 +226,8 @@ pub struct Sim<'a> {
 }
 
 impl<'a> Sim<'a> {
-    /// Compile every node's rules from the slices kube-proxy has synced.
+    /// Every node's rules from the slices kube-proxy has synced (each
+    /// compiled when a packet first needs it).
     pub fn new(
         cluster: &'a Cluster,
         slices: &[EndpointSlice],
@@ -231,23 +236,18 @@ impl<'a> Sim<'a> {
     ) -> Sim<'a> {
         let mut inputs = BTreeMap::new();
         let mut planes = BTreeMap::new();
-        let opts = CompileOptions { scheduler };
         let dns_slices = crate::dns::slices_for_dns(cluster, slices);
-        let slices = proxy::slices_seen_by(mode, slices);
         for node in &cluster.nodes {
             for family in [IpFamily::V4, IpFamily::V6] {
-                if let Some(input) = proxy::build_input(cluster, &slices, &node.name, family) {
-                    planes.insert(
-                        (node.name.clone(), family),
-                        modes::compile(mode, &input, opts),
-                    );
-                    inputs.insert((node.name.clone(), family), input);
-                }
+                inputs.insert((node.name.clone(), family), std::cell::OnceCell::new());
+                planes.insert((node.name.clone(), family), std::cell::OnceCell::new());
             }
         }
         Sim {
             cluster,
             mode,
+            slices: proxy::slices_seen_by(mode, slices).into_owned(),
+            opts: CompileOptions { scheduler },
             inputs,
             planes,
             changes: Vec::new(),
@@ -262,13 +262,19 @@ impl<'a> Sim<'a> {
     }
 
     pub fn dataplane(&self, node: &str, family: IpFamily) -> Option<&dyn Dataplane> {
-        self.planes
-            .get(&(node.to_string(), family))
-            .map(|b| b.as_ref())
+        let input = self.input(node, family)?;
+        let cell = self.planes.get(&(node.to_string(), family))?;
+        Some(
+            cell.get_or_init(|| modes::compile(self.mode, input, self.opts))
+                .as_ref(),
+        )
     }
 
     pub fn input(&self, node: &str, family: IpFamily) -> Option<&ProxyInput> {
-        self.inputs.get(&(node.to_string(), family))
+        self.inputs
+            .get(&(node.to_string(), family))?
+            .get_or_init(|| proxy::build_input(self.cluster, &self.slices, node, family))
+            .as_ref()
     }
 
     fn pod_by_ip(&self, ip: IpAddr) -> Option<&crate::model::Pod> {

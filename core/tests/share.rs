@@ -358,3 +358,81 @@ proptest! {
         let _ = share::decode(&b64(&bytes));
     }
 }
+
+/// A link is offered only when it opens to the same state: each limit of
+/// the decoder refuses the state instead (table of one over each limit).
+#[test]
+fn a_state_over_the_decoders_limits_gets_no_link() {
+    let ok = sample();
+    assert_eq!(
+        share::encode_checked(&ok).map(|l| share::decode(&l)),
+        Ok(Ok(ok.clone()))
+    );
+    let mut big_yaml = sample();
+    big_yaml.yaml = "#".repeat(share::MAX_YAML + 1);
+    let mut many = sample();
+    many.packets = (0..=share::MAX_ITEMS as u32)
+        .map(|i| SentPacket {
+            id: i,
+            ..sample().packets[0].clone()
+        })
+        .collect();
+    many.focus = None;
+    // Text that does not compress: the link is longer than the decoder
+    // reads, although the YAML is within its 1 MiB.
+    let mut noisy = sample();
+    let mut x: u64 = 7;
+    noisy.yaml = (0..share::MAX_YAML - 64)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            char::from(b' ' + 1 + ((x >> 33) % 94) as u8)
+        })
+        .filter(|c| *c != '"' && *c != '\\')
+        .collect();
+    for (state, field) in [
+        (big_yaml, Some("scenario")),
+        (many, Some("list of packets")),
+        (noisy, None),
+    ] {
+        match share::encode_checked(&state) {
+            Err(ShareError::OutOfRange { field: f, .. }) if Some(f) == field => {}
+            Err(ShareError::TooLarge | ShareError::TooLong { .. }) if field.is_none() => {}
+            other => panic!("{field:?}: {:?}", other.map(|l| l.len())),
+        }
+    }
+}
+
+/// Every state within the item and scenario limits travels: 10,000 packets
+/// between Pods with long names, beside a large scenario, make a link that
+/// opens (the inflated limit leaves room for them).
+#[test]
+fn the_most_packets_with_long_names_fit_in_a_link() {
+    let mut s = sample();
+    let long = "p".repeat(200);
+    s.yaml = "# a scenario\n".repeat(60_000);
+    s.packets = (0..share::MAX_ITEMS as u32)
+        .map(|i| SentPacket {
+            id: i,
+            at_ms: u64::from(i) * 900,
+            request: Request {
+                origin: Origin::Pod {
+                    pod: NamespacedName::new(
+                        "a-namespace-of-sixty-characters-or-so-for-the-test",
+                        &long,
+                    ),
+                },
+                dst: Dest::Name(format!("{long}.default.svc.cluster.local")),
+                port: 8080,
+                protocol: Protocol::Tcp,
+                src_port: 40000 + (i % 20000) as u16,
+                keep_open: false,
+            },
+            seed: u64::MAX - u64::from(i),
+        })
+        .collect();
+    s.focus = Some(9_999);
+    let link = share::encode_checked(&s);
+    assert!(link.is_ok(), "{:?}", link.map(|l| l.len()));
+}

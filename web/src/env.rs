@@ -44,6 +44,11 @@ pub enum Accepted {
     NumberFrom(u32),
     /// A whole number in this range, both ends included.
     NumberIn(u32, u32),
+    /// A known value, set aside because another parameter (`lesson=…`)
+    /// decides the same thing.
+    OverriddenBy(String),
+    /// A hop number past the packet's last: it has this many hops.
+    Hops(usize),
 }
 
 impl UrlProblem {
@@ -59,9 +64,25 @@ impl UrlProblem {
         }
     }
 
+    /// `step=N` asks for a hop the packet does not have (it has `hops`).
+    pub fn step_beyond(step: u32, hops: usize) -> UrlProblem {
+        UrlProblem::new("step", &step.to_string(), Accepted::Hops(hops))
+    }
+
     /// What was ignored and how to fix it, in `lang`.
     pub fn describe(&self, lang: Lang) -> String {
         let fix = match &self.accepted {
+            Accepted::OverriddenBy(by) => {
+                return tr(lang, "url.overridden")
+                    .replace("{param}", self.param)
+                    .replace("{value}", &self.value)
+                    .replace("{by}", by);
+            }
+            Accepted::Hops(n) => {
+                return tr(lang, "url.step-beyond")
+                    .replace("{value}", &self.value)
+                    .replace("{n}", &n.to_string());
+            }
             Accepted::OneOf(names) => tr(lang, "url.one-of").replace("{list}", &names.join(", ")),
             Accepted::NumberFrom(n) => tr(lang, "url.number").replace("{n}", &n.to_string()),
             Accepted::NumberIn(a, b) => tr(lang, "url.number-in")
@@ -99,6 +120,9 @@ pub fn parse_query(search: &str, lessons: &[(&str, usize)]) -> UrlOptions {
         .filter(|p| !p.is_empty())
     {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        // Browsers and mail clients percent-encode what they pass on.
+        let (k, v) = (percent_decode(k), percent_decode(v));
+        let (k, v) = (k.as_str(), v.as_str());
         match k {
             "embed" => o.embed = v != "0" && v != "false",
             "scenario" => {
@@ -155,8 +179,43 @@ pub fn parse_query(search: &str, lessons: &[(&str, usize)]) -> UrlOptions {
             check("page", &p.to_string(), false, Accepted::NumberIn(1, n));
         }
     }
+    // A lesson opens its own scenario: a scenario given with it is not shown.
+    if let (Some(scenario), Some(lesson)) = (o.scenario, o.lesson.as_deref()) {
+        problems.push(UrlProblem::new(
+            "scenario",
+            scenario,
+            Accepted::OverriddenBy(format!("lesson={lesson}")),
+        ));
+        o.scenario = None;
+    }
     o.problems = problems;
     o
+}
+
+/// A query component with `%XX` escapes and `+` (a space in form encoding)
+/// decoded; a malformed escape is kept as written, bytes that are not UTF-8
+/// become U+FFFD.
+pub fn percent_decode(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push(h * 16 + l);
+                    i += 3;
+                    continue;
+                }
+                _ => out.push(b'%'),
+            },
+            b'+' => out.push(b' '),
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 pub fn url_options(lessons: &[(&str, usize)]) -> UrlOptions {
@@ -172,15 +231,29 @@ pub fn browser_lang() -> Option<Lang> {
     nav.language().and_then(|l| Lang::parse(&l))
 }
 
-const EDITOR_KEY: &str = "kpv.editor.v1";
+/// The editor's text (and whether the user wrote it).
+pub const EDITOR_KEY: &str = "kpv.editor.v1";
+/// The user's own last text when the editor shows one the app loaded
+/// (a preset, a file): what Restore brings back.
+pub const OWN_KEY: &str = "kpv.editor.own.v1";
 
 /// What local storage held for the editor.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stored {
     Nothing,
-    Text(String),
-    /// Present but not ours or damaged: reported, then ignored.
-    Unreadable(String),
+    /// The text, and whether the user wrote it (not a text the app loaded).
+    Text {
+        yaml: String,
+        own: bool,
+    },
+    /// Present but not ours or damaged: reported and kept until the user
+    /// decides (`raw` can be downloaded first).
+    Unreadable {
+        reason: String,
+        raw: String,
+    },
+    /// The browser's storage is turned off for this page.
+    Unavailable,
 }
 
 /// Decode the stored value (pure, so it is tested natively).
@@ -188,38 +261,81 @@ pub fn decode_stored(raw: Option<&str>) -> Stored {
     let Some(raw) = raw else {
         return Stored::Nothing;
     };
+    let unreadable = |reason: String| Stored::Unreadable {
+        reason,
+        raw: raw.to_string(),
+    };
     let parsed: Result<serde_json::Value, _> = serde_json::from_str(raw);
     match parsed {
         Ok(v) => match (
             v.get("version").and_then(|x| x.as_u64()),
             v.get("yaml").and_then(|x| x.as_str()),
         ) {
-            (Some(1), Some(yaml)) => Stored::Text(yaml.to_string()),
-            _ => Stored::Unreadable("the saved editor content has an unknown format".into()),
+            (Some(1), Some(yaml)) => Stored::Text {
+                yaml: yaml.to_string(),
+                // Texts saved before the flag existed were the user's.
+                own: v.get("own").and_then(|x| x.as_bool()).unwrap_or(true),
+            },
+            _ => unreadable("the saved editor content has an unknown format".into()),
         },
-        Err(e) => Stored::Unreadable(format!("the saved editor content is damaged ({e})")),
+        Err(e) => unreadable(format!("the saved editor content is damaged ({e})")),
     }
 }
 
-pub fn encode_stored(yaml: &str) -> String {
-    // The text `json!({"version": 1, "yaml": yaml})` wrote (keys sorted),
-    // without shipping serde_json's `Value` serializer.
+pub fn encode_stored(yaml: &str, own: bool) -> String {
+    // The text `json!({"own": own, "version": 1, "yaml": yaml})` wrote (keys
+    // sorted), without shipping serde_json's `Value` serializer.
     let yaml = serde_json::to_string(yaml).unwrap_or_default();
-    format!("{{\"version\":1,\"yaml\":{yaml}}}")
+    format!("{{\"own\":{own},\"version\":1,\"yaml\":{yaml}}}")
 }
 
-fn storage() -> Option<web_sys::Storage> {
-    web_sys::window()?.local_storage().ok().flatten()
+/// Why a text was not saved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SaveError {
+    /// Storage is turned off (or refused) for this page.
+    Unavailable,
+    /// Storage refused the value: too large for what is left.
+    Full,
+}
+
+fn storage() -> Result<web_sys::Storage, SaveError> {
+    web_sys::window()
+        .and_then(|w| w.local_storage().ok().flatten())
+        .ok_or(SaveError::Unavailable)
 }
 
 pub fn load_editor() -> Stored {
-    let raw = storage().and_then(|s| s.get_item(EDITOR_KEY).ok().flatten());
-    decode_stored(raw.as_deref())
+    match storage() {
+        Err(_) => Stored::Unavailable,
+        Ok(s) => decode_stored(s.get_item(EDITOR_KEY).ok().flatten().as_deref()),
+    }
 }
 
-/// Save the editor's text; false when storage is unavailable or full.
-pub fn save_editor(yaml: &str) -> bool {
-    storage().is_some_and(|s| s.set_item(EDITOR_KEY, &encode_stored(yaml)).is_ok())
+/// Save the editor's text.
+pub fn save_editor(yaml: &str, own: bool) -> Result<(), SaveError> {
+    storage()?
+        .set_item(EDITOR_KEY, &encode_stored(yaml, own))
+        .map_err(|_| SaveError::Full)
+}
+
+/// The user's own text kept aside, if any.
+pub fn load_own() -> Option<String> {
+    let raw = storage().ok()?.get_item(OWN_KEY).ok().flatten();
+    match decode_stored(raw.as_deref()) {
+        Stored::Text { yaml, .. } => Some(yaml),
+        _ => None,
+    }
+}
+
+/// Keep (or forget) the user's own text aside.
+pub fn save_own(yaml: Option<&str>) -> Result<(), SaveError> {
+    let s = storage()?;
+    match yaml {
+        Some(y) => s
+            .set_item(OWN_KEY, &encode_stored(y, true))
+            .map_err(|_| SaveError::Full),
+        None => s.remove_item(OWN_KEY).map_err(|_| SaveError::Unavailable),
+    }
 }
 
 #[cfg(test)]
@@ -295,6 +411,54 @@ mod tests {
     }
 
     #[test]
+    fn query_values_are_percent_decoded() {
+        let o = parse_query(
+            "?scenario=loadbalancer%2Dlocal&mode=%69pvs&lang=k%6F",
+            LESSONS,
+        );
+        assert_eq!(o.scenario, Some("loadbalancer-local"));
+        assert_eq!(o.mode, Some(Mode::Ipvs));
+        assert_eq!(o.lang, Some(Lang::Ko));
+        assert_eq!(o.problems, vec![]);
+        // Names too, and `+` is a space; a bad escape stays as written.
+        assert_eq!(
+            parse_query("?m%6Fde=nftables", LESSONS).mode,
+            Some(Mode::Nftables)
+        );
+        assert_eq!(percent_decode("a+b%20c"), "a b c");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+        assert_eq!(percent_decode("%ED%95%9C"), "한");
+        assert_eq!(percent_decode("%FF"), "\u{FFFD}");
+        let o = parse_query("?scenario=node%20port", LESSONS);
+        assert_eq!(o.problems[0].value, "node port");
+    }
+
+    #[test]
+    fn a_lesson_overriding_the_scenario_is_said() {
+        let o = parse_query("?scenario=nodeport&lesson=readiness", LESSONS);
+        assert_eq!(o.scenario, None);
+        assert_eq!(o.lesson.as_deref(), Some("readiness"));
+        assert_eq!(o.problems.len(), 1);
+        assert_eq!(
+            o.problems[0].describe(Lang::En),
+            "The page address has scenario=nodeport, but lesson=readiness opens its own \
+             scenario, so scenario was ignored."
+        );
+        assert!(o.problems[0]
+            .describe(Lang::Ko)
+            .contains("lesson=readiness"));
+        // Without a lesson the scenario stands.
+        assert_eq!(parse_query("?scenario=nodeport", LESSONS).problems, vec![]);
+        let p = UrlProblem::step_beyond(40, 12);
+        assert_eq!(
+            p.describe(Lang::En),
+            "The page address has step=40, but the packet has only 12 hops (0 to 11), so it \
+             stops at the last one."
+        );
+    }
+
+    #[test]
     fn a_problem_says_what_was_ignored_and_how_to_fix_it() {
         let o = parse_query("?mode=iptable&page=-1", LESSONS);
         assert_eq!(
@@ -362,22 +526,36 @@ mod tests {
     fn stored_editor_values_are_read_defensively() {
         assert_eq!(decode_stored(None), Stored::Nothing);
         let y = "kind: \"Service\"\n\u{1}é";
+        for own in [true, false] {
+            assert_eq!(
+                encode_stored(y, own),
+                serde_json::json!({ "own": own, "version": 1, "yaml": y }).to_string()
+            );
+            assert_eq!(
+                decode_stored(Some(&encode_stored("kind: Service", own))),
+                Stored::Text {
+                    yaml: "kind: Service".into(),
+                    own
+                }
+            );
+        }
+        // A value saved before the flag existed is the user's own text.
         assert_eq!(
-            encode_stored(y),
-            serde_json::json!({ "version": 1, "yaml": y }).to_string()
+            decode_stored(Some("{\"version\":1,\"yaml\":\"a: 1\"}")),
+            Stored::Text {
+                yaml: "a: 1".into(),
+                own: true
+            }
         );
-        assert_eq!(
-            decode_stored(Some(&encode_stored("kind: Service"))),
-            Stored::Text("kind: Service".into())
-        );
-        assert!(matches!(
-            decode_stored(Some("{not json")),
-            Stored::Unreadable(_)
-        ));
-        assert!(matches!(
-            decode_stored(Some("{\"version\": 9, \"yaml\": \"x\"}")),
-            Stored::Unreadable(_)
-        ));
-        assert!(matches!(decode_stored(Some("42")), Stored::Unreadable(_)));
+        // What cannot be read is kept whole, to be downloaded before it is replaced.
+        for raw in ["{not json", "{\"version\": 9, \"yaml\": \"x\"}", "42"] {
+            match decode_stored(Some(raw)) {
+                Stored::Unreadable { raw: kept, reason } => {
+                    assert_eq!(kept, raw);
+                    assert!(!reason.is_empty());
+                }
+                other => panic!("{raw}: {other:?}"),
+            }
+        }
     }
 }

@@ -122,7 +122,7 @@ pub struct Embedded(pub bool);
 #[component]
 pub fn App() -> impl IntoView {
     let lessons = LessonState::new();
-    let opts = lessons.lessons.with_value(|ls| {
+    let mut opts = lessons.lessons.with_value(|ls| {
         env::url_options(
             &ls.iter()
                 .map(|l| (l.id.as_str(), l.steps.len()))
@@ -148,11 +148,15 @@ pub fn App() -> impl IntoView {
         // Show one packet stopped at that hop (documentation pages link to a step).
         store.send(1, 0);
         store.playing.set(false);
-        if let Some(t) = store
-            .focused_flight()
-            .and_then(|f| f.hop_time(step.saturating_sub(1) as usize))
-        {
-            store.now.set(t);
+        if let Some(f) = store.focused_flight() {
+            // Hops are numbered from 1; past the last one: stop there, and say so.
+            let hops = f.legs.len();
+            if step as usize > hops {
+                opts.problems.push(env::UrlProblem::step_beyond(step, hops));
+            }
+            if let Some(t) = f.hop_time((step as usize).min(hops).saturating_sub(1)) {
+                store.now.set(t);
+            }
         }
     }
     provide_context(lessons);
@@ -191,9 +195,8 @@ pub fn App() -> impl IntoView {
     provide_context(Embedded(embed));
     let url_problems = view! { <UrlProblems problems=opts.problems /> }.into_any();
     let stored = env::load_editor();
-    let storage_problem = matches!(stored, env::Stored::Unreadable(_));
-    let draft = RwSignal::new(match stored {
-        env::Stored::Text(t) => t,
+    let draft = RwSignal::new(match &stored {
+        env::Stored::Text { yaml, .. } => yaml.clone(),
         _ => preset.yaml.to_string(),
     });
     Effect::new(move |_| {
@@ -287,7 +290,7 @@ pub fn App() -> impl IntoView {
                     <RulesView />
                     <EndpointList />
                 </div>
-                <Editor draft=draft storage_problem=storage_problem />
+                <Editor draft=draft stored=stored />
                 <LoadBalancingLab />
                 <ScalingLab />
             </div>

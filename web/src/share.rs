@@ -120,14 +120,39 @@ pub fn base_url() -> String {
         .unwrap_or_default()
 }
 
-/// The share link of the current state.
-pub fn link(store: &Store, lang: Lang) -> String {
-    format!("{}#{}", base_url(), share::encode(&capture(store, lang)))
+/// The translation key saying why a state does not fit in a link (and
+/// what to do instead).
+pub fn misfit_key(e: &ShareError) -> &'static str {
+    match e {
+        ShareError::OutOfRange {
+            field: "scenario", ..
+        } => "share.no-fit.scenario",
+        ShareError::OutOfRange {
+            field: "list of packets" | "list of app changes",
+            ..
+        } => "share.no-fit.packets",
+        ShareError::TooLong { .. } | ShareError::TooLarge => "share.no-fit.size",
+        _ => "share.no-fit.other",
+    }
+}
+
+/// The current state's fragment, only if the app can open it again as this
+/// same state (checked against the decoder, limits and all); else the key
+/// of the message saying what does not fit.
+pub fn fragment(store: &Store, lang: Lang) -> Result<String, &'static str> {
+    share::encode_checked(&capture(store, lang)).map_err(|e| misfit_key(&e))
+}
+
+/// The share link of the current state (see [`fragment`]). It is not
+/// written into the address bar: a reload there must not go back to this
+/// moment once the author has moved on.
+pub fn link(store: &Store, lang: Lang) -> Result<String, &'static str> {
+    Ok(format!("{}#{}", base_url(), fragment(store, lang)?))
 }
 
 /// The `<iframe>` that embeds the current view: a preset with nothing sent
 /// is named in the query (readable); anything else travels as a share link.
-pub fn embed_snippet(store: &Store, lang: Lang, theme: &str) -> String {
+pub fn embed_snippet(store: &Store, lang: Lang, theme: &str) -> Result<String, &'static str> {
     let key = store.scenario.get_untracked();
     let pristine = key != CUSTOM
         && store.packets.with_untracked(Vec::is_empty)
@@ -144,11 +169,11 @@ pub fn embed_snippet(store: &Store, lang: Lang, theme: &str) -> String {
         ));
     } else {
         src.push('#');
-        src.push_str(&share::encode(&capture(store, lang)));
+        src.push_str(&fragment(store, lang)?);
     }
-    format!(
+    Ok(format!(
         "<iframe src=\"{src}\"\n        title=\"kube-proxy visualizer\" style=\"width:100%;aspect-ratio:16/10;border:0\"\n        loading=\"lazy\" allowfullscreen></iframe>"
-    )
+    ))
 }
 
 /// Show `url` in the address bar without reloading or firing `hashchange`.

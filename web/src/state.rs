@@ -5,17 +5,150 @@
 //! playback — and `Memo`s over kpv-core functions for the rest: the cluster,
 //! the EndpointSlices at time t, the scene, every trace and flight, the rules.
 //! No effect writes a signal that could have been derived.
+//!
+//! Work follows what is on screen, not the size of the history or the
+//! cluster: the replay is kept between changes ([`Played`], updated in place
+//! by the `replayed` memo), so a send traces one packet; a frame looks only at
+//! the packets whose flight can be on screen; the controller's snapshot is
+//! recomputed when a clock it reads crosses a probe second, not every frame;
+//! and only the shown node's rules are compiled and rendered.
 
 use kpv_core::controller::{self, AppChange, AppState, Timing};
 use kpv_core::diag::Diagnostic;
 use kpv_core::model::{Cluster, EndpointSlice, Mode, NamespacedName, Scheduler};
 use kpv_core::packet::IpFamily;
-use kpv_core::replay::{self, SentPacket, Target};
+use kpv_core::replay::{self, Replay, SentPacket, Target};
 use kpv_core::scene::Scene;
-use kpv_core::timeline::Flight;
-use kpv_core::trace::{Origin, Sim, Trace};
+use kpv_core::timeline::{Flight, LINGER_MS};
+use kpv_core::trace::{Origin, Outcome, Trace};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
+
+/// The replay and the flights laid out from it, kept between changes and
+/// updated in place (see [`Store::with_played`]).
+#[derive(Default)]
+pub struct Played {
+    replay: Replay,
+    /// One per trace, in replay order.
+    entries: Vec<Entry>,
+    /// Packet id → index in replay order.
+    index: BTreeMap<u32, usize>,
+    /// The longest a flight stays on screen (start to gone), so a frame
+    /// looks only at packets sent within that much of now.
+    longest_ms: u64,
+    /// Per Pod, when each packet delivered to it got there (sorted), so the
+    /// count at time t is a binary search.
+    deliveries: BTreeMap<NamespacedName, Vec<u64>>,
+    /// The scene the flights were laid out on.
+    scene: Option<Scene>,
+}
+
+/// What [`Played`] derived from one trace.
+struct Entry {
+    id: u32,
+    flight: Flight,
+    /// The Pod it was delivered to, and when.
+    delivered: Option<(NamespacedName, u64)>,
+}
+
+impl Played {
+    pub fn update(&mut self, inputs: &replay::Inputs<'_>, scene: &Scene) {
+        let old = self.replay.len();
+        let mut from = self.replay.update(inputs);
+        if self.scene.as_ref() != Some(scene) {
+            self.scene = Some(scene.clone());
+            from = 0;
+        }
+        if from >= old && from >= self.replay.len() {
+            return;
+        }
+        for e in self.entries.drain(from.min(old)..) {
+            if self.index.get(&e.id).is_some_and(|i| *i >= from) {
+                self.index.remove(&e.id);
+            }
+            if let Some((pod, at)) = e.delivered {
+                if let Some(times) = self.deliveries.get_mut(&pod) {
+                    if let Ok(i) = times.binary_search(&at) {
+                        times.remove(i);
+                    }
+                }
+            }
+        }
+        if from == 0 {
+            self.longest_ms = 0;
+        }
+        let packets = self.replay.packets();
+        let traces = self.replay.traces();
+        for i in from..traces.len() {
+            let (p, t) = (&packets[i], &traces[i]);
+            let flight = Flight::new(scene, t, p.at_ms);
+            self.longest_ms = self
+                .longest_ms
+                .max(flight.end_ms.saturating_sub(flight.start_ms) + LINGER_MS);
+            let delivered = match &t.outcome {
+                Outcome::Delivered { pod: Some(pod), .. } => {
+                    let times = self.deliveries.entry(pod.clone()).or_default();
+                    let at = times.partition_point(|x| *x <= flight.outcome_ms);
+                    times.insert(at, flight.outcome_ms);
+                    Some((pod.clone(), flight.outcome_ms))
+                }
+                _ => None,
+            };
+            self.index.insert(p.id, i);
+            self.entries.push(Entry {
+                id: p.id,
+                flight,
+                delivered,
+            });
+        }
+    }
+
+    /// How many packets there are.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The trace and flight of packet `id`.
+    pub fn get(&self, id: u32) -> Option<(&Trace, &Flight)> {
+        let i = *self.index.get(&id)?;
+        Some((self.replay.traces().get(i)?, &self.entries.get(i)?.flight))
+    }
+
+    /// The highest packet id.
+    pub fn last_id(&self) -> Option<u32> {
+        self.index.keys().next_back().copied()
+    }
+
+    /// Every packet that can be on screen at `t` (sent, and not yet gone),
+    /// in send order: only those sent within the longest flight of `t`.
+    pub fn on_screen(&self, t: u64) -> impl Iterator<Item = (u32, &Trace, &Flight)> {
+        let packets = self.replay.packets();
+        let since = t.saturating_sub(self.longest_ms);
+        let first = packets.partition_point(|p| p.at_ms < since);
+        let last = packets.partition_point(|p| p.at_ms <= t);
+        (first..last.max(first)).filter_map(move |i| {
+            let f = &self.entries[i].flight;
+            (f.start_ms <= t && t < f.end_ms + LINGER_MS)
+                .then(|| (packets[i].id, &self.replay.traces()[i], f))
+        })
+    }
+
+    /// Packets each Pod has received by `t` (decided deliveries only).
+    pub fn received(&self, t: u64) -> BTreeMap<NamespacedName, u32> {
+        self.deliveries
+            .iter()
+            .map(|(pod, times)| (pod.clone(), times.partition_point(|x| *x <= t) as u32))
+            .filter(|(_, n)| *n > 0)
+            .collect()
+    }
+}
+
+/// A text parsed: the cluster and kpv-core's diagnostics.
+pub type Parsed = (Cluster, Vec<Diagnostic>);
 
 /// The scenario key of the user's own YAML.
 pub const CUSTOM: &str = "custom";
@@ -51,17 +184,29 @@ pub struct Store {
     pub rules_node: RwSignal<Option<String>>,
     pub reduced_motion: RwSignal<bool>,
     // Derived.
-    pub parsed: Memo<(Cluster, Vec<Diagnostic>)>,
+    pub parsed: Memo<Parsed>,
+    preparsed: StoredValue<Option<(String, Parsed)>, LocalStorage>,
     pub pod_ready: Memo<BTreeMap<NamespacedName, bool>>,
     pub slices: Memo<Vec<EndpointSlice>>,
     pub proxy_slices: Memo<Vec<EndpointSlice>>,
     pub scene: Memo<Scene>,
     pub targets: Memo<Vec<Target>>,
-    pub traces: Memo<Vec<(u32, Trace)>>,
-    pub flights: Memo<Vec<(u32, Flight)>>,
-    pub rules: Memo<Vec<NodeRules>>,
+    /// The replay and flights, read with [`Store::with_played`].
+    played: StoredValue<Played, LocalStorage>,
+    /// Bumped each time `played` changes (what readers subscribe to).
+    replayed: Memo<u64>,
+    /// The node whose rules are shown: the one chosen, else the node of the
+    /// rule the focused packet is at, else kube-proxy's own node.
+    pub rules_shown: Memo<Option<String>>,
+    /// The shown node's rules only (a 100-node cluster renders one ruleset).
+    pub rules: Memo<Option<NodeRules>>,
     /// Packets each Pod has received by now (decided deliveries only).
     pub received: Memo<BTreeMap<NamespacedName, u32>>,
+    /// kpv-core's warnings by the object they are about (`Service/ns/name`,
+    /// `Pod/ns/name`, `Node/name`); those about no object under "".
+    pub warnings_by_object: Memo<BTreeMap<String, Vec<String>>>,
+    /// The session holds [`replay::MAX_PACKETS`] packets: sending stops.
+    pub at_cap: Memo<bool>,
 }
 
 pub fn timing() -> Timing {
@@ -71,7 +216,19 @@ pub fn timing() -> Timing {
 impl Store {
     pub fn new(scenario: &str, yaml: &str) -> Store {
         let yaml = RwSignal::new(yaml.to_string());
-        let parsed = Memo::new(move |_| yaml.with(|y| kpv_core::model::parse(y)));
+        let preparsed = StoredValue::new_local(None::<(String, Parsed)>);
+        let parsed = Memo::new(move |_| {
+            yaml.with(|y| {
+                // A text the editor has just parsed is not parsed again.
+                preparsed
+                    .try_update_value(|p| match p.take() {
+                        Some((text, parsed)) if text == *y => Some(parsed),
+                        _ => None,
+                    })
+                    .flatten()
+                    .unwrap_or_else(|| kpv_core::model::parse(y))
+            })
+        });
         let initial_mode = parsed.with_untracked(|(c, _)| c.proxy.mode);
         let initial_sched = parsed.with_untracked(|(c, _)| c.proxy.ipvs_scheduler);
         let mode = RwSignal::new(initial_mode);
@@ -79,8 +236,21 @@ impl Store {
         let changes = RwSignal::new(Vec::<AppChange>::new());
         let packets = RwSignal::new(Vec::<SentPacket>::new());
         let now = RwSignal::new(0u64);
-        let snapshot = Memo::new(move |_| {
+        let focus = RwSignal::new(None::<u32>);
+        let rules_node = RwSignal::new(None::<String>);
+        // Readiness changes only on probe runs, which fall on whole seconds:
+        // the snapshot is recomputed when one of the clocks it reads (now,
+        // the slice controller's, kube-proxy's) crosses a second.
+        let epoch = Memo::new(move |_| {
             let t = now.get();
+            let tm = timing();
+            let slice_t = t.saturating_sub(tm.slice_delay_ms);
+            let proxy_t = slice_t.saturating_sub(tm.proxy_delay_ms);
+            [t / 1000, slice_t / 1000, proxy_t / 1000]
+        });
+        let snapshot = Memo::new(move |_| {
+            let _ = epoch.get();
+            let t = now.get_untracked();
             parsed.with(|(c, _)| changes.with(|ch| controller::snapshot(c, ch, timing(), t)))
         });
         let pod_ready = Memo::new(move |_| snapshot.with(|s| s.pod_ready.clone()));
@@ -90,82 +260,96 @@ impl Store {
             parsed.with(|(c, _)| slices.with(|s| kpv_core::scene::layout(c, s)))
         });
         let targets = Memo::new(move |_| parsed.with(|(c, _)| replay::targets(c)));
-        let traces: Memo<Vec<(u32, Trace)>> = Memo::new(move |_| {
+        let played = StoredValue::new_local(Played::default());
+        let replayed: Memo<u64> = Memo::new(move |prev: Option<&u64>| {
             let mode = mode.get();
             let sched = scheduler.get();
             parsed.with(|(c, _)| {
                 changes.with(|ch| {
                     packets.with(|ps| {
-                        let inputs = replay::Inputs {
-                            cluster: c,
-                            mode,
-                            scheduler: Some(sched),
-                            timing: timing(),
-                            changes: ch,
-                            packets: ps,
-                        };
-                        let mut ids: Vec<(u64, u32)> = ps.iter().map(|p| (p.at_ms, p.id)).collect();
-                        kpv_core::order::sort(&mut ids);
-                        ids.into_iter()
-                            .map(|(_, id)| id)
-                            .zip(replay::replay(&inputs))
-                            .collect()
+                        scene.with(|sc| {
+                            let inputs = replay::Inputs {
+                                cluster: c,
+                                mode,
+                                scheduler: Some(sched),
+                                timing: timing(),
+                                changes: ch,
+                                packets: ps,
+                            };
+                            played.update_value(|p| p.update(&inputs, sc));
+                        })
                     })
                 })
+            });
+            prev.map_or(0, |r| r.wrapping_add(1))
+        });
+        let focused_id = move || {
+            focus.get().or_else(|| {
+                let _ = replayed.get();
+                played.with_value(Played::last_id)
+            })
+        };
+        // The node of the rule the focused packet is at now (or last passed).
+        let matched_node = Memo::new(move |_| {
+            let id = focused_id()?;
+            let t = now.get();
+            let _ = replayed.get();
+            played.with_value(|p| {
+                let (trace, flight) = p.get(id)?;
+                if flight.is_empty() {
+                    return None;
+                }
+                let hop = flight.hop_at(t);
+                trace
+                    .hops
+                    .get(..=hop)
+                    .unwrap_or(&trace.hops)
+                    .iter()
+                    .rev()
+                    .find_map(|h| h.step.as_ref().map(|_| h.node.clone()))
+                    .flatten()
             })
         });
-        let flights: Memo<Vec<(u32, Flight)>> = Memo::new(move |_| {
-            scene.with(|s| {
-                packets.with(|ps| {
-                    traces.with(|ts| {
-                        ts.iter()
-                            .filter_map(|(id, t)| {
-                                ps.iter()
-                                    .find(|p| p.id == *id)
-                                    .map(|p| (*id, Flight::new(s, t, p.at_ms)))
-                            })
-                            .collect()
-                    })
-                })
-            })
+        let rules_shown = Memo::new(move |_| {
+            rules_node
+                .get()
+                .or_else(|| matched_node.get())
+                .or_else(|| parsed.with(|(c, _)| c.proxy_node().map(|n| n.name.clone())))
         });
-        let rules: Memo<Vec<NodeRules>> = Memo::new(move |_| {
+        let rules: Memo<Option<NodeRules>> = Memo::new(move |_| {
+            let node = rules_shown.get()?;
             let mode = mode.get();
             let sched = scheduler.get();
             parsed.with(|(c, _)| {
                 proxy_slices.with(|sl| {
-                    let sim = Sim::new(c, sl, mode, Some(sched));
-                    c.nodes
-                        .iter()
-                        .filter_map(|n| {
-                            let dp = sim
-                                .dataplane(&n.name, IpFamily::V4)
-                                .or_else(|| sim.dataplane(&n.name, IpFamily::V6))?;
-                            Some(NodeRules {
-                                node: n.name.clone(),
-                                text: dp.render_text(),
-                            })
-                        })
-                        .collect()
+                    let seen = kpv_core::proxy::slices_seen_by(mode, sl);
+                    let opts = kpv_core::modes::CompileOptions {
+                        scheduler: Some(sched),
+                    };
+                    let input = kpv_core::proxy::build_input(c, &seen, &node, IpFamily::V4)
+                        .or_else(|| kpv_core::proxy::build_input(c, &seen, &node, IpFamily::V6))?;
+                    let text = kpv_core::modes::compile(mode, &input, opts).render_text();
+                    Some(NodeRules { node, text })
                 })
             })
         });
         let received = Memo::new(move |_| {
             let t = now.get();
-            let mut out = BTreeMap::new();
-            traces.with(|ts| {
-                flights.with(|fs| {
-                    for ((_, trace), (_, f)) in ts.iter().zip(fs.iter()) {
-                        if let (true, kpv_core::trace::Outcome::Delivered { pod: Some(pod), .. }) =
-                            (f.decided(t), &trace.outcome)
-                        {
-                            *out.entry(pod.clone()).or_insert(0u32) += 1;
-                        }
-                    }
-                })
-            });
-            out
+            let _ = replayed.get();
+            played.with_value(|p| p.received(t))
         });
+        let warnings_by_object = Memo::new(move |_| {
+            parsed.with(|(_, diags)| {
+                let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+                for d in diags.iter().filter(|d| !d.is_error()) {
+                    out.entry(d.object.clone().unwrap_or_default())
+                        .or_default()
+                        .push(d.message.clone());
+                }
+                out
+            })
+        });
+        let at_cap = Memo::new(move |_| packets.with(|ps| ps.len() >= replay::MAX_PACKETS));
         Store {
             scenario: RwSignal::new(scenario.to_string()),
             yaml,
@@ -181,19 +365,23 @@ impl Store {
             seed: RwSignal::new(1),
             target: RwSignal::new(String::new()),
             origin: RwSignal::new(ORIGIN_DEFAULT.to_string()),
-            focus: RwSignal::new(None),
-            rules_node: RwSignal::new(None),
+            focus,
+            rules_node,
             reduced_motion: RwSignal::new(false),
             parsed,
+            preparsed,
             pod_ready,
             slices,
             proxy_slices,
             scene,
             targets,
-            traces,
-            flights,
+            played,
+            replayed,
+            rules_shown,
             rules,
             received,
+            warnings_by_object,
+            at_cap,
         }
     }
 
@@ -214,6 +402,13 @@ impl Store {
     /// Load the user's own manifests (already checked to have no errors).
     pub fn load_custom(&self, yaml: &str) {
         self.load(CUSTOM, yaml);
+    }
+
+    /// [`Store::load`] a text already parsed (`parsed` is its parse): a
+    /// large text is not parsed twice.
+    pub fn load_parsed(&self, key: &str, yaml: &str, parsed: Parsed) {
+        self.preparsed.set_value(Some((yaml.to_string(), parsed)));
+        self.load(key, yaml);
     }
 
     /// Back to time zero with nothing sent and every app healthy.
@@ -253,8 +448,19 @@ impl Store {
         let start = self.now.get_untracked();
         let seed = self.seed.get_untracked();
         let mut last = None;
+        let room = replay::MAX_PACKETS.saturating_sub(self.packets.with_untracked(Vec::len));
+        let n = n.min(room as u32);
+        if n == 0 {
+            return;
+        }
+        let base = self
+            .with_played_untracked(Played::last_id)
+            .map_or(0, |id| id + 1);
+        let base = base.max(
+            self.packets
+                .with_untracked(|ps| ps.last().map_or(0, |p| p.id + 1)),
+        );
         self.packets.update(|ps| {
-            let base = ps.iter().map(|p| p.id + 1).max().unwrap_or(0);
             for i in 0..n {
                 let id = base + i;
                 ps.push(SentPacket {
@@ -266,20 +472,30 @@ impl Store {
                 last = Some(id);
             }
         });
-        if let Some(id) = last.filter(|_| n == 1).or_else(|| {
-            self.packets
-                .with_untracked(|ps| ps.iter().filter(|p| p.at_ms >= start).map(|p| p.id).min())
-        }) {
+        // One packet: focus it; a burst: focus its first.
+        if let Some(id) = last.map(|l| l + 1 - n) {
             self.focus.set(Some(id));
         }
         self.playing.set(true);
+    }
+
+    /// `f` of the replay and flights (subscribes to their changes).
+    pub fn with_played<R>(&self, f: impl FnOnce(&Played) -> R) -> R {
+        let _ = self.replayed.get();
+        self.played.with_value(f)
+    }
+
+    /// `f` of the replay and flights, up to date, without subscribing.
+    pub fn with_played_untracked<R>(&self, f: impl FnOnce(&Played) -> R) -> R {
+        let _ = self.replayed.get_untracked();
+        self.played.with_value(f)
     }
 
     /// The packet the panels describe: the focused one, else the latest sent.
     pub fn focused(&self) -> Option<u32> {
         self.focus
             .get()
-            .or_else(|| self.packets.with(|ps| ps.iter().map(|p| p.id).max()))
+            .or_else(|| self.with_played(Played::last_id))
     }
 
     pub fn focused_trace(&self) -> Option<Trace> {
@@ -290,8 +506,7 @@ impl Store {
     /// frame uses this rather than copying the trace).
     pub fn with_focused_trace<R>(&self, f: impl FnOnce(&Trace) -> R) -> Option<R> {
         let id = self.focused()?;
-        self.traces
-            .with(|ts| ts.iter().find(|(i, _)| *i == id).map(|(_, t)| f(t)))
+        self.with_played(|p| p.get(id).map(|(t, _)| f(t)))
     }
 
     pub fn focused_flight(&self) -> Option<Flight> {
@@ -301,8 +516,7 @@ impl Store {
     /// `f` of the focused packet's flight, read in place.
     pub fn with_focused_flight<R>(&self, f: impl FnOnce(&Flight) -> R) -> Option<R> {
         let id = self.focused()?;
-        self.flights
-            .with(|fs| fs.iter().find(|(i, _)| *i == id).map(|(_, fl)| f(fl)))
+        self.with_played(|p| p.get(id).map(|(_, fl)| f(fl)))
     }
 
     /// The hop of the focused packet at the current time (none for a
@@ -372,4 +586,79 @@ pub fn parse_origin(c: &Cluster, key: &str) -> Option<Origin> {
         });
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kpv_core::replay::Inputs;
+
+    const SEED: &str = include_str!("../../tests/scenarios/alpaca-bandicoot.yaml");
+
+    /// What a Played shows: every packet's trace and flight by id, what is
+    /// on screen and the counts at a few times.
+    fn shown(p: &Played, ids: &[u32]) -> String {
+        let mut out = String::new();
+        for id in ids {
+            out.push_str(&format!("{id}: {:?}\n", p.get(*id)));
+        }
+        for t in [0, 500, 2_000, 5_000, 20_000, 200_000] {
+            let on: Vec<u32> = p.on_screen(t).map(|(id, _, _)| id).collect();
+            out.push_str(&format!("{t}: {on:?} {:?}\n", p.received(t)));
+        }
+        out
+    }
+
+    /// Kept in place through sends at the end, back in time, removals and
+    /// a mode switch, a Played shows what one built afresh shows.
+    #[test]
+    fn played_in_place_equals_played_afresh() {
+        let (cluster, _) = kpv_core::model::parse(SEED);
+        let slices = controller::steady_slices(&cluster);
+        let scene = kpv_core::scene::layout(&cluster, &slices);
+        let targets = replay::targets(&cluster);
+        let mut packets: Vec<SentPacket> = Vec::new();
+        let mut kept = Played::default();
+        let mut mode = cluster.proxy.mode;
+        let send = |packets: &mut Vec<SentPacket>, id: u32, at: u64| {
+            let t = &targets[id as usize % targets.len()];
+            let origin = replay::default_origin(&cluster, t);
+            packets.push(SentPacket {
+                id,
+                at_ms: at,
+                request: replay::request(t, origin, id),
+                seed: u64::from(id) * 7 + 1,
+            });
+        };
+        type Step<'a> = &'a dyn Fn(&mut Vec<SentPacket>, &mut Mode);
+        let steps: [Step; 5] = [
+            &|ps, _| (0..300).for_each(|i| send(ps, i, u64::from(i) * 40)),
+            &|ps, _| send(ps, 300, 12_050),
+            &|ps, _| send(ps, 301, 3_001),
+            &|ps, _| {
+                ps.remove(17);
+                ps.remove(200);
+            },
+            &|_, m| *m = Mode::Ipvs,
+        ];
+        for step in steps {
+            step(&mut packets, &mut mode);
+            let inputs = Inputs {
+                cluster: &cluster,
+                mode,
+                scheduler: None,
+                timing: timing(),
+                changes: &[],
+                packets: &packets,
+            };
+            kept.update(&inputs, &scene);
+            let mut fresh = Played::default();
+            fresh.update(&inputs, &scene);
+            let ids: Vec<u32> = (0..302).collect();
+            assert_eq!(shown(&kept, &ids), shown(&fresh, &ids));
+            assert_eq!(kept.len(), packets.len());
+        }
+        assert!(kept.get(17).is_none(), "a packet removed is gone");
+        assert!(kept.received(200_000).values().sum::<u32>() > 0);
+    }
 }

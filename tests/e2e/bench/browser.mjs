@@ -3,14 +3,20 @@
 //   frames    — 500 packets in flight on the alpaca/bandicoot scenario,
 //               requestAnimationFrame intervals sampled for 5 seconds:
 //               median, 95th percentile and dropped frames.
-// Usage: node bench/browser.mjs DIST_DIR SHARE_FRAGMENT
+//   history   — a session that has already sent 10,000 packets (the link of
+//               HISTORY_FRAGMENT, its clock moved past the last one): frame
+//               intervals for 5 s of continuous traffic, and the latency of
+//               one Send (click to the page idle again), median and max of 15.
+// Usage: node bench/browser.mjs DIST_DIR SHARE_FRAGMENT [HISTORY_FRAGMENT_FILE]
 // Prints one `BENCH name value unit` line per figure for xtask to report.
 import { chromium } from 'playwright';
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 
-const [dist, fragment] = process.argv.slice(2);
+const [dist, fragment, historyFile] = process.argv.slice(2);
+const history = historyFile ? fs.readFileSync(historyFile, 'utf8').trim() : undefined;
 if (!dist || !fragment) {
   console.error('usage: node bench/browser.mjs DIST_DIR SHARE_FRAGMENT');
   process.exit(2);
@@ -91,5 +97,63 @@ console.log(`BENCH frame_median ${median(result.intervals).toFixed(2)} ms`);
 console.log(`BENCH frame_p95 ${pct(result.intervals, 0.95).toFixed(2)} ms`);
 console.log(`BENCH frames_sampled ${result.intervals.length} frames`);
 console.log(`BENCH frames_dropped ${dropped} frames`);
+
+if (history) {
+  // The link's packets were sent from time 0; move the clock past the last
+  // one, so they are history (delivered) and new traffic comes after them.
+  const b64 = history.replace(/^v1\./, '').replace(/-/g, '+').replace(/_/g, '/');
+  const state = JSON.parse(zlib.inflateRawSync(Buffer.from(b64, 'base64')).toString('utf8'));
+  const last = state.p.reduce((m, p) => Math.max(m, p.at_ms), 0);
+  state.t = last + 10_000;
+  state.v = 100;
+  delete state.f;
+  const packed = zlib.deflateRawSync(Buffer.from(JSON.stringify(state)), { level: 9 });
+  const link = 'v1.' + packed.toString('base64').replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  const hctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const hpage = await hctx.newPage();
+  await hpage.goto(`${base}#${link}`);
+  await hpage.waitForSelector('svg[data-testid=diagram] g.service', { timeout: 60_000 });
+  console.log(`BENCH history_packets ${state.p.length} packets`);
+  // Send latency: from the click to the page being idle again (the click's
+  // handler, the replay, and the effects that draw it), paused in between.
+  const sends = [];
+  for (let i = 0; i < 15; i++) {
+    if (await hpage.getByTestId('play-pause').getAttribute('aria-pressed') === 'true') {
+      await hpage.getByTestId('play-pause').click();
+    }
+    sends.push(await hpage.evaluate(() => new Promise((done) => {
+      const button = document.querySelector('[data-testid=send-packet]');
+      const t0 = performance.now();
+      button.click();
+      setTimeout(() => done(performance.now() - t0), 0);
+    })));
+    await hpage.waitForTimeout(100);
+  }
+  console.log(`BENCH send_median ${median(sends).toFixed(2)} ms`);
+  console.log(`BENCH send_max ${Math.max(...sends).toFixed(2)} ms`);
+  // Continuous traffic on top of that history.
+  const cont = hpage.getByTestId('continuous');
+  if (!(await cont.isChecked())) await cont.check();
+  await hpage.waitForTimeout(500);
+  const hist = await hpage.evaluate(() => new Promise((done) => {
+    const intervals = [];
+    let last;
+    const t0 = performance.now();
+    const tick = (ts) => {
+      if (last !== undefined) intervals.push(ts - last);
+      last = ts;
+      if (ts - t0 < 5000) requestAnimationFrame(tick);
+      else done(intervals);
+    };
+    requestAnimationFrame(tick);
+  }));
+  console.log(`BENCH history_frame_median ${median(hist).toFixed(2)} ms`);
+  console.log(`BENCH history_frame_p95 ${pct(hist, 0.95).toFixed(2)} ms`);
+  // A send every 0.9 s is a few frames in 300: the longest shows a stall.
+  console.log(`BENCH history_frame_max ${Math.max(...hist).toFixed(2)} ms`);
+  const histDropped = hist.reduce((n, x) => n + Math.max(0, Math.round(x / frame) - 1), 0);
+  console.log(`BENCH history_frames_dropped ${histDropped} frames`);
+  await hctx.close();
+}
 await browser.close();
 server.close();

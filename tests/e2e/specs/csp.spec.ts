@@ -3,9 +3,10 @@
 // compilation is allowed ('wasm-unsafe-eval'). csp_server.py sends the header.
 import { test, expect, Page } from '@playwright/test';
 import { App } from './app';
+import { CSP as CSP_ORIGIN } from '../ports';
 
 const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
-const ORIGIN = 'http://127.0.0.1:4175';
+const ORIGIN = CSP_ORIGIN;
 
 /** Record every `securitypolicyviolation` event from the first script on. */
 async function watchViolations(page: Page) {

@@ -1,5 +1,6 @@
 // The first slice: the app opens and draws the seed scenario's diagram.
 import { test, expect, Page } from '@playwright/test';
+import { SUB } from '../ports';
 
 function watchConsole(page: Page): string[] {
   const problems: string[] = [];
@@ -29,7 +30,7 @@ test('works when hosted under a sub-path', async ({ page }) => {
   const failed: string[] = [];
   page.on('requestfailed', (r) => failed.push(r.url()));
   page.on('response', (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`); });
-  await page.goto('http://127.0.0.1:4174/docs/kpv/');
+  await page.goto(`${SUB}/docs/kpv/`);
   await expect(page.locator('g[data-testid^="pod-alpaca-prod-"]')).toHaveCount(3);
   expect(failed).toEqual([]);
   expect(problems).toEqual([]);

@@ -4,6 +4,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as zlib from 'zlib';
 import { App } from './app';
+import { ROOT } from '../ports';
 
 const SERVICE = `apiVersion: v1
 kind: Node
@@ -51,7 +52,7 @@ test('a broken YAML shows its error line while the old diagram stays; fixed, it 
   await expect(app.byId('yaml-editor')).toHaveValue(SERVICE);
 });
 
-test('a saved editor value this version cannot read is reported, ignored and kept until the user writes', async ({ page }) => {
+test('a saved editor value this version cannot read is reported and kept until the user has downloaded or replaced it', async ({ page }) => {
   const unreadable = '{"version": 2, "yaml": ';
   await page.goto('/');
   await expect(page.getByTestId('diagram')).toBeVisible();
@@ -61,13 +62,23 @@ test('a saved editor value this version cannot read is reported, ignored and kep
   await expect(page.getByTestId('yaml-editor')).toHaveValue(/alpaca-prod/);
   // Starting the app did not overwrite it (it may be a newer version's text).
   expect(await page.evaluate(() => localStorage.getItem('kpv.editor.v1'))).toBe(unreadable);
-  // The user's own text replaces it.
+  // Typing does not overwrite it silently: saving waits for the user's choice.
   await page.getByTestId('yaml-editor').fill(SERVICE);
+  await expect(page.getByTestId('editor-held')).toBeVisible();
+  await page.waitForTimeout(600);
+  expect(await page.evaluate(() => localStorage.getItem('kpv.editor.v1'))).toBe(unreadable);
+  // It can be downloaded as it was, then replaced.
+  const download = page.waitForEvent('download');
+  await page.getByTestId('stored-download').click();
+  const file = await (await download).path();
+  expect(fs.readFileSync(file!, 'utf8')).toBe(unreadable);
+  await page.getByTestId('stored-replace').click();
+  await expect(page.getByTestId('storage-notice')).toHaveCount(0);
   await expect.poll(() => page.evaluate(() => localStorage.getItem('kpv.editor.v1'))).toContain('echo-1');
 });
 
 test('?embed=1 shows only the diagram and playback, and ignores keys pressed outside it', async ({ page }) => {
-  await page.setContent(`<html><body><p>docs page</p><input id="outside"><iframe id="kpv" src="http://127.0.0.1:4173/?embed=1&scenario=nodeport&mode=ipvs" style="width:800px;height:600px"></iframe></body></html>`);
+  await page.setContent(`<html><body><p>docs page</p><input id="outside"><iframe id="kpv" src="${ROOT}/?embed=1&scenario=nodeport&mode=ipvs" style="width:800px;height:600px"></iframe></body></html>`);
   const frame = page.frameLocator('#kpv');
   await expect(frame.getByTestId('diagram')).toBeVisible();
   await expect(frame.getByTestId('yaml-editor')).toHaveCount(0);
@@ -129,7 +140,7 @@ test('an address value the app does not know is reported with how to fix it; the
   // The notice follows the language; a value shown is text, never markup.
   await page.goto('/?lang=ko&lesson=%3Cb%3Ex&page=two');
   await expect(page.getByTestId('url-problems').locator('li')).toHaveText([
-    '페이지 주소의 lesson=%3Cb%3Ex 값은 알 수 없는 값이라 무시했습니다. 다음 중 하나를 쓰세요: services-basics, modes-compared, nodeport-loadbalancer, traffic-policy-local, readiness, external-database.',
+    '페이지 주소의 lesson=<b>x 값은 알 수 없는 값이라 무시했습니다. 다음 중 하나를 쓰세요: services-basics, modes-compared, nodeport-loadbalancer, traffic-policy-local, readiness, external-database.',
     '페이지 주소의 page=two 값은 알 수 없는 값이라 무시했습니다. 1 이상의 정수를 쓰세요.',
   ]);
 

@@ -95,8 +95,8 @@ test('hostile files and share links are refused with a message', async ({ page }
   await app.byId('yaml-file').setInputFiles({ name: 'bin.yaml', mimeType: 'application/octet-stream', buffer: Buffer.from([0xff, 0xfe, 0x00, 0x80]) });
   await expect(app.byId('file-error')).toContainText('bin.yaml: the file is not UTF-8 text (at byte 0)');
 
-  // A "zip bomb": 3 MiB of zeros deflated to a few KB.
-  const bomb = zlib.deflateRawSync(Buffer.alloc(3 * 1024 * 1024), { level: 9 }).toString('base64url');
+  // A "zip bomb": 9 MiB of zeros (over the 8 MiB a link may inflate to) deflated to a few KB.
+  const bomb = zlib.deflateRawSync(Buffer.alloc(9 * 1024 * 1024), { level: 9 }).toString('base64url');
   const links: [string, RegExp][] = [
     [`v1.${bomb}`, /too large/],
     [`v1.${'A'.repeat(1_100_000)}`, /too large/],

@@ -1,6 +1,7 @@
 // Nothing leaves the browser; user text is shown as text.
 import { test, expect } from '@playwright/test';
 import { App } from './app';
+import { ROOT } from '../ports';
 
 test('a whole session makes requests only to the app\'s own origin', async ({ page }) => {
   const requests: string[] = [];
@@ -35,8 +36,8 @@ test('a whole session makes requests only to the app\'s own origin', async ({ pa
   await Promise.all([page.waitForEvent('download'), app.byId('export-png').click()]);
   await app.byId('embed-snippet').click();
   // blob: and data: URLs are made in the page (downloads, the PNG export): not network.
-  const foreign = requests.filter((u) => !u.startsWith('http://127.0.0.1:4173/')
-    && !u.startsWith('blob:http://127.0.0.1:4173/') && !u.startsWith('data:'));
+  const foreign = requests.filter((u) => !u.startsWith(`${ROOT}/`)
+    && !u.startsWith(`blob:${ROOT}/`) && !u.startsWith('data:'));
   expect(foreign).toEqual([]);
   expect(requests.length).toBeGreaterThan(3);
 });

@@ -166,6 +166,9 @@ pub fn TrafficBar() -> impl IntoView {
                     } />
                 <span>{t("btn.continuous")}</span>
             </label>
+            <Show when=move || store.at_cap.get()>
+                <p class="notice small" role="status" data-testid="packet-cap">{t("traffic.cap")}</p>
+            </Show>
         </div>
     }
 }
@@ -289,19 +292,23 @@ pub fn Exports(theme: RwSignal<&'static str>) -> impl IntoView {
     view! {
         <div class="buttons exports">
             <button data-testid="share-link" class="primary" on:click=move |_| {
-                let url = crate::share::link(&store, l.get_untracked());
-                crate::share::replace_address(&url);
-                crate::share::copy(&url);
-                share_url.set(Some(url));
+                // Only a link the app can open is offered; else what does not fit.
+                let link = crate::share::link(&store, l.get_untracked());
                 embed_code.set(None);
-                status.set(Some("share.copied"));
+                if let Ok(url) = &link {
+                    crate::share::copy(url);
+                }
+                status.set(Some(link.as_ref().map_or_else(|k| *k, |_| "share.copied")));
+                share_url.set(link.ok());
             }>{t("btn.share")}</button>
             <button data-testid="embed-snippet" on:click=move |_| {
                 let code = crate::share::embed_snippet(&store, l.get_untracked(), theme.get_untracked());
-                crate::share::copy(&code);
-                embed_code.set(Some(code));
+                if let Ok(c) = &code {
+                    crate::share::copy(c);
+                }
                 share_url.set(None);
-                status.set(Some("embed.copied"));
+                status.set(Some(code.as_ref().map_or_else(|k| *k, |_| "embed.copied")));
+                embed_code.set(code.ok());
             }>{t("btn.embed")}</button>
             <button data-testid="export-svg" on:click=move |_| {
                 status.set((!crate::export::svg()).then_some("export.failed"));
@@ -314,10 +321,7 @@ pub fn Exports(theme: RwSignal<&'static str>) -> impl IntoView {
                 crate::download::text("scenario.yaml", "application/yaml", &store.yaml.get_untracked());
             }>{t("btn.export-yaml")}</button>
             <button data-testid="export-rules" on:click=move |_| {
-                let node = store.rules_node.get_untracked();
-                let text = store.rules.with_untracked(|rs| {
-                    rs.iter().find(|r| Some(&r.node) == node.as_ref()).or(rs.first()).map(|r| (r.node.clone(), r.text.clone()))
-                });
+                let text = store.rules.with_untracked(|r| r.as_ref().map(|r| (r.node.clone(), r.text.clone())));
                 if let Some((node, text)) = text {
                     crate::download::text(&format!("{node}-{}-rules.txt", store.mode.get_untracked().as_str()), "text/plain", &text);
                 }

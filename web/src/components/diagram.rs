@@ -138,16 +138,23 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                     };
                     let full = format!("{}\n{kind} {}\n{}", svc.id, svc.cluster_ip, svc.ports.join("\n"));
                     let line2 = format!("{kind} {}", svc.cluster_ip);
+                    // kpv-core's warnings about this Service (a selector that
+                    // matches nothing, a pending load balancer): a mark with them.
+                    let warned = store.warnings_by_object.with(|w| w.get(&format!("Service/{}", svc.id)).map(|m| m.join("\n")));
+                    let mark = warned.clone().map(|m| view! {
+                        <text class="warn-mark" data-testid="warning-mark" x=n(r.x + r.w - 20.0) y=n(r.y + 21.0)><title>{m}</title>"⚠"</text>
+                    });
                     // The texts sit in a nested viewport, which clips what is
                     // wider than a narrow box; the whole text is the tooltip.
                     view! {
-                        <g class="service" data-testid=format!("service-{}", svc.id.name)>
+                        <g class="service" data-testid=format!("service-{}", svc.id.name) data-warning=warned>
                             <title>{full}</title>
                             <BoxRect rect=r class="service-box" />
                             <svg x=n(r.x) y=n(r.y) width=n(r.w) height=n(r.h)>
                                 <text x="10" y="21" class="title">{short(&svc.id.name, fits(r.w - 20.0, 17.0))}</text>
                                 <text x="10" y="41" class="mono">{short(&line2, fits(r.w - 20.0, 16.0))}</text>
                             </svg>
+                            {mark}
                         </g>
                     }
                 })
@@ -572,38 +579,30 @@ fn Packets() -> impl IntoView {
         let t = store.now.get();
         let rm = store.reduced_motion.get();
         let focused = store.focused();
-        store.flights.with(|fs| {
-            store.traces.with(|ts| {
-                kpv_core::order::map(
-                    fs.iter()
-                        .zip(ts.iter())
-                        .filter(|((id, _), (tid, _))| id == tid)
-                        .filter_map(|((id, f), (_, trace))| {
-                            let p = f.position(t, rm)?;
-                            let mut class = String::from("packet");
-                            let mut mark = "";
-                            if p.done {
-                                class.push(' ');
-                                class.push_str(outcome_class(&trace.outcome));
-                                mark = outcome_mark(&trace.outcome);
-                            }
-                            if focused == Some(*id) {
-                                class.push_str(" focused");
-                            }
-                            Some((
-                                *id,
-                                Look {
-                                    transform: format!(
-                                        "translate({:.1} {:.1})",
-                                        p.point.x, p.point.y
-                                    ),
-                                    class,
-                                    mark,
-                                },
-                            ))
-                        }),
-                )
-            })
+        // Only the packets that can be on screen now: delivered ones are
+        // retired, however many were sent before.
+        store.with_played(|played| {
+            kpv_core::order::map(played.on_screen(t).filter_map(|(id, trace, f)| {
+                let p = f.position(t, rm)?;
+                let mut class = String::from("packet");
+                let mut mark = "";
+                if p.done {
+                    class.push(' ');
+                    class.push_str(outcome_class(&trace.outcome));
+                    mark = outcome_mark(&trace.outcome);
+                }
+                if focused == Some(id) {
+                    class.push_str(" focused");
+                }
+                Some((
+                    id,
+                    Look {
+                        transform: format!("translate({:.1} {:.1})", p.point.x, p.point.y),
+                        class,
+                        mark,
+                    },
+                ))
+            }))
         })
     });
     let ids = Memo::new(move |_| looks.with(|l| l.keys().copied().collect::<Vec<u32>>()));
@@ -698,7 +697,12 @@ fn card_at(trace: &Trace, pos: Position, lang: Lang, left: f64) -> Option<Card> 
         max,
     );
     let dst = short(
-        &format!("{}{} {}", mark(dst_changed), tr(lang, "packet.dst"), hop.after.dst),
+        &format!(
+            "{}{} {}",
+            mark(dst_changed),
+            tr(lang, "packet.dst"),
+            hop.after.dst
+        ),
         max,
     );
     let hop_text = short(

@@ -387,22 +387,12 @@ pub fn RulesView() -> impl IntoView {
             })
             .flatten()
     });
-    let shown_node = Memo::new(move |_| {
-        store
-            .rules_node
-            .get()
-            .or_else(|| matched.get().and_then(|m| m.0))
-            .or_else(|| {
-                store
-                    .parsed
-                    .with(|(c, _)| c.proxy_node().map(|n| n.name.clone()))
-            })
-    });
+    let shown_node = store.rules_shown;
     let text = move || {
         let node = shown_node.get();
-        store.rules.with(|rs| {
-            rs.iter()
-                .find(|r| Some(&r.node) == node.as_ref())
+        store.rules.with(|r| {
+            r.as_ref()
+                .filter(|r| Some(&r.node) == node.as_ref())
                 .map(|r| r.text.clone())
         })
     };
