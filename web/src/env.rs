@@ -453,7 +453,7 @@ mod tests {
         let p = UrlProblem::step_beyond(40, 12);
         assert_eq!(
             p.describe(Lang::En),
-            "The page address has step=40, but the packet has only 12 hops (0 to 11), so it \
+            "The page address has step=40, but the packet has only 12 hops (1 to 12), so it \
              stops at the last one."
         );
     }
