@@ -659,6 +659,7 @@ pub fn share_state(
         changes: Vec::new(),
         packets,
         lang: args.lang.clone(),
+        rules_node: None,
     };
     crate::share::validate(&state).map_err(|e| e.to_string())?;
     Ok(state)

@@ -36,6 +36,8 @@ pub const MAX_ITEMS: usize = 10_000;
 pub const SPEED_RANGE: std::ops::RangeInclusive<u16> = 1..=10_000;
 /// Largest simulated time (2^53 ms: still exact in a JavaScript number).
 pub const MAX_TIME_MS: u64 = 1 << 53;
+/// Longest node name (a DNS subdomain).
+pub const MAX_NODE_NAME: usize = 253;
 /// Largest hop index of the step cursor.
 pub const MAX_STEP: u32 = 100_000;
 
@@ -72,6 +74,9 @@ pub struct ShareState {
     /// UI language (`en`, `ko`), when the author chose one.
     #[serde(rename = "l", default, skip_serializing_if = "Option::is_none")]
     pub lang: Option<String>,
+    /// The node whose rules the author chose to show, if they chose one.
+    #[serde(rename = "n", default, skip_serializing_if = "Option::is_none")]
+    pub rules_node: Option<String>,
 }
 
 /// Why a share link could not be read.
@@ -266,6 +271,14 @@ pub fn validate(s: &ShareState) -> Result<(), ShareError> {
             return Err(out_of_range("step", format!("hop {h} is out of range")));
         }
     }
+    if let Some(n) = &s.rules_node {
+        if n.is_empty() || n.len() > MAX_NODE_NAME {
+            return Err(out_of_range(
+                "rules node",
+                format!("a node name of {} bytes (1 to {MAX_NODE_NAME})", n.len()),
+            ));
+        }
+    }
     if let Some(l) = &s.lang {
         let ok =
             (2..=8).contains(&l.len()) && l.bytes().all(|b| b.is_ascii_lowercase() || b == b'-');
@@ -405,6 +418,10 @@ mod codec {
         if let Some(l) = &s.lang {
             key(&mut o, "l");
             text(&mut o, l);
+        }
+        if let Some(n) = &s.rules_node {
+            key(&mut o, "n");
+            text(&mut o, n);
         }
         o.push('}');
         o
@@ -592,6 +609,10 @@ mod codec {
             packets,
             lang: opt(o, "l")
                 .map(|v| string(v, "l"))
+                .transpose()?
+                .map(str::to_string),
+            rules_node: opt(o, "n")
+                .map(|v| string(v, "n"))
                 .transpose()?
                 .map(str::to_string),
         })

@@ -45,6 +45,7 @@ fn sample() -> ShareState {
             })
             .collect(),
         lang: Some("ko".into()),
+        rules_node: None,
     }
 }
 
@@ -308,12 +309,13 @@ fn state() -> impl Strategy<Value = ShareState> {
             changes,
             packets,
             proptest::option::of("[a-z]{2}(-[a-z]{2})?"),
+            proptest::option::of("[a-z0-9][a-z0-9.-]{0,40}"),
         ),
     )
         .prop_map(
             |(
                 (yaml, mode, scheduler, seed, speed_percent, time_ms),
-                (focus, step, changes, packets, lang),
+                (focus, step, changes, packets, lang, rules_node),
             )| {
                 let focus = match (focus, packets.is_empty()) {
                     (Some(ix), false) => Some(packets[ix.index(packets.len())].id),
@@ -331,6 +333,7 @@ fn state() -> impl Strategy<Value = ShareState> {
                     changes,
                     packets,
                     lang,
+                    rules_node,
                 }
             },
         )

@@ -30,6 +30,7 @@ pub fn capture(store: &Store, lang: Lang) -> ShareState {
         changes: store.changes.get_untracked(),
         packets: store.packets.get_untracked(),
         lang: Some(lang.code().to_string()),
+        rules_node: store.rules_node.get_untracked(),
     }
 }
 
@@ -94,6 +95,7 @@ pub fn open(store: &Store, fragment: &str) -> Result<ShareState, OpenError> {
     store.changes.set(state.changes.clone());
     store.packets.set(state.packets.clone());
     store.focus.set(state.focus);
+    store.rules_node.set(state.rules_node.clone());
     store.now.set(state.time_ms);
     if let (Some(step), Some(f)) = (state.step, store.focused_flight()) {
         if f.hop_at(state.time_ms) != step as usize {

@@ -174,6 +174,7 @@ test.describe('share links', () => {
         verdict: text('verdict'),
         hops: [...document.querySelectorAll('[data-testid=hop]')].map((h) => h.textContent),
         rules: text('rules-view'),
+        rulesNode: document.querySelector('[data-testid^=rules-node-][aria-selected=true]')?.getAttribute('data-testid'),
         services: [...document.querySelectorAll('g.service')].map((g) => g.getAttribute('data-testid')),
         packets: [...document.querySelectorAll('[data-testid=packet]')].map((p) => `${p.getAttribute('data-id')} ${p.getAttribute('transform')} ${p.getAttribute('class')}`),
       };
@@ -188,6 +189,8 @@ test.describe('share links', () => {
       async () => { await app.send(); await app.outcome(); await app.pause(); },
       async () => { await app.selectMode('ipvs'); await app.send(); await app.pause(); await app.byId('step-forward').click(); await app.byId('step-forward').click(); },
       async () => { await app.byId('send-burst').click(); await page.waitForTimeout(700); await app.pause(); },
+      // The author picks another node's rules to show.
+      async () => { await page.locator('[data-testid^=rules-node-]').nth(1).click(); },
       async () => {
         await app.byId('yaml-editor').fill(OWN);
         await app.byId('yaml-apply').click();
