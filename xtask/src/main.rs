@@ -636,12 +636,13 @@ fn test(tools: &Tools) {
 /// What a reader downloads, each file gzipped at level 9, must total at most
 /// this many bytes (issue 6: 250 KB, in bytes of 1000).
 const SIZE_BUDGET: u64 = 250_000;
-/// NOT MET (issue 6 stays open on it). The check fails only above this
-/// regression ceiling: the build weighed 402 KB when the check was added and
-/// 513 KB once share links, lessons, labs, exports and the faster compilers
-/// landed (518 KB before the share codec lost its serde derives); the ceiling
-/// is that plus about 5 %, so growth is caught while the budget is worked on.
-const SIZE_CEILING: u64 = 540_000;
+/// NOT MET (the size work is open). The check fails only above this
+/// regression ceiling: the build weighed 402 KB when the check was added, 529
+/// KB before the learner's view, and 662 KB with it, the HTTP routing model
+/// (Ingress and Gateway API objects are read by `model::parse`) and the API
+/// server's validation; the ceiling is that plus about 3 %, so growth is caught
+/// until the size work brings the budget down.
+const SIZE_CEILING: u64 = 682_000;
 
 /// Gzip size of `data` at level 9: miniz_oxide's deflate stream plus gzip's
 /// 10-byte header and 8-byte trailer (CRC-32, length). Deterministic.
