@@ -67,8 +67,9 @@ pub fn restore_what(l: Lang, text: &str) -> String {
 
 /// Where a diagnostic is, when it has a place ("line 3, column 7: ").
 fn located(l: Lang, d: &Diagnostic) -> String {
+    // No position is printed when there is none (never "line 0, column 0").
     let place = d
-        .span
+        .position()
         .map(|s| {
             format!(
                 "{} {}, {} {}: ",
@@ -541,13 +542,13 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
             }}
             <ul class="yaml-errors" aria-live="polite">
                 {move || errors.get().into_iter().take(MAX_LISTED).map(|d| {
-                    let (line, col) = d.span.map(|s| (s.line, s.column)).unwrap_or((0, 0));
+                    let (line, col) = d.position().map(|s| (s.line, s.column)).unwrap_or((0, 0));
                     let text = located(l.get(), &d);
                     let hint = d.hint.clone().unwrap_or_default();
                     view! { <li data-testid="yaml-error" data-line=line.to_string() data-column=col.to_string()>{text}<br/><span class="muted small">{hint}</span></li> }
                 }).collect_view()}
                 {move || warnings.get().into_iter().take(MAX_LISTED).map(|d| {
-                    let line = d.span.map(|s| s.line).unwrap_or(0);
+                    let line = d.position().map(|s| s.line).unwrap_or(0);
                     let text = format!("⚠ {}", located(l.get(), &d));
                     let hint = d.hint.clone().unwrap_or_default();
                     view! { <li class="warning" data-testid="yaml-warning" data-line=line.to_string()>{text}<br/><span class="muted small">{hint}</span></li> }
