@@ -714,6 +714,22 @@ enum Entry {
     Refused,
 }
 
+/// Does the cloud load balancer's health check pass on `node` for `svc`?
+/// Always under `externalTrafficPolicy: Cluster`; under Local, kube-proxy's
+/// health-check NodePort answers 200 only with a ready endpoint on that node
+/// (terminating ones do not count), so the load balancer skips the others.
+pub fn lb_health_check_passes(
+    sim: &Sim<'_>,
+    svc: &crate::model::Service,
+    node: &str,
+    family: IpFamily,
+) -> bool {
+    svc.external_traffic_policy != TrafficPolicy::Local
+        || sim
+            .input(node, family)
+            .is_some_and(|inp| inp.local_ready_endpoints(&svc.id) > 0)
+}
+
 fn external_entry(
     sim: &Sim<'_>,
     dst: IpAddr,
@@ -756,15 +772,7 @@ fn external_entry(
             .cluster
             .nodes
             .iter()
-            .filter(|n| {
-                if svc.external_traffic_policy != TrafficPolicy::Local {
-                    return true;
-                }
-                // The health check NodePort answers 200 only with a local
-                // ready endpoint (terminating ones do not count).
-                sim.input(&n.name, family)
-                    .is_some_and(|inp| inp.local_ready_endpoints(&svc.id) > 0)
-            })
+            .filter(|n| lb_health_check_passes(sim, svc, &n.name, family))
             .collect();
         let pool: Vec<&crate::model::Node> = if healthy.is_empty() {
             sim.cluster.nodes.iter().collect()

@@ -423,6 +423,7 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("legend.dropped", "dropped / rejected", "버림 / 거부"),
     ("legend.timed-out", "no answer", "응답 없음"),
     ("btn.send-one", "Send a packet", "패킷 보내기"),
+    ("diagram.lb-skips", "⊘ LB skips this node: no ready {svc} Pod here (Local)", "⊘ LB가 이 노드를 건너뜀: 준비된 {svc} 파드 없음 (Local)"),
     ("event.synced", "rules synced for {svc}: {n} endpoints", "{svc} 규칙 동기화: 엔드포인트 {n}개"),
     ("events.title", "Events", "이벤트"),
     ("events.hops", "Hops", "홉"),

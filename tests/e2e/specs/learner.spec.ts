@@ -253,3 +253,22 @@ test('the compare view plays the focused packet in each mode with its own pipeli
   await view.scrollIntoViewIfNeeded();
   await page.screenshot({ path: `${shots}/compare.png` });
 });
+
+test('the Local and Cluster presets look different at rest: the node the load balancer skips is dimmed with the reason', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/?scenario=loadbalancer-local&lang=en');
+  await expect(page.getByTestId('node-worker-3')).toHaveAttribute('data-lb-skipped', 'true');
+  await expect(page.getByTestId('node-worker-3').getByTestId('lb-skip-reason')).toContainText('LB skips this node');
+  await expect(page.getByTestId('node-worker-1')).toHaveAttribute('data-lb-skipped', 'false');
+  await app.open('/?scenario=loadbalancer-cluster&lang=en');
+  await expect(page.locator('[data-lb-skipped=true]')).toHaveCount(0);
+  // A packet through the load balancer never goes to the skipped node.
+  await app.open('/?scenario=loadbalancer-local&lang=en');
+  await app.speed('4');
+  for (let i = 0; i < 3; i++) {
+    await app.send();
+    await app.outcome();
+    await expect(page.locator('[data-testid=hop][data-hop=load-balancer]')).not.toContainText('worker-3');
+  }
+  await page.screenshot({ path: `${shots}/lb-local-skipped.png` });
+});

@@ -49,11 +49,52 @@ fn mode_glyph(mode: Mode) -> &'static str {
 }
 
 /// The static part: wires, client, load balancer, Services, nodes, Pods.
+/// Nodes the cloud load balancer skips: under `externalTrafficPolicy: Local`
+/// a node without a ready local endpoint fails the health check (kpv-core
+/// decides, as the trace does), with the Service it fails for.
+fn lb_skipped(store: Store) -> Memo<BTreeMap<String, String>> {
+    Memo::new(move |_| {
+        let mode = store.mode.get();
+        store.parsed.with(|(c, _)| {
+            let local: Vec<&kpv_core::model::Service> = c
+                .services
+                .iter()
+                .filter(|s| {
+                    s.service_type == ServiceType::LoadBalancer
+                        && s.external_traffic_policy == kpv_core::model::TrafficPolicy::Local
+                })
+                .collect();
+            let mut out = BTreeMap::new();
+            if local.is_empty() {
+                return out;
+            }
+            store.proxy_slices.with(|sl| {
+                let sim = kpv_core::trace::Sim::new(c, sl, mode, None);
+                for n in &c.nodes {
+                    let family = if n.primary_ip(kpv_core::packet::IpFamily::V4).is_some() {
+                        kpv_core::packet::IpFamily::V4
+                    } else {
+                        kpv_core::packet::IpFamily::V6
+                    };
+                    if let Some(svc) = local.iter().find(|s| {
+                        !kpv_core::trace::lb_health_check_passes(&sim, s, &n.name, family)
+                    }) {
+                        out.insert(n.name.clone(), svc.id.name.clone());
+                    }
+                }
+            });
+            out
+        })
+    })
+}
+
 #[component]
 fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
     let store = expect_context::<Store>();
     let l = lang();
+    let skipped = lb_skipped(store);
     move || {
+        let skipped = skipped.get();
         let mode = store.mode.get();
         let ready = store.pod_ready.get();
         let received = store.received.get();
@@ -62,8 +103,9 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                 .links
                 .iter()
                 .map(|k| {
+                    let skip = k.kind == "entry" && k.nodes.len() == 1 && skipped.contains_key(&k.nodes[0]);
                     view! {
-                        <line class=format!("link {}", k.kind) data-testid="link" data-nodes=k.nodes.join(",")
+                        <line class=format!("link {}{}", k.kind, if skip { " skipped" } else { "" }) data-testid="link" data-nodes=k.nodes.join(",")
                             x1=n(k.from.x) y1=n(k.from.y) x2=n(k.to.x) y2=n(k.to.y) />
                     }
                 })
@@ -167,9 +209,19 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                     let eth = if node_ports.is_empty() { format!("eth0 {}", nd.ip) } else { format!("eth0 {} {}", nd.ip, node_ports.join(" ")) };
                     let title_max = fits(nd.proxy.x - r.x - 16.0, 17.0);
                     let tip = format!("{}{}{}", nd.name, nd.zone.clone().map(|z| format!(" · {z}")).unwrap_or_default(), nd.pod_cidr.clone().map(|c| format!(" · {c}")).unwrap_or_default());
+                    let skip = skipped.get(&nd.name).map(|svc| {
+                        let text = tr(l.get(), "diagram.lb-skips").replace("{svc}", svc);
+                        view! {
+                            <text x=n(r.x + 10.0) y=n(r.y + r.h - 10.0) class="skip-reason" data-testid="lb-skip-reason">
+                                {short(&text, fits(r.w - 20.0, 16.5))}<title>{text.clone()}</title>
+                            </text>
+                        }
+                    });
                     view! {
-                        <g class="node" data-testid=format!("node-{}", nd.name)>
+                        <g class="node" class:lb-skipped=skipped.contains_key(&nd.name) data-testid=format!("node-{}", nd.name)
+                            data-lb-skipped=skipped.contains_key(&nd.name).to_string()>
                             <BoxRect rect=r class="node-box" />
+                            {skip}
                             <text x=n(r.x + 10.0) y=n(r.y + 24.0) class="title">{short(&nd.name, title_max)}<title>{tip}</title></text>
                             <g class="mode-glyph" data-testid="mode-glyph" data-mode=mode.as_str()>
                                 <BoxRect rect=nd.proxy class="proxy-box" />
