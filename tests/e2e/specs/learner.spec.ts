@@ -272,3 +272,15 @@ test('the Local and Cluster presets look different at rest: the node the load ba
   }
   await page.screenshot({ path: `${shots}/lb-local-skipped.png` });
 });
+
+test('lesson navigation keeps the language in the address', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/?lesson=readiness&page=1&lang=ko');
+  await app.byId('lesson-next').click();
+  await expect.poll(() => page.url()).toContain('lesson=readiness&page=2&lang=ko');
+  await page.getByTestId('lang-select').selectOption('en');
+  await app.byId('lesson-prev').click();
+  await expect.poll(() => page.url()).toContain('lesson=readiness&page=1&lang=en');
+  await app.byId('lesson-close').click();
+  await expect.poll(() => page.url()).toMatch(/\?lang=en$/);
+});

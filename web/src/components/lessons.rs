@@ -135,7 +135,13 @@ impl LessonState {
         self.open.set(None);
         self.played.set(None);
         self.result.set(None);
-        crate::share::replace_address(&crate::share::base_url());
+        let lang = lang_param();
+        let query = if lang.is_empty() {
+            String::new()
+        } else {
+            format!("?{lang}")
+        };
+        crate::share::replace_address(&format!("{}{query}", crate::share::base_url()));
     }
 }
 
@@ -154,9 +160,28 @@ fn origin_key(o: &Origin) -> String {
     }
 }
 
-/// Keep the address bar on `?lesson=ID&page=N` so it can be shared.
+/// The page's language as the address gives it (`lang=ko`), read from the
+/// document, whose `lang` follows the chosen language: every address the
+/// app writes keeps it.
+fn lang_param() -> String {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+        .and_then(|e| e.get_attribute("lang"))
+        .and_then(|code| crate::i18n::Lang::parse(&code))
+        .map(|l| format!("lang={}", l.code()))
+        .unwrap_or_default()
+}
+
+/// Keep the address bar on `?lesson=ID&page=N&lang=L` so it can be shared.
 fn show_in_address(id: &str, k: usize) {
-    let url = format!("{}?lesson={id}&page={}", crate::share::base_url(), k + 1);
+    let lang = lang_param();
+    let sep = if lang.is_empty() { "" } else { "&" };
+    let url = format!(
+        "{}?lesson={id}&page={}{sep}{lang}",
+        crate::share::base_url(),
+        k + 1
+    );
     crate::share::replace_address(&url);
 }
 
