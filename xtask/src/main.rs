@@ -803,6 +803,33 @@ fn bench(tools: &Tools, args: &[String]) -> usize {
     over
 }
 
+/// A share link of the seed scenario with `packets` sent `gap_ms` apart
+/// (`kpv share`, release build), for the browser benchmark.
+fn share_link(tools: &Tools, packets: &str, gap_ms: &str, extra: &[&str]) -> String {
+    let mut cmd = tools.cmd("cargo");
+    cmd.args([
+        "run",
+        "-q",
+        "--release",
+        "-p",
+        "kpv-core",
+        "--bin",
+        "kpv",
+        "--",
+        "share",
+        "tests/scenarios/alpaca-bandicoot.yaml",
+        "--packets",
+        packets,
+        "--gap-ms",
+        gap_ms,
+    ])
+    .args(extra);
+    output_of(&mut cmd)
+        .map(|s| s.trim().to_string())
+        .filter(|s| s.starts_with("v1."))
+        .unwrap_or_else(|| die("kpv share did not print a share link"))
+}
+
 /// The browser half of `cargo xtask bench`: builds the release site, makes a
 /// share link with 500 packets on the alpaca/bandicoot scenario (`kpv share`),
 /// and runs `tests/e2e/bench/browser.mjs` in headless Chromium. Prints
@@ -816,50 +843,10 @@ fn bench_browser(tools: &Tools) -> usize {
     if !trunk_build(tools, "/", "dist") {
         die("the release build failed");
     }
-    let fragment = output_of(tools.cmd("cargo").args([
-        "run",
-        "-q",
-        "--release",
-        "-p",
-        "kpv-core",
-        "--bin",
-        "kpv",
-        "--",
-        "share",
-        "tests/scenarios/alpaca-bandicoot.yaml",
-        "--packets",
-        "500",
-        "--gap-ms",
-        "0",
-        "--at-ms",
-        "30000",
-        "--speed",
-        "25",
-    ]))
-    .map(|s| s.trim().to_string())
-    .filter(|s| s.starts_with("v1."))
-    .unwrap_or_else(|| die("kpv share did not print a share link"));
+    let fragment = share_link(tools, "500", "0", &["--at-ms", "30000", "--speed", "25"]);
     // A session's history: 10,000 packets, 50 ms apart (the bench moves the
     // clock past them), to show a send and a frame cost the same after them.
-    let history = output_of(tools.cmd("cargo").args([
-        "run",
-        "-q",
-        "--release",
-        "-p",
-        "kpv-core",
-        "--bin",
-        "kpv",
-        "--",
-        "share",
-        "tests/scenarios/alpaca-bandicoot.yaml",
-        "--packets",
-        "10000",
-        "--gap-ms",
-        "50",
-    ]))
-    .map(|s| s.trim().to_string())
-    .filter(|s| s.starts_with("v1."))
-    .unwrap_or_else(|| die("kpv share did not print a share link"));
+    let history = share_link(tools, "10000", "50", &[]);
     // Too long for one command-line argument: handed over in a file.
     let history_file = tools.root.join("target/bench-history-link.txt");
     if let Err(e) = fs::write(&history_file, &history) {
