@@ -381,24 +381,47 @@ pub fn trace(
 /// leaves).
 pub fn client(sim: &Sim<'_>, req: &Request, t: &mut Trace) -> Option<Packet> {
     // Where the packet starts, from which address.
-    let (start_place, src_ip, ns) = match &req.origin {
-        Origin::External { client } => (Place::Client, *client, "default".to_string()),
+    // A Pod has one address per family; the kernel sends from the one of
+    // the destination's family (its first, if it has none of that family).
+    let (start_place, pod_ips, src_ip, ns) = match &req.origin {
+        Origin::External { client } => (Place::Client, &[][..], *client, "default".to_string()),
         Origin::Pod { pod } => {
             let p = sim.cluster.pod(pod)?;
             let Some(ip) = p.ips.first() else {
                 t.outcome = Outcome::Unrouted;
                 return None;
             };
-            (Place::Pod(pod.clone()), *ip, pod.namespace.clone())
+            (
+                Place::Pod(pod.clone()),
+                &p.ips[..],
+                *ip,
+                pod.namespace.clone(),
+            )
         }
-        Origin::Node { node, src } => (Place::NodeProxy(node.clone()), *src, "default".to_string()),
+        Origin::Node { node, src } => (
+            Place::NodeProxy(node.clone()),
+            &[][..],
+            *src,
+            "default".to_string(),
+        ),
+    };
+    let source_for = |dst: IpAddr| {
+        pod_ips
+            .iter()
+            .copied()
+            .find(|ip| ip.is_ipv4() == dst.is_ipv4())
+            .unwrap_or(src_ip)
     };
     // DNS.
     let dst_ip = match &req.dst {
         Dest::Ip(ip) => *ip,
         Dest::Name(name) => match sim.resolve(name, &ns) {
             Ok((ip, fqdn)) => {
-                let p = Packet::new(sock(src_ip, req.src_port), sock(ip, req.port), req.protocol);
+                let p = Packet::new(
+                    sock(source_for(ip), req.src_port),
+                    sock(ip, req.port),
+                    req.protocol,
+                );
                 t.hops.push(Hop {
                     place: start_place.clone(),
                     what: HopKind::Dns {
@@ -419,7 +442,7 @@ pub fn client(sim: &Sim<'_>, req: &Request, t: &mut Trace) -> Option<Packet> {
         },
     };
     let pkt = Packet::new(
-        sock(src_ip, req.src_port),
+        sock(source_for(dst_ip), req.src_port),
         sock(dst_ip, req.port),
         req.protocol,
     );

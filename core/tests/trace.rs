@@ -687,3 +687,57 @@ fn an_untranslated_loopback_connection_stays_on_the_node() {
         }
     }
 }
+
+/// A dual-stack Pod talks to an IPv6 address from its IPv6 address and to
+/// an IPv4 address from its IPv4 one (the kernel picks a source of the
+/// destination's family), whichever of its `podIPs` is listed first.
+#[test]
+fn a_dual_stack_pod_sends_from_the_destinations_family() {
+    let yaml = "apiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {name: kubernetes}\nspec: {cidrs: [10.96.0.0/16, \"fd00:10:96::/112\"]}\n---\n\
+apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {podCIDRs: [10.244.1.0/24, \"fd00:244:1::/64\"]}\nstatus:\n  addresses:\n  - {type: InternalIP, address: 192.168.0.11}\n  - {type: InternalIP, address: \"fd00::11\"}\n---\n\
+apiVersion: v1\nkind: Pod\nmetadata: {name: client, namespace: default}\nspec: {nodeName: n1, containers: [{name: c, image: busybox}]}\nstatus:\n  podIPs: [{ip: 10.244.1.5}, {ip: \"fd00:244:1::5\"}]\n---\n\
+apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: default, labels: {app: web}}\nspec: {nodeName: n1, containers: [{name: c, image: nginx, ports: [{containerPort: 80}]}]}\nstatus:\n  podIPs: [{ip: 10.244.1.6}, {ip: \"fd00:244:1::6\"}]\n---\n\
+apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec:\n  selector: {app: web}\n  ipFamilyPolicy: RequireDualStack\n  ipFamilies: [IPv4, IPv6]\n  clusterIPs: [10.96.0.20, \"fd00:10:96::20\"]\n  ports: [{port: 80}]\n";
+    let c = parse(yaml);
+    let slices = steady_slices(&c);
+    let sim = Sim::new(&c, &slices, Mode::Iptables, None);
+    let client = NamespacedName::new("default", "client");
+    for (dst, src, pod) in [
+        ("fd00:10:96::20", "fd00:244:1::5", "fd00:244:1::6"),
+        ("10.96.0.20", "10.244.1.5", "10.244.1.6"),
+    ] {
+        let t = trace(
+            &sim,
+            &req(
+                Origin::Pod {
+                    pod: client.clone(),
+                },
+                Dest::Ip(ip(dst)),
+                80,
+                40000,
+            ),
+            &mut WorldState::default(),
+            &mut Chooser::new(1),
+            0,
+        );
+        let sent = t
+            .hops
+            .iter()
+            .find(|h| h.what == HopKind::Send)
+            .expect("a send hop");
+        assert_eq!(sent.before.src.ip(), ip(src), "to {dst}: {t:#?}");
+        match &t.outcome {
+            Outcome::Delivered {
+                endpoint, source, ..
+            } => {
+                assert_eq!(endpoint.ip(), ip(pod), "to {dst}");
+                assert_eq!(
+                    source.ip(),
+                    ip(src),
+                    "to {dst}: no masquerade on the same node"
+                );
+            }
+            other => panic!("to {dst}: {other:?}"),
+        }
+    }
+}
