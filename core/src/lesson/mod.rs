@@ -4,12 +4,18 @@
 //! A lesson file (`tests/lessons/*.yaml`) names a scenario and lists steps;
 //! each step has text in English and Korean, settings to apply (mode,
 //! scheduler, destination, origin, an app failing its readiness check or
-//! down, packets to send) and optionally a question. [`parse`] reads a file
+//! down, packets or an HTTP request to send) and optionally a question.
+//! [`parse`] reads a file
 //! with the project's spanned YAML reader into a typed [`Lesson`] plus
 //! diagnostics; [`check_against`] checks it against its scenario; [`play`]
-//! runs a step through [`crate::replay::replay`]; [`check_prediction`] says
+//! runs a step through [`crate::replay::replay`] (or, for an HTTP request,
+//! through the HTTP journey of [`http`]); [`check_prediction`] says
 //! whether an answer holds for what was traced. No answer is ever stored as
 //! "the right one": a choice is right exactly when the traces bear it out.
+
+pub mod http;
+
+pub use http::{HttpPlayed, RequestSpec, Seen, TlsEnd};
 
 use crate::controller::{AppChange, AppState, Timing};
 use crate::diag::{Diagnostic, Span};
@@ -71,8 +77,12 @@ pub struct Settings {
     pub app_down: Option<String>,
     /// The first Pod whose name starts with this is healthy again.
     pub healthy: Option<String>,
-    /// New connections to send.
+    /// New connections (or, with `request`, HTTP requests) to send.
     pub send: Option<u32>,
+    /// An HTTP request to send through the scenario's Ingress controller
+    /// or Gateway instead of connections to `target`. Like `send`, it
+    /// holds for its own step only.
+    pub request: Option<RequestSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -96,6 +106,26 @@ pub enum PredictKind {
     WhichPod,
     Verdict,
     SourceIp,
+    /// Which Service serves an HTTP request.
+    HttpBackend,
+    /// The HTTP status the client gets.
+    HttpStatus,
+    /// Where TLS ends.
+    TlsEndsAt,
+    /// Which address the backend Pod sees (its peer, or X-Forwarded-For).
+    HttpSource,
+}
+
+impl PredictKind {
+    const ALL: [(&'static str, PredictKind); 7] = [
+        ("which-pod", PredictKind::WhichPod),
+        ("verdict", PredictKind::Verdict),
+        ("source-ip", PredictKind::SourceIp),
+        ("http-backend", PredictKind::HttpBackend),
+        ("http-status", PredictKind::HttpStatus),
+        ("tls-ends-at", PredictKind::TlsEndsAt),
+        ("http-source", PredictKind::HttpSource),
+    ];
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -109,6 +139,9 @@ pub struct Prediction {
 pub struct Choice {
     pub text: Text,
     pub answer: Answer,
+    /// Where the choice is in its file (for diagnostics of [`check_against`]).
+    #[serde(skip)]
+    pub span: Span,
 }
 
 /// A claim about the step's traces; [`check_prediction`] decides it.
@@ -144,6 +177,23 @@ pub enum Answer {
     ClientIp,
     /// The Pod saw a node's address.
     NodeIp,
+    // http-backend
+    /// Every request was served by this Service (`name` or `namespace/name`).
+    Service(String),
+    /// Requests were served by two or more Services (weights).
+    Split,
+    /// No request reached a backend: the proxy answered itself.
+    NoBackend,
+    // http-status
+    /// Every request got this status.
+    Status(u16),
+    // tls-ends-at
+    TlsEndsAt(TlsEnd),
+    // http-source
+    /// The backend Pod's peer address is this one's.
+    Peer(Seen),
+    /// The address the proxy put last in `X-Forwarded-For` is this one's.
+    ForwardedFor(Seen),
 }
 
 impl Answer {
@@ -162,7 +212,29 @@ impl Answer {
             "rejected" => Answer::Rejected,
             "client-ip" => Answer::ClientIp,
             "node-ip" => Answer::NodeIp,
+            "split" => Answer::Split,
+            "no-backend" => Answer::NoBackend,
             _ => {
+                if let Some(t) = TlsEnd::ALL.iter().find(|(k, _)| *k == s) {
+                    return Some(Answer::TlsEndsAt(t.1));
+                }
+                if let Some(n) = s.strip_prefix("service:").filter(|n| !n.is_empty()) {
+                    return Some(Answer::Service(n.to_string()));
+                }
+                if let Some(n) = s.strip_prefix("status:") {
+                    return n
+                        .parse::<u16>()
+                        .ok()
+                        .filter(|n| (100..=599).contains(n))
+                        .map(Answer::Status);
+                }
+                let seen = |k: &str| Seen::ALL.iter().find(|(x, _)| *x == k).map(|x| x.1);
+                if let Some(w) = s.strip_prefix("peer:") {
+                    return seen(w).map(Answer::Peer);
+                }
+                if let Some(w) = s.strip_prefix("forwarded-for:") {
+                    return seen(w).map(Answer::ForwardedFor);
+                }
                 let p = s.strip_prefix("pod:")?;
                 if p.is_empty() {
                     return None;
@@ -189,6 +261,13 @@ impl Answer {
             Answer::Rejected => "rejected",
             Answer::ClientIp => "client-ip",
             Answer::NodeIp => "node-ip",
+            Answer::Service(n) => return format!("service:{n}"),
+            Answer::Split => "split",
+            Answer::NoBackend => "no-backend",
+            Answer::Status(n) => return format!("status:{n}"),
+            Answer::TlsEndsAt(t) => t.key(),
+            Answer::Peer(w) => return format!("peer:{}", w.key()),
+            Answer::ForwardedFor(w) => return format!("forwarded-for:{}", w.key()),
         };
         s.to_string()
     }
@@ -209,6 +288,10 @@ impl Answer {
             | Answer::Dropped
             | Answer::Rejected => PredictKind::Verdict,
             Answer::ClientIp | Answer::NodeIp => PredictKind::SourceIp,
+            Answer::Service(_) | Answer::Split | Answer::NoBackend => PredictKind::HttpBackend,
+            Answer::Status(_) => PredictKind::HttpStatus,
+            Answer::TlsEndsAt(_) => PredictKind::TlsEndsAt,
+            Answer::Peer(_) | Answer::ForwardedFor(_) => PredictKind::HttpSource,
         }
     }
 }
@@ -378,7 +461,7 @@ fn read_step(r: &mut Reader, s: &Y, path: &str) -> Option<LessonStep> {
 }
 
 fn read_settings(r: &mut Reader, n: &Y, p: &str, set: &mut Settings) {
-    const KEYS: [&str; 8] = [
+    const KEYS: [&str; 9] = [
         "mode",
         "scheduler",
         "target",
@@ -387,6 +470,7 @@ fn read_settings(r: &mut Reader, n: &Y, p: &str, set: &mut Settings) {
         "app_down",
         "healthy",
         "send",
+        "request",
     ];
     for (k, _) in n.as_map().unwrap_or(&[]) {
         let key = k.as_str().unwrap_or("");
@@ -449,6 +533,9 @@ fn read_settings(r: &mut Reader, n: &Y, p: &str, set: &mut Settings) {
             None
         };
     }
+    if let Some(q) = n.get("request") {
+        set.request = read_request(r, q, &format!("{p}request"));
+    }
     set.fail_readiness = r.string(n, "fail_readiness", p);
     set.app_down = r.string(n, "app_down", p);
     set.healthy = r.string(n, "healthy", p);
@@ -464,6 +551,78 @@ fn read_settings(r: &mut Reader, n: &Y, p: &str, set: &mut Settings) {
     }
 }
 
+/// `request: {method: GET, url: "https://host/path", headers: {name: value}}`
+/// (`method` defaults to GET). The URL is read here, so a bad one is
+/// reported where it is written.
+fn read_request(r: &mut Reader, q: &Y, path: &str) -> Option<RequestSpec> {
+    if q.as_map().is_none() {
+        r.err(
+            q,
+            path,
+            "`request` must be a mapping with `url` (and `method`, `headers`)",
+        );
+        return None;
+    }
+    let p = format!("{path}.");
+    for (k, _) in q.as_map().unwrap_or(&[]) {
+        let key = k.as_str().unwrap_or("");
+        if !["method", "url", "headers"].contains(&key) {
+            r.err(
+                k,
+                &format!("{p}{key}"),
+                format!("unknown request field `{key}` (method, url, headers)"),
+            );
+        }
+    }
+    let url = r.required(q, "url", &p)?;
+    let method = r.string(q, "method", &p).unwrap_or_else(|| "GET".into());
+    let mut headers = Vec::new();
+    match q.get("headers") {
+        None => {}
+        Some(h) => match h.as_map() {
+            Some(items) => {
+                for (k, v) in items {
+                    let (Some(name), Some(value)) = (k.as_str(), v.as_str()) else {
+                        r.err(
+                            v,
+                            &format!("{p}headers"),
+                            "a header is `name: value`, both text",
+                        );
+                        continue;
+                    };
+                    let name = name.trim();
+                    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
+                        r.err(
+                            k,
+                            &format!("{p}headers.{name}"),
+                            format!("`{name}` is not a header name"),
+                        );
+                        continue;
+                    }
+                    headers.push((name.to_string(), value.trim().to_string()));
+                }
+            }
+            None if h.is_null() => {}
+            None => r.err(
+                h,
+                &format!("{p}headers"),
+                "`headers` must be a mapping of name: value",
+            ),
+        },
+    }
+    let spec = RequestSpec {
+        method,
+        url,
+        headers,
+    };
+    if let Err(e) = spec.to_request() {
+        let at = q.get("url").unwrap_or(q);
+        r.err(at, &format!("{p}url"), e);
+        return None;
+    }
+    Some(spec)
+}
+
 fn read_prediction(r: &mut Reader, n: &Y, p: &str) -> Option<Prediction> {
     if n.as_map().is_none() {
         r.err(n, p.trim_end_matches('.'), "`predict` must be a mapping");
@@ -471,17 +630,18 @@ fn read_prediction(r: &mut Reader, n: &Y, p: &str) -> Option<Prediction> {
     }
     let question = r.text(n, "question", p);
     let kind = match r.required(n, "kind", p).as_deref() {
-        Some("which-pod") => PredictKind::WhichPod,
-        Some("verdict") => PredictKind::Verdict,
-        Some("source-ip") => PredictKind::SourceIp,
-        Some(k) => {
-            r.err(
-                n,
-                &format!("{p}kind"),
-                format!("unknown question kind `{k}` (which-pod, verdict, source-ip)"),
-            );
-            return None;
-        }
+        Some(k) => match PredictKind::ALL.iter().find(|(x, _)| *x == k) {
+            Some((_, kind)) => *kind,
+            None => {
+                let known: Vec<&str> = PredictKind::ALL.iter().map(|(x, _)| *x).collect();
+                r.err(
+                    n.get("kind").unwrap_or(n),
+                    &format!("{p}kind"),
+                    format!("unknown question kind `{k}` ({})", known.join(", ")),
+                );
+                return None;
+            }
+        },
         None => return None,
     };
     let mut choices = Vec::new();
@@ -494,7 +654,11 @@ fn read_prediction(r: &mut Reader, n: &Y, p: &str) -> Option<Prediction> {
                     continue;
                 };
                 match Answer::parse(&a) {
-                    Some(answer) if answer.kind() == kind => choices.push(Choice { text, answer }),
+                    Some(answer) if answer.kind() == kind => choices.push(Choice {
+                        text,
+                        answer,
+                        span: c.span,
+                    }),
                     Some(_) => r.err(
                         c,
                         &format!("{cp}answer"),
@@ -528,7 +692,7 @@ fn find_target(cluster: &Cluster, spec: &TargetSpec) -> Option<Target> {
         .find(|t| t.kind == spec.kind && spec.service.as_ref().is_none_or(|s| t.service.name == *s))
 }
 
-fn origin_of(cluster: &Cluster, spec: &OriginSpec) -> Option<Origin> {
+pub(crate) fn origin_of(cluster: &Cluster, spec: &OriginSpec) -> Option<Origin> {
     match spec {
         OriginSpec::External => Some(Origin::External {
             client: replay::client_ip(),
@@ -595,6 +759,7 @@ pub fn check_against(lesson: &Lesson, cluster: &Cluster) -> Vec<Diagnostic> {
             }
         }
     }
+    http::check(lesson, cluster, &mut out);
     if replay::targets(cluster).is_empty() {
         out.push(Diagnostic::error(format!(
             "scenario `{}` has no destination to send to",
@@ -626,12 +791,18 @@ pub struct Played {
     pub traces: Vec<Trace>,
     /// Pods the lesson has broken or healed so far (for `watched-*`).
     pub watched: Vec<NamespacedName>,
+    /// The step's HTTP requests, when it sends one (then `packets` and
+    /// `traces` are empty: the journeys hold both connections).
+    pub http: Option<HttpPlayed>,
 }
 
 /// Play steps `0..=step` of `lesson` on `cluster` (settings accumulate) and
 /// trace step `step`'s packets. Step `k` starts at `k × STEP_MS`; its app
-/// changes happen then, its packets from `SETTLE_MS` later. `None` when the
-/// step does not exist or the scenario has no destination.
+/// changes happen then, its packets from `SETTLE_MS` later. A step with a
+/// `request` sends that many HTTP requests (seeded like packets) through
+/// the scenario at rest instead. `None` when the step does not exist, the
+/// scenario has no destination, or the step's request reaches no entry
+/// point.
 pub fn play(cluster: &Cluster, lesson: &Lesson, step: usize, seed: u64) -> Option<Played> {
     if step >= lesson.steps.len() {
         return None;
@@ -675,12 +846,34 @@ pub fn play(cluster: &Cluster, lesson: &Lesson, step: usize, seed: u64) -> Optio
         }
         send = s.set.send.unwrap_or(1);
     }
+    let request = lesson.steps[step].set.request.as_ref();
     let origin = origin_spec
         .as_ref()
         .and_then(|o| origin_of(cluster, o))
         .unwrap_or_else(|| replay::default_origin(cluster, &target));
     let start = step as u64 * STEP_MS + SETTLE_MS;
     let mut seeds = crate::choose::Chooser::new(seed ^ (step as u64).wrapping_mul(0x9E37_79B9));
+    if let Some(spec) = request {
+        let http = http::play(
+            cluster,
+            spec,
+            origin_spec.as_ref(),
+            (mode, scheduler),
+            send,
+            &mut seeds,
+        )?;
+        return Some(Played {
+            mode,
+            scheduler,
+            target,
+            origin,
+            changes,
+            packets: Vec::new(),
+            traces: Vec::new(),
+            watched,
+            http: Some(http),
+        });
+    }
     let packets: Vec<SentPacket> = (0..send)
         .map(|i| SentPacket {
             id: i,
@@ -706,11 +899,18 @@ pub fn play(cluster: &Cluster, lesson: &Lesson, step: usize, seed: u64) -> Optio
         packets,
         traces,
         watched,
+        http: None,
     })
 }
 
 /// Does `answer` hold for the step's traces?
 pub fn check_prediction(cluster: &Cluster, answer: &Answer, played: &Played) -> bool {
+    if http::is_http(answer.kind()) {
+        return played
+            .http
+            .as_ref()
+            .is_some_and(|h| http::holds(cluster, answer, h));
+    }
     let traces = &played.traces;
     if traces.is_empty() {
         return false;
@@ -777,5 +977,6 @@ pub fn check_prediction(cluster: &Cluster, answer: &Answer, played: &Played) -> 
         Answer::NodeIp => {
             !sources.is_empty() && sources.iter().all(|(c, s)| c != s && is_node_ip(*s))
         }
+        _ => false,
     }
 }
