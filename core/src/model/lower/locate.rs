@@ -113,7 +113,9 @@ fn walk(node: &Y, segments: &[&str]) -> Option<Span> {
     // The longest run of segments that is one key (`a.b/c` annotation names).
     for take in (1..=segments.len()).rev() {
         let joined = segments[..take].join(".");
-        let (key, indices) = split_indices(&joined)?;
+        let Some((key, indices)) = split_indices(&joined) else {
+            continue;
+        };
         let Some((k, v)) = node
             .as_map()?
             .iter()
