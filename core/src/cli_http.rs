@@ -286,7 +286,7 @@ pub fn run_http(common: &Common, a: &HttpArgs, texts: &[String], files: &[String
             seed: a.seed,
         },
     );
-    let mut notes = status_report(&rt, texts, files);
+    let mut notes = status_report(&rt, &cluster, texts, files);
     if proxy.synthesized {
         let _ = writeln!(
             notes,
@@ -551,19 +551,30 @@ pub fn to_json(j: &http::journey::Journey, backend: &[(String, String)]) -> serd
 
 /// The routes' and listeners' status conditions, as report lines.
 #[cfg(feature = "json")]
-fn status_report(rt: &http::RoutingTable, texts: &[String], files: &[String]) -> String {
+fn status_report(
+    rt: &http::RoutingTable,
+    cluster: &model::Cluster,
+    texts: &[String],
+    files: &[String],
+) -> String {
     let mut s = String::new();
-    for d in located_status(rt, texts) {
+    for d in located_status(rt, cluster, texts) {
         let file = files.get(d.file).map(String::as_str).unwrap_or("-");
         let _ = writeln!(s, "{file}: {d}");
     }
     s
 }
 
-/// The routes' and listeners' status diagnostics, placed in the input.
+/// The routes' and listeners' status diagnostics and the Ingress backends
+/// that do not exist, placed in the input.
 #[cfg(feature = "json")]
-fn located_status(rt: &http::RoutingTable, texts: &[String]) -> Vec<crate::diag::Diagnostic> {
+fn located_status(
+    rt: &http::RoutingTable,
+    cluster: &model::Cluster,
+    texts: &[String],
+) -> Vec<crate::diag::Diagnostic> {
     let mut diags = http::status::diagnostics(rt);
+    diags.extend(http::status::ingress_diagnostics(&rt.objects, cluster));
     let inputs: Vec<model::Input<'_>> = texts.iter().map(|t| model::Input { text: t }).collect();
     model::locate_diagnostics(&inputs, &mut diags);
     diags
@@ -577,7 +588,7 @@ pub fn run_routes(common: &Common, texts: &[String], files: &[String]) -> Output
         Err(o) => return o,
     };
     let rt = http::compile(&objects, &cluster);
-    let report = report + &status_report(&rt, texts, files);
+    let report = report + &status_report(&rt, &cluster, texts, files);
     let stdout = match common.format {
         Format::Text => http::render::render_text(&rt),
         Format::Json => {
@@ -607,7 +618,7 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
     let http::Prepared {
         table: rt, proxies, ..
     } = http::prepare(&cluster);
-    diags.extend(located_status(&rt, texts));
+    diags.extend(located_status(&rt, &cluster, texts));
     let routes: Vec<serde_json::Value> = rt
         .route_status
         .iter()

@@ -29,6 +29,10 @@ fn diagnostics(files: &[&str]) -> Vec<Diagnostic> {
     let (cluster, mut diags) = model::parse_files(&inputs);
     let prepared = http::prepare(&cluster);
     let mut status = http::status::diagnostics(&prepared.table);
+    status.extend(http::status::ingress_diagnostics(
+        &prepared.table.objects,
+        &prepared.cluster,
+    ));
     model::locate_diagnostics(&inputs, &mut status);
     diags.extend(status);
     diags
@@ -386,6 +390,90 @@ spec:
         field: "spec.listeners[1]",
         file: 0,
         document: 1,
+    },
+    Case {
+        name: "Ingress path to a Service that does not exist",
+        files: &[GATEWAY, "apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: ing}
+spec:
+  rules:
+    - host: a.example
+      http:
+        paths:
+          - {path: /, pathType: Prefix, backend: {service: {name: app, port: {number: 80}}}}
+          - path: /x
+            pathType: Prefix
+            backend:
+              service:
+                name: gone # <-
+                port: {number: 80}
+"],
+        message: "backend Service default/gone does not exist",
+        object: "Ingress/default/ing",
+        field: "spec.rules[0].http.paths[1].backend.service.name",
+        file: 1,
+        document: 0,
+    },
+    Case {
+        name: "Ingress path to a port the Service lacks, after a refused path",
+        files: &[GATEWAY, "apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: ing}
+spec:
+  rules:
+    - http:
+        paths:
+          - {path: /a, backend: {service: {name: app, port: {number: 80}}}}
+          - path: /b
+            pathType: Exact
+            backend:
+              service:
+                name: app # <-
+                port: {name: https}
+"],
+        message: "backend Service default/app has no port https",
+        object: "Ingress/default/ing",
+        field: "spec.rules[0].http.paths[1].backend.service.name",
+        file: 1,
+        document: 0,
+    },
+    Case {
+        name: "the article's extensions/v1beta1 Ingress with a serviceName that does not exist",
+        files: &["apiVersion: extensions/v1beta1
+kind: Ingress
+metadata:
+  name: test-ingress
+spec:
+  rules:
+    - host: testhost.com
+      http:
+        paths:
+          - path: /*
+            backend:
+              serviceName: service-test # <-
+              servicePort: 80
+"],
+        message: "backend Service default/service-test does not exist",
+        object: "Ingress/default/test-ingress",
+        field: "spec.rules[0].http.paths[0].backend.serviceName",
+        file: 0,
+        document: 0,
+    },
+    Case {
+        name: "Ingress defaultBackend to a Service that does not exist",
+        files: &["apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: ing, namespace: web}
+spec:
+  defaultBackend: # <-
+    service: {name: fallback, port: {number: 80}}
+"],
+        message: "backend Service web/fallback does not exist: the controller answers 503 for this defaultBackend",
+        object: "Ingress/web/ing",
+        field: "spec.defaultBackend",
+        file: 0,
+        document: 0,
     },
 ];
 

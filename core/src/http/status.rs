@@ -286,3 +286,53 @@ pub fn diagnostics(rt: &super::RoutingTable) -> Vec<crate::diag::Diagnostic> {
     }
     out
 }
+
+/// Ingress backends that name a Service, or a port of it, that does not
+/// exist (the API server accepts them; the controller finds no endpoints
+/// and answers 503 for those paths), as warnings at the backend's
+/// `service.name`. [`crate::model::locate_diagnostics`] places them.
+pub fn ingress_diagnostics(objects: &Objects, cluster: &Cluster) -> Vec<crate::diag::Diagnostic> {
+    use crate::diag::Diagnostic;
+    use crate::model::routing::IngressBackend;
+    use crate::model::PortRef;
+    let mut out = Vec::new();
+    for ing in &objects.ingresses {
+        let ns = &ing.meta.id.namespace;
+        let paths = ing
+            .rules
+            .iter()
+            .flat_map(|r| &r.paths)
+            .map(|p| (&p.backend, p.backend_field.clone(), "path"));
+        let default = ing
+            .default_backend
+            .as_ref()
+            .map(|b| (b, "spec.defaultBackend".to_string(), "defaultBackend"));
+        for (b, field, what) in paths.chain(default) {
+            let IngressBackend::Service { name, port } = b else {
+                continue;
+            };
+            let id = NamespacedName::new(ns.clone(), name.clone());
+            let problem = match cluster.service(&id) {
+                None => format!("backend Service {id} does not exist"),
+                Some(s) => {
+                    let has = s.ports.iter().any(|p| match port {
+                        PortRef::Number(n) => p.port == *n,
+                        PortRef::Name(n) => p.name == *n,
+                    });
+                    if has {
+                        continue;
+                    }
+                    format!("backend Service {id} has no port {port}")
+                }
+            };
+            let mut d = Diagnostic::warning(format!(
+                "{problem}: the controller answers 503 for this {what}"
+            ))
+            .with_hint("name an existing Service and one of its ports");
+            d.object = Some(format!("Ingress/{}", ing.meta.id));
+            d.field = Some(field);
+            out.push(d);
+        }
+    }
+    out
+}
