@@ -551,7 +551,7 @@ pub fn to_json(j: &http::journey::Journey, backend: &[(String, String)]) -> serd
 
 /// The routes' and listeners' status conditions, as report lines.
 #[cfg(feature = "json")]
-fn status_report(
+pub(crate) fn status_report(
     rt: &http::RoutingTable,
     cluster: &model::Cluster,
     texts: &[String],

@@ -602,3 +602,39 @@ fn kpv_routes_prints_located_route_status() {
     );
     assert!(out.stderr.contains(&want), "{}", out.stderr);
 }
+
+/// `kpv check` (text) prints the route status and Ingress backend warnings
+/// too, placed like its own; an input without routing objects is unchanged.
+#[test]
+fn kpv_check_prints_located_routing_warnings() {
+    use kpv_core::cli::{parse_args, run};
+    // (The case with a refused path is an input with an error: kpv check
+    // then computes nothing, as for any error.)
+    for case in CASES.iter().filter(|c| {
+        let routing = ["HTTPRoute/", "Ingress/", "Gateway/"]
+            .iter()
+            .any(|k| c.object.starts_with(k));
+        routing && !c.name.contains("after a refused path")
+    }) {
+        let names: Vec<String> = (0..case.files.len())
+            .map(|i| format!("in{i}.yaml"))
+            .collect();
+        let mut args = vec!["check".to_string()];
+        args.extend(names.iter().cloned());
+        let texts: Vec<String> = case.files.iter().map(|t| t.to_string()).collect();
+        let out = run(&parse_args(&args).unwrap(), &texts, &names);
+        assert_eq!(out.code, 0, "{}: {}", case.name, out.stderr);
+        let (file, line) = marked(case.files);
+        let line_text = out
+            .stderr
+            .lines()
+            .find(|l| l.contains(case.message))
+            .unwrap_or_else(|| panic!("{}: {}", case.name, out.stderr));
+        let want = format!(
+            "in{file}.yaml: warning: document {}, line {line}, column ",
+            case.document + 1
+        );
+        assert!(line_text.starts_with(&want), "{}: {line_text}", case.name);
+        assert!(line_text.contains(&format!("{}: {}: ", case.object, case.field)));
+    }
+}
