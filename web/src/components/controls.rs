@@ -282,6 +282,7 @@ pub fn Preferences(theme: RwSignal<&'static str>, large: RwSignal<bool>) -> impl
 
 /// Downloads (scenario, rules, transcript, diagram pictures), the share link
 /// and the embed snippet.
+#[cfg(feature = "full")]
 #[component]
 pub fn Exports(theme: RwSignal<&'static str>) -> impl IntoView {
     let store = expect_context::<Store>();

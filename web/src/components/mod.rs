@@ -6,9 +6,12 @@
 pub mod compare;
 pub mod controls;
 pub mod diagram;
+#[cfg(feature = "full")]
 pub mod editor;
 pub mod events;
+#[cfg(feature = "full")]
 pub mod labs;
+#[cfg(feature = "full")]
 pub mod lessons;
 pub mod panels;
 
