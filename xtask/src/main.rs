@@ -463,6 +463,23 @@ fn embed_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
     ]))
 }
 
+/// Clippy on the web crate as the embed build compiles it (`full` off), so
+/// code left unused there is caught too.
+fn embed_clippy(tools: &Tools) -> Count {
+    check(run(tools.cmd("cargo").args([
+        "clippy",
+        "-p",
+        "kpv-web",
+        "--no-default-features",
+        "--features",
+        "embed",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])))
+}
+
 /// Counts of one suite.
 #[derive(Default, Clone, Copy)]
 struct Count {
@@ -586,6 +603,7 @@ fn test(tools: &Tools) {
             "warnings",
         ]))),
     );
+    add("clippy (embed build)", embed_clippy(tools));
     add(
         "kpv-core for wasm32",
         check(run(tools.cmd("cargo").args([
