@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 const MAX_NODE_PORTS: usize = 4;
 
 fn n(v: f64) -> String {
-    format!("{v:.1}")
+    super::one_decimal(v)
 }
 
 #[component]
@@ -649,7 +649,7 @@ fn Packets() -> impl IntoView {
                 Some((
                     id,
                     Look {
-                        transform: format!("translate({:.1} {:.1})", p.point.x, p.point.y),
+                        transform: format!("translate({} {})", n(p.point.x), n(p.point.y)),
                         class,
                         mark,
                     },
