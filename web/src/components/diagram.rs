@@ -828,7 +828,7 @@ pub fn Diagram() -> impl IntoView {
     let view_box = move || {
         store
             .scene
-            .with(|s| format!("0 0 {} {}", s.width, s.height))
+            .with(|s| format!("0 0 {} {}", n(s.width), n(s.height)))
     };
     view! {
         <svg class="diagram" data-testid="diagram" viewBox=view_box role="img" aria-label=t("a11y.diagram")

@@ -327,7 +327,7 @@ pub fn ScalingLab() -> impl IntoView {
                             <td>{p.mode.as_str()}</td>
                             <td class="mono">{format!("{} → {}", p.compared_first, p.compared_last)}</td>
                             <td class="mono">{p.rules.to_string()}</td>
-                            <td class="mono">{format!("{ms:.0} ms")}</td>
+                            <td class="mono">{format!("{} ms", ms.max(0.0).round() as u64)}</td>
                         </tr>
                     }).collect_view()}
                 </tbody>
