@@ -78,7 +78,7 @@ fn main() {
                  tasks:\n  \
                  serve [--port N]            build and serve the app on 127.0.0.1:8080 (trunk serve)\n  \
                  test                        run every check and test suite; ends with `N passed, N failed`\n  \
-                 build [--public-url P] [--dist D]\n                              release build for a static host (default /, dist/)\n  \
+                 build [--public-url P] [--dist D]\n                              release build for a static host (default /, dist/),\n                              with the lighter embed build in D/embed/\n  \
                  bench [--no-browser] [--no-core] [FILTER]\n                              frame time and start-up in Chromium, kpv-core at scale\n  \
                  size [--dist D]             the build's download size (gzip -9) against the budget\n  \
                  kernel [OPTIONS]            kpv's rules in the Linux kernel's netfilter, checked against kpv trace\n                              (root; options of kpv-kernelcheck, e.g. --only nodeport --modes nftables)\n  \
@@ -443,7 +443,41 @@ fn trunk_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
         public_url,
         "--dist",
         dist,
+    ])) && embed_build(tools, public_url, dist)
+}
+
+/// The embed build (`embed.html`: the web crate without its `full` feature)
+/// into `embed/` of the same output folder, served under `<public-url>embed/`.
+fn embed_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
+    let url = format!("{}/embed/", public_url.trim_end_matches('/'));
+    let out = Path::new(dist).join("embed");
+    run(tools.cmd("trunk").args([
+        "build",
+        "--release",
+        "--offline",
+        "--public-url",
+        &url,
+        "--dist",
+        &out.display().to_string(),
+        "embed.html",
     ]))
+}
+
+/// Clippy on the web crate as the embed build compiles it (`full` off), so
+/// code left unused there is caught too.
+fn embed_clippy(tools: &Tools) -> Count {
+    check(run(tools.cmd("cargo").args([
+        "clippy",
+        "-p",
+        "kpv-web",
+        "--no-default-features",
+        "--features",
+        "embed",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])))
 }
 
 /// Counts of one suite.
@@ -569,6 +603,7 @@ fn test(tools: &Tools) {
             "warnings",
         ]))),
     );
+    add("clippy (embed build)", embed_clippy(tools));
     add(
         "kpv-core for wasm32",
         check(run(tools.cmd("cargo").args([
