@@ -27,6 +27,7 @@ pub mod lab;
 pub mod lesson;
 pub mod model;
 pub mod modes;
+pub mod noun;
 pub mod order;
 pub mod packet;
 pub mod pipeline;

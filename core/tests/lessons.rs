@@ -179,3 +179,55 @@ fn answer_keys_are_what_the_files_say() {
         }
     }
 }
+
+#[test]
+fn every_lesson_points_at_the_diagram_in_both_languages() {
+    use kpv_core::noun::{segments, Segment};
+    for (file, l) in lessons() {
+        let c = scenario(&l.scenario);
+        for lang in ["en", "ko"] {
+            let nouns: Vec<_> = l
+                .steps
+                .iter()
+                .flat_map(|s| segments(s.text.get(lang)))
+                .filter_map(|s| match s {
+                    Segment::Noun { target, .. } => Some(target),
+                    Segment::Text(_) => None,
+                })
+                .collect();
+            assert!(!nouns.is_empty(), "{file} ({lang}) marks no noun");
+            for n in nouns {
+                assert!(kpv_core::noun::resolve(&c, &n).is_some(), "{file}: {n:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_noun_naming_nothing_is_reported_at_its_step() {
+    let text = std::fs::read_to_string(root().join("tests/lessons/readiness.yaml")).unwrap();
+    let c = scenario("alpaca-bandicoot");
+    for (bad, field) in [
+        ("[[pod:alpaca|the first alpaca Pod]]", "text.en"),
+        ("[[pod:alpaca|첫 번째 alpaca Pod]]", "text.ko"),
+    ] {
+        for replacement in [
+            "[[pod:zebra|a zebra]]",
+            "[[node:worker-9|w9]]",
+            "[[lb|the LB]]",
+            "[[step:KUBE-NOPE|x]]",
+            "[[pot:alpaca|typo]]",
+        ] {
+            let edited = text.replacen(bad, replacement, 1);
+            assert_ne!(edited, text);
+            let (l, d) = lesson::parse(&edited);
+            assert!(d.is_empty(), "{d:#?}");
+            let d = lesson::check_against(&l, &c);
+            assert_eq!(d.len(), 1, "{replacement}: {d:#?}");
+            assert_eq!(
+                d[0].field.as_deref(),
+                Some(format!("steps[0].{field}").as_str())
+            );
+        }
+    }
+}
