@@ -34,6 +34,7 @@ pub mod pipeline;
 pub mod proxy;
 pub mod replay;
 pub mod scene;
+pub mod settle;
 pub mod share;
 pub mod stages;
 pub mod timeline;

@@ -231,3 +231,81 @@ fn a_noun_naming_nothing_is_reported_at_its_step() {
         }
     }
 }
+
+#[test]
+fn every_question_has_a_hop_that_settles_it() {
+    use kpv_core::lesson::PredictKind;
+    use kpv_core::settle::settling_hop;
+    use kpv_core::trace::HopKind;
+    let mut seen = [0usize; 3];
+    for (file, l) in lessons() {
+        let c = scenario(&l.scenario);
+        for (k, s) in l.steps.iter().enumerate() {
+            let Some(p) = &s.predict else { continue };
+            let played = lesson::play(&c, &l, k, 1).unwrap();
+            for t in &played.traces {
+                let i = settling_hop(t, p.kind)
+                    .unwrap_or_else(|| panic!("{file} step {k}: no hop settles {:?}", p.kind));
+                let h = &t.hops[i];
+                match p.kind {
+                    PredictKind::WhichPod => {
+                        seen[0] += 1;
+                        // The first hop where a rule made the destination an
+                        // endpoint (or conntrack did), unless none did.
+                        let rewrote = h.after.dst != h.before.dst
+                            || matches!(h.what, HopKind::Established { .. });
+                        let any = t.hops.iter().any(|x| {
+                            matches!(x.what, HopKind::Rule) && x.after.dst != x.before.dst
+                        });
+                        assert!(rewrote || !any, "{file} step {k}: {h:?}");
+                        assert!(
+                            t.hops[..i]
+                                .iter()
+                                .all(|x| !matches!(x.what, HopKind::Rule)
+                                    || x.after.dst == x.before.dst),
+                            "{file} step {k}: an earlier rule already rewrote the destination"
+                        );
+                    }
+                    PredictKind::SourceIp => {
+                        seen[1] += 1;
+                        if t.masquerade {
+                            assert!(
+                                matches!(h.what, HopKind::Masquerade { .. }),
+                                "{file}: {h:?}"
+                            );
+                        } else {
+                            assert!(
+                                !matches!(h.what, HopKind::Masquerade { .. }),
+                                "{file}: {h:?}"
+                            );
+                        }
+                    }
+                    PredictKind::Verdict => {
+                        seen[2] += 1;
+                        assert!(
+                            matches!(
+                                h.what,
+                                HopKind::Deliver
+                                    | HopKind::NoAnswer
+                                    | HopKind::Drop { .. }
+                                    | HopKind::Reject { .. }
+                            ) || i + 1 == t.hops.len(),
+                            "{file}: {h:?}"
+                        );
+                        assert!(t.hops[i + 1..].iter().all(|x| !matches!(
+                            x.what,
+                            HopKind::Deliver
+                                | HopKind::NoAnswer
+                                | HopKind::Drop { .. }
+                                | HopKind::Reject { .. }
+                        )));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        seen.iter().all(|&n| n > 0),
+        "each kind of question is tried: {seen:?}"
+    );
+}

@@ -160,6 +160,7 @@ pub fn App() -> impl IntoView {
         }
     }
     provide_context(lessons);
+    provide_context(components::pointing::Pointed::new());
     // A share link in the fragment wins over the query's scenario; a bad one
     // is reported and the default scenario stays.
     let share_problem = RwSignal::new(None::<share::OpenError>);

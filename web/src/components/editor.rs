@@ -12,6 +12,7 @@
 //! tab saving a different text is noticed (`storage` events) and the user
 //! chooses; until then this tab saves nothing. A stored value this version
 //! cannot read is kept until the user has had the chance to download it.
+use super::textwindow::{self, Window};
 use super::{lang, t};
 use crate::env::{self, SaveError, Stored};
 use crate::i18n::{tr, Lang};
@@ -29,6 +30,8 @@ pub const LARGE_TEXT: usize = 256 * 1024;
 pub const MAX_LISTED: usize = 100;
 /// The pause in typing after which the text is checked and saved.
 pub const CHECK_AFTER_MS: u64 = 300;
+/// The textarea's line height in CSS pixels (12 px × 1.45, `style.css`).
+const LINE_PX: f64 = 17.4;
 
 /// Is a text of `len` bytes checked after a pause in typing? Small ones
 /// are; so is one over the reader's limit (refused at once, unparsed).
@@ -153,8 +156,13 @@ fn problem_text(l: crate::i18n::Lang, name: &str, p: &FileProblem) -> String {
 
 /// The gutter's line numbers as runs of text: (in error, "n\nn+1\n…").
 pub fn gutter_runs(lines: usize, bad: &BTreeSet<usize>) -> Vec<(bool, String)> {
+    gutter_runs_from(0, lines, bad)
+}
+
+/// The gutter of a window: `lines` numbers from line `first + 1`.
+pub fn gutter_runs_from(first: usize, lines: usize, bad: &BTreeSet<usize>) -> Vec<(bool, String)> {
     let mut runs: Vec<(bool, String)> = Vec::new();
-    for i in 1..=lines {
+    for i in first + 1..=first + lines {
         let is_bad = bad.contains(&i);
         match runs.last_mut() {
             Some((b, text)) if *b == is_bad && !is_bad => {
@@ -263,7 +271,10 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
     let error_lines = Memo::new(move |_| {
         errors.with(|es| kpv_core::order::set(es.iter().filter_map(|d| d.span.map(|s| s.line))))
     });
-    let line_count = Memo::new(move |_| draft.with(|d| d.lines().count().max(1)));
+    // The textarea's window onto the draft (the whole text unless it is
+    // large), and the lines the gutter numbers: (first, how many).
+    let win = StoredValue::new(draft.with_untracked(|d| Window::whole(d)));
+    let view_lines = RwSignal::new((0usize, draft.with_untracked(|d| d.lines().count().max(1))));
 
     let save_now = move || {
         if unreadable.with_untracked(Option::is_some) || conflict.with_untracked(Option::is_some) {
@@ -298,10 +309,60 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
         );
         timer.set_value(h.ok());
     };
+    // Put the window of `text` around byte `at` in the textarea; `place`:
+    // put the caret there and scroll it into view.
+    let put = move |text: &str, at: usize, place: bool| {
+        let w = textwindow::around(text, at);
+        win.set_value(w);
+        let shown = &text[w.start..w.end];
+        view_lines.set((w.first_line, shown.lines().count().max(1)));
+        let Some(a) = area.get_untracked() else {
+            return;
+        };
+        a.set_value(shown);
+        if place {
+            let inside = at.saturating_sub(w.start).min(shown.len());
+            let caret = textwindow::byte_to_utf16(shown, inside) as u32;
+            let _ = a.set_selection_range(caret, caret);
+            let line = shown.as_bytes()[..inside]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            let top = ((line as f64 - 3.0).max(0.0) * LINE_PX) as i32;
+            a.set_scroll_top(top);
+            if let Some(g) = gutter.get_untracked() {
+                g.set_scroll_top(top);
+            }
+        }
+    };
     // The textarea shows `text` (the app's load, not the user's typing).
-    let show = move |text: &str| {
+    let show = move |text: &str| put(text, 0, false);
+    // Move the window when the caret nears an edge of it that is not the
+    // text's own (arrows, Page Down, a click, typing).
+    let follow_caret = move || {
+        let Some(a) = area.get_untracked() else {
+            return;
+        };
+        let w = win.get_value();
+        let (whole, len) = draft.with_untracked(|d| (w.is_whole(d), d.len()));
+        if whole {
+            return;
+        }
+        let shown = a.value();
+        let caret = textwindow::utf16_to_byte(
+            &shown,
+            a.selection_start().ok().flatten().unwrap_or(0) as usize,
+        );
+        if textwindow::near_inner_edge(w, len, &shown, caret) {
+            draft.with_untracked(|d| put(d, w.start + caret, true));
+        }
+    };
+    // Go to 1-based line `line` of the draft (a diagnostic's line).
+    let jump = move |line: usize| {
+        let at = draft.with_untracked(|d| textwindow::line_start(d, line.saturating_sub(1)));
+        draft.with_untracked(|d| put(d, at, true));
         if let Some(a) = area.get_untracked() {
-            a.set_value(text);
+            let _ = a.focus();
         }
     };
     // Put a text the app loaded in the editor: the user's own text is set
@@ -334,8 +395,8 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
     };
     // The textarea starts with the draft.
     Effect::new(move |_| {
-        if let Some(a) = area.get() {
-            a.set_value(&draft.get_untracked());
+        if area.get().is_some() {
+            draft.with_untracked(|d| show(d));
         }
     });
     // Other tabs: a different text saved there is a choice for the user.
@@ -515,7 +576,8 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
                     {move || {
                         // Plain text runs with a span only per line in error: a
                         // 50,000-line paste makes a handful of nodes, not 50,000.
-                        gutter_runs(line_count.get(), &error_lines.get()).into_iter().map(|(bad, text)| {
+                        let (first, count) = view_lines.get();
+                        gutter_runs_from(first, count, &error_lines.get()).into_iter().map(|(bad, text)| {
                             if bad { view! { <span class="bad">{text}</span> }.into_any() } else { text.into_any() }
                         }).collect_view()
                     }}
@@ -525,12 +587,47 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
                         applied.set(false);
                         own.set(true);
                         dirty.set(true);
-                        draft.set(event_target_value(&ev));
+                        // A large text: the textarea holds a window of it,
+                        // spliced back into the draft on each key.
+                        let shown = event_target_value(&ev);
+                        let w = win.get_value();
+                        let (text, w) = draft.with_untracked(|d| {
+                            if w.is_whole(d) { let w = Window::whole(&shown); (shown.clone(), w) } else { textwindow::splice(d, w, &shown) }
+                        });
+                        win.set_value(w);
+                        view_lines.set((w.first_line, shown.lines().count().max(1)));
+                        let pasted_large = w.is_whole(&text) && text.len() >= textwindow::WINDOW_AT;
+                        draft.set(text);
+                        if pasted_large {
+                            let area_el = event_target::<web_sys::HtmlTextAreaElement>(&ev);
+                            let caret = textwindow::utf16_to_byte(&shown, area_el.selection_start().ok().flatten().unwrap_or(0) as usize);
+                            draft.with_untracked(|d| put(d, caret, true));
+                        } else {
+                            follow_caret();
+                        }
                         after_pause();
                     }
+                    on:keyup=move |_| follow_caret()
+                    on:click=move |_| follow_caret()
                     on:scroll=move |ev| {
-                        let top = event_target::<web_sys::HtmlTextAreaElement>(&ev).scroll_top();
+                        let el = event_target::<web_sys::HtmlTextAreaElement>(&ev);
+                        let top = el.scroll_top();
                         if let Some(g) = gutter.get() { g.set_scroll_top(top); }
+                        // Scrolled to an inner edge of the window: move it,
+                        // keeping the line at the top where it is.
+                        let w = win.get_value();
+                        let (whole, len) = draft.with_untracked(|d| (w.is_whole(d), d.len()));
+                        let near_top = w.start > 0 && top < (LINE_PX * 5.0) as i32;
+                        let near_end = w.end < len && top + el.client_height() > el.scroll_height() - (LINE_PX * 5.0) as i32;
+                        if !whole && (near_top || near_end) {
+                            let line = w.first_line + (top as f64 / LINE_PX) as usize;
+                            let at = draft.with_untracked(|d| textwindow::line_start(d, line));
+                            draft.with_untracked(|d| put(d, at, false));
+                            let w2 = win.get_value();
+                            let top2 = ((line - w2.first_line) as f64 * LINE_PX) as i32;
+                            el.set_scroll_top(top2);
+                            if let Some(g) = gutter.get() { g.set_scroll_top(top2); }
+                        }
                     }></textarea>
             </div>
             {move || file_problem.get().map(|p| view! { <p class="notice" role="alert" data-testid="file-error">{p}</p> })}
@@ -545,13 +642,13 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
                     let (line, col) = d.position().map(|s| (s.line, s.column)).unwrap_or((0, 0));
                     let text = located(l.get(), &d);
                     let hint = d.hint.clone().unwrap_or_default();
-                    view! { <li data-testid="yaml-error" data-line=line.to_string() data-column=col.to_string()>{text}<br/><span class="muted small">{hint}</span></li> }
+                    view! { <li data-testid="yaml-error" data-line=line.to_string() data-column=col.to_string() class:jumps={line > 0} on:click=move |_| { if line > 0 { jump(line) } }>{text}<br/><span class="muted small">{hint}</span></li> }
                 }).collect_view()}
                 {move || warnings.get().into_iter().take(MAX_LISTED).map(|d| {
                     let line = d.position().map(|s| s.line).unwrap_or(0);
                     let text = format!("⚠ {}", located(l.get(), &d));
                     let hint = d.hint.clone().unwrap_or_default();
-                    view! { <li class="warning" data-testid="yaml-warning" data-line=line.to_string()>{text}<br/><span class="muted small">{hint}</span></li> }
+                    view! { <li class="warning" data-testid="yaml-warning" data-line=line.to_string() class:jumps={line > 0} on:click=move |_| { if line > 0 { jump(line) } }>{text}<br/><span class="muted small">{hint}</span></li> }
                 }).collect_view()}
                 {move || {
                     // A long list is shown short: the first of each, and how many more.

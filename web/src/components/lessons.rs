@@ -7,11 +7,13 @@
 //! learner plays the step or checks an answer. Whether an answer is right is
 //! computed from the traces by [`kpv_core::lesson::check_prediction`].
 
+use super::pointing;
 use super::{lang, t};
 use crate::i18n::tr;
 use crate::scenarios::PRESETS;
 use crate::state::Store;
 use kpv_core::lesson::{self, Lesson, Played};
+use kpv_core::noun::{self, Segment};
 use kpv_core::trace::Origin;
 use leptos::prelude::*;
 
@@ -185,11 +187,77 @@ fn show_in_address(id: &str, k: usize) {
     crate::share::replace_address(&url);
 }
 
+/// The diagram keys of the nouns `text` marks that name something in the
+/// Store's cluster.
+fn noun_keys(store: &Store, text: &str) -> Vec<String> {
+    store.parsed.with_untracked(|(c, _)| {
+        noun::segments(text)
+            .into_iter()
+            .filter_map(|s| match s {
+                Segment::Noun { target, .. } => {
+                    noun::resolve(c, &target).map(|r| pointing::key(&r))
+                }
+                Segment::Text(_) => None,
+            })
+            .collect()
+    })
+}
+
+/// A step's text with its nouns pointing at the diagram: hovering or
+/// focusing one highlights what it names (a noun naming nothing in the
+/// cluster is plain text).
+fn lesson_text(store: &Store, text: &str) -> impl IntoView {
+    let pointed = pointing::pointed();
+    let segs: Vec<(String, Option<String>)> = store.parsed.with_untracked(|(c, _)| {
+        noun::segments(text)
+            .into_iter()
+            .map(|s| match s {
+                Segment::Text(t) => (t.to_string(), None),
+                Segment::Noun { target, words } => (
+                    words.to_string(),
+                    noun::resolve(c, &target).map(|r| pointing::key(&r)),
+                ),
+            })
+            .collect()
+    });
+    segs.into_iter()
+        .map(|(words, key)| match key {
+            None => words.into_any(),
+            Some(key) => {
+                let (k1, k2) = (key.clone(), key.clone());
+                view! {
+                    <span class="noun" tabindex="0" data-testid="lesson-noun" data-ref=key
+                        on:mouseenter=move |_| pointed.show(vec![k1.clone()])
+                        on:focus=move |_| pointed.show(vec![k2.clone()])
+                        on:mouseleave=move |_| pointed.clear()
+                        on:blur=move |_| pointed.clear()>{words}</span>
+                }
+                .into_any()
+            }
+        })
+        .collect_view()
+}
+
 #[component]
 pub fn LessonBar() -> impl IntoView {
     let store = expect_context::<Store>();
     let ls = expect_context::<LessonState>();
     let l = lang();
+    // When a step opens, its nouns light up on the diagram for a moment.
+    let pointed = pointing::pointed();
+    Effect::new(move |_| {
+        let (Some(i), k, lg) = (ls.open.get(), ls.step.get(), l.get()) else {
+            return;
+        };
+        let text = ls.lessons.with_value(|v| {
+            v.get(i)
+                .and_then(|x| x.steps.get(k))
+                .map(|s| s.text.get(lg.code()).to_string())
+        });
+        if let Some(text) = text {
+            pointed.flash(noun_keys(&store, &text));
+        }
+    });
     let current = move || {
         let i = ls.open.get()?;
         ls.lessons.with_value(|v| v.get(i).cloned())
@@ -230,7 +298,7 @@ pub fn LessonBar() -> impl IntoView {
         Some(view! {
             <div class="lesson-body">
                 <p class="lesson-step small muted" data-testid="lesson-progress">{format!("{} {} / {n}", tr(l.get(), "lesson.step"), k + 1)}</p>
-                <p data-testid="lesson-text" class="lesson-text" data-content="lesson">{step.text.get(lang).to_string()}</p>
+                <p data-testid="lesson-text" class="lesson-text" data-content="lesson">{lesson_text(&store, step.text.get(lang))}</p>
                 {match predict {
                     Some(p) => view! {
                         <fieldset class="lesson-predict" data-testid="lesson-predict">

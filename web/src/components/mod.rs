@@ -11,6 +11,8 @@ pub mod events;
 pub mod labs;
 pub mod lessons;
 pub mod panels;
+pub mod pointing;
+pub mod textwindow;
 
 use crate::i18n::{tr, Lang};
 use kpv_core::trace::Outcome;
