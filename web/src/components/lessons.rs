@@ -108,7 +108,8 @@ impl LessonState {
         store.playing.set(true);
     }
 
-    /// Check the chosen answer, then play the step to show why.
+    /// Check the chosen answer, send the step's packets and stop at the hop
+    /// that settles the question (kpv-core's [`kpv_core::settle`]).
     pub fn check(&self, store: &Store) {
         let (Some(lesson), Some(choice), Some(played)) = (
             self.lesson(),
@@ -131,6 +132,22 @@ impl LessonState {
             self.result.set(Some(right));
         }
         self.play(store);
+        // Stop at the hop that settles the question, so its caption says why.
+        let kind = lesson
+            .steps
+            .get(step)
+            .and_then(|s| s.predict.as_ref())
+            .map(|p| p.kind);
+        let hop = kind
+            .and_then(|k| store.with_focused_trace(|t| kpv_core::settle::settling_hop(t, k)))
+            .flatten();
+        if let Some(at) = hop
+            .and_then(|i| store.with_focused_flight(|f| f.hop_time(i)))
+            .flatten()
+        {
+            store.playing.set(false);
+            store.now.set(at);
+        }
     }
 
     pub fn close(&self) {
