@@ -19,7 +19,7 @@ pub mod share;
 pub mod state;
 pub mod work;
 
-use components::compare::CompareView;
+use components::compare::{CompareToggle, CompareView};
 use components::controls::{Exports, PlaybackBar, Preferences, Toolbar, TrafficBar};
 use components::diagram::Diagram;
 use components::editor::Editor;
@@ -245,6 +245,7 @@ pub fn App() -> impl IntoView {
             _ => {}
         }
     };
+    let comparing = RwSignal::new(false);
     let full = move |url_problems: AnyView| {
         view! {
             <header class="topbar">
@@ -272,7 +273,11 @@ pub fn App() -> impl IntoView {
             // The first screen: the diagram, and beside it what drives it.
             <div class="first-screen">
                 <div class="diagram-wrap">
-                    <Diagram />
+                    // The compare view takes the diagram's place, on the first screen.
+                    <Show when=move || !comparing.get() fallback=|| view! { <CompareView /> }>
+                        <Diagram />
+                    </Show>
+                    <CompareToggle comparing=comparing />
                 </div>
                 <aside class="side">
                     <LessonBar />
@@ -284,7 +289,6 @@ pub fn App() -> impl IntoView {
                 </aside>
             </div>
             <div class="below">
-                <CompareView />
                 <PodsPanel />
                 <Exports theme=theme />
                 <div class="below-grid">

@@ -210,8 +210,13 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                 .map(|nd| {
                     let r = nd.rect;
                     let key = format!("node:{}", nd.name);
+                    // kpv-core's warnings about this Node: a mark with them.
+                    let warned = store.warnings_by_object.with(|w| w.get(&format!("Node/{}", nd.name)).map(|m| m.join("\n")));
+                    let mark = warned.clone().map(|m| view! {
+                        <text class="warn-mark" data-testid="warning-mark" x=n(nd.proxy.x - 26.0) y=n(r.y + 24.0)><title>{m}</title>"⚠"</text>
+                    });
                     let eth = if node_ports.is_empty() { format!("eth0 {}", nd.ip) } else { format!("eth0 {} {}", nd.ip, node_ports.join(" ")) };
-                    let title_max = fits(nd.proxy.x - r.x - 16.0, 17.0);
+                    let title_max = fits(nd.proxy.x - r.x - if warned.is_some() { 46.0 } else { 16.0 }, 17.0);
                     let tip = format!("{}{}{}", nd.name, nd.zone.clone().map(|z| format!(" · {z}")).unwrap_or_default(), nd.pod_cidr.clone().map(|c| format!(" · {c}")).unwrap_or_default());
                     let skip = skipped.get(&nd.name).map(|svc| {
                         let text = tr(l.get(), "diagram.lb-skips").replace("{svc}", svc);
@@ -224,9 +229,10 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                     view! {
                         <g class="node" class:lb-skipped=skipped.contains_key(&nd.name) data-testid=format!("node-{}", nd.name)
                             data-lb-skipped=skipped.contains_key(&nd.name).to_string()
-                            data-ref=key.clone() class:pointed=move || pointed.has(&key)>
+                            data-ref=key.clone() class:pointed=move || pointed.has(&key) data-warning=warned>
                             <BoxRect rect=r class="node-box" />
                             {skip}
+                            {mark}
                             <text x=n(r.x + 10.0) y=n(r.y + 24.0) class="title">{short(&nd.name, title_max)}<title>{tip}</title></text>
                             <g class="mode-glyph" data-testid="mode-glyph" data-mode=mode.as_str()>
                                 <BoxRect rect=nd.proxy class="proxy-box" />
@@ -251,14 +257,22 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                     let tip = format!("{}\n{}\n{}", p.id, p.ip, p.labels.join(", "));
                     let state_w = 130.0;
                     let key = format!("pod:{}", p.id);
+                    // kpv-core's warnings about this Pod (its node is missing,
+                    // a probe names a port it lacks): a mark with them.
+                    let warned = store.warnings_by_object.with(|w| w.get(&format!("Pod/{}", p.id)).map(|m| m.join("\n")));
+                    let name_w = if warned.is_some() { 84.0 } else { 60.0 };
+                    let warn_mark = warned.clone().map(|m| view! {
+                        <text class="warn-mark" data-testid="warning-mark" x=n(r.x + r.w - 70.0) y=n(r.y + 20.0)><title>{m}</title>"⚠"</text>
+                    });
                     view! {
                         <g class="pod" class:not-ready=!is_ready data-testid=format!("pod-{}", p.id.name) data-ready=is_ready.to_string() data-received=got.to_string()
-                            data-ref=key.clone() class:pointed=move || pointed.has(&key)
+                            data-ref=key.clone() class:pointed=move || pointed.has(&key) data-warning=warned
                             role="button" tabindex="0" aria-label=format!("{} — {}", p.id.name, tr(l.get(), "pod.controls"))
                             on:click=move |_| open_pod.update(|o| *o = if o.as_ref() == Some(&id) { None } else { Some(id.clone()) })>
                             <title>{tip}</title>
                             <BoxRect rect=r class="pod-box" />
-                            <text x=n(r.x + 8.0) y=n(r.y + 20.0) class="strong">{short(&p.id.name, fits(r.w - 60.0, 17.0))}</text>
+                            <text x=n(r.x + 8.0) y=n(r.y + 20.0) class="strong">{short(&p.id.name, fits(r.w - name_w, 17.0))}</text>
+                            {warn_mark}
                             <text x=n(r.x + 8.0) y=n(r.y + 40.0) class="mono">{short(&p.ip, fits(r.w - state_w - 12.0, 16.0))}</text>
                             <text x=n(r.x + r.w - 8.0) y=n(r.y + 40.0) class="readiness" text-anchor="end">{format!("{mark} {}", short(word, fits(state_w, 16.0)))}</text>
                             <text x=n(r.x + r.w - 8.0) y=n(r.y + 20.0) class="muted received" text-anchor="end">{if got > 0 { format!("⬇{got}") } else { String::new() }}</text>

@@ -154,22 +154,42 @@ fn problem_text(l: crate::i18n::Lang, name: &str, p: &FileProblem) -> String {
     }
 }
 
-/// The gutter's line numbers as runs of text: (in error, "n\nn+1\n…").
-pub fn gutter_runs(lines: usize, bad: &BTreeSet<usize>) -> Vec<(bool, String)> {
-    gutter_runs_from(0, lines, bad)
+/// What the gutter marks on a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    Plain,
+    Warning,
+    Error,
 }
 
-/// The gutter of a window: `lines` numbers from line `first + 1`.
-pub fn gutter_runs_from(first: usize, lines: usize, bad: &BTreeSet<usize>) -> Vec<(bool, String)> {
-    let mut runs: Vec<(bool, String)> = Vec::new();
+/// The gutter's line numbers as runs of text: (mark, "n\nn+1\n…").
+pub fn gutter_runs(lines: usize, bad: &BTreeSet<usize>) -> Vec<(Mark, String)> {
+    gutter_runs_from(0, lines, bad, &BTreeSet::new())
+}
+
+/// The gutter of a window: `lines` numbers from line `first + 1`; a line
+/// in error or with a warning is a run of its own.
+pub fn gutter_runs_from(
+    first: usize,
+    lines: usize,
+    bad: &BTreeSet<usize>,
+    warned: &BTreeSet<usize>,
+) -> Vec<(Mark, String)> {
+    let mut runs: Vec<(Mark, String)> = Vec::new();
     for i in first + 1..=first + lines {
-        let is_bad = bad.contains(&i);
+        let mark = if bad.contains(&i) {
+            Mark::Error
+        } else if warned.contains(&i) {
+            Mark::Warning
+        } else {
+            Mark::Plain
+        };
         match runs.last_mut() {
-            Some((b, text)) if *b == is_bad && !is_bad => {
+            Some((m, text)) if *m == mark && mark == Mark::Plain => {
                 text.push_str(&i.to_string());
                 text.push('\n');
             }
-            _ => runs.push((is_bad, format!("{i}\n"))),
+            _ => runs.push((mark, format!("{i}\n"))),
         }
     }
     runs
@@ -270,6 +290,9 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
     });
     let error_lines = Memo::new(move |_| {
         errors.with(|es| kpv_core::order::set(es.iter().filter_map(|d| d.span.map(|s| s.line))))
+    });
+    let warning_lines = Memo::new(move |_| {
+        warnings.with(|ws| kpv_core::order::set(ws.iter().filter_map(|d| d.span.map(|s| s.line))))
     });
     // The textarea's window onto the draft (the whole text unless it is
     // large), and the lines the gutter numbers: (first, how many).
@@ -577,8 +600,10 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
                         // Plain text runs with a span only per line in error: a
                         // 50,000-line paste makes a handful of nodes, not 50,000.
                         let (first, count) = view_lines.get();
-                        gutter_runs_from(first, count, &error_lines.get()).into_iter().map(|(bad, text)| {
-                            if bad { view! { <span class="bad">{text}</span> }.into_any() } else { text.into_any() }
+                        gutter_runs_from(first, count, &error_lines.get(), &warning_lines.get()).into_iter().map(|(mark, text)| match mark {
+                            Mark::Error => view! { <span class="bad" data-testid="gutter-error">{text}</span> }.into_any(),
+                            Mark::Warning => view! { <span class="warn" data-testid="gutter-warning">{text}</span> }.into_any(),
+                            Mark::Plain => text.into_any(),
                         }).collect_view()
                     }}
                 </pre>
@@ -704,13 +729,24 @@ mod tests {
         assert_eq!(
             gutter_runs(6, &bad),
             vec![
-                (false, "1\n2\n".to_string()),
-                (true, "3\n".to_string()),
-                (true, "4\n".to_string()),
-                (false, "5\n6\n".to_string()),
+                (Mark::Plain, "1\n2\n".to_string()),
+                (Mark::Error, "3\n".to_string()),
+                (Mark::Error, "4\n".to_string()),
+                (Mark::Plain, "5\n6\n".to_string()),
             ]
         );
         assert_eq!(gutter_runs(50_000, &BTreeSet::new()).len(), 1);
+        // A window from line 101, a warning on 103 and one on an error line.
+        let warned: BTreeSet<usize> = [3, 103].into_iter().collect();
+        assert_eq!(
+            gutter_runs_from(100, 4, &[102].into_iter().collect(), &warned),
+            vec![
+                (Mark::Plain, "101\n".to_string()),
+                (Mark::Error, "102\n".to_string()),
+                (Mark::Warning, "103\n".to_string()),
+                (Mark::Plain, "104\n".to_string()),
+            ]
+        );
     }
 
     #[test]

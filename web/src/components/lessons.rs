@@ -26,6 +26,8 @@ pub struct LessonState {
     pub played: RwSignal<Option<Played>>,
     pub choice: RwSignal<Option<usize>>,
     pub result: RwSignal<Option<bool>>,
+    /// The hop of the focused packet that settled the last checked answer.
+    pub settled: RwSignal<Option<usize>>,
 }
 
 impl LessonState {
@@ -37,6 +39,7 @@ impl LessonState {
             played: RwSignal::new(None),
             choice: RwSignal::new(None),
             result: RwSignal::new(None),
+            settled: RwSignal::new(None),
         }
     }
 
@@ -92,6 +95,7 @@ impl LessonState {
         self.played.set(played);
         self.choice.set(None);
         self.result.set(None);
+        self.settled.set(None);
         show_in_address(&lesson.id, k);
     }
 
@@ -148,6 +152,9 @@ impl LessonState {
             store.playing.set(false);
             store.now.set(at);
         }
+        self.settled.set(hop);
+        // The side column scrolls so the verdict and its hop are in view.
+        request_animation_frame(reveal_settled);
     }
 
     pub fn close(&self) {
@@ -167,6 +174,29 @@ impl LessonState {
 impl Default for LessonState {
     fn default() -> Self {
         LessonState::new()
+    }
+}
+
+/// Scroll the side column (not the page) so the checked answer's verdict
+/// and the hop that settled it are in view.
+fn reveal_settled() {
+    use wasm_bindgen::JsCast;
+    let doc = web_sys::window().and_then(|w| w.document());
+    let find = |sel: &str| {
+        doc.as_ref()
+            .and_then(|d| d.query_selector(sel).ok().flatten())
+            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    };
+    let (Some(side), Some(el)) = (
+        find(".first-screen .side"),
+        find("[data-testid=lesson-settled]").or_else(|| find("[data-testid=lesson-result]")),
+    ) else {
+        return;
+    };
+    let bottom = el.offset_top() + el.offset_height() + 8;
+    let shown = side.offset_top() + side.scroll_top() + side.client_height();
+    if bottom > shown {
+        side.set_scroll_top(side.scroll_top() + bottom - shown);
     }
 }
 
@@ -343,6 +373,17 @@ pub fn LessonBar() -> impl IntoView {
                                         {if right { format!("✔ {}", tr(l.get(), "lesson.right")) } else { format!("✖ {} ", tr(l.get(), "lesson.wrong")) }}
                                         {(!right).then(|| view! { <span data-content="lesson">{answer}</span> })}
                                     </p>
+                                    {move || {
+                                        // The hop that settles it, in the caption's words.
+                                        let lg = l.get();
+                                        let i = ls.settled.get()?;
+                                        let line = store.with_focused_trace(|t| t.hops.get(i).map(|h| crate::hops::summary(lg, h))).flatten()?;
+                                        Some(view! {
+                                            <p class="lesson-settled" data-testid="lesson-settled" data-hop=(i + 1).to_string()>
+                                                <strong>{tr(lg, "lesson.settled").replace("{i}", &(i + 1).to_string())}</strong>" "{line}
+                                            </p>
+                                        })
+                                    }}
                                 }
                             })}
                         </fieldset>
