@@ -260,9 +260,10 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                     // kpv-core's warnings about this Pod (its node is missing,
                     // a probe names a port it lacks): a mark with them.
                     let warned = store.warnings_by_object.with(|w| w.get(&format!("Pod/{}", p.id)).map(|m| m.join("\n")));
-                    let name_w = if warned.is_some() { 84.0 } else { 60.0 };
+                    // The mark goes before the name (the top right holds the probe chip).
+                    let name_dx = if warned.is_some() { 28.0 } else { 8.0 };
                     let warn_mark = warned.clone().map(|m| view! {
-                        <text class="warn-mark" data-testid="warning-mark" x=n(r.x + r.w - 70.0) y=n(r.y + 20.0)><title>{m}</title>"⚠"</text>
+                        <text class="warn-mark" data-testid="warning-mark" x=n(r.x + 6.0) y=n(r.y + 20.0)><title>{m}</title>"⚠"</text>
                     });
                     view! {
                         <g class="pod" class:not-ready=!is_ready data-testid=format!("pod-{}", p.id.name) data-ready=is_ready.to_string() data-received=got.to_string()
@@ -271,7 +272,7 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                             on:click=move |_| open_pod.update(|o| *o = if o.as_ref() == Some(&id) { None } else { Some(id.clone()) })>
                             <title>{tip}</title>
                             <BoxRect rect=r class="pod-box" />
-                            <text x=n(r.x + 8.0) y=n(r.y + 20.0) class="strong">{short(&p.id.name, fits(r.w - name_w, 17.0))}</text>
+                            <text x=n(r.x + name_dx) y=n(r.y + 20.0) class="strong">{short(&p.id.name, fits(r.w - 52.0 - name_dx, 17.0))}</text>
                             {warn_mark}
                             <text x=n(r.x + 8.0) y=n(r.y + 40.0) class="mono">{short(&p.ip, fits(r.w - state_w - 12.0, 16.0))}</text>
                             <text x=n(r.x + r.w - 8.0) y=n(r.y + 40.0) class="readiness" text-anchor="end">{format!("{mark} {}", short(word, fits(state_w, 16.0)))}</text>
