@@ -44,8 +44,13 @@ fn lines_in(bytes: &[u8]) -> usize {
     bytes.iter().filter(|&&b| b == b'\n').count()
 }
 
+/// How far past the window's size an edge looks for a line's end before it
+/// cuts the line (a line of megabytes is shown in part).
+pub const LINE_SLACK: usize = 4 * 1024;
+
 /// The window of `text` around byte `at`: whole lines, about
-/// [`WINDOW_HALF`] bytes each side. A text under [`WINDOW_AT`] is whole.
+/// [`WINDOW_HALF`] bytes each side (a line longer than [`LINE_SLACK`] is cut
+/// at a character boundary). A text under [`WINDOW_AT`] is whole.
 pub fn around(text: &str, at: usize) -> Window {
     if text.len() < WINDOW_AT {
         return Window::whole(text);
@@ -57,21 +62,39 @@ pub fn around(text: &str, at: usize) -> Window {
     let start = if lo == 0 {
         0
     } else {
-        b[..lo]
-            .iter()
-            .rposition(|&c| c == b'\n')
-            .map_or(0, |i| i + 1)
+        let from = lo.saturating_sub(LINE_SLACK);
+        match b[from..lo].iter().rposition(|&c| c == b'\n') {
+            Some(i) => from + i + 1,
+            None if from == 0 => 0,
+            None => floor_boundary(text, lo),
+        }
     };
     let hi = (at + WINDOW_HALF).min(b.len());
-    let end = b[hi..]
-        .iter()
-        .position(|&c| c == b'\n')
-        .map_or(b.len(), |i| hi + i + 1);
+    let to = (hi + LINE_SLACK).min(b.len());
+    let end = match b[hi..to].iter().position(|&c| c == b'\n') {
+        Some(i) => hi + i + 1,
+        None if to == b.len() => to,
+        None => ceil_boundary(text, hi),
+    };
     Window {
         start,
         end,
         first_line: lines_in(&b[..start]),
     }
+}
+
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_boundary(s: &str, mut i: usize) -> usize {
+    while i < s.len() && !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
 }
 
 /// The window of `text` that starts at 0-based line `line` near its middle.
@@ -191,6 +214,29 @@ mod tests {
         // Typing again in the spliced window keeps it consistent.
         let (again, _) = splice(&draft, w2, &shown);
         assert_eq!(again, draft);
+    }
+
+    #[test]
+    fn a_line_of_megabytes_is_shown_in_part_and_spliced_whole() {
+        // A manifest, then one 2 MB line of multi-byte characters.
+        let mut t: String = (0..2_000).map(|i| format!("line {i}\n")).collect();
+        t.push_str(&"한".repeat(700_000));
+        t.push('\n');
+        for at in [t.len(), t.len() - 1_000_000, 5] {
+            let w = around(&t, at);
+            assert!(
+                w.end - w.start <= 2 * (WINDOW_HALF + LINE_SLACK),
+                "{at}: {w:?}"
+            );
+            assert!(t.is_char_boundary(w.start) && t.is_char_boundary(w.end));
+            assert!(w.start <= at && at <= w.end);
+            assert_eq!(w.first_line, t[..w.start].matches('\n').count());
+            let mut shown = t[w.start..w.end].to_string();
+            shown.push('x');
+            let (d, w2) = splice(&t, w, &shown);
+            assert_eq!(d.len(), t.len() + 1);
+            assert_eq!(&d[w2.start..w2.end], shown);
+        }
     }
 
     #[test]
