@@ -77,3 +77,22 @@ test('in a large text the window follows a jump to a diagnostic and typing there
   await expect(app.byId('yaml-status')).toContainText(/Applied/, { timeout: 120_000 });
   await expect(page.getByTestId('service-bad-svc')).toBeVisible();
 });
+
+test('a single line of megabytes is shown in part, numbered as line 1, and typing at its end arrives', async ({ page }) => {
+  test.setTimeout(120_000);
+  const app = new App(page);
+  await app.open();
+  const text = '# ' + 'x'.repeat(6 * 1024 * 1024);
+  await paste(page, text);
+  const shown = await app.byId('yaml-editor').inputValue();
+  expect(shown.length).toBeLessThan(200_000);
+  expect(text.endsWith(shown)).toBe(true);
+  expect(await firstGutterLine(page)).toBe(1);
+  await app.byId('yaml-editor').focus();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type('abc');
+  const after = await app.byId('yaml-editor').inputValue();
+  expect(after.slice(-20)).toBe('xxxxxxxxxxxxxxxxxabc'.slice(-20));
+  // The whole text is kept: the status counts its size.
+  await expect(app.byId('yaml-status')).toContainText('6.0 MB');
+});

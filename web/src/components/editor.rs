@@ -298,6 +298,9 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
     // large), and the lines the gutter numbers: (first, how many).
     let win = StoredValue::new(draft.with_untracked(|d| Window::whole(d)));
     let view_lines = RwSignal::new((0usize, draft.with_untracked(|d| d.lines().count().max(1))));
+    // The textarea's last scroll position: a window moves only when the
+    // user scrolls toward one of its inner edges.
+    let last_top = StoredValue::new(0i32);
 
     let save_now = move || {
         if unreadable.with_untracked(Option::is_some) || conflict.with_untracked(Option::is_some) {
@@ -343,6 +346,7 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
             return;
         };
         a.set_value(shown);
+        last_top.set_value(a.scroll_top());
         if place {
             let inside = at.saturating_sub(w.start).min(shown.len());
             let caret = textwindow::byte_to_utf16(shown, inside) as u32;
@@ -353,6 +357,7 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
                 .count();
             let top = ((line as f64 - 3.0).max(0.0) * LINE_PX) as i32;
             a.set_scroll_top(top);
+            last_top.set_value(a.scroll_top());
             if let Some(g) = gutter.get_untracked() {
                 g.set_scroll_top(top);
             }
@@ -638,19 +643,23 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
                         let el = event_target::<web_sys::HtmlTextAreaElement>(&ev);
                         let top = el.scroll_top();
                         if let Some(g) = gutter.get() { g.set_scroll_top(top); }
-                        // Scrolled to an inner edge of the window: move it,
-                        // keeping the line at the top where it is.
+                        // Scrolled toward an inner edge of the window: move it
+                        // there, keeping the line at the top where it is.
+                        let prev = last_top.get_value();
+                        last_top.set_value(top);
                         let w = win.get_value();
                         let (whole, len) = draft.with_untracked(|d| (w.is_whole(d), d.len()));
-                        let near_top = w.start > 0 && top < (LINE_PX * 5.0) as i32;
-                        let near_end = w.end < len && top + el.client_height() > el.scroll_height() - (LINE_PX * 5.0) as i32;
+                        let edge = (LINE_PX * 5.0) as i32;
+                        let near_top = top < prev && w.start > 0 && top < edge;
+                        let near_end = top > prev && w.end < len && top + el.client_height() > el.scroll_height() - edge;
                         if !whole && (near_top || near_end) {
                             let line = w.first_line + (top as f64 / LINE_PX) as usize;
-                            let at = draft.with_untracked(|d| textwindow::line_start(d, line));
+                            let at = if near_top { w.start } else { w.end };
                             draft.with_untracked(|d| put(d, at, false));
                             let w2 = win.get_value();
-                            let top2 = ((line - w2.first_line) as f64 * LINE_PX) as i32;
+                            let top2 = (line.saturating_sub(w2.first_line) as f64 * LINE_PX) as i32;
                             el.set_scroll_top(top2);
+                            last_top.set_value(el.scroll_top());
                             if let Some(g) = gutter.get() { g.set_scroll_top(top2); }
                         }
                     }></textarea>

@@ -15,6 +15,8 @@ pub const WINDOW_HALF: usize = 48 * 1024;
 /// When the caret comes this close (in lines) to an edge of the window that
 /// is not the text's own edge, the window moves.
 pub const EDGE_LINES: usize = 40;
+/// … and this close in bytes.
+pub const EDGE_BYTES: usize = 8 * 1024;
 
 /// The bytes `start..end` of the draft the textarea holds; `first_line` is
 /// the 0-based number of the line at `start`.
@@ -156,12 +158,15 @@ pub fn byte_to_utf16(s: &str, byte: usize) -> usize {
 }
 
 /// Whether the caret at byte `caret` of the window's text `shown` is so near
-/// an inner edge of the window that it should move.
+/// an inner edge of the window that it should move: within [`EDGE_LINES`]
+/// lines and [`EDGE_BYTES`] bytes of it (a caret far along one long line is
+/// not near its window's edge).
 pub fn near_inner_edge(w: Window, draft_len: usize, shown: &str, caret: usize) -> bool {
     let caret = caret.min(shown.len());
     let b = shown.as_bytes();
-    (w.start > 0 && lines_in(&b[..caret]) < EDGE_LINES)
-        || (w.end < draft_len && lines_in(&b[caret..]) < EDGE_LINES)
+    let (before, after) = (&b[..caret], &b[caret..]);
+    (w.start > 0 && lines_in(before) < EDGE_LINES && before.len() < EDGE_BYTES)
+        || (w.end < draft_len && lines_in(after) < EDGE_LINES && after.len() < EDGE_BYTES)
 }
 
 #[cfg(test)]
@@ -257,6 +262,18 @@ mod tests {
         assert!(near_inner_edge(w, t.len(), shown, 0));
         assert!(near_inner_edge(w, t.len(), shown, shown.len()));
         assert!(!near_inner_edge(w, t.len(), shown, shown.len() / 2));
+        // Along one long line, only the bytes count.
+        let mut long = "a\n".repeat(10);
+        long.push_str(&"z".repeat(WINDOW_AT));
+        let lw = around(&long, long.len() / 2);
+        let shown_long = &long[lw.start..lw.end];
+        assert!(!near_inner_edge(
+            lw,
+            long.len(),
+            shown_long,
+            shown_long.len() / 2
+        ));
+        assert!(near_inner_edge(lw, long.len(), shown_long, 10));
         let first = around(&t, 0);
         assert!(!near_inner_edge(first, t.len(), &t[..first.end], 0));
     }
