@@ -96,3 +96,16 @@ test('a single line of megabytes is shown in part, numbered as line 1, and typin
   // The whole text is kept: the status counts its size.
   await expect(app.byId('yaml-status')).toContainText('6.0 MB');
 });
+
+test('select all in a large text, then typing, replaces the whole text, not only the window', async ({ page }) => {
+  const app = new App(page);
+  await app.open();
+  await paste(page, '# filler\n'.repeat(60_000));
+  await expect(app.byId('yaml-status')).toContainText('Large text');
+  await app.byId('yaml-editor').focus();
+  await page.keyboard.press('Control+a');
+  await page.keyboard.type('a: 1');
+  await expect(app.byId('yaml-editor')).toHaveValue('a: 1');
+  await expect(app.byId('yaml-status')).not.toContainText('Large text');
+  expect(await firstGutterLine(page)).toBe(1);
+});

@@ -301,6 +301,9 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
     // The textarea's last scroll position: a window moves only when the
     // user scrolls toward one of its inner edges.
     let last_top = StoredValue::new(0i32);
+    // The next input replaces the whole text, not just the window: the
+    // user selected all the textarea holds (Ctrl+A) before typing or pasting.
+    let replace_all = StoredValue::new(false);
 
     let save_now = move || {
         if unreadable.with_untracked(Option::is_some) || conflict.with_untracked(Option::is_some) {
@@ -619,10 +622,18 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
                         dirty.set(true);
                         // A large text: the textarea holds a window of it,
                         // spliced back into the draft on each key.
+                        // A script setting the value (an input event with no
+                        // inputType) or an edit of everything selected replaces
+                        // the whole text.
+                        let scripted = js_sys::Reflect::get(&ev, &"inputType".into())
+                            .ok()
+                            .and_then(|v| v.as_string())
+                            .is_none_or(|t| t.is_empty());
+                        let all = replace_all.try_update_value(std::mem::take).unwrap_or(false) || scripted;
                         let shown = event_target_value(&ev);
                         let w = win.get_value();
                         let (text, w) = draft.with_untracked(|d| {
-                            if w.is_whole(d) { let w = Window::whole(&shown); (shown.clone(), w) } else { textwindow::splice(d, w, &shown) }
+                            if all || w.is_whole(d) { let w = Window::whole(&shown); (shown.clone(), w) } else { textwindow::splice(d, w, &shown) }
                         });
                         win.set_value(w);
                         view_lines.set((w.first_line, shown.lines().count().max(1)));
@@ -636,6 +647,14 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
                             follow_caret();
                         }
                         after_pause();
+                    }
+                    on:beforeinput=move |ev| {
+                        let el = event_target::<web_sys::HtmlTextAreaElement>(&ev);
+                        let w = win.get_value();
+                        let windowed = draft.with_untracked(|d| !w.is_whole(d));
+                        let (from, to) = (el.selection_start().ok().flatten(), el.selection_end().ok().flatten());
+                        let everything = from == Some(0) && to == Some(el.text_length());
+                        replace_all.set_value(windowed && everything && el.text_length() > 0);
                     }
                     on:keyup=move |_| follow_caret()
                     on:click=move |_| follow_caret()
