@@ -379,11 +379,16 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
         if whole {
             return;
         }
-        let shown = a.value();
-        let caret = textwindow::utf16_to_byte(
-            &shown,
-            a.selection_start().ok().flatten().unwrap_or(0) as usize,
+        // A selection (select all, a drag) stays as it is.
+        let (from, to) = (
+            a.selection_start().ok().flatten(),
+            a.selection_end().ok().flatten(),
         );
+        if from != to {
+            return;
+        }
+        let shown = a.value();
+        let caret = textwindow::utf16_to_byte(&shown, from.unwrap_or(0) as usize);
         if textwindow::near_inner_edge(w, len, &shown, caret) {
             draft.with_untracked(|d| put(d, w.start + caret, true));
         }
