@@ -281,3 +281,52 @@ spec:
     assert!(e.ready, "published although not ready");
     assert!(!e.serving, "serving is the Pod's own readiness");
 }
+
+/// A probe naming a port its container lacks: the kubelet cannot resolve
+/// it, so the probe fails every time; said as a warning on the Pod, at the
+/// port. A probe naming a port the container has, or a number, passes.
+#[test]
+fn a_probe_on_a_port_the_container_lacks_fails_and_is_warned_about() {
+    let pod = |probe_port: &str, ports: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  nodeName: n1\n  containers:\n  - name: app\n    ports: {ports}\n    readinessProbe:\n      periodSeconds: 1\n      httpGet: {{path: /ready, port: {probe_port}}}\n"
+        )
+    };
+    let node = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {podCIDR: 10.244.1.0/24}\nstatus: {addresses: [{type: InternalIP, address: 192.168.1.10}]}\n---\n";
+    for (port, ports, warned, ready) in [
+        ("http", "[{containerPort: 8080}]", true, false),
+        (
+            "http",
+            "[{name: metrics, containerPort: 9090}]",
+            true,
+            false,
+        ),
+        ("http", "[{name: http, containerPort: 8080}]", false, true),
+        ("8080", "[]", false, true),
+    ] {
+        let text = format!("{node}{}", pod(port, ports));
+        let (c, d) = kpv_core::model::parse(&text);
+        assert!(!kpv_core::diag::has_errors(&d), "{d:#?}");
+        let w: Vec<_> = d
+            .iter()
+            .filter(|d| d.message.contains("does not have"))
+            .collect();
+        assert_eq!(w.len(), usize::from(warned), "{port} {ports}: {d:#?}");
+        if let Some(w) = w.first() {
+            assert_eq!(w.object.as_deref(), Some("Pod/default/p"));
+            assert_eq!(
+                w.field.as_deref(),
+                Some("spec.containers[0].readinessProbe.httpGet.port")
+            );
+            assert_eq!(w.span.map(|s| s.line), Some(17), "the httpGet line");
+        }
+        let p = &c.pods[0];
+        let events = kpv_core::controller::probe::probe_events(p, &[], 10_000);
+        assert!(!events.is_empty());
+        assert_eq!(
+            events.last().map(|e| e.ready_after),
+            Some(ready),
+            "{port} {ports}"
+        );
+    }
+}

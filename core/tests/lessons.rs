@@ -519,3 +519,138 @@ fn http_lessons_are_checked_against_their_scenario() {
         + 1;
     assert_eq!(d[0].span.map(|s| s.line), Some(line));
 }
+
+#[test]
+fn every_lesson_points_at_the_diagram_in_both_languages() {
+    use kpv_core::noun::{segments, Segment};
+    for (file, l) in lessons() {
+        let c = scenario(&l.scenario);
+        for lang in ["en", "ko"] {
+            let nouns: Vec<_> = l
+                .steps
+                .iter()
+                .flat_map(|s| segments(s.text.get(lang)))
+                .filter_map(|s| match s {
+                    Segment::Noun { target, .. } => Some(target),
+                    Segment::Text(_) => None,
+                })
+                .collect();
+            assert!(!nouns.is_empty(), "{file} ({lang}) marks no noun");
+            for n in nouns {
+                assert!(kpv_core::noun::resolve(&c, &n).is_some(), "{file}: {n:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_noun_naming_nothing_is_reported_at_its_step() {
+    let text = std::fs::read_to_string(root().join("tests/lessons/readiness.yaml")).unwrap();
+    let c = scenario("alpaca-bandicoot");
+    for (bad, field) in [
+        ("[[pod:alpaca|the first alpaca Pod]]", "text.en"),
+        ("[[pod:alpaca|첫 번째 alpaca Pod]]", "text.ko"),
+    ] {
+        for replacement in [
+            "[[pod:zebra|a zebra]]",
+            "[[node:worker-9|w9]]",
+            "[[lb|the LB]]",
+            "[[step:KUBE-NOPE|x]]",
+            "[[pot:alpaca|typo]]",
+        ] {
+            let edited = text.replacen(bad, replacement, 1);
+            assert_ne!(edited, text);
+            let (l, d) = lesson::parse(&edited);
+            assert!(d.is_empty(), "{d:#?}");
+            let d = lesson::check_against(&l, &c);
+            assert_eq!(d.len(), 1, "{replacement}: {d:#?}");
+            assert_eq!(
+                d[0].field.as_deref(),
+                Some(format!("steps[0].{field}").as_str())
+            );
+        }
+    }
+}
+
+#[test]
+fn every_question_has_a_hop_that_settles_it() {
+    use kpv_core::lesson::PredictKind;
+    use kpv_core::settle::settling_hop;
+    use kpv_core::trace::HopKind;
+    let mut seen = [0usize; 3];
+    for (file, l) in lessons() {
+        let c = scenario(&l.scenario);
+        for (k, s) in l.steps.iter().enumerate() {
+            let Some(p) = &s.predict else { continue };
+            let played = lesson::play(&c, &l, k, 1).unwrap();
+            for t in &played.traces {
+                let i = settling_hop(t, p.kind)
+                    .unwrap_or_else(|| panic!("{file} step {k}: no hop settles {:?}", p.kind));
+                let h = &t.hops[i];
+                match p.kind {
+                    PredictKind::WhichPod => {
+                        seen[0] += 1;
+                        // The first hop where a rule made the destination an
+                        // endpoint (or conntrack did), unless none did.
+                        let rewrote = h.after.dst != h.before.dst
+                            || matches!(h.what, HopKind::Established { .. });
+                        let any = t.hops.iter().any(|x| {
+                            matches!(x.what, HopKind::Rule) && x.after.dst != x.before.dst
+                        });
+                        assert!(rewrote || !any, "{file} step {k}: {h:?}");
+                        assert!(
+                            t.hops[..i]
+                                .iter()
+                                .all(|x| !matches!(x.what, HopKind::Rule)
+                                    || x.after.dst == x.before.dst),
+                            "{file} step {k}: an earlier rule already rewrote the destination"
+                        );
+                    }
+                    PredictKind::SourceIp => {
+                        seen[1] += 1;
+                        if t.masquerade {
+                            assert!(
+                                matches!(h.what, HopKind::Masquerade { .. }),
+                                "{file}: {h:?}"
+                            );
+                        } else {
+                            assert!(
+                                !matches!(h.what, HopKind::Masquerade { .. }),
+                                "{file}: {h:?}"
+                            );
+                        }
+                    }
+                    // HTTP steps send no packets: `traces` is empty for them.
+                    PredictKind::HttpBackend
+                    | PredictKind::HttpStatus
+                    | PredictKind::TlsEndsAt
+                    | PredictKind::HttpSource => unreachable!("{file} step {k}"),
+                    PredictKind::Verdict => {
+                        seen[2] += 1;
+                        assert!(
+                            matches!(
+                                h.what,
+                                HopKind::Deliver
+                                    | HopKind::NoAnswer
+                                    | HopKind::Drop { .. }
+                                    | HopKind::Reject { .. }
+                            ) || i + 1 == t.hops.len(),
+                            "{file}: {h:?}"
+                        );
+                        assert!(t.hops[i + 1..].iter().all(|x| !matches!(
+                            x.what,
+                            HopKind::Deliver
+                                | HopKind::NoAnswer
+                                | HopKind::Drop { .. }
+                                | HopKind::Reject { .. }
+                        )));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        seen.iter().all(|&n| n > 0),
+        "each kind of question is tried: {seen:?}"
+    );
+}

@@ -255,3 +255,32 @@ fn arbitrary_bytes_never_panic_the_parser() {
         let _ = model::parse(s);
     }
 }
+
+/// A Node given without addresses gets one from the simulator, and says so
+/// on that Node (its diagram box and its lines in the editor are marked).
+#[test]
+fn a_node_without_addresses_is_warned_about_on_that_node() {
+    let text = "apiVersion: v1\nkind: Node\nmetadata: {name: bare}\nspec: {podCIDR: 10.244.1.0/24}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: full}\nspec: {podCIDR: 10.244.2.0/24}\nstatus: {addresses: [{type: InternalIP, address: 192.168.5.5}]}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: host-only}\nstatus: {addresses: [{type: Hostname, address: host-only}]}\n";
+    let (c, d) = kpv_core::model::parse(text);
+    let warned: Vec<(&str, Option<usize>)> = d
+        .iter()
+        .filter(|d| d.field.as_deref() == Some("status.addresses"))
+        .map(|d| (d.object.as_deref().unwrap_or(""), d.span.map(|s| s.line)))
+        .collect();
+    assert_eq!(
+        warned,
+        vec![("Node/bare", Some(3)), ("Node/host-only", Some(15))]
+    );
+    // Each still gets an address, and none collides with the real one.
+    let ips: Vec<_> = c
+        .nodes
+        .iter()
+        .map(|n| n.addresses[0].1.to_string())
+        .collect();
+    assert_eq!(ips.len(), 3);
+    assert!(ips.contains(&"192.168.5.5".to_string()));
+    assert_eq!(
+        ips.iter().collect::<std::collections::BTreeSet<_>>().len(),
+        3
+    );
+}

@@ -430,6 +430,9 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("events.empty", "No events yet. Click a Pod on the diagram to fail its readiness probe.", "아직 이벤트가 없습니다. 다이어그램에서 파드를 눌러 준비성 프로브를 실패시켜 보세요."),
     ("chip.endpoints", "endpoints {a} → {b}", "엔드포인트 {a} → {b}"),
     ("compare.title", "Compare modes: the same packet in each", "모드 비교: 같은 패킷을 각 모드로"),
+    ("lesson.settled", "Settled at hop {i}:", "{i}번째 홉에서 결정됩니다:"),
+    ("compare.show", "⇄ Compare modes", "⇄ 모드 비교"),
+    ("compare.back", "◀ Back to the diagram", "◀ 다이어그램으로 돌아가기"),
     ("compare.empty", "Send a packet to compare how each mode handles it.", "패킷을 보내면 모드마다 어떻게 처리하는지 비교합니다."),
 ];
 

@@ -33,7 +33,7 @@ use components::controls::PlaybackBar;
 use components::diagram::Diagram;
 #[cfg(feature = "full")]
 use components::{
-    compare::CompareView,
+    compare::{CompareToggle, CompareView},
     controls::{Exports, Preferences, Toolbar, TrafficBar},
     editor::Editor,
     labs::{LoadBalancingLab, ScalingLab},
@@ -182,6 +182,7 @@ pub fn App() -> impl IntoView {
     }
     #[cfg(feature = "full")]
     provide_context(lessons);
+    provide_context(components::pointing::Pointed::new());
     // A share link in the fragment wins over the query's scenario; a bad one
     // is reported and the default scenario stays.
     let share_problem = RwSignal::new(None::<share::OpenError>);
@@ -286,6 +287,8 @@ pub fn App() -> impl IntoView {
         view! { {url_problems} {share_error} <Diagram /> <PlaybackBar /> }.into_any()
     };
     #[cfg(feature = "full")]
+    let comparing = RwSignal::new(false);
+    #[cfg(feature = "full")]
     let full = move |url_problems: AnyView| {
         view! {
             <header class="topbar">
@@ -308,7 +311,11 @@ pub fn App() -> impl IntoView {
             // The first screen: the diagram, and beside it what drives it.
             <div class="first-screen">
                 <div class="diagram-wrap">
-                    <Diagram />
+                    // The compare view takes the diagram's place, on the first screen.
+                    <Show when=move || !comparing.get() fallback=|| view! { <CompareView /> }>
+                        <Diagram />
+                    </Show>
+                    <CompareToggle comparing=comparing />
                 </div>
                 <aside class="side">
                     <LessonBar />
@@ -320,7 +327,6 @@ pub fn App() -> impl IntoView {
                 </aside>
             </div>
             <div class="below">
-                <CompareView />
                 <PodsPanel />
                 <Exports theme=theme />
                 <div class="below-grid">

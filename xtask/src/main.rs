@@ -940,6 +940,11 @@ fn bench_browser(tools: &Tools) -> usize {
                 Some(25.0),
             ),
             "frames_sampled" => ("frames sampled in 5 s", None),
+            "type_8mb_median" => (
+                "a key at the end of an 8 MB editor text, key to frame, median of 15",
+                Some(100.0),
+            ),
+            "type_8mb_max" => ("a key in an 8 MB editor text, slowest of 15", None),
             "in_flight_start" => ("packets in flight when sampling starts", None),
             "in_flight_end" => ("packets in flight when sampling ends", None),
             other => (other, None),

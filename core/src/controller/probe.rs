@@ -7,7 +7,7 @@
 //! Liveness failing `failureThreshold` times restarts the container, which
 //! makes it NotReady until readiness succeeds again.
 
-use crate::model::{NamespacedName, Pod, Probe, ReportedReady};
+use crate::model::{Container, NamespacedName, Pod, PortRef, Probe, ProbeAction, ReportedReady};
 use serde::{Deserialize, Serialize};
 
 /// What a Pod's application is doing (set by the user, independently of what
@@ -87,6 +87,37 @@ fn probe_ok(kind: ProbeKind, state: AppState) -> bool {
     }
 }
 
+/// The port name a probe gives that no port of its container has: the
+/// kubelet cannot resolve it, so that probe fails on every run.
+pub fn unresolved_port<'a>(container: &'a Container, p: &'a Probe) -> Option<&'a str> {
+    let name = match &p.action {
+        ProbeAction::HttpGet {
+            port: PortRef::Name(n),
+            ..
+        }
+        | ProbeAction::TcpSocket {
+            port: PortRef::Name(n),
+        } => n,
+        _ => return None,
+    };
+    (!container
+        .ports
+        .iter()
+        .any(|cp| cp.name.as_deref() == Some(name.as_str())))
+    .then_some(name.as_str())
+}
+
+/// Whether `pod`'s probe of `kind` names a port its container lacks.
+fn never_passes(pod: &Pod, kind: ProbeKind) -> bool {
+    pod.containers.iter().any(|c| {
+        let p = match kind {
+            ProbeKind::Readiness => c.readiness_probe.as_ref(),
+            ProbeKind::Liveness => c.liveness_probe.as_ref(),
+        };
+        p.is_some_and(|p| unresolved_port(c, p).is_some())
+    })
+}
+
 fn times(p: &Probe, until: u64) -> impl Iterator<Item = u64> + '_ {
     let start = p.initial_delay_seconds as u64 * 1000;
     let period = (p.period_seconds.max(1)) as u64 * 1000;
@@ -136,10 +167,15 @@ pub fn probe_events(pod: &Pod, changes: &[AppChange], until_ms: u64) -> Vec<Prob
     let (mut r_last, mut r_run) = (None::<bool>, 0u32);
     let (mut l_last, mut l_run) = (None::<bool>, 0u32);
     let mut out = Vec::with_capacity(runs.len());
+    let dead = [
+        never_passes(pod, ProbeKind::Readiness),
+        never_passes(pod, ProbeKind::Liveness),
+    ];
     for (t, kind, p) in runs {
         // A probe at t sees the app as it was just before t: a change made at
         // the very instant of a probe is noticed by the next one.
-        let ok = probe_ok(kind, app_state_before(&pod.id, changes, t));
+        let dead = dead[usize::from(kind == ProbeKind::Liveness)];
+        let ok = !dead && probe_ok(kind, app_state_before(&pod.id, changes, t));
         let mut restarted = false;
         let run = match kind {
             ProbeKind::Readiness => {

@@ -335,7 +335,12 @@ pub fn check_against(lesson: &Lesson, cluster: &Cluster) -> Vec<Diagnostic> {
     for (i, s) in lesson.steps.iter().enumerate() {
         let mut err = |field: &str, msg: String| {
             let mut d = Diagnostic::error(msg).at(s.span);
-            d.field = Some(format!("steps[{i}].set.{field}"));
+            let at = if field.starts_with("text.") {
+                ""
+            } else {
+                "set."
+            };
+            d.field = Some(format!("steps[{i}].{at}{field}"));
             out.push(d);
         };
         if let Some(t) = &s.set.target {
@@ -360,6 +365,11 @@ pub fn check_against(lesson: &Lesson, cluster: &Cluster) -> Vec<Diagnostic> {
                     "origin",
                     format!("scenario `{}` has no such origin: {o:?}", lesson.scenario),
                 );
+            }
+        }
+        for (lang, text) in [("en", &s.text.en), ("ko", &s.text.ko)] {
+            for msg in crate::noun::problems(cluster, text) {
+                err(&format!("text.{lang}"), msg);
             }
         }
         for (field, p) in [

@@ -7,6 +7,8 @@
 //               HISTORY_FRAGMENT, its clock moved past the last one): frame
 //               intervals for 5 s of continuous traffic, and the latency of
 //               one Send (click to the page idle again), median and max of 15.
+//   typing    — an 8 MB text in the editor: from a key press at its end to
+//               the first frame after it, median and max of 15 keys.
 // Usage: node bench/browser.mjs DIST_DIR SHARE_FRAGMENT [HISTORY_FRAGMENT_FILE]
 // Prints one `BENCH name value unit` line per figure for xtask to report.
 import { chromium } from 'playwright';
@@ -154,6 +156,41 @@ if (history) {
   const histDropped = hist.reduce((n, x) => n + Math.max(0, Math.round(x / frame) - 1), 0);
   console.log(`BENCH history_frames_dropped ${histDropped} frames`);
   await hctx.close();
+}
+
+// Typing in an 8 MB text (the reader's limit): the editor holds a window of it.
+{
+  const tctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await tctx.newPage();
+  await page.goto(base);
+  await page.waitForSelector('[data-testid=yaml-editor]');
+  await page.evaluate(async () => {
+    const line = '# a comment line of the size of a manifest line, more or less\n';
+    const area = document.querySelector('[data-testid=yaml-editor]');
+    const text = line.repeat(Math.floor((8 * 1024 * 1024 - 1024) / line.length));
+    area.value = text;
+    area.setSelectionRange(text.length, text.length);
+    area.dispatchEvent(new Event('input', { bubbles: true }));
+    await new Promise((ok) => setTimeout(ok, 500));
+  });
+  await page.locator('[data-testid=yaml-editor]').focus();
+  await page.keyboard.press('Control+End');
+  await page.evaluate(() => {
+    window.__lat = [];
+    document.querySelector('[data-testid=yaml-editor]').addEventListener('keydown', (ev) => {
+      const t0 = ev.timeStamp;
+      requestAnimationFrame(() => setTimeout(() => window.__lat.push(performance.now() - t0), 0));
+    });
+  });
+  for (let i = 0; i < 15; i++) {
+    await page.keyboard.press('x');
+    await page.waitForFunction((k) => window.__lat.length > k, i, { timeout: 60_000 });
+    await page.waitForTimeout(30);
+  }
+  const typed = await page.evaluate(() => window.__lat);
+  console.log(`BENCH type_8mb_median ${median(typed).toFixed(1)} ms`);
+  console.log(`BENCH type_8mb_max ${Math.max(...typed).toFixed(1)} ms`);
+  await tctx.close();
 }
 await browser.close();
 server.close();

@@ -243,6 +243,7 @@ test('the compare view plays the focused packet in each mode with its own pipeli
   await app.open('/?scenario=loadbalancer-cluster&lang=en');
   await app.send();
   await app.outcome();
+  await app.byId('compare-toggle').click();
   const view = page.getByTestId('compare-view');
   await expect(view.getByTestId('compare-mode')).toHaveCount(4);
   const totals = await view.getByTestId('compare-mode').evaluateAll((els) => els.map((e) => [e.getAttribute('data-mode'), e.getAttribute('data-total'), Array.from(e.querySelectorAll('li')).map((li) => li.getAttribute('data-step')).join(',')]));

@@ -82,7 +82,11 @@ test('a lesson opens by URL; its predict question is checked right and wrong aga
   await app.byId('lesson-check').click();
   await expect(app.byId('lesson-result')).toHaveAttribute('data-correct', 'false');
   await expect(app.byId('lesson-result')).toContainText('To the database outside the cluster');
-  // The packets the answer is checked against are played.
+  // The packets the answer is checked against stop at the hop that settles
+  // it (the DNAT to the database); played on, they are answered.
+  await expect(app.byId('lesson-settled')).toContainText('172.16.5.20:5432');
+  await expect(app.byId('play-pause')).toHaveAttribute('aria-pressed', 'false');
+  await app.byId('play-pause').click();
   expect(await app.outcome()).toBe('delivered');
   await expect(app.verdict).toContainText('172.16.5.20:5432');
   // Right.

@@ -28,6 +28,17 @@ struct Run {
     verdict: String,
 }
 
+/// The button that swaps the diagram for the compare view and back.
+#[component]
+pub fn CompareToggle(comparing: RwSignal<bool>) -> impl IntoView {
+    view! {
+        <button class="compare-toggle" data-testid="compare-toggle" aria-pressed=move || comparing.get().to_string()
+            on:click=move |_| comparing.update(|c| *c = !*c)>
+            {move || if comparing.get() { t("compare.back")() } else { t("compare.show")() }}
+        </button>
+    }
+}
+
 #[component]
 pub fn CompareView() -> impl IntoView {
     let store = expect_context::<Store>();
@@ -136,7 +147,7 @@ pub fn CompareView() -> impl IntoView {
                                     <div class="compare-mode" data-testid="compare-mode" data-mode=r.mode.as_str()
                                         data-compared=compared.to_string() data-total=total.to_string()>
                                         <h3>{r.mode.as_str()}" · "{r.verdict.clone()}</h3>
-                                        <p class="strong">{tr(lg, "pipeline.compared").replace("{n}", &compared.to_string())}</p>
+                                        <p class="strong" data-testid="compare-count">{tr(lg, "pipeline.compared").replace("{n}", &compared.to_string())}</p>
                                         <ol class="compare-steps">
                                             {r.pipes.iter().enumerate().flat_map(|(pi, p)| {
                                                 p.boxes.iter().enumerate().map(move |(bi, b)| (pi, bi, b.clone()))

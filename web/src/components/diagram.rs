@@ -93,6 +93,7 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
     let store = expect_context::<Store>();
     let l = lang();
     let skipped = lb_skipped(store);
+    let pointed = super::pointing::pointed();
     move || {
         let skipped = skipped.get();
         let mode = store.mode.get();
@@ -112,7 +113,7 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                 .collect_view();
             let c = s.client;
             let client = view! {
-                <g class="client" data-testid="client">
+                <g class="client" data-testid="client" data-ref="client" class:pointed=move || pointed.has("client")>
                     <BoxRect rect=c class="client-box" />
                     <text x=n(c.x + 10.0) y=n(c.y + 22.0) class="title">{tr(l.get(), "diagram.client")}</text>
                     <text x=n(c.x + 10.0) y=n(c.y + 43.0) class="mono">"198.51.100.7"</text>
@@ -121,7 +122,7 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
             let lb = s.load_balancer.map(|r| {
                 let ips = s.load_balancer_ips.join(", ");
                 view! {
-                    <g class="lb" data-testid="load-balancer">
+                    <g class="lb" data-testid="load-balancer" data-ref="lb" class:pointed=move || pointed.has("lb")>
                         <BoxRect rect=r class="lb-box" />
                         <text x=n(r.x + 10.0) y=n(r.y + 22.0) class="title">{tr(l.get(), "diagram.lb")}</text>
                         <text x=n(r.x + 10.0) y=n(r.y + 43.0) class="mono">{short(&ips, fits(r.w - 20.0, 16.0))}<title>{ips.clone()}</title></text>
@@ -179,6 +180,7 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                         ServiceType::ExternalName => "ExternalName",
                     };
                     let full = format!("{}\n{kind} {}\n{}", svc.id, svc.cluster_ip, svc.ports.join("\n"));
+                    let key = format!("svc:{}", svc.id);
                     let line2 = format!("{kind} {}", svc.cluster_ip);
                     // kpv-core's warnings about this Service (a selector that
                     // matches nothing, a pending load balancer): a mark with them.
@@ -189,7 +191,8 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                     // The texts sit in a nested viewport, which clips what is
                     // wider than a narrow box; the whole text is the tooltip.
                     view! {
-                        <g class="service" data-testid=format!("service-{}", svc.id.name) data-warning=warned>
+                        <g class="service" data-testid=format!("service-{}", svc.id.name) data-warning=warned
+                            data-ref=key.clone() class:pointed=move || pointed.has(&key)>
                             <title>{full}</title>
                             <BoxRect rect=r class="service-box" />
                             <svg x=n(r.x) y=n(r.y) width=n(r.w) height=n(r.h)>
@@ -206,8 +209,14 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                 .iter()
                 .map(|nd| {
                     let r = nd.rect;
+                    let key = format!("node:{}", nd.name);
+                    // kpv-core's warnings about this Node: a mark with them.
+                    let warned = store.warnings_by_object.with(|w| w.get(&format!("Node/{}", nd.name)).map(|m| m.join("\n")));
+                    let mark = warned.clone().map(|m| view! {
+                        <text class="warn-mark" data-testid="warning-mark" x=n(nd.proxy.x - 26.0) y=n(r.y + 24.0)><title>{m}</title>"⚠"</text>
+                    });
                     let eth = if node_ports.is_empty() { format!("eth0 {}", nd.ip) } else { format!("eth0 {} {}", nd.ip, node_ports.join(" ")) };
-                    let title_max = fits(nd.proxy.x - r.x - 16.0, 17.0);
+                    let title_max = fits(nd.proxy.x - r.x - if warned.is_some() { 46.0 } else { 16.0 }, 17.0);
                     let tip = format!("{}{}{}", nd.name, nd.zone.clone().map(|z| format!(" · {z}")).unwrap_or_default(), nd.pod_cidr.clone().map(|c| format!(" · {c}")).unwrap_or_default());
                     let skip = skipped.get(&nd.name).map(|svc| {
                         let text = tr(l.get(), "diagram.lb-skips").replace("{svc}", svc);
@@ -219,9 +228,11 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                     });
                     view! {
                         <g class="node" class:lb-skipped=skipped.contains_key(&nd.name) data-testid=format!("node-{}", nd.name)
-                            data-lb-skipped=skipped.contains_key(&nd.name).to_string()>
+                            data-lb-skipped=skipped.contains_key(&nd.name).to_string()
+                            data-ref=key.clone() class:pointed=move || pointed.has(&key) data-warning=warned>
                             <BoxRect rect=r class="node-box" />
                             {skip}
+                            {mark}
                             <text x=n(r.x + 10.0) y=n(r.y + 24.0) class="title">{short(&nd.name, title_max)}<title>{tip}</title></text>
                             <g class="mode-glyph" data-testid="mode-glyph" data-mode=mode.as_str()>
                                 <BoxRect rect=nd.proxy class="proxy-box" />
@@ -245,13 +256,24 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                     let id = p.id.clone();
                     let tip = format!("{}\n{}\n{}", p.id, p.ip, p.labels.join(", "));
                     let state_w = 130.0;
+                    let key = format!("pod:{}", p.id);
+                    // kpv-core's warnings about this Pod (its node is missing,
+                    // a probe names a port it lacks): a mark with them.
+                    let warned = store.warnings_by_object.with(|w| w.get(&format!("Pod/{}", p.id)).map(|m| m.join("\n")));
+                    // The mark goes before the name (the top right holds the probe chip).
+                    let name_dx = if warned.is_some() { 28.0 } else { 8.0 };
+                    let warn_mark = warned.clone().map(|m| view! {
+                        <text class="warn-mark" data-testid="warning-mark" x=n(r.x + 6.0) y=n(r.y + 20.0)><title>{m}</title>"⚠"</text>
+                    });
                     view! {
                         <g class="pod" class:not-ready=!is_ready data-testid=format!("pod-{}", p.id.name) data-ready=is_ready.to_string() data-received=got.to_string()
+                            data-ref=key.clone() class:pointed=move || pointed.has(&key) data-warning=warned
                             role="button" tabindex="0" aria-label=format!("{} — {}", p.id.name, tr(l.get(), "pod.controls"))
                             on:click=move |_| open_pod.update(|o| *o = if o.as_ref() == Some(&id) { None } else { Some(id.clone()) })>
                             <title>{tip}</title>
                             <BoxRect rect=r class="pod-box" />
-                            <text x=n(r.x + 8.0) y=n(r.y + 20.0) class="strong">{short(&p.id.name, fits(r.w - 60.0, 17.0))}</text>
+                            <text x=n(r.x + name_dx) y=n(r.y + 20.0) class="strong">{short(&p.id.name, fits(r.w - 52.0 - name_dx, 17.0))}</text>
+                            {warn_mark}
                             <text x=n(r.x + 8.0) y=n(r.y + 40.0) class="mono">{short(&p.ip, fits(r.w - state_w - 12.0, 16.0))}</text>
                             <text x=n(r.x + r.w - 8.0) y=n(r.y + 40.0) class="readiness" text-anchor="end">{format!("{mark} {}", short(word, fits(state_w, 16.0)))}</text>
                             <text x=n(r.x + r.w - 8.0) y=n(r.y + 20.0) class="muted received" text-anchor="end">{if got > 0 { format!("⬇{got}") } else { String::new() }}</text>
@@ -391,6 +413,7 @@ type PipeInfo = (Vec<Pipeline>, Vec<Option<Slot>>, Vec<usize>);
 fn PipelineStrip() -> impl IntoView {
     let store = expect_context::<Store>();
     let l = lang();
+    let pointed = super::pointing::pointed();
     let info = Memo::new(move |_| -> Option<PipeInfo> {
         store.with_focused_trace(|t| {
             let (p, s) = pipelines(t);
@@ -517,9 +540,11 @@ fn PipelineStrip() -> impl IntoView {
                 let r = store.scene.with(|s| s.strip_box(k, count));
                 let tick = if passed { "✓ " } else if is_current { "▶ " } else { "" };
                 let title = format!("{name}\n{detail}");
+                let rk = format!("step:{key}");
                 view! {
                     <g class="pipeline-step" class:current=is_current class:passed=passed data-testid="pipeline-step"
-                        data-step=key data-current=is_current.to_string()>
+                        data-step=key data-current=is_current.to_string()
+                        data-ref=rk.clone() class:pointed=move || pointed.has(&rk)>
                         <title>{title}</title>
                         <BoxRect rect=r class="step-box" />
                         <text x=n(r.x + 8.0) y=n(r.y + 20.0) class="strong">{short(&format!("{tick}{name}"), fits(r.w - 14.0, 16.5))}</text>

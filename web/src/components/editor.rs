@@ -12,6 +12,7 @@
 //! tab saving a different text is noticed (`storage` events) and the user
 //! chooses; until then this tab saves nothing. A stored value this version
 //! cannot read is kept until the user has had the chance to download it.
+use super::textwindow::{self, Window};
 use super::{lang, t};
 use crate::env::{self, SaveError, Stored};
 use crate::i18n::{tr, Lang};
@@ -29,6 +30,8 @@ pub const LARGE_TEXT: usize = 256 * 1024;
 pub const MAX_LISTED: usize = 100;
 /// The pause in typing after which the text is checked and saved.
 pub const CHECK_AFTER_MS: u64 = 300;
+/// The textarea's line height in CSS pixels (12 px × 1.45, `style.css`).
+const LINE_PX: f64 = 17.4;
 
 /// Is a text of `len` bytes checked after a pause in typing? Small ones
 /// are; so is one over the reader's limit (refused at once, unparsed).
@@ -151,17 +154,42 @@ fn problem_text(l: crate::i18n::Lang, name: &str, p: &FileProblem) -> String {
     }
 }
 
-/// The gutter's line numbers as runs of text: (in error, "n\nn+1\n…").
-pub fn gutter_runs(lines: usize, bad: &BTreeSet<usize>) -> Vec<(bool, String)> {
-    let mut runs: Vec<(bool, String)> = Vec::new();
-    for i in 1..=lines {
-        let is_bad = bad.contains(&i);
+/// What the gutter marks on a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    Plain,
+    Warning,
+    Error,
+}
+
+/// The gutter's line numbers as runs of text: (mark, "n\nn+1\n…").
+pub fn gutter_runs(lines: usize, bad: &BTreeSet<usize>) -> Vec<(Mark, String)> {
+    gutter_runs_from(0, lines, bad, &BTreeSet::new())
+}
+
+/// The gutter of a window: `lines` numbers from line `first + 1`; a line
+/// in error or with a warning is a run of its own.
+pub fn gutter_runs_from(
+    first: usize,
+    lines: usize,
+    bad: &BTreeSet<usize>,
+    warned: &BTreeSet<usize>,
+) -> Vec<(Mark, String)> {
+    let mut runs: Vec<(Mark, String)> = Vec::new();
+    for i in first + 1..=first + lines {
+        let mark = if bad.contains(&i) {
+            Mark::Error
+        } else if warned.contains(&i) {
+            Mark::Warning
+        } else {
+            Mark::Plain
+        };
         match runs.last_mut() {
-            Some((b, text)) if *b == is_bad && !is_bad => {
+            Some((m, text)) if *m == mark && mark == Mark::Plain => {
                 text.push_str(&i.to_string());
                 text.push('\n');
             }
-            _ => runs.push((is_bad, format!("{i}\n"))),
+            _ => runs.push((mark, format!("{i}\n"))),
         }
     }
     runs
@@ -263,7 +291,19 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
     let error_lines = Memo::new(move |_| {
         errors.with(|es| kpv_core::order::set(es.iter().filter_map(|d| d.span.map(|s| s.line))))
     });
-    let line_count = Memo::new(move |_| draft.with(|d| d.lines().count().max(1)));
+    let warning_lines = Memo::new(move |_| {
+        warnings.with(|ws| kpv_core::order::set(ws.iter().filter_map(|d| d.span.map(|s| s.line))))
+    });
+    // The textarea's window onto the draft (the whole text unless it is
+    // large), and the lines the gutter numbers: (first, how many).
+    let win = StoredValue::new(draft.with_untracked(|d| Window::whole(d)));
+    let view_lines = RwSignal::new((0usize, draft.with_untracked(|d| d.lines().count().max(1))));
+    // The textarea's last scroll position: a window moves only when the
+    // user scrolls toward one of its inner edges.
+    let last_top = StoredValue::new(0i32);
+    // The next input replaces the whole text, not just the window: the
+    // user selected all the textarea holds (Ctrl+A) before typing or pasting.
+    let replace_all = StoredValue::new(false);
 
     let save_now = move || {
         if unreadable.with_untracked(Option::is_some) || conflict.with_untracked(Option::is_some) {
@@ -298,10 +338,67 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
         );
         timer.set_value(h.ok());
     };
+    // Put the window of `text` around byte `at` in the textarea; `place`:
+    // put the caret there and scroll it into view.
+    let put = move |text: &str, at: usize, place: bool| {
+        let w = textwindow::around(text, at);
+        win.set_value(w);
+        let shown = &text[w.start..w.end];
+        view_lines.set((w.first_line, shown.lines().count().max(1)));
+        let Some(a) = area.get_untracked() else {
+            return;
+        };
+        a.set_value(shown);
+        last_top.set_value(a.scroll_top());
+        if place {
+            let inside = at.saturating_sub(w.start).min(shown.len());
+            let caret = textwindow::byte_to_utf16(shown, inside) as u32;
+            let _ = a.set_selection_range(caret, caret);
+            let line = shown.as_bytes()[..inside]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            let top = ((line as f64 - 3.0).max(0.0) * LINE_PX) as i32;
+            a.set_scroll_top(top);
+            last_top.set_value(a.scroll_top());
+            if let Some(g) = gutter.get_untracked() {
+                g.set_scroll_top(top);
+            }
+        }
+    };
     // The textarea shows `text` (the app's load, not the user's typing).
-    let show = move |text: &str| {
+    let show = move |text: &str| put(text, 0, false);
+    // Move the window when the caret nears an edge of it that is not the
+    // text's own (arrows, Page Down, a click, typing).
+    let follow_caret = move || {
+        let Some(a) = area.get_untracked() else {
+            return;
+        };
+        let w = win.get_value();
+        let (whole, len) = draft.with_untracked(|d| (w.is_whole(d), d.len()));
+        if whole {
+            return;
+        }
+        // A selection (select all, a drag) stays as it is.
+        let (from, to) = (
+            a.selection_start().ok().flatten(),
+            a.selection_end().ok().flatten(),
+        );
+        if from != to {
+            return;
+        }
+        let shown = a.value();
+        let caret = textwindow::utf16_to_byte(&shown, from.unwrap_or(0) as usize);
+        if textwindow::near_inner_edge(w, len, &shown, caret) {
+            draft.with_untracked(|d| put(d, w.start + caret, true));
+        }
+    };
+    // Go to 1-based line `line` of the draft (a diagnostic's line).
+    let jump = move |line: usize| {
+        let at = draft.with_untracked(|d| textwindow::line_start(d, line.saturating_sub(1)));
+        draft.with_untracked(|d| put(d, at, true));
         if let Some(a) = area.get_untracked() {
-            a.set_value(text);
+            let _ = a.focus();
         }
     };
     // Put a text the app loaded in the editor: the user's own text is set
@@ -334,8 +431,8 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
     };
     // The textarea starts with the draft.
     Effect::new(move |_| {
-        if let Some(a) = area.get() {
-            a.set_value(&draft.get_untracked());
+        if area.get().is_some() {
+            draft.with_untracked(|d| show(d));
         }
     });
     // Other tabs: a different text saved there is a choice for the user.
@@ -515,8 +612,11 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
                     {move || {
                         // Plain text runs with a span only per line in error: a
                         // 50,000-line paste makes a handful of nodes, not 50,000.
-                        gutter_runs(line_count.get(), &error_lines.get()).into_iter().map(|(bad, text)| {
-                            if bad { view! { <span class="bad">{text}</span> }.into_any() } else { text.into_any() }
+                        let (first, count) = view_lines.get();
+                        gutter_runs_from(first, count, &error_lines.get(), &warning_lines.get()).into_iter().map(|(mark, text)| match mark {
+                            Mark::Error => view! { <span class="bad" data-testid="gutter-error">{text}</span> }.into_any(),
+                            Mark::Warning => view! { <span class="warn" data-testid="gutter-warning">{text}</span> }.into_any(),
+                            Mark::Plain => text.into_any(),
                         }).collect_view()
                     }}
                 </pre>
@@ -525,12 +625,67 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
                         applied.set(false);
                         own.set(true);
                         dirty.set(true);
-                        draft.set(event_target_value(&ev));
+                        // A large text: the textarea holds a window of it,
+                        // spliced back into the draft on each key.
+                        // A script setting the value (an input event with no
+                        // inputType) or an edit of everything selected replaces
+                        // the whole text.
+                        let scripted = js_sys::Reflect::get(&ev, &"inputType".into())
+                            .ok()
+                            .and_then(|v| v.as_string())
+                            .is_none_or(|t| t.is_empty());
+                        let all = replace_all.try_update_value(std::mem::take).unwrap_or(false) || scripted;
+                        let shown = event_target_value(&ev);
+                        let w = win.get_value();
+                        let (text, w) = draft.with_untracked(|d| {
+                            if all || w.is_whole(d) { let w = Window::whole(&shown); (shown.clone(), w) } else { textwindow::splice(d, w, &shown) }
+                        });
+                        win.set_value(w);
+                        view_lines.set((w.first_line, shown.lines().count().max(1)));
+                        let pasted_large = w.is_whole(&text) && text.len() >= textwindow::WINDOW_AT;
+                        draft.set(text);
+                        if pasted_large {
+                            let area_el = event_target::<web_sys::HtmlTextAreaElement>(&ev);
+                            let caret = textwindow::utf16_to_byte(&shown, area_el.selection_start().ok().flatten().unwrap_or(0) as usize);
+                            draft.with_untracked(|d| put(d, caret, true));
+                        } else {
+                            follow_caret();
+                        }
                         after_pause();
                     }
+                    on:beforeinput=move |ev| {
+                        let el = event_target::<web_sys::HtmlTextAreaElement>(&ev);
+                        let w = win.get_value();
+                        let windowed = draft.with_untracked(|d| !w.is_whole(d));
+                        let (from, to) = (el.selection_start().ok().flatten(), el.selection_end().ok().flatten());
+                        let everything = from == Some(0) && to == Some(el.text_length());
+                        replace_all.set_value(windowed && everything && el.text_length() > 0);
+                    }
+                    on:keyup=move |_| follow_caret()
+                    on:click=move |_| follow_caret()
                     on:scroll=move |ev| {
-                        let top = event_target::<web_sys::HtmlTextAreaElement>(&ev).scroll_top();
+                        let el = event_target::<web_sys::HtmlTextAreaElement>(&ev);
+                        let top = el.scroll_top();
                         if let Some(g) = gutter.get() { g.set_scroll_top(top); }
+                        // Scrolled toward an inner edge of the window: move it
+                        // there, keeping the line at the top where it is.
+                        let prev = last_top.get_value();
+                        last_top.set_value(top);
+                        let w = win.get_value();
+                        let (whole, len) = draft.with_untracked(|d| (w.is_whole(d), d.len()));
+                        let edge = (LINE_PX * 5.0) as i32;
+                        let near_top = top < prev && w.start > 0 && top < edge;
+                        let near_end = top > prev && w.end < len && top + el.client_height() > el.scroll_height() - edge;
+                        if !whole && (near_top || near_end) {
+                            let line = w.first_line + (top as f64 / LINE_PX) as usize;
+                            let at = if near_top { w.start } else { w.end };
+                            draft.with_untracked(|d| put(d, at, false));
+                            let w2 = win.get_value();
+                            let top2 = (line.saturating_sub(w2.first_line) as f64 * LINE_PX) as i32;
+                            el.set_scroll_top(top2);
+                            last_top.set_value(el.scroll_top());
+                            if let Some(g) = gutter.get() { g.set_scroll_top(top2); }
+                        }
                     }></textarea>
             </div>
             {move || file_problem.get().map(|p| view! { <p class="notice" role="alert" data-testid="file-error">{p}</p> })}
@@ -545,13 +700,13 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
                     let (line, col) = d.position().map(|s| (s.line, s.column)).unwrap_or((0, 0));
                     let text = located(l.get(), &d);
                     let hint = d.hint.clone().unwrap_or_default();
-                    view! { <li data-testid="yaml-error" data-line=line.to_string() data-column=col.to_string()>{text}<br/><span class="muted small">{hint}</span></li> }
+                    view! { <li data-testid="yaml-error" data-line=line.to_string() data-column=col.to_string() class:jumps={line > 0} on:click=move |_| { if line > 0 { jump(line) } }>{text}<br/><span class="muted small">{hint}</span></li> }
                 }).collect_view()}
                 {move || warnings.get().into_iter().take(MAX_LISTED).map(|d| {
                     let line = d.position().map(|s| s.line).unwrap_or(0);
                     let text = format!("⚠ {}", located(l.get(), &d));
                     let hint = d.hint.clone().unwrap_or_default();
-                    view! { <li class="warning" data-testid="yaml-warning" data-line=line.to_string()>{text}<br/><span class="muted small">{hint}</span></li> }
+                    view! { <li class="warning" data-testid="yaml-warning" data-line=line.to_string() class:jumps={line > 0} on:click=move |_| { if line > 0 { jump(line) } }>{text}<br/><span class="muted small">{hint}</span></li> }
                 }).collect_view()}
                 {move || {
                     // A long list is shown short: the first of each, and how many more.
@@ -607,13 +762,24 @@ mod tests {
         assert_eq!(
             gutter_runs(6, &bad),
             vec![
-                (false, "1\n2\n".to_string()),
-                (true, "3\n".to_string()),
-                (true, "4\n".to_string()),
-                (false, "5\n6\n".to_string()),
+                (Mark::Plain, "1\n2\n".to_string()),
+                (Mark::Error, "3\n".to_string()),
+                (Mark::Error, "4\n".to_string()),
+                (Mark::Plain, "5\n6\n".to_string()),
             ]
         );
         assert_eq!(gutter_runs(50_000, &BTreeSet::new()).len(), 1);
+        // A window from line 101, a warning on 103 and one on an error line.
+        let warned: BTreeSet<usize> = [3, 103].into_iter().collect();
+        assert_eq!(
+            gutter_runs_from(100, 4, &[102].into_iter().collect(), &warned),
+            vec![
+                (Mark::Plain, "101\n".to_string()),
+                (Mark::Error, "102\n".to_string()),
+                (Mark::Warning, "103\n".to_string()),
+                (Mark::Plain, "104\n".to_string()),
+            ]
+        );
     }
 
     #[test]

@@ -7,11 +7,13 @@
 //! learner plays the step or checks an answer. Whether an answer is right is
 //! computed from the traces by [`kpv_core::lesson::check_prediction`].
 
+use super::pointing;
 use super::{lang, t};
 use crate::i18n::tr;
 use crate::scenarios::PRESETS;
 use crate::state::Store;
 use kpv_core::lesson::{self, Lesson, Played};
+use kpv_core::noun::{self, Segment};
 use kpv_core::trace::Origin;
 use leptos::prelude::*;
 
@@ -24,6 +26,8 @@ pub struct LessonState {
     pub played: RwSignal<Option<Played>>,
     pub choice: RwSignal<Option<usize>>,
     pub result: RwSignal<Option<bool>>,
+    /// The hop of the focused packet that settled the last checked answer.
+    pub settled: RwSignal<Option<usize>>,
 }
 
 impl LessonState {
@@ -35,6 +39,7 @@ impl LessonState {
             played: RwSignal::new(None),
             choice: RwSignal::new(None),
             result: RwSignal::new(None),
+            settled: RwSignal::new(None),
         }
     }
 
@@ -90,6 +95,7 @@ impl LessonState {
         self.played.set(played);
         self.choice.set(None);
         self.result.set(None);
+        self.settled.set(None);
         show_in_address(&lesson.id, k);
     }
 
@@ -106,7 +112,8 @@ impl LessonState {
         store.playing.set(true);
     }
 
-    /// Check the chosen answer, then play the step to show why.
+    /// Check the chosen answer, send the step's packets and stop at the hop
+    /// that settles the question (kpv-core's [`kpv_core::settle`]).
     pub fn check(&self, store: &Store) {
         let (Some(lesson), Some(choice), Some(played)) = (
             self.lesson(),
@@ -129,6 +136,25 @@ impl LessonState {
             self.result.set(Some(right));
         }
         self.play(store);
+        // Stop at the hop that settles the question, so its caption says why.
+        let kind = lesson
+            .steps
+            .get(step)
+            .and_then(|s| s.predict.as_ref())
+            .map(|p| p.kind);
+        let hop = kind
+            .and_then(|k| store.with_focused_trace(|t| kpv_core::settle::settling_hop(t, k)))
+            .flatten();
+        if let Some(at) = hop
+            .and_then(|i| store.with_focused_flight(|f| f.hop_time(i)))
+            .flatten()
+        {
+            store.playing.set(false);
+            store.now.set(at);
+        }
+        self.settled.set(hop);
+        // The side column scrolls so the verdict and its hop are in view.
+        request_animation_frame(reveal_settled);
     }
 
     pub fn close(&self) {
@@ -148,6 +174,29 @@ impl LessonState {
 impl Default for LessonState {
     fn default() -> Self {
         LessonState::new()
+    }
+}
+
+/// Scroll the side column (not the page) so the checked answer's verdict
+/// and the hop that settled it are in view.
+fn reveal_settled() {
+    use wasm_bindgen::JsCast;
+    let doc = web_sys::window().and_then(|w| w.document());
+    let find = |sel: &str| {
+        doc.as_ref()
+            .and_then(|d| d.query_selector(sel).ok().flatten())
+            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    };
+    let (Some(side), Some(el)) = (
+        find(".first-screen .side"),
+        find("[data-testid=lesson-settled]").or_else(|| find("[data-testid=lesson-result]")),
+    ) else {
+        return;
+    };
+    let bottom = el.offset_top() + el.offset_height() + 8;
+    let shown = side.offset_top() + side.scroll_top() + side.client_height();
+    if bottom > shown {
+        side.set_scroll_top(side.scroll_top() + bottom - shown);
     }
 }
 
@@ -185,11 +234,77 @@ fn show_in_address(id: &str, k: usize) {
     crate::share::replace_address(&url);
 }
 
+/// The diagram keys of the nouns `text` marks that name something in the
+/// Store's cluster.
+fn noun_keys(store: &Store, text: &str) -> Vec<String> {
+    store.parsed.with_untracked(|(c, _)| {
+        noun::segments(text)
+            .into_iter()
+            .filter_map(|s| match s {
+                Segment::Noun { target, .. } => {
+                    noun::resolve(c, &target).map(|r| pointing::key(&r))
+                }
+                Segment::Text(_) => None,
+            })
+            .collect()
+    })
+}
+
+/// A step's text with its nouns pointing at the diagram: hovering or
+/// focusing one highlights what it names (a noun naming nothing in the
+/// cluster is plain text).
+fn lesson_text(store: &Store, text: &str) -> impl IntoView {
+    let pointed = pointing::pointed();
+    let segs: Vec<(String, Option<String>)> = store.parsed.with_untracked(|(c, _)| {
+        noun::segments(text)
+            .into_iter()
+            .map(|s| match s {
+                Segment::Text(t) => (t.to_string(), None),
+                Segment::Noun { target, words } => (
+                    words.to_string(),
+                    noun::resolve(c, &target).map(|r| pointing::key(&r)),
+                ),
+            })
+            .collect()
+    });
+    segs.into_iter()
+        .map(|(words, key)| match key {
+            None => words.into_any(),
+            Some(key) => {
+                let (k1, k2) = (key.clone(), key.clone());
+                view! {
+                    <span class="noun" tabindex="0" data-testid="lesson-noun" data-ref=key
+                        on:mouseenter=move |_| pointed.show(vec![k1.clone()])
+                        on:focus=move |_| pointed.show(vec![k2.clone()])
+                        on:mouseleave=move |_| pointed.clear()
+                        on:blur=move |_| pointed.clear()>{words}</span>
+                }
+                .into_any()
+            }
+        })
+        .collect_view()
+}
+
 #[component]
 pub fn LessonBar() -> impl IntoView {
     let store = expect_context::<Store>();
     let ls = expect_context::<LessonState>();
     let l = lang();
+    // When a step opens, its nouns light up on the diagram for a moment.
+    let pointed = pointing::pointed();
+    Effect::new(move |_| {
+        let (Some(i), k, lg) = (ls.open.get(), ls.step.get(), l.get()) else {
+            return;
+        };
+        let text = ls.lessons.with_value(|v| {
+            v.get(i)
+                .and_then(|x| x.steps.get(k))
+                .map(|s| s.text.get(lg.code()).to_string())
+        });
+        if let Some(text) = text {
+            pointed.flash(noun_keys(&store, &text));
+        }
+    });
     let current = move || {
         let i = ls.open.get()?;
         ls.lessons.with_value(|v| v.get(i).cloned())
@@ -230,7 +345,7 @@ pub fn LessonBar() -> impl IntoView {
         Some(view! {
             <div class="lesson-body">
                 <p class="lesson-step small muted" data-testid="lesson-progress">{format!("{} {} / {n}", tr(l.get(), "lesson.step"), k + 1)}</p>
-                <p data-testid="lesson-text" class="lesson-text" data-content="lesson">{step.text.get(lang).to_string()}</p>
+                <p data-testid="lesson-text" class="lesson-text" data-content="lesson">{lesson_text(&store, step.text.get(lang))}</p>
                 {match predict {
                     Some(p) => view! {
                         <fieldset class="lesson-predict" data-testid="lesson-predict">
@@ -258,6 +373,17 @@ pub fn LessonBar() -> impl IntoView {
                                         {if right { format!("✔ {}", tr(l.get(), "lesson.right")) } else { format!("✖ {} ", tr(l.get(), "lesson.wrong")) }}
                                         {(!right).then(|| view! { <span data-content="lesson">{answer}</span> })}
                                     </p>
+                                    {move || {
+                                        // The hop that settles it, in the caption's words.
+                                        let lg = l.get();
+                                        let i = ls.settled.get()?;
+                                        let line = store.with_focused_trace(|t| t.hops.get(i).map(|h| crate::hops::summary(lg, h))).flatten()?;
+                                        Some(view! {
+                                            <p class="lesson-settled" data-testid="lesson-settled" data-hop=(i + 1).to_string()>
+                                                <strong>{tr(lg, "lesson.settled").replace("{i}", &(i + 1).to_string())}</strong>" "{line}
+                                            </p>
+                                        })
+                                    }}
                                 }
                             })}
                         </fieldset>

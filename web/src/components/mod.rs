@@ -14,6 +14,8 @@ pub mod labs;
 #[cfg(feature = "full")]
 pub mod lessons;
 pub mod panels;
+pub mod pointing;
+pub mod textwindow;
 
 use crate::i18n::{tr, Lang};
 use kpv_core::trace::Outcome;

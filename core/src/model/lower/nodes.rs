@@ -428,6 +428,23 @@ impl Builder {
                 }
             }
         }
+        if addresses.is_empty() {
+            // Not Kubernetes' rule but the simulator's stand-in: a real node
+            // reports its addresses, and kube-proxy's rules use them.
+            c.warn(
+                status
+                    .and_then(|s| s.get("addresses"))
+                    .or(status)
+                    .or_else(|| o.node.get("metadata").and_then(|m| m.get("name")))
+                    .unwrap_or(&o.node),
+                "status.addresses",
+                format!(
+                    "Node {} has no InternalIP or ExternalIP in status.addresses: the simulator gives it an address of its own (192.168.0.x)",
+                    id.name
+                ),
+                "copy status.addresses from `kubectl get node -o yaml`",
+            );
+        }
         let zone = labels.get("topology.kubernetes.io/zone").cloned();
         let mut taints = Vec::new();
         for (i, t) in c

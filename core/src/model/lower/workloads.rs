@@ -68,13 +68,50 @@ impl Builder {
             let liveness_probe = cn
                 .get("livenessProbe")
                 .and_then(|n| Self::probe(c, n, &join(&p, "livenessProbe")));
-            out.push(Container {
+            let container = Container {
                 name,
                 image,
                 ports,
                 readiness_probe,
                 liveness_probe,
-            });
+            };
+            // A probe's port name the container lacks: the kubelet cannot
+            // resolve it, and the probe fails every time (modelled so in
+            // `controller::probe`).
+            for (key, probe) in [
+                ("readinessProbe", &container.readiness_probe),
+                ("livenessProbe", &container.liveness_probe),
+            ] {
+                let Some(port) = probe
+                    .as_ref()
+                    .and_then(|pr| crate::controller::probe::unresolved_port(&container, pr))
+                else {
+                    continue;
+                };
+                let probe_node = cn.get(key);
+                let (handler, field) = match probe_node.and_then(|n| n.get("httpGet")) {
+                    Some(h) => (Some(h), "httpGet.port"),
+                    None => (
+                        probe_node.and_then(|n| n.get("tcpSocket")),
+                        "tcpSocket.port",
+                    ),
+                };
+                let at = handler
+                    .and_then(|h| h.get("port"))
+                    .or(probe_node)
+                    .unwrap_or(cn);
+                c.warn(
+                    at,
+                    &join(&p, &format!("{key}.{field}")),
+                    format!(
+                        "{key} names port `{port}`, which container `{}` does not have: the kubelet cannot resolve it and the probe fails every time{}",
+                        container.name,
+                        if key == "readinessProbe" { " (the Pod never becomes Ready)" } else { " (the container restarts again and again)" }
+                    ),
+                    "name one of the container's ports, or give the port number",
+                );
+            }
+            out.push(container);
         }
         out
     }
