@@ -244,24 +244,7 @@ fn split_host_port(s: &str) -> Option<(String, Option<u16>)> {
 
 /// Does an entry point's table name this host?
 pub fn names_host(rt: &http::RoutingTable, entry: &EntryPoint, host: &str) -> bool {
-    use http::matching::{gateway_host_matches, ingress_host_matches};
-    match rt.tables.get(entry) {
-        Some(http::model::Table::Ingress(t)) => t.hosts.iter().any(|h| {
-            h.host
-                .as_deref()
-                .is_some_and(|x| ingress_host_matches(x, host))
-        }),
-        Some(http::model::Table::Gateway(g)) => g.listeners.iter().any(|l| {
-            l.listener
-                .hostname
-                .as_deref()
-                .is_some_and(|x| gateway_host_matches(x, host))
-                || l.matches
-                    .iter()
-                    .any(|m| m.hostnames.iter().any(|x| gateway_host_matches(x, host)))
-        }),
-        None => false,
-    }
+    http::send::names_host(rt, entry, host)
 }
 
 /// The proxy `--via` names, else the one HOST resolves to, else the only one.

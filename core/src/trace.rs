@@ -45,6 +45,9 @@ pub enum Origin {
 pub enum Dest {
     Ip(IpAddr),
     Name(String),
+    /// An HTTP request through an Ingress or Gateway entry point (replayed
+    /// as a [`crate::http::journey`], not by [`trace`]).
+    Http(Box<crate::http::send::HttpSend>),
 }
 
 /// One connection to trace.
@@ -67,6 +70,7 @@ impl Request {
         match &self.dst {
             Dest::Ip(ip) => SocketAddr::new(*ip, self.port).to_string(),
             Dest::Name(n) => format!("{n}:{}", self.port),
+            Dest::Http(h) => format!("{} {}", h.request.method, h.request.url()),
         }
     }
 }
@@ -172,6 +176,9 @@ pub enum HopKind {
     },
     /// The reply, translated back by conntrack.
     Reply,
+    /// A step inside an HTTP proxy Pod (TLS, the routing decision, the
+    /// new connection to the backend or the proxy's own answer).
+    Http(Box<crate::http::send::ProxyHop>),
 }
 
 /// A full trace.
@@ -413,7 +420,19 @@ pub fn client(sim: &Sim<'_>, req: &Request, t: &mut Trace) -> Option<Packet> {
             .unwrap_or(src_ip)
     };
     // DNS.
-    let dst_ip = match &req.dst {
+    // An HTTP request traced as a plain connection goes to its URL's host.
+    let by_name;
+    let dst = match &req.dst {
+        Dest::Http(h) => {
+            by_name = match h.request.authority.parse::<IpAddr>() {
+                Ok(ip) => Dest::Ip(ip),
+                Err(_) => Dest::Name(h.request.authority.clone()),
+            };
+            &by_name
+        }
+        d => d,
+    };
+    let dst_ip = match dst {
         Dest::Ip(ip) => *ip,
         Dest::Name(name) => match sim.resolve(name, &ns) {
             Ok((ip, fqdn)) => {
@@ -440,6 +459,10 @@ pub fn client(sim: &Sim<'_>, req: &Request, t: &mut Trace) -> Option<Packet> {
                 return None;
             }
         },
+        Dest::Http(_) => {
+            t.outcome = Outcome::Unrouted;
+            return None;
+        }
     };
     let pkt = Packet::new(
         sock(source_for(dst_ip), req.src_port),
@@ -1024,6 +1047,7 @@ pub fn describe_hop(h: &Hop) -> String {
             "reply {} → {} (conntrack reverses the NAT)",
             h.after.src, h.after.dst
         ),
+        HopKind::Http(p) => format!("proxy {}: {}", p.proxy, p.stage.key()),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod events;
 pub mod labs;
 pub mod lessons;
 pub mod panels;
+pub mod request;
 
 use crate::i18n::{tr, Lang};
 use kpv_core::trace::Outcome;
