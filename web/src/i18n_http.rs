@@ -8,7 +8,8 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("http.target", "HTTP request via", "HTTP 요청 경유"),
     ("http.method", "Method", "메서드"),
     ("http.url", "URL", "URL"),
-    ("http.headers", "Headers (one Name: value per line)", "헤더 (한 줄에 이름: 값 하나)"),
+    ("http.headers", "Headers", "헤더"),
+    ("http.headers-hint", "One Name: value per line", "한 줄에 이름: 값 하나"),
     ("http.form", "HTTP request", "HTTP 요청"),
     ("http.field.method", "Method", "메서드"),
     ("http.field.url", "URL", "URL"),
@@ -65,10 +66,6 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("http.table.heading", "Routing table of {entry}, in evaluation order", "{entry}의 라우팅 테이블 (평가 순서)"),
     ("http.table.empty", "This scenario has no Ingress or Gateway.", "이 시나리오에는 Ingress나 Gateway가 없습니다."),
     ("http.table.matched", "matched", "일치"),
-    ("http.table.hosts", "Hosts", "호스트"),
-    ("http.table.match", "Match", "매치"),
-    ("http.table.to", "Backends, filters", "백엔드, 필터"),
-    ("http.table.rule", "Rule", "규칙"),
 ];
 
 #[cfg(test)]

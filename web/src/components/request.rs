@@ -14,7 +14,6 @@ use kpv_core::http::send::{
     decision, parse_request, proxy_hops, table_rows, HttpSend, ProxyStage, RequestError,
 };
 use kpv_core::replay::{Target, TargetKind};
-use kpv_core::scene::{CARD_RIGHT, CARD_TOP};
 use kpv_core::trace::{Dest, Trace};
 use leptos::prelude::*;
 
@@ -127,21 +126,21 @@ pub fn RequestForm() -> impl IntoView {
     view! {
         <Show when=move || default_url.with(Option::is_some)>
             <div class="request-form" data-testid="request-form">
-                <label class="narrow">
+                <label class="narrow method">
                     <span>{move || tr(l.get(), "http.method")}</span>
                     <input data-testid="request-method" type="text" size="6" spellcheck="false"
                         prop:value=move || form.method.get()
                         on:input=move |ev| form.method.set(event_target_value(&ev))
                         on:keydown=on_enter />
                 </label>
-                <label class="grow">
+                <label class="url">
                     <span>{move || tr(l.get(), "http.url")}</span>
                     <input data-testid="request-url" type="text" spellcheck="false"
                         prop:value=url_value
                         on:input=move |ev| form.url.set(event_target_value(&ev))
                         on:keydown=on_enter />
                 </label>
-                <label class="grow">
+                <label class="headers" title=move || tr(l.get(), "http.headers-hint")>
                     <span>{move || tr(l.get(), "http.headers")}</span>
                     <textarea data-testid="request-headers" rows="1" spellcheck="false"
                         placeholder="env: canary"
@@ -156,94 +155,112 @@ pub fn RequestForm() -> impl IntoView {
     }
 }
 
-/// What the request card shows.
+/// What the request card shows: the client's request, and (once the proxy
+/// has decided) what the backend gets or the proxy's own answer.
 #[derive(Clone, Debug, PartialEq)]
 struct ReqCard {
-    lines: Vec<(String, bool)>,
-    w: f64,
+    sent: Vec<String>,
+    /// (line, changed by the proxy)
+    got: Vec<(String, bool)>,
 }
 
-const LINE_H: f64 = 22.0;
+const LINE_H: f64 = 20.0;
 const CHAR_W: f64 = 9.9;
-const MAX_CHARS: usize = 44;
+/// Characters per line of one column (two columns fit the scene's width).
+const COL_CHARS: usize = 40;
+/// Lines per column, the title included.
+const COL_LINES: usize = 4;
 
-/// The client's request, then (once the proxy has decided) what the
-/// backend gets with each change marked ✎/+, or the proxy's own status.
+fn with_query(path: &str, query: &str) -> String {
+    if query.is_empty() {
+        path.to_string()
+    } else {
+        format!("{path}?{query}")
+    }
+}
+
 fn req_card(lg: crate::i18n::Lang, t: &Trace, hop: usize) -> Option<ReqCard> {
     let (first, p) = proxy_hops(t).next()?;
     let r = &p.request;
-    let mut lines: Vec<(String, bool)> = vec![
-        (tr(lg, "http.card.request").to_string(), false),
-        (format!("{} {}", r.method, r.url()), false),
-        (format!("host: {}", r.host_header()), false),
+    let mut sent = vec![
+        tr(lg, "http.card.request").to_string(),
+        format!("{} {}", r.method, r.url()),
+        format!("host: {}", r.host_header()),
     ];
-    lines.extend(
-        r.headers
-            .iter()
-            .take(3)
-            .map(|(k, v)| (format!("{k}: {v}"), false)),
-    );
+    sent.extend(r.headers.iter().map(|(k, v)| format!("{k}: {v}")));
+    let mut got: Vec<(String, bool)> = Vec::new();
     let backend = proxy_hops(t).find(|(_, p)| p.stage == ProxyStage::Backend);
-    if let Some((bi, b)) = backend.filter(|(bi, _)| hop >= *bi && hop >= first) {
-        let _ = bi;
+    if let Some((_, b)) = backend.filter(|(bi, _)| hop >= *bi && hop >= first) {
         let d = &b.decision;
         if b.connect.is_some() {
             let f = &d.request;
-            lines.push((tr(lg, "http.card.backend").to_string(), false));
-            let path = if f.query.is_empty() {
-                f.path.clone()
-            } else {
-                format!("{}?{}", f.path, f.query)
-            };
-            let changed =
-                path != if r.query.is_empty() {
-                    r.path.clone()
-                } else {
-                    format!("{}?{}", r.path, r.query)
-                } || f.method != r.method;
-            lines.push((
-                format!("{}{} {path}", if changed { "✎ " } else { "" }, f.method),
-                changed,
-            ));
+            got.push((tr(lg, "http.card.backend").to_string(), false));
+            let path = with_query(&f.path, &f.query);
+            let changed = path != with_query(&r.path, &r.query) || f.method != r.method;
+            let mark = if changed { "✎ " } else { "" };
+            got.push((format!("{mark}{} {path}", f.method), changed));
             if f.host != r.host_header() {
-                lines.push((format!("✎ host: {}", f.host), true));
+                got.push((format!("✎ host: {}", f.host), true));
             }
-            let sent: std::collections::BTreeMap<String, String> =
-                kpv_core::http::walk::header_map(&r.headers);
+            let sent_h = kpv_core::http::walk::header_map(&r.headers);
             for (k, v) in &f.headers {
-                match sent.get(k) {
+                match sent_h.get(k) {
                     Some(old) if old == v => {}
-                    Some(_) => lines.push((format!("✎ {k}: {v}"), true)),
-                    None => lines.push((format!("+ {k}: {v}"), true)),
+                    Some(_) => got.push((format!("✎ {k}: {v}"), true)),
+                    None => got.push((format!("+ {k}: {v}"), true)),
                 }
             }
-            for k in sent.keys().filter(|k| !f.headers.contains_key(*k)) {
-                lines.push((format!("− {k}"), true));
+            for k in sent_h.keys().filter(|k| !f.headers.contains_key(*k)) {
+                got.push((format!("− {k}"), true));
             }
         } else if let Some(status) = b.respond {
             let text = tr(lg, "http.card.status").replace("{status}", &status.to_string());
-            lines.push((text, true));
+            got.push((text, true));
             if let Some(rd) = &d.redirect {
-                lines.push((format!("location: {}", rd.location), true));
+                got.push((format!("location: {}", rd.location), true));
             }
         }
     }
-    let lines: Vec<(String, bool)> = lines
-        .into_iter()
-        .map(|(s, c)| (short(&s, MAX_CHARS), c))
-        .collect();
+    sent.truncate(COL_LINES);
+    got.truncate(COL_LINES);
+    Some(ReqCard {
+        sent: sent.iter().map(|s| short(s, COL_CHARS)).collect(),
+        got: got
+            .into_iter()
+            .map(|(s, c)| (short(&s, COL_CHARS), c))
+            .collect(),
+    })
+}
+
+/// One column of the request card at `x`, `top`.
+fn column(lines: Vec<(String, bool)>, x: f64, top: f64) -> impl IntoView {
     let chars = lines
         .iter()
         .map(|(s, _)| s.chars().count())
         .max()
         .unwrap_or(0);
-    Some(ReqCard {
-        w: chars as f64 * CHAR_W + 20.0,
-        lines,
-    })
+    let w = chars as f64 * CHAR_W + 20.0;
+    let h = lines.len() as f64 * LINE_H + 8.0;
+    let texts = lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, (s, changed))| {
+            let y = top + 18.0 + i as f64 * LINE_H;
+            view! {
+                <text x=format!("{:.1}", x + 10.0) y=format!("{y:.1}") class="mono"
+                    class:card-hop=i == 0 class:rewritten=changed>{s}</text>
+            }
+        })
+        .collect_view();
+    view! {
+        <rect x=format!("{x:.1}") y=format!("{top:.1}") width=format!("{w:.1}")
+            height=format!("{h:.1}") rx="6" />
+        {texts}
+    }
 }
 
-/// The request card, under the packet card in the diagram's top right.
+/// The request card, drawn under the nodes (where nothing else is): the
+/// request as sent beside what the backend gets, each change marked.
 #[component]
 pub fn RequestCard() -> impl IntoView {
     let store = expect_context::<Store>();
@@ -255,27 +272,14 @@ pub fn RequestCard() -> impl IntoView {
     });
     move || {
         card.get().map(|c| {
-            let top = CARD_TOP + 82.0;
-            let x = CARD_RIGHT - c.w;
-            let h = c.lines.len() as f64 * LINE_H + 10.0;
-            let lines = c
-                .lines
-                .iter()
-                .enumerate()
-                .map(|(i, (s, changed))| {
-                    let y = top + 21.0 + i as f64 * LINE_H;
-                    let title = i == 0;
-                    view! {
-                        <text x=format!("{:.1}", x + 10.0) y=format!("{y:.1}") class="mono"
-                            class:card-hop=title class:rewritten=*changed>{s.clone()}</text>
-                    }
-                })
-                .collect_view();
+            let top = store.scene.with(|s| s.height) + 4.0;
+            let left = 8.0;
+            let second = left + COL_CHARS as f64 * CHAR_W + 32.0;
+            let sent = c.sent.into_iter().map(|s| (s, false)).collect();
             view! {
                 <g class="packet-card request-card" data-testid="request-card" pointer-events="none">
-                    <rect x=format!("{x:.1}") y=format!("{top:.1}") width=format!("{:.1}", c.w)
-                        height=format!("{h:.1}") rx="6" />
-                    {lines}
+                    {column(sent, left, top)}
+                    {(!c.got.is_empty()).then(|| column(c.got, second, top))}
                 </g>
             }
         })
@@ -330,27 +334,19 @@ pub fn RoutingTable() -> impl IntoView {
                     .unwrap_or_else(|| r.section.clone());
                 let tls = r.tls.as_ref().map(|t| format!(" · tls {t}")).unwrap_or_default();
                 view! {
-                    <tr data-testid="routing-rule" data-matched=hit.to_string() class:matched=hit>
-                        <td class="mono">{format!("{}{tls}", r.section)}<br/>{r.hosts.clone()}</td>
-                        <td class="mono">{r.matching.clone()}</td>
-                        <td class="mono">{r.to.clone()}</td>
-                        <td class="mono small">{rule}{hit.then(|| view! { <strong>" ◀ "{tr(lg, "http.table.matched")}</strong> })}</td>
-                    </tr>
+                    <li data-testid="routing-rule" data-matched=hit.to_string() class:matched=hit>
+                        <span class="mono small">{format!("{}{tls} · {}", r.section, r.hosts)}</span><br/>
+                        <span class="mono">{format!("{} → {}", r.matching, r.to)}</span><br/>
+                        <span class="muted small">{rule}</span>
+                        {hit.then(|| view! { <strong class="small">" ◀ "{tr(lg, "http.table.matched")}</strong> })}
+                    </li>
                 }
             })
             .collect_view();
         view! {
             <div class="routing-table" data-testid="routing-table">
                 <p class="small strong">{tr(lg, "http.table.heading").replace("{entry}", &entry)}</p>
-                <table class="small">
-                    <thead><tr>
-                        <th>{tr(lg, "http.table.hosts")}</th>
-                        <th>{tr(lg, "http.table.match")}</th>
-                        <th>{tr(lg, "http.table.to")}</th>
-                        <th>{tr(lg, "http.table.rule")}</th>
-                    </tr></thead>
-                    <tbody>{body}</tbody>
-                </table>
+                <ol class="routing-rules">{body}</ol>
             </div>
         }
         .into_any()
