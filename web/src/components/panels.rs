@@ -360,7 +360,16 @@ fn hop_kind_word(k: &HopKind) -> &'static str {
         HopKind::Drop { .. } => "drop",
         HopKind::Reject { .. } => "reject",
         HopKind::Reply => "reply",
-        HopKind::Http(p) => p.stage.key(),
+        HopKind::Http(p) => {
+            use kpv_core::http::send::ProxyStage;
+            match p.stage {
+                ProxyStage::Listener => "http-listener",
+                ProxyStage::Route => "http-route",
+                ProxyStage::Rule => "http-rule",
+                ProxyStage::Filters => "http-filters",
+                ProxyStage::Backend => "http-backend",
+            }
+        }
     }
 }
 

@@ -169,7 +169,7 @@ const CHAR_W: f64 = 9.9;
 /// Characters per line of one column (two columns fit the scene's width).
 const COL_CHARS: usize = 40;
 /// Lines per column, the title included.
-const COL_LINES: usize = 4;
+const COL_LINES: usize = 3;
 
 fn with_query(path: &str, query: &str) -> String {
     if query.is_empty() {
@@ -182,23 +182,29 @@ fn with_query(path: &str, query: &str) -> String {
 fn req_card(lg: crate::i18n::Lang, t: &Trace, hop: usize) -> Option<ReqCard> {
     let (first, p) = proxy_hops(t).next()?;
     let r = &p.request;
-    let mut sent = vec![
+    let headers: String = r
+        .headers
+        .iter()
+        .map(|(k, v)| format!(" · {k}: {v}"))
+        .collect();
+    let sent = [
         tr(lg, "http.card.request").to_string(),
         format!("{} {}", r.method, r.url()),
-        format!("host: {}", r.host_header()),
+        format!("host: {}{headers}", r.host_header()),
     ];
-    sent.extend(r.headers.iter().map(|(k, v)| format!("{k}: {v}")));
     let mut got: Vec<(String, bool)> = Vec::new();
     let backend = proxy_hops(t).find(|(_, p)| p.stage == ProxyStage::Backend);
     if let Some((_, b)) = backend.filter(|(bi, _)| hop >= *bi && hop >= first) {
         let d = &b.decision;
         if b.connect.is_some() {
             let f = &d.request;
-            got.push((tr(lg, "http.card.backend").to_string(), false));
             let path = with_query(&f.path, &f.query);
             let changed = path != with_query(&r.path, &r.query) || f.method != r.method;
             let mark = if changed { "✎ " } else { "" };
-            got.push((format!("{mark}{} {path}", f.method), changed));
+            got.push((
+                format!("{}: {mark}{} {path}", tr(lg, "http.card.backend"), f.method),
+                changed,
+            ));
             if f.host != r.host_header() {
                 got.push((format!("✎ host: {}", f.host), true));
             }
@@ -217,11 +223,10 @@ fn req_card(lg: crate::i18n::Lang, t: &Trace, hop: usize) -> Option<ReqCard> {
             let text = tr(lg, "http.card.status").replace("{status}", &status.to_string());
             got.push((text, true));
             if let Some(rd) = &d.redirect {
-                got.push((format!("location: {}", rd.location), true));
+                got.push((format!("→ {}", rd.location), true));
             }
         }
     }
-    sent.truncate(COL_LINES);
     got.truncate(COL_LINES);
     Some(ReqCard {
         sent: sent.iter().map(|s| short(s, COL_CHARS)).collect(),
