@@ -46,7 +46,10 @@ pub enum Dest {
     Ip(IpAddr),
     Name(String),
     /// An HTTP request through an Ingress or Gateway entry point (replayed
-    /// as a [`crate::http::journey`], not by [`trace`]).
+    /// as a [`crate::http::journey`], not by [`trace`]). Share links carry
+    /// it through their own codec; serde only writes it (a derived reader
+    /// would cost the .wasm for nothing).
+    #[serde(skip_deserializing)]
     Http(Box<crate::http::send::HttpSend>),
 }
 

@@ -16,11 +16,11 @@ use super::model::EntryPoint;
 use super::walk::{Decision, HttpRequest, Scheme};
 use crate::model::NamespacedName;
 use crate::trace::{Hop, HopKind, Request, Trace};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::net::SocketAddr;
 
 /// An HTTP request sent through an entry point (what `Dest::Http` carries).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct HttpSend {
     pub entry: EntryPoint,
     pub request: HttpRequest,

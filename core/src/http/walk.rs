@@ -9,11 +9,11 @@
 use super::model::{EntryPoint, Implementation, RoutingTable, ServiceTarget, Table};
 use crate::choose::Chooser;
 use crate::model::{NamespacedName, PortRef};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scheme {
     Http,
@@ -37,7 +37,7 @@ impl Scheme {
 }
 
 /// A request as the proxy receives it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct HttpRequest {
     pub scheme: Scheme,
     /// The connection's destination port.
