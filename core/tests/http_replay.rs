@@ -162,6 +162,8 @@ fn https_requests_reach_a_backend_pod_on_a_second_connection() {
             let keys: Vec<&str> = pipes[p].boxes.iter().map(|b| b.key).collect();
             assert_eq!(keys, want_stages, "{what}");
             assert_eq!(pipes[p].proxy.as_ref(), Some(&listener.proxy));
+            let proxy_pod = c.pod(&listener.proxy).expect("the proxy Pod");
+            assert_eq!(proxy_pod.node_name.as_deref(), Some(pipes[p].node.as_str()));
         }
     }
 }

@@ -288,16 +288,17 @@ pub fn journey_trace(j: &Journey, request: &Request) -> Trace {
     // The net hops before the proxy, then the proxy's steps at the first
     // proxy hop, then the rest.
     let mut proxy_done = false;
-    let proxy_node = j
-        .proxy_pod
-        .as_ref()
-        .and_then(|p| {
-            t1.hops
-                .iter()
-                .rev()
-                .find(|h| h.place == crate::scene::Place::Pod(p.clone()))
+    // The proxy Pod's node: where the pod network took the connection, else
+    // the node whose rules handled it last.
+    let proxy_node = t1
+        .hops
+        .iter()
+        .rev()
+        .find_map(|h| match &h.what {
+            HopKind::PodNetwork { to, .. } => Some(to.clone()),
+            _ => None,
         })
-        .and_then(|h| h.node.clone());
+        .or_else(|| t1.hops.iter().rev().find_map(|h| h.node.clone()));
     let mut pending: Vec<Hop> = Vec::new();
     for h in &j.hops {
         match h {
