@@ -57,6 +57,16 @@ pub enum Chip {
     Drop,
     Reject,
     Accept,
+    /// TLS ended at an HTTP proxy (the server name, the Secret presented;
+    /// `None`: the controller's own certificate).
+    Tls {
+        sni: String,
+        certificate: Option<crate::model::NamespacedName>,
+    },
+    /// The HTTP proxy answered with this status itself.
+    Status {
+        status: u16,
+    },
 }
 
 /// One step of a node's pipeline.
@@ -76,6 +86,9 @@ pub struct PipelineBox {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Pipeline {
     pub node: String,
+    /// An HTTP proxy Pod's steps (listener → route → rule → filters →
+    /// backend), not the node's rules.
+    pub proxy: Option<crate::model::NamespacedName>,
     pub mode: Mode,
     pub boxes: Vec<PipelineBox>,
 }
@@ -248,6 +261,55 @@ pub fn pipelines(trace: &Trace) -> (Vec<Pipeline>, Vec<Option<Slot>>) {
     // The box the last rule hop was in (what a folded chain belongs to).
     let mut last: Option<(usize, usize)> = None;
     for (i, hop) in trace.hops.iter().enumerate() {
+        if let HopKind::Http(h) = &hop.what {
+            let p = match out.last() {
+                Some(pl) if pl.proxy.as_ref() == Some(&h.proxy) && last.is_some() => out.len() - 1,
+                _ => {
+                    out.push(Pipeline {
+                        node: hop.node.clone().unwrap_or_default(),
+                        proxy: Some(h.proxy.clone()),
+                        mode: trace.mode,
+                        boxes: Vec::new(),
+                    });
+                    out.len() - 1
+                }
+            };
+            let boxes = &mut out[p].boxes;
+            let key = h.stage.key();
+            let b = match boxes.iter().position(|b| b.key == key) {
+                Some(b) => b,
+                None => {
+                    boxes.push(PipelineBox {
+                        key,
+                        chain: key.to_string(),
+                        hops: Vec::new(),
+                        chips: Vec::new(),
+                    });
+                    boxes.len() - 1
+                }
+            };
+            let bx = &mut boxes[b];
+            let within = bx.hops.len();
+            bx.hops.push(i);
+            let chip = match (h.stage, &h.tls, h.respond) {
+                (_, Some(tls), _) => Some(Chip::Tls {
+                    sni: tls.sni.clone(),
+                    certificate: tls.certificate.clone(),
+                }),
+                (_, _, Some(status)) => Some(Chip::Status { status }),
+                _ => None,
+            };
+            if let Some(c) = chip {
+                bx.chips.push(c);
+            }
+            slots.push(Some(Slot {
+                pipeline: p,
+                boxed: b,
+                within,
+            }));
+            last = Some((p, b));
+            continue;
+        }
         let node = match (&hop.what, &hop.node) {
             (HopKind::Rule | HopKind::Masquerade { .. } | HopKind::Established { .. }, Some(n)) => {
                 n
@@ -261,10 +323,11 @@ pub fn pipelines(trace: &Trace) -> (Vec<Pipeline>, Vec<Option<Slot>>) {
         };
         // The same node's walk goes on; after any other hop a new one starts.
         let p = match (out.last(), last) {
-            (Some(pl), Some(_)) if &pl.node == node => out.len() - 1,
+            (Some(pl), Some(_)) if &pl.node == node && pl.proxy.is_none() => out.len() - 1,
             _ => {
                 out.push(Pipeline {
                     node: node.clone(),
+                    proxy: None,
                     mode: trace.mode,
                     boxes: Vec::new(),
                 });

@@ -11,6 +11,7 @@
 
 use crate::choose::Chooser;
 use crate::controller::{self, AppChange, Timing};
+use crate::http;
 use crate::model::{Cluster, Mode, NamespacedName, Scheduler, ServiceType};
 use crate::packet::{IpFamily, Protocol};
 use crate::trace::{self, Dest, Origin, Request, Sim, Trace, WorldState};
@@ -81,6 +82,8 @@ pub struct Replay {
     checkpoints: Vec<WorldState>,
     /// The world state after the last packet.
     state: WorldState,
+    /// The cluster prepared for HTTP requests (once per basis, when one is sent).
+    http: Option<std::sync::Arc<http::Prepared>>,
 }
 
 /// kube-proxy's view changes only when a Pod's readiness at the proxy's
@@ -89,9 +92,35 @@ fn proxy_readiness(
     inputs: &Inputs<'_>,
     t: u64,
 ) -> std::collections::BTreeMap<NamespacedName, bool> {
+    readiness_in(inputs.cluster, inputs, t)
+}
+
+fn readiness_in(
+    cluster: &Cluster,
+    inputs: &Inputs<'_>,
+    t: u64,
+) -> std::collections::BTreeMap<NamespacedName, bool> {
     let slice_t = t.saturating_sub(inputs.timing.slice_delay_ms);
     let proxy_t = slice_t.saturating_sub(inputs.timing.proxy_delay_ms);
-    controller::readiness_at(inputs.cluster, inputs.changes, proxy_t)
+    controller::readiness_at(cluster, inputs.changes, proxy_t)
+}
+
+/// An HTTP request's trace: its journey through the entry point's proxy
+/// (from an empty world state, so it depends on nothing sent before it).
+fn http_trace(
+    prepared: &http::Prepared,
+    sim: &Sim<'_>,
+    slices: &[crate::model::EndpointSlice],
+    send: &http::send::HttpSend,
+    p: &SentPacket,
+) -> Option<Trace> {
+    let proxy = prepared.proxies.iter().find(|w| w.entry == send.entry)?;
+    let start = http::journey::Start {
+        origin: p.request.origin.clone(),
+        seed: p.seed,
+    };
+    let j = http::journey::journey(sim, slices, &prepared.table, proxy, &send.request, &start);
+    Some(http::send::journey_trace(&j, &p.request))
 }
 
 impl Replay {
@@ -136,6 +165,7 @@ impl Replay {
             from = from.min(self.packets.partition_point(|p| p.at_ms < t));
         }
         if !same_basis {
+            self.http = None;
             self.basis = Some(Basis {
                 cluster: inputs.cluster.clone(),
                 mode: inputs.mode,
@@ -163,9 +193,41 @@ impl Replay {
         self.packets.truncate(start);
         self.traces.truncate(start);
         let mut cached: Option<(std::collections::BTreeMap<NamespacedName, bool>, Sim<'_>)> = None;
+        // HTTP requests go through the cluster with its controllers' proxies
+        // placed (prepared once per basis).
+        if self.http.is_none()
+            && order[start..]
+                .iter()
+                .any(|p| matches!(p.request.dst, Dest::Http(_)))
+        {
+            self.http = Some(std::sync::Arc::new(http::prepare(inputs.cluster)));
+        }
+        let prepared = self.http.clone();
+        type HttpSim<'s> = (
+            std::collections::BTreeMap<NamespacedName, bool>,
+            Vec<crate::model::EndpointSlice>,
+            Sim<'s>,
+        );
+        let mut http_cached: Option<HttpSim<'_>> = None;
         for (i, p) in order.iter().enumerate().skip(start) {
             if i % CHECKPOINT_EVERY == 0 && self.checkpoints.len() == i / CHECKPOINT_EVERY {
                 self.checkpoints.push(self.state.clone());
+            }
+            if let (Dest::Http(h), Some(prep)) = (&p.request.dst, prepared.as_deref()) {
+                let ready = readiness_in(&prep.cluster, inputs, p.at_ms);
+                if http_cached.as_ref().is_none_or(|(r, _, _)| *r != ready) {
+                    let slices = controller::compute_slices(&prep.cluster, &ready);
+                    let sim = Sim::new(&prep.cluster, &slices, inputs.mode, inputs.scheduler)
+                        .with_app_changes(inputs.changes);
+                    http_cached = Some((ready, slices, sim));
+                }
+                if let Some((_, slices, sim)) = &http_cached {
+                    if let Some(t) = http_trace(prep, sim, slices, h, p) {
+                        self.traces.push(t);
+                        self.packets.push((*p).clone());
+                        continue;
+                    }
+                }
             }
             let ready = proxy_readiness(inputs, p.at_ms);
             if cached.as_ref().is_none_or(|(r, _)| *r != ready) {
@@ -231,6 +293,10 @@ pub enum TargetKind {
     /// The cloud load balancer's address, from outside.
     LoadBalancer,
     ExternalIp,
+    /// An HTTP request through an Ingress or Gateway entry point (the
+    /// target's `dst` is a `Dest::Http` with a request that reaches a host
+    /// it routes), from outside.
+    Http,
 }
 
 impl TargetKind {
@@ -238,7 +304,10 @@ impl TargetKind {
     pub fn external(self) -> bool {
         matches!(
             self,
-            TargetKind::NodePort | TargetKind::LoadBalancer | TargetKind::ExternalIp
+            TargetKind::NodePort
+                | TargetKind::LoadBalancer
+                | TargetKind::ExternalIp
+                | TargetKind::Http
         )
     }
 }
@@ -303,12 +372,43 @@ pub fn targets(cluster: &Cluster) -> Vec<Target> {
         }
     }
     crate::order::sort_by_key(&mut out, |t| (t.kind_rank(), t.service.clone(), t.port));
+    if !cluster.routing.is_empty() {
+        let mut with_http = http_targets(cluster);
+        with_http.append(&mut out);
+        return with_http;
+    }
     out
+}
+
+/// One target per Ingress or Gateway entry point a controller serves, with
+/// a request to a host it routes (HTTPS where it has a certificate).
+fn http_targets(cluster: &Cluster) -> Vec<Target> {
+    let prepared = http::prepare(cluster);
+    prepared
+        .proxies
+        .iter()
+        .filter_map(|p| {
+            let url = http::send::default_url(&prepared, &p.entry);
+            let request = http::send::parse_request("GET", &url, "").ok()?;
+            Some(Target {
+                key: format!("http:{}", p.entry),
+                service: p.service.clone(),
+                kind: TargetKind::Http,
+                port: request.port,
+                dst: Dest::Http(Box::new(http::send::HttpSend {
+                    entry: p.entry.clone(),
+                    request,
+                })),
+                protocol: Protocol::Tcp,
+            })
+        })
+        .collect()
 }
 
 impl Target {
     fn kind_rank(&self) -> u8 {
         match self.kind {
+            TargetKind::Http => 0,
             TargetKind::LoadBalancer => 0,
             TargetKind::NodePort => 1,
             TargetKind::ExternalIp => 2,

@@ -303,6 +303,9 @@ pub fn validate(s: &ShareState) -> Result<(), ShareError> {
 mod codec {
     use super::ShareState;
     use crate::controller::{AppChange, AppState};
+    use crate::http::model::EntryPoint;
+    use crate::http::send::HttpSend;
+    use crate::http::walk::{HttpRequest, Scheme};
     use crate::model::{Mode, NamespacedName, Scheduler};
     use crate::packet::Protocol;
     use crate::replay::SentPacket;
@@ -365,6 +368,7 @@ mod codec {
                 o.push_str("\"name\",\"value\":");
                 text(o, n);
             }
+            Dest::Http(h) => http(o, h),
         }
         let _ = write!(
             o,
@@ -374,6 +378,92 @@ mod codec {
             r.src_port,
             r.keep_open
         );
+    }
+
+    /// An HTTP request's destination: the entry point and the request.
+    fn http(o: &mut String, h: &HttpSend) {
+        let r = &h.request;
+        o.push_str("\"http\",\"entry\":");
+        text(o, &h.entry.to_string());
+        let _ = write!(
+            o,
+            ",\"scheme\":\"{}\",\"port\":{}",
+            r.scheme.as_str(),
+            r.port
+        );
+        for (k, v) in [
+            ("authority", &r.authority),
+            ("host", &r.host),
+            ("method", &r.method),
+            ("path", &r.path),
+            ("query", &r.query),
+        ] {
+            key(o, k);
+            text(o, v);
+        }
+        if let Some(p) = r.host_port {
+            let _ = write!(o, ",\"host_port\":{p}");
+        }
+        if let Some(s) = &r.sni {
+            key(o, "sni");
+            text(o, s);
+        }
+        o.push_str(",\"headers\":[");
+        for (i, (k, v)) in r.headers.iter().enumerate() {
+            if i > 0 {
+                o.push(',');
+            }
+            o.push('[');
+            text(o, k);
+            o.push(',');
+            text(o, v);
+            o.push(']');
+        }
+        o.push(']');
+    }
+
+    fn http_of(d: &Obj) -> R<HttpSend> {
+        let entry_text = str_field(d, "entry")?;
+        let entry = EntryPoint::parse(entry_text)
+            .ok_or_else(|| format!("entry: `{entry_text}` is not an entry point"))?;
+        let scheme = match variant(d, "scheme", &["http", "https"])? {
+            0 => Scheme::Http,
+            _ => Scheme::Https,
+        };
+        let s = |k: &str| str_field(d, k).map(str::to_string);
+        let host_port = match opt(d, "host_port") {
+            Some(v) => Some(uint(v, "host_port", u64::from(u16::MAX))? as u16),
+            None => None,
+        };
+        let sni = match opt(d, "sni") {
+            Some(v) => Some(string(v, "sni")?.to_string()),
+            None => None,
+        };
+        let mut headers = Vec::new();
+        for h in list(d, "headers")? {
+            match h.as_array().map(Vec::as_slice) {
+                Some([k, v]) => headers.push((
+                    string(k, "headers")?.to_string(),
+                    string(v, "headers")?.to_string(),
+                )),
+                _ => return Err(wrong("headers", h, "a [name, value] pair")),
+            }
+        }
+        Ok(HttpSend {
+            entry,
+            request: HttpRequest {
+                scheme,
+                port: u16_field(d, "port")?,
+                authority: s("authority")?,
+                host: s("host")?,
+                host_port,
+                sni,
+                method: s("method")?,
+                path: s("path")?,
+                query: s("query")?,
+                headers,
+            },
+        })
     }
 
     pub(super) fn to_json(s: &ShareState) -> String {
@@ -541,9 +631,10 @@ mod codec {
             },
         };
         let d = obj(get(o, "dst")?, "dst")?;
-        let dst = match variant(d, "kind", &["ip", "name"])? {
+        let dst = match variant(d, "kind", &["ip", "name", "http"])? {
             0 => Dest::Ip(ip(d, "value")?),
-            _ => Dest::Name(str_field(d, "value")?.to_string()),
+            1 => Dest::Name(str_field(d, "value")?.to_string()),
+            _ => Dest::Http(Box::new(http_of(d)?)),
         };
         let protocol = match variant(o, "protocol", &["TCP", "UDP", "SCTP"])? {
             0 => Protocol::Tcp,

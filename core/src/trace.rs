@@ -45,6 +45,12 @@ pub enum Origin {
 pub enum Dest {
     Ip(IpAddr),
     Name(String),
+    /// An HTTP request through an Ingress or Gateway entry point (replayed
+    /// as a [`crate::http::journey`], not by [`trace`]). Share links carry
+    /// it through their own codec; serde only writes it (a derived reader
+    /// would cost the .wasm for nothing).
+    #[serde(skip_deserializing)]
+    Http(Box<crate::http::send::HttpSend>),
 }
 
 /// One connection to trace.
@@ -67,6 +73,7 @@ impl Request {
         match &self.dst {
             Dest::Ip(ip) => SocketAddr::new(*ip, self.port).to_string(),
             Dest::Name(n) => format!("{n}:{}", self.port),
+            Dest::Http(h) => format!("{} {}", h.request.method, h.request.url()),
         }
     }
 }
@@ -172,6 +179,9 @@ pub enum HopKind {
     },
     /// The reply, translated back by conntrack.
     Reply,
+    /// A step inside an HTTP proxy Pod (TLS, the routing decision, the
+    /// new connection to the backend or the proxy's own answer).
+    Http(Box<crate::http::send::ProxyHop>),
 }
 
 /// A full trace.
@@ -413,7 +423,19 @@ pub fn client(sim: &Sim<'_>, req: &Request, t: &mut Trace) -> Option<Packet> {
             .unwrap_or(src_ip)
     };
     // DNS.
-    let dst_ip = match &req.dst {
+    // An HTTP request traced as a plain connection goes to its URL's host.
+    let by_name;
+    let dst = match &req.dst {
+        Dest::Http(h) => {
+            by_name = match h.request.authority.parse::<IpAddr>() {
+                Ok(ip) => Dest::Ip(ip),
+                Err(_) => Dest::Name(h.request.authority.clone()),
+            };
+            &by_name
+        }
+        d => d,
+    };
+    let dst_ip = match dst {
         Dest::Ip(ip) => *ip,
         Dest::Name(name) => match sim.resolve(name, &ns) {
             Ok((ip, fqdn)) => {
@@ -440,6 +462,10 @@ pub fn client(sim: &Sim<'_>, req: &Request, t: &mut Trace) -> Option<Packet> {
                 return None;
             }
         },
+        Dest::Http(_) => {
+            t.outcome = Outcome::Unrouted;
+            return None;
+        }
     };
     let pkt = Packet::new(
         sock(source_for(dst_ip), req.src_port),
@@ -1024,6 +1050,7 @@ pub fn describe_hop(h: &Hop) -> String {
             "reply {} → {} (conntrack reverses the NAT)",
             h.after.src, h.after.dst
         ),
+        HopKind::Http(p) => format!("proxy {}: {}", p.proxy, p.stage.key()),
     }
 }
 

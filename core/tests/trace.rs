@@ -52,7 +52,7 @@ fn pod_of(c: &Cluster, prefix: &str) -> NamespacedName {
 fn kinds(t: &Trace) -> Vec<&'static str> {
     t.hops
         .iter()
-        .map(|h| match h.what {
+        .map(|h| match &h.what {
             HopKind::Dns { .. } => "dns",
             HopKind::Send => "send",
             HopKind::LoadBalancer { .. } => "lb",
@@ -66,6 +66,7 @@ fn kinds(t: &Trace) -> Vec<&'static str> {
             HopKind::Drop { .. } => "drop",
             HopKind::Reject { .. } => "reject",
             HopKind::Reply => "reply",
+            HopKind::Http(_) => "http",
         })
         .collect()
 }

@@ -41,6 +41,9 @@ pub fn step_name(l: Lang, key: &str) -> String {
         "kube-proxy-dial" => tr(l, "step.kube-proxy-dial").into(),
         "conntrack" => "conntrack".into(),
         "rules" => tr(l, "hop.rule").into(),
+        "listener" | "route" | "rule" | "filters" | "backend" => {
+            crate::hops_http::step_name(l, key).into()
+        }
         k => k.to_string(),
     }
 }
@@ -63,6 +66,7 @@ pub fn chip_text(l: Lang, c: &Chip) -> String {
         Chip::Drop => "DROP".into(),
         Chip::Reject => "REJECT".into(),
         Chip::Accept => "ACCEPT".into(),
+        Chip::Tls { .. } | Chip::Status { .. } => crate::hops_http::chip_text(l, c),
     }
 }
 
@@ -110,6 +114,7 @@ pub fn summary(l: Lang, h: &Hop) -> String {
         HopKind::Drop { reason } => format!("DROP: {}", tr(l, reason_key(*reason))),
         HopKind::Reject { reason } => format!("REJECT: {}", tr(l, reason_key(*reason))),
         HopKind::Reply => w("sum.reply"),
+        HopKind::Http(p) => crate::hops_http::summary(l, h, p),
         HopKind::Rule => {
             let Some(s) = &h.step else {
                 return w("hop.rule");

@@ -439,7 +439,11 @@ pub const TABLE: &[(&str, &str, &str)] = &[
 /// The text of `key` in `lang` (the key itself if unknown, so a missing
 /// entry is visible rather than blank).
 pub fn tr(lang: Lang, key: &'static str) -> &'static str {
-    match TABLE.iter().find(|(k, _, _)| *k == key) {
+    match TABLE
+        .iter()
+        .chain(crate::i18n_http::TABLE)
+        .find(|(k, _, _)| *k == key)
+    {
         Some((_, en, ko)) => match lang {
             Lang::En => en,
             Lang::Ko => ko,

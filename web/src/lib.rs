@@ -20,7 +20,9 @@ pub mod env;
 #[cfg(feature = "full")]
 pub mod export;
 pub mod hops;
+pub mod hops_http;
 pub mod i18n;
+pub mod i18n_http;
 #[cfg(feature = "full")]
 pub mod lessons;
 pub mod scenarios;
@@ -111,6 +113,12 @@ fn SideLists() -> impl IntoView {
     let store = expect_context::<Store>();
     let components::events::Events(all) = expect_context::<components::events::Events>();
     let tab = RwSignal::new(0u8);
+    let has_http = Memo::new(move |_| {
+        store.targets.with(|ts| {
+            ts.iter()
+                .any(|t| t.kind == kpv_core::replay::TargetKind::Http)
+        })
+    });
     let count = Memo::new(move |_| {
         let now = store.now.get();
         all.with(|ev| ev.partition_point(|e| e.at_ms <= now))
@@ -122,9 +130,16 @@ fn SideLists() -> impl IntoView {
                     on:click=move |_| tab.set(0)>{t("events.hops")}</button>
                 <button role="tab" data-testid="tab-events" aria-selected=move || (tab.get() == 1).to_string()
                     on:click=move |_| tab.set(1)>{t("events.title")}" ("{move || count.get()}")"</button>
+                <Show when=move || has_http.get()>
+                    <button role="tab" data-testid="tab-routing" aria-selected=move || (tab.get() == 2).to_string()
+                        on:click=move |_| tab.set(2)>{t("http.table.title")}</button>
+                </Show>
             </div>
             <div class="side-list" class:hidden=move || tab.get() != 0><HopList /></div>
             <div class="side-list events-wrap" class:hidden=move || tab.get() != 1><components::events::EventsFeed /></div>
+            <Show when=move || tab.get() == 2 && has_http.get()>
+                <div class="side-list"><components::request::RoutingTable /></div>
+            </Show>
         </div>
     }
 }

@@ -75,7 +75,31 @@ pub const PRESETS: &[Preset] = &[
         "userspace retry vs iptables (legacy mode)",
         "userspace 재시도 vs iptables (레거시 모드)"
     ),
+    preset!(
+        "ingress",
+        "Ingress: one load balancer, two hosts, TLS on one",
+        "Ingress: 로드밸런서 하나, 호스트 둘, 그중 하나는 TLS"
+    ),
+    preset!(
+        "gateway-api",
+        "Gateway API: two routes, header match, weights, redirect",
+        "Gateway API: 라우트 둘, 헤더 매치, 가중치, 리다이렉트"
+    ),
+    Preset {
+        key: "article-ingress",
+        en: "The article's Ingress as printed (extensions/v1beta1)",
+        ko: "글에 실린 그대로의 Ingress (extensions/v1beta1)",
+        yaml: ARTICLE_INGRESS,
+    },
 ];
+
+/// The Ingress printed in the NodePort / LoadBalancer / Ingress article,
+/// with the nodes, Service and Pods it needs (no controller: one is added).
+pub const ARTICLE_INGRESS: &str = concat!(
+    include_str!("../../tests/http/article-cluster.yaml"),
+    "---\n",
+    include_str!("../../tests/http/article-ingress.yaml")
+);
 
 #[cfg(test)]
 mod tests {
@@ -88,6 +112,42 @@ mod tests {
             assert!(keys.insert(p.key), "duplicate preset {}", p.key);
             let (_, diags) = kpv_core::model::parse(p.yaml);
             assert!(!kpv_core::diag::has_errors(&diags), "{}: {diags:#?}", p.key);
+        }
+    }
+
+    /// The HTTP presets offer their entry point first (so one click sends a
+    /// request), and the article's manifest loads with its conversion warning.
+    #[test]
+    fn http_presets_offer_their_entry_point_first() {
+        for (key, entry, url) in [
+            ("ingress", "ingressclass/nginx", "https://testhost.com/"),
+            (
+                "gateway-api",
+                "gateway/default/web",
+                "https://www.example.com/",
+            ),
+            (
+                "article-ingress",
+                "ingressclass/gce",
+                "https://testhost.com/",
+            ),
+        ] {
+            let p = PRESETS.iter().find(|p| p.key == key).expect(key);
+            let (c, diags) = kpv_core::model::parse(p.yaml);
+            let first = kpv_core::replay::targets(&c).into_iter().next().expect(key);
+            assert_eq!(first.key, format!("http:{entry}"), "{key}");
+            match &first.dst {
+                kpv_core::trace::Dest::Http(h) => assert_eq!(h.request.url(), url, "{key}"),
+                d => panic!("{key}: {d:?}"),
+            }
+            if key == "article-ingress" {
+                assert!(
+                    diags
+                        .iter()
+                        .any(|d| d.message.contains("removed in Kubernetes 1.22")),
+                    "{diags:#?}"
+                );
+            }
         }
     }
 }

@@ -150,6 +150,22 @@ impl Played {
 /// A text parsed: the cluster and kpv-core's diagnostics.
 pub type Parsed = (Cluster, Vec<Diagnostic>);
 
+/// A parse with its Ingress and Gateway controllers' proxies placed (found
+/// in the input or added as a controller would), so the diagram draws them
+/// like any Pod and Service.
+trait WithHttpProxies {
+    fn with_http_proxies(self) -> Parsed;
+}
+
+impl WithHttpProxies for Parsed {
+    fn with_http_proxies(self) -> Parsed {
+        if self.0.routing.is_empty() {
+            return self;
+        }
+        (kpv_core::http::prepare(&self.0).cluster, self.1)
+    }
+}
+
 /// The scenario key of the user's own YAML.
 pub const CUSTOM: &str = "custom";
 
@@ -183,6 +199,8 @@ pub struct Store {
     pub focus: RwSignal<Option<u32>>,
     pub rules_node: RwSignal<Option<String>>,
     pub reduced_motion: RwSignal<bool>,
+    /// The HTTP request form (used when the target is an entry point).
+    pub http: crate::components::request::HttpForm,
     // Derived.
     pub parsed: Memo<Parsed>,
     preparsed: StoredValue<Option<(String, Parsed)>, LocalStorage>,
@@ -228,6 +246,7 @@ impl Store {
                     .flatten()
                     .unwrap_or_else(|| kpv_core::model::parse(y))
             })
+            .with_http_proxies()
         });
         let initial_mode = parsed.with_untracked(|(c, _)| c.proxy.mode);
         let initial_sched = parsed.with_untracked(|(c, _)| c.proxy.ipvs_scheduler);
@@ -368,6 +387,7 @@ impl Store {
             focus,
             rules_node,
             reduced_motion: RwSignal::new(false),
+            http: crate::components::request::HttpForm::new(),
             parsed,
             preparsed,
             pod_ready,
@@ -397,6 +417,7 @@ impl Store {
         self.reset();
         self.target.set(String::new());
         self.origin.set(ORIGIN_DEFAULT.to_string());
+        self.http.clear();
     }
 
     /// Load the user's own manifests (already checked to have no errors).
@@ -444,6 +465,10 @@ impl Store {
         let Some(target) = self.current_target() else {
             return;
         };
+        // An entry point sends the request form's request.
+        let Ok(target) = self.http.apply(target) else {
+            return;
+        };
         let origin = self.current_origin(&target);
         let start = self.now.get_untracked();
         let seed = self.seed.get_untracked();
@@ -477,6 +502,53 @@ impl Store {
             self.focus.set(Some(id));
         }
         self.playing.set(true);
+    }
+
+    /// Send one HTTP request (what a lesson step's `request:` does): the
+    /// form is set to it, the entry point is the one the URL's host goes to
+    /// (else the one chosen), and it is sent as the Send button would.
+    /// Headers are `Name: value` lines. On a bad request the form shows the
+    /// located error, nothing is sent, and the error is returned.
+    pub fn send_request(
+        &self,
+        method: &str,
+        url: &str,
+        headers: &str,
+    ) -> Result<(), kpv_core::http::send::RequestError> {
+        let req = kpv_core::http::send::parse_request(method, url, headers);
+        self.http.method.set(method.to_string());
+        self.http.url.set(url.to_string());
+        self.http.headers.set(headers.to_string());
+        let req = match req {
+            Ok(r) => r,
+            Err(e) => {
+                self.http.error.set(Some(e));
+                return Err(e);
+            }
+        };
+        let entry = self.parsed.with_untracked(|(c, _)| {
+            kpv_core::http::send::entry_for_host(&kpv_core::http::prepare(c), &req.authority)
+        });
+        let key = self.targets.with_untracked(|ts| {
+            ts.iter()
+                .filter(|t| t.kind == replay::TargetKind::Http)
+                .find(|t| match (&t.dst, &entry) {
+                    (kpv_core::trace::Dest::Http(h), Some(e)) => &h.entry == e,
+                    _ => false,
+                })
+                .or_else(|| {
+                    let cur = self.target.get_untracked();
+                    ts.iter()
+                        .find(|t| t.key == cur && t.kind == replay::TargetKind::Http)
+                })
+                .or_else(|| ts.iter().find(|t| t.kind == replay::TargetKind::Http))
+                .map(|t| t.key.clone())
+        });
+        if let Some(k) = key {
+            self.target.set(k);
+        }
+        self.send(1, 0);
+        Ok(())
     }
 
     /// `f` of the replay and flights (subscribes to their changes).

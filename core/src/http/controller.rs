@@ -206,6 +206,26 @@ fn synthesize(
         },
         _ => return None,
     };
+    // Already added (a cluster prepared before): the same workload again,
+    // so preparing twice changes nothing.
+    let svc_id = NamespacedName::new(ns.clone(), name.clone());
+    if let Some(svc) = cluster.service(&svc_id) {
+        let pod_id = NamespacedName::new(
+            ns.clone(),
+            format!("{name}-{}", crate::model::name_suffix(&name)),
+        );
+        return Some(ProxyWorkload {
+            entry: entry.clone(),
+            implementation,
+            service: svc_id,
+            pods: cluster
+                .pod(&pod_id)
+                .map(|p| vec![p.id.clone()])
+                .unwrap_or_default(),
+            synthesized: true,
+            address: svc.load_balancer_addresses().next().copied(),
+        });
+    }
     let node = cluster
         .nodes
         .iter()

@@ -25,6 +25,7 @@ pub mod matching;
 pub mod model;
 pub mod objects;
 pub mod render;
+pub mod send;
 pub mod status;
 pub mod walk;
 

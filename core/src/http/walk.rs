@@ -37,7 +37,7 @@ impl Scheme {
 }
 
 /// A request as the proxy receives it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct HttpRequest {
     pub scheme: Scheme,
     /// The connection's destination port.
@@ -69,57 +69,13 @@ impl HttpRequest {
         headers: &[(String, String)],
         sni: Option<&str>,
     ) -> Result<HttpRequest, String> {
-        let (scheme, rest) = if let Some(r) = url.strip_prefix("https://") {
-            (Scheme::Https, r)
-        } else if let Some(r) = url.strip_prefix("http://") {
-            (Scheme::Http, r)
-        } else {
-            return Err(format!(
-                "`{url}`: the URL must start with http:// or https://"
-            ));
-        };
-        let (authority, path_query) = match rest.find(['/', '?']) {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, "/"),
-        };
-        let (path, query) = match path_query.split_once('?') {
-            Some((p, q)) => (p, q),
-            None => (path_query, ""),
-        };
-        let path = if path.is_empty() { "/" } else { path };
-        let (host, port) = split_host_port(authority)
-            .ok_or_else(|| format!("`{url}`: cannot read HOST[:PORT] `{authority}`"))?;
-        let port = port.unwrap_or(scheme.default_port());
-        let mut kept = Vec::new();
-        let (mut host_name, mut host_port) = (host.clone(), None);
-        for (k, v) in headers {
-            if k.eq_ignore_ascii_case("host") {
-                let (hn, hp) =
-                    split_host_port(v).ok_or_else(|| format!("-H 'Host: {v}': not a host"))?;
-                host_name = hn;
-                host_port = hp;
-            } else {
-                kept.push((k.to_ascii_lowercase(), v.clone()));
-            }
+        let lines: String = headers.iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
+        let mut r = super::send::parse_request(method, url, &lines)
+            .map_err(|e| e.describe(url, method, headers))?;
+        if let (Some(sni), Scheme::Https) = (sni, r.scheme) {
+            r.sni = Some(sni.to_string());
         }
-        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) {
-            return Err(format!("-X `{method}` is not an HTTP method"));
-        }
-        Ok(HttpRequest {
-            scheme,
-            port,
-            sni: match scheme {
-                Scheme::Https => Some(sni.map_or_else(|| host.clone(), str::to_string)),
-                Scheme::Http => None,
-            },
-            authority: host,
-            host: host_name,
-            host_port,
-            method: method.to_string(),
-            path: path.to_string(),
-            query: query.to_string(),
-            headers: kept,
-        })
+        Ok(r)
     }
 
     /// The Host header as sent.
@@ -129,26 +85,6 @@ impl HttpRequest {
             None => self.host.clone(),
         }
     }
-}
-
-fn split_host_port(s: &str) -> Option<(String, Option<u16>)> {
-    let (h, p) = if let Some(r) = s.strip_prefix('[') {
-        let (h, rest) = r.split_once(']')?;
-        (h, rest.strip_prefix(':'))
-    } else {
-        match s.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (s, None),
-        }
-    };
-    if h.is_empty() {
-        return None;
-    }
-    let port = match p {
-        Some(p) => Some(p.parse::<u16>().ok().filter(|x| *x > 0)?),
-        None => None,
-    };
-    Some((h.to_ascii_lowercase(), port))
 }
 
 /// Which rule decided, by position in its object.

@@ -16,6 +16,7 @@ fn target_kind_key(k: TargetKind) -> &'static str {
         TargetKind::NodePort => "target.node-port",
         TargetKind::LoadBalancer => "target.load-balancer",
         TargetKind::ExternalIp => "target.external-ip",
+        TargetKind::Http => "http.target",
     }
 }
 
@@ -101,6 +102,7 @@ pub fn TrafficBar() -> impl IntoView {
                     let dst = match &tg.dst {
                         Dest::Ip(ip) => std::net::SocketAddr::new(*ip, tg.port).to_string(),
                         Dest::Name(n) => format!("{n}:{}", tg.port),
+                        Dest::Http(h) => h.entry.to_string(),
                     };
                     let label = format!("{} — {} {}", tg.service.name, tr(l.get(), target_kind_key(tg.kind)), dst);
                     let selected_key = key.clone();
@@ -143,6 +145,7 @@ pub fn TrafficBar() -> impl IntoView {
                     {target_options}
                 </select>
             </label>
+            <super::request::RequestForm />
             <button data-testid="send-packet" class="primary" on:click=move |_| store.send(1, 0)>{t("btn.send")}</button>
             <label class="narrow">
                 <span>{t("label.burst")}</span>

@@ -506,7 +506,16 @@ fn PipelineStrip() -> impl IntoView {
         }
         .unwrap_or_default();
         let at_rest = current.is_none();
-        let heading = if at_rest {
+        let proxy = current.and_then(|(shown, ..)| {
+            info.with(|i| {
+                i.as_ref()
+                    .and_then(|(p, _, _)| p.get(shown))
+                    .and_then(|p| p.proxy.clone())
+            })
+        });
+        let heading = if let Some(pod) = &proxy {
+            tr(lg, "http.pipeline").replace("{pod}", &pod.name)
+        } else if at_rest {
             tr(lg, "pipeline.rest").replace("{mode}", mode_word)
         } else {
             tr(lg, "pipeline.node")
@@ -864,6 +873,7 @@ pub fn Diagram() -> impl IntoView {
             <LiveChips />
             <Packets />
             <PacketCard />
+            <super::request::RequestCard />
             <PodControls open_pod=open_pod />
         </svg>
     }

@@ -15,6 +15,8 @@ pub mod labs;
 pub mod lessons;
 pub mod panels;
 pub mod pointing;
+pub mod request;
+#[cfg(feature = "full")]
 pub mod textwindow;
 
 use crate::i18n::{tr, Lang};

@@ -128,6 +128,7 @@ fn group_of(h: &Hop) -> (String, &'static str) {
         HopKind::LoadBalancer { .. } => ("load-balancer".into(), "group.load-balancer"),
         HopKind::Deliver | HopKind::NoAnswer => ("pod".into(), "group.pod"),
         HopKind::Reply => ("reply".into(), "group.reply"),
+        HopKind::Http(p) => (format!("proxy:{}", p.proxy), "http.group.proxy"),
         HopKind::Arrive { node } => (format!("node:{node}"), "group.node"),
         _ => (
             format!("node:{}", h.node.clone().unwrap_or_default()),
@@ -359,6 +360,16 @@ fn hop_kind_word(k: &HopKind) -> &'static str {
         HopKind::Drop { .. } => "drop",
         HopKind::Reject { .. } => "reject",
         HopKind::Reply => "reply",
+        HopKind::Http(p) => {
+            use kpv_core::http::send::ProxyStage;
+            match p.stage {
+                ProxyStage::Listener => "http-listener",
+                ProxyStage::Route => "http-route",
+                ProxyStage::Rule => "http-rule",
+                ProxyStage::Filters => "http-filters",
+                ProxyStage::Backend => "http-backend",
+            }
+        }
     }
 }
 

@@ -1,0 +1,665 @@
+//! An HTTP request as the app sends it and replays it: a method, a URL and
+//! header lines read into a typed [`HttpRequest`] (or a located
+//! [`RequestError`]); the request carried in a trace's destination
+//! ([`HttpSend`], `Dest::Http`); and a [`Journey`] laid out as one
+//! [`Trace`] whose proxy hops are the proxy's own pipeline — listener →
+//! route → rule → filters → backend ([`ProxyHop`]) — so the timeline, the
+//! pipeline strip and the event list treat it like any packet.
+//!
+//! Pure and deterministic: a request's trace depends only on the cluster,
+//! the mode, the time it was sent and its seed, never on the packets sent
+//! before it (the journey starts from an empty world state). Typed values
+//! only; never words anything.
+
+use super::journey::{Journey, JourneyHop, ProxyStep};
+use super::model::EntryPoint;
+use super::walk::{Decision, HttpRequest, Scheme};
+use crate::model::NamespacedName;
+use crate::trace::{Hop, HopKind, Request, Trace};
+use serde::Serialize;
+use std::net::SocketAddr;
+
+/// An HTTP request sent through an entry point (what `Dest::Http` carries).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct HttpSend {
+    pub entry: EntryPoint,
+    pub request: HttpRequest,
+}
+
+/// The parts of a request form, for a [`RequestError`]'s location.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RequestField {
+    Method,
+    Url,
+    /// A header line (numbered from 1).
+    Header(usize),
+}
+
+/// What is wrong with a request form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RequestProblem {
+    /// The method is empty or not letters only.
+    BadMethod,
+    /// The URL does not start with `http://` or `https://`.
+    NoScheme,
+    /// The URL has no host, or its port is not 1–65535.
+    BadAuthority,
+    /// The URL contains a space or a control character.
+    BadCharacter,
+    /// A header line without `:`.
+    HeaderNoColon,
+    /// A header line whose name is empty or has a space.
+    HeaderBadName,
+    /// `Host:` whose value is not `NAME[:PORT]`.
+    BadHostHeader,
+}
+
+/// A request form's error: which part, at which column (from 1, in
+/// characters), and what is wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct RequestError {
+    pub field: RequestField,
+    pub column: usize,
+    pub problem: RequestProblem,
+}
+
+impl RequestError {
+    /// The error in the CLI's words (`kpv http`, lessons): what is wrong
+    /// with which part of `method`, `url` and `headers`.
+    pub fn describe(&self, url: &str, method: &str, headers: &[(String, String)]) -> String {
+        let header = |n: usize| {
+            headers
+                .get(n.saturating_sub(1))
+                .map(|(k, v)| format!("-H '{k}: {v}'"))
+                .unwrap_or_default()
+        };
+        match (self.problem, self.field) {
+            (RequestProblem::BadMethod, _) => format!("-X `{method}` is not an HTTP method"),
+            (RequestProblem::NoScheme, _) => {
+                format!("`{url}`: the URL must start with http:// or https://")
+            }
+            (RequestProblem::BadAuthority, _) => {
+                format!("`{url}`: cannot read HOST[:PORT] after the scheme")
+            }
+            (RequestProblem::BadCharacter, _) => format!(
+                "`{url}`: a space or control character at column {}",
+                self.column
+            ),
+            (RequestProblem::BadHostHeader, RequestField::Header(n)) => {
+                format!("{}: not a host", header(n))
+            }
+            (_, RequestField::Header(n)) => {
+                format!("{}: the header name is empty or has a space", header(n))
+            }
+            (RequestProblem::HeaderNoColon, _) => "a header line has no `:`".to_string(),
+            (RequestProblem::HeaderBadName | RequestProblem::BadHostHeader, _) => {
+                "a header cannot be read".to_string()
+            }
+        }
+    }
+}
+
+fn split_host_port(s: &str) -> Option<(String, Option<u16>)> {
+    let (h, p) = if let Some(r) = s.strip_prefix('[') {
+        let (h, rest) = r.split_once(']')?;
+        if !(rest.is_empty() || rest.starts_with(':')) {
+            return None;
+        }
+        (h, rest.strip_prefix(':'))
+    } else {
+        match s.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (s, None),
+        }
+    };
+    if h.is_empty() {
+        return None;
+    }
+    let port = match p {
+        Some(p) => Some(p.parse::<u16>().ok().filter(|x| *x > 0)?),
+        None => None,
+    };
+    Some((h.to_ascii_lowercase(), port))
+}
+
+/// Read a request form: `method`, `url` (`http(s)://HOST[:PORT]/PATH[?QUERY]`)
+/// and `headers`, one `Name: value` per line (blank lines skipped; `Host:`
+/// overrides the Host header as curl's `-H` does). The TLS server name is the
+/// URL's host.
+pub fn parse_request(method: &str, url: &str, headers: &str) -> Result<HttpRequest, RequestError> {
+    let err = |field, column, problem| RequestError {
+        field,
+        column,
+        problem,
+    };
+    let method = method.trim();
+    if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return Err(err(RequestField::Method, 1, RequestProblem::BadMethod));
+    }
+    let lead = url.len() - url.trim_start().len();
+    let url = url.trim();
+    let col = |byte: usize| url[..byte].chars().count() + lead + 1;
+    if let Some(i) = url.find(|c: char| c.is_whitespace() || c.is_control()) {
+        return Err(err(RequestField::Url, col(i), RequestProblem::BadCharacter));
+    }
+    let lower = url.to_ascii_lowercase();
+    let (scheme, start) = if lower.starts_with("https://") {
+        (Scheme::Https, 8)
+    } else if lower.starts_with("http://") {
+        (Scheme::Http, 7)
+    } else {
+        return Err(err(RequestField::Url, col(0), RequestProblem::NoScheme));
+    };
+    let rest = &url[start..];
+    let (authority, path_query) = match rest.find(['/', '?']) {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let (path, query) = match path_query.split_once('?') {
+        Some((p, q)) => (p, q),
+        None => (path_query, ""),
+    };
+    let path = if path.is_empty() { "/" } else { path };
+    let (host, port) = split_host_port(authority).ok_or(err(
+        RequestField::Url,
+        col(start),
+        RequestProblem::BadAuthority,
+    ))?;
+    let mut out_headers = Vec::new();
+    let (mut host_name, mut host_port) = (host.clone(), None);
+    for (n, line) in headers.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let field = RequestField::Header(n + 1);
+        let Some((k, v)) = line.split_once(':') else {
+            let c = line.chars().count() + 1;
+            return Err(err(field, c, RequestProblem::HeaderNoColon));
+        };
+        let name = k.trim();
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            let c = line.len() - line.trim_start().len() + 1;
+            return Err(err(field, c, RequestProblem::HeaderBadName));
+        }
+        let name = name.to_ascii_lowercase();
+        let value = v.trim().to_string();
+        if name == "host" {
+            let (hn, hp) = split_host_port(&value).ok_or(err(
+                field,
+                k.chars().count() + 2,
+                RequestProblem::BadHostHeader,
+            ))?;
+            host_name = hn;
+            host_port = hp;
+        } else {
+            out_headers.push((name, value));
+        }
+    }
+    Ok(HttpRequest {
+        scheme,
+        port: port.unwrap_or(scheme.default_port()),
+        sni: (scheme == Scheme::Https).then(|| host.clone()),
+        authority: host,
+        host: host_name,
+        host_port,
+        method: method.to_string(),
+        path: path.to_string(),
+        query: query.to_string(),
+        headers: out_headers,
+    })
+}
+
+impl HttpRequest {
+    /// The URL the request was written as (`https://host[:port]/path?query`).
+    pub fn url(&self) -> String {
+        let port = if self.port == self.scheme.default_port() {
+            String::new()
+        } else {
+            format!(":{}", self.port)
+        };
+        let host = if self.authority.contains(':') {
+            format!("[{}]", self.authority)
+        } else {
+            self.authority.clone()
+        };
+        let query = if self.query.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", self.query)
+        };
+        format!(
+            "{}://{host}{port}{}{query}",
+            self.scheme.as_str(),
+            self.path
+        )
+    }
+}
+
+/// The proxy's pipeline steps, in order (stable names: `data-step` in the app).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProxyStage {
+    /// The listener (Gateway) or the controller's port (Ingress) took the
+    /// connection; on HTTPS, TLS ends here.
+    Listener,
+    /// The route object (HTTPRoute or Ingress) chosen for the host.
+    Route,
+    /// The rule and match that decided (with how many were compared).
+    Rule,
+    /// The filters applied (header modifiers, rewrites).
+    Filters,
+    /// The new connection to the backend, or the proxy's own answer.
+    Backend,
+}
+
+impl ProxyStage {
+    pub fn key(self) -> &'static str {
+        match self {
+            ProxyStage::Listener => "listener",
+            ProxyStage::Route => "route",
+            ProxyStage::Rule => "rule",
+            ProxyStage::Filters => "filters",
+            ProxyStage::Backend => "backend",
+        }
+    }
+}
+
+/// TLS as it ended at the proxy.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TlsEnd {
+    pub sni: String,
+    /// The Secret presented (`None`: the controller's own certificate).
+    pub certificate: Option<NamespacedName>,
+}
+
+/// One step inside the proxy Pod (a hop of kind `HopKind::Http`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProxyHop {
+    pub stage: ProxyStage,
+    /// The proxy Pod.
+    pub proxy: NamespacedName,
+    /// The request as the client sent it.
+    pub request: HttpRequest,
+    /// On the listener step of an HTTPS request.
+    pub tls: Option<TlsEnd>,
+    /// On the backend step: the proxy's new connection (from, to, through
+    /// the ClusterIP).
+    pub connect: Option<(SocketAddr, SocketAddr, bool)>,
+    /// On the backend step without a connection: the status the proxy
+    /// answers with itself.
+    pub respond: Option<u16>,
+    pub decision: Decision,
+}
+
+/// A journey as one trace: the client's connection up to the proxy Pod,
+/// the proxy's steps, its new connection to the backend, then the reply.
+/// `request` is the packet as sent (its destination a `Dest::Http`).
+pub fn journey_trace(j: &Journey, request: &Request) -> Trace {
+    let t1 = &j.to_proxy;
+    let mut trace = Trace {
+        request: request.clone(),
+        mode: t1.mode,
+        node: t1.node.clone(),
+        verdict: t1.verdict.clone(),
+        endpoints: t1.endpoints.clone(),
+        masquerade: t1.masquerade,
+        rules_compared: t1.rules_compared + j.to_backend.as_ref().map_or(0, |t| t.rules_compared),
+        outcome: j
+            .to_backend
+            .as_ref()
+            .map_or_else(|| t1.outcome.clone(), |t| t.outcome.clone()),
+        hops: Vec::with_capacity(j.hops.len() + 4),
+        established: false,
+    };
+    let http_req = match &request.dst {
+        crate::trace::Dest::Http(h) => h.request.clone(),
+        _ => return trace,
+    };
+    let mut last_packet = None;
+    let mut tls: Option<TlsEnd> = None;
+    let mut respond: Option<u16> = None;
+    let mut connect = None;
+    // The net hops before the proxy, then the proxy's steps at the first
+    // proxy hop, then the rest.
+    let mut proxy_done = false;
+    // The proxy Pod's node: where the pod network took the connection, else
+    // the node whose rules handled it last.
+    let proxy_node = t1
+        .hops
+        .iter()
+        .rev()
+        .find_map(|h| match &h.what {
+            HopKind::PodNetwork { to, .. } => Some(to.clone()),
+            _ => None,
+        })
+        .or_else(|| t1.hops.iter().rev().find_map(|h| h.node.clone()));
+    let mut pending: Vec<Hop> = Vec::new();
+    for h in &j.hops {
+        match h {
+            JourneyHop::Net(hop) => {
+                last_packet = Some(hop.after);
+                if proxy_done || j.decision.is_none() {
+                    pending.push(hop.clone());
+                } else {
+                    trace.hops.push(hop.clone());
+                }
+            }
+            JourneyHop::Proxy { step, .. } => match step {
+                ProxyStep::TlsTerminate { sni, certificate } => {
+                    tls = Some(TlsEnd {
+                        sni: sni.clone(),
+                        certificate: certificate.clone(),
+                    })
+                }
+                ProxyStep::Route { .. } => {}
+                ProxyStep::Connect {
+                    from,
+                    to,
+                    via_cluster_ip,
+                } => {
+                    connect = Some((*from, *to, *via_cluster_ip));
+                    proxy_done = true;
+                }
+                ProxyStep::Respond { status } => {
+                    respond = Some(*status);
+                    proxy_done = true;
+                }
+            },
+        }
+    }
+    let (Some(d), Some(pod), Some(packet)) = (&j.decision, &j.proxy_pod, last_packet) else {
+        trace.hops.extend(pending);
+        return trace;
+    };
+    // The packet as it arrived at the proxy (before the second leg).
+    let at_proxy = trace.hops.last().map_or(packet, |h| h.after);
+    let mut stages = vec![ProxyStage::Listener];
+    if d.route.is_some() {
+        stages.push(ProxyStage::Route);
+        stages.push(ProxyStage::Rule);
+    }
+    if !d.filters.is_empty() {
+        stages.push(ProxyStage::Filters);
+    }
+    stages.push(ProxyStage::Backend);
+    for stage in stages {
+        let backend = stage == ProxyStage::Backend;
+        let after = match (backend, connect) {
+            (true, Some((from, to, _))) => crate::packet::Packet::new(from, to, at_proxy.protocol),
+            _ => at_proxy,
+        };
+        trace.hops.push(Hop {
+            place: crate::scene::Place::Pod(pod.clone()),
+            what: HopKind::Http(Box::new(ProxyHop {
+                stage,
+                proxy: pod.clone(),
+                request: http_req.clone(),
+                tls: if stage == ProxyStage::Listener {
+                    tls.clone()
+                } else {
+                    None
+                },
+                connect: if backend { connect } else { None },
+                respond: if backend { respond } else { None },
+                decision: d.clone(),
+            })),
+            before: at_proxy,
+            after,
+            step: None,
+            node: proxy_node.clone(),
+        });
+    }
+    // The second connection's own Send repeats the proxy's connect, and its
+    // reply goes back to the proxy, not the client: only the client's reply
+    // (the last hop) is kept.
+    let last = pending.len().saturating_sub(1);
+    trace
+        .hops
+        .extend(pending.into_iter().enumerate().filter_map(|(i, h)| {
+            let drop = (i == 0 && connect.is_some() && h.what == HopKind::Send)
+                || (i != last && h.what == HopKind::Reply);
+            (!drop).then_some(h)
+        }));
+    trace
+}
+
+/// The proxy steps of a trace's hops, by hop index.
+pub fn proxy_hops(trace: &Trace) -> impl Iterator<Item = (usize, &ProxyHop)> {
+    trace
+        .hops
+        .iter()
+        .enumerate()
+        .filter_map(|(i, h)| match &h.what {
+            HopKind::Http(p) => Some((i, p.as_ref())),
+            _ => None,
+        })
+}
+
+/// The routing decision of an HTTP request's trace.
+pub fn decision(trace: &Trace) -> Option<&Decision> {
+    proxy_hops(trace).next().map(|(_, p)| &p.decision)
+}
+
+/// A URL that reaches something through `entry`, for the app's request
+/// form: HTTPS to the first host with a certificate, else HTTP to the
+/// first host named, else to the entry point's address.
+pub fn default_url(prepared: &super::Prepared, entry: &EntryPoint) -> String {
+    use super::model::Table;
+    let address = || {
+        prepared
+            .proxies
+            .iter()
+            .find(|p| &p.entry == entry)
+            .and_then(|p| p.address)
+            .map_or_else(|| "localhost".to_string(), |a| a.to_string())
+    };
+    let concrete = |h: &str| {
+        h.strip_prefix("*.")
+            .map_or(h.to_string(), |r| format!("www.{r}"))
+    };
+    let pick = match prepared.table.tables.get(entry) {
+        Some(Table::Ingress(t)) => t
+            .hosts
+            .iter()
+            .filter_map(|h| Some((h.host.as_deref()?, h.tls_secret.is_some())))
+            .max_by_key(|(_, tls)| *tls)
+            .map(|(h, tls)| (concrete(h), tls)),
+        Some(Table::Gateway(g)) => g
+            .listeners
+            .iter()
+            .filter_map(|l| {
+                let tls = l.certificate.is_some();
+                let host = l.listener.hostname.as_deref().or_else(|| {
+                    l.matches
+                        .iter()
+                        .find_map(|m| m.hostnames.first().map(String::as_str))
+                })?;
+                Some((concrete(host), tls))
+            })
+            .max_by_key(|(_, tls)| *tls),
+        None => None,
+    };
+    match pick {
+        Some((host, true)) => format!("https://{host}/"),
+        Some((host, false)) => format!("http://{host}/"),
+        None => format!("http://{}/", address()),
+    }
+}
+
+/// The packet that sends `request` through `entry` from `origin`.
+pub fn request_packet(
+    entry: EntryPoint,
+    request: HttpRequest,
+    origin: crate::trace::Origin,
+) -> Request {
+    Request {
+        origin,
+        port: request.port,
+        dst: crate::trace::Dest::Http(Box::new(HttpSend { entry, request })),
+        protocol: crate::packet::Protocol::Tcp,
+        src_port: 40000,
+        keep_open: false,
+    }
+}
+
+/// One row of an entry point's routing table as the app lists it, in the
+/// order the controller evaluates it. The texts are the API's own words and
+/// object names (`PathPrefix /store header:env=canary`, `default/home:80
+/// w=1`), the same in every language.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RoutingRow {
+    /// The listener (Gateway: `https HTTPS:443`) or host (Ingress) section.
+    pub section: String,
+    /// The section's TLS Secret, if any.
+    pub tls: Option<NamespacedName>,
+    /// Hostnames the row applies to (`*`: any).
+    pub hosts: String,
+    /// The match (`Prefix /api`, `PathPrefix /store header:env=canary`).
+    pub matching: String,
+    /// Backends with weights, then filters.
+    pub to: String,
+    /// Which rule this is (`None`: a default backend row).
+    pub route: Option<super::walk::RouteRef>,
+}
+
+impl RoutingRow {
+    /// Is this the row that decided `d`?
+    pub fn decided(&self, d: &Decision) -> bool {
+        match (&self.route, &d.route) {
+            (Some(a), Some(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+/// The rows of `entry`'s routing table, in evaluation order.
+pub fn table_rows(prepared: &super::Prepared, entry: &EntryPoint) -> Vec<RoutingRow> {
+    use super::model::Table;
+    use super::render::{filter_text, match_text};
+    use super::walk::RouteRef;
+    let mut out = Vec::new();
+    match prepared.table.tables.get(entry) {
+        Some(Table::Ingress(t)) => {
+            for h in &t.hosts {
+                let host = h.host.clone().unwrap_or_else(|| "*".into());
+                for p in &h.paths {
+                    let kind = match p.path_type {
+                        super::objects::PathType::Exact => "Exact",
+                        super::objects::PathType::Prefix => "Prefix",
+                        super::objects::PathType::ImplementationSpecific => {
+                            "ImplementationSpecific"
+                        }
+                    };
+                    out.push(RoutingRow {
+                        section: format!("host {host}"),
+                        tls: h.tls_secret.clone(),
+                        hosts: host.clone(),
+                        matching: format!("{kind} {}", p.path),
+                        to: p
+                            .backend
+                            .as_ref()
+                            .map_or_else(|| "—".into(), |b| format!("{}:{}", b.service, b.port)),
+                        route: Some(RouteRef {
+                            kind: "Ingress",
+                            name: p.ingress.clone(),
+                            rule: p.rule,
+                            index: p.index,
+                        }),
+                    });
+                }
+            }
+            let default = t.default_backend.as_ref().map_or_else(
+                || "404".to_string(),
+                |(_, b)| format!("{}:{}", b.service, b.port),
+            );
+            out.push(RoutingRow {
+                section: "defaultBackend".into(),
+                tls: None,
+                hosts: "*".into(),
+                matching: "*".into(),
+                to: default,
+                route: None,
+            });
+        }
+        Some(Table::Gateway(g)) => {
+            for l in &g.listeners {
+                let proto = match &l.listener.protocol {
+                    super::objects::ListenerProtocol::Http => "HTTP".to_string(),
+                    super::objects::ListenerProtocol::Https => "HTTPS".to_string(),
+                    super::objects::ListenerProtocol::Other(p) => p.clone(),
+                };
+                for m in &l.matches {
+                    let rule = prepared
+                        .table
+                        .objects
+                        .routes
+                        .iter()
+                        .find(|r| r.meta.id == m.route)
+                        .and_then(|r| r.rules.get(m.rule));
+                    let mut to: Vec<String> = rule
+                        .map(|r| {
+                            r.backends
+                                .iter()
+                                .map(|b| {
+                                    format!(
+                                        "{}/{}:{} w={}",
+                                        b.target.namespace.as_deref().unwrap_or(&m.route.namespace),
+                                        b.target.name,
+                                        b.port.map(|p| p.to_string()).unwrap_or_default(),
+                                        b.weight
+                                    )
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    to.extend(rule.iter().flat_map(|r| r.filters.iter().map(filter_text)));
+                    out.push(RoutingRow {
+                        section: format!("{} {proto}:{}", l.listener.name, l.listener.port),
+                        tls: l.certificate.clone(),
+                        hosts: if m.hostnames.is_empty() {
+                            "*".into()
+                        } else {
+                            m.hostnames.join(",")
+                        },
+                        matching: match_text(&m.matching),
+                        to: if to.is_empty() {
+                            "—".into()
+                        } else {
+                            to.join(", ")
+                        },
+                        route: Some(RouteRef {
+                            kind: "HTTPRoute",
+                            name: m.route.clone(),
+                            rule: m.rule,
+                            index: m.index,
+                        }),
+                    });
+                }
+            }
+        }
+        None => {}
+    }
+    out
+}
+
+pub use super::names_host;
+
+/// The entry point a request for `host` goes to: the one whose address it
+/// is, else the one that names it, else the only one there is.
+pub fn entry_for_host(prepared: &super::Prepared, host: &str) -> Option<EntryPoint> {
+    let ps = &prepared.proxies;
+    let by_host: Vec<&super::controller::ProxyWorkload> = match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => ps.iter().filter(|p| p.address == Some(ip)).collect(),
+        Err(_) => ps
+            .iter()
+            .filter(|p| names_host(&prepared.table, &p.entry, host))
+            .collect(),
+    };
+    match (by_host.as_slice(), ps.as_slice()) {
+        ([one], _) => Some(one.entry.clone()),
+        ([], [only]) => Some(only.entry.clone()),
+        _ => None,
+    }
+}

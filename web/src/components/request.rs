@@ -1,0 +1,359 @@
+//! HTTP routing in the app: the request form (shown when the target is an
+//! Ingress or Gateway entry point), the request card drawn next to the
+//! packet card (what the client sent and what the backend gets), and the
+//! routing-table panel with the rule that decided highlighted. Markup only:
+//! requests are read, replayed and decided by kpv-core
+//! (`kpv_core::http::send`); the words are in `crate::hops_http`.
+
+use super::lang;
+use crate::hops::short;
+use crate::hops_http::error_text;
+use crate::i18n::tr;
+use crate::state::Store;
+use kpv_core::http::send::{
+    decision, parse_request, proxy_hops, table_rows, HttpSend, ProxyStage, RequestError,
+};
+use kpv_core::replay::{Target, TargetKind};
+use kpv_core::trace::{Dest, Trace};
+use leptos::prelude::*;
+
+/// The request form's inputs, kept as typed (the text stays when it has an
+/// error; an empty URL means the entry point's default request).
+#[derive(Clone, Copy)]
+pub struct HttpForm {
+    pub method: RwSignal<String>,
+    pub url: RwSignal<String>,
+    pub headers: RwSignal<String>,
+    pub error: RwSignal<Option<RequestError>>,
+}
+
+impl Default for HttpForm {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HttpForm {
+    pub fn new() -> HttpForm {
+        HttpForm {
+            method: RwSignal::new("GET".into()),
+            url: RwSignal::new(String::new()),
+            headers: RwSignal::new(String::new()),
+            error: RwSignal::new(None),
+        }
+    }
+
+    /// Back to the entry point's default request.
+    pub fn clear(&self) {
+        self.method.set("GET".into());
+        self.url.set(String::new());
+        self.headers.set(String::new());
+        self.error.set(None);
+    }
+
+    /// The target with the form's request, for an entry point (other
+    /// targets pass through). A request that does not read sets the form's
+    /// error and is not sent.
+    pub fn apply(&self, mut target: Target) -> Result<Target, RequestError> {
+        let Dest::Http(send) = &target.dst else {
+            return Ok(target);
+        };
+        let url = self.url.get_untracked();
+        let url = if url.trim().is_empty() {
+            send.request.url()
+        } else {
+            url
+        };
+        let parsed = parse_request(
+            &self.method.get_untracked().to_ascii_uppercase(),
+            &url,
+            &self.headers.get_untracked(),
+        );
+        match parsed {
+            Ok(request) => {
+                self.error.set(None);
+                target.port = request.port;
+                target.dst = Dest::Http(Box::new(HttpSend {
+                    entry: send.entry.clone(),
+                    request,
+                }));
+                Ok(target)
+            }
+            Err(e) => {
+                self.error.set(Some(e));
+                Err(e)
+            }
+        }
+    }
+}
+
+/// The chosen target's default URL, when it is an entry point.
+fn chosen_http(store: Store) -> Memo<Option<String>> {
+    Memo::new(move |_| {
+        let key = store.target.get();
+        store.targets.with(|ts| {
+            let t = ts.iter().find(|t| t.key == key).or_else(|| ts.first())?;
+            match (&t.kind, &t.dst) {
+                (TargetKind::Http, Dest::Http(h)) => Some(h.request.url()),
+                _ => None,
+            }
+        })
+    })
+}
+
+/// Method, URL and headers, filled with a request that reaches a host the
+/// entry point routes, so one click sends.
+#[component]
+pub fn RequestForm() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let l = lang();
+    let form = store.http;
+    let default_url = chosen_http(store);
+    let url_value = move || {
+        let u = form.url.get();
+        if u.is_empty() {
+            default_url.get().unwrap_or_default()
+        } else {
+            u
+        }
+    };
+    let on_enter = move |ev: leptos::ev::KeyboardEvent| {
+        if ev.key() == "Enter" && !ev.shift_key() {
+            ev.prevent_default();
+            store.send(1, 0);
+        }
+    };
+    view! {
+        <Show when=move || default_url.with(Option::is_some)>
+            <div class="request-form" data-testid="request-form">
+                <label class="narrow method">
+                    <span>{move || tr(l.get(), "http.method")}</span>
+                    <input data-testid="request-method" type="text" size="6" spellcheck="false"
+                        prop:value=move || form.method.get()
+                        on:input=move |ev| form.method.set(event_target_value(&ev))
+                        on:keydown=on_enter />
+                </label>
+                <label class="url">
+                    <span>{move || tr(l.get(), "http.url")}</span>
+                    <input data-testid="request-url" type="text" spellcheck="false"
+                        prop:value=url_value
+                        on:input=move |ev| form.url.set(event_target_value(&ev))
+                        on:keydown=on_enter />
+                </label>
+                <label class="headers" title=move || tr(l.get(), "http.headers-hint")>
+                    <span>{move || tr(l.get(), "http.headers")}</span>
+                    <textarea data-testid="request-headers" rows="1" spellcheck="false"
+                        placeholder="env: canary"
+                        prop:value=move || form.headers.get()
+                        on:input=move |ev| form.headers.set(event_target_value(&ev))></textarea>
+                </label>
+                {move || form.error.get().map(|e| view! {
+                    <p class="errors small" role="alert" data-testid="request-error">{error_text(l.get(), &e)}</p>
+                })}
+            </div>
+        </Show>
+    }
+}
+
+/// What the request card shows: the client's request, and (once the proxy
+/// has decided) what the backend gets or the proxy's own answer.
+#[derive(Clone, Debug, PartialEq)]
+struct ReqCard {
+    sent: Vec<String>,
+    /// (line, changed by the proxy)
+    got: Vec<(String, bool)>,
+}
+
+const LINE_H: f64 = 20.0;
+const CHAR_W: f64 = 9.9;
+/// Characters per line of one column (two columns fit the scene's width).
+const COL_CHARS: usize = 40;
+/// Lines per column, the title included.
+const COL_LINES: usize = 3;
+
+fn with_query(path: &str, query: &str) -> String {
+    if query.is_empty() {
+        path.to_string()
+    } else {
+        format!("{path}?{query}")
+    }
+}
+
+fn req_card(lg: crate::i18n::Lang, t: &Trace, hop: usize) -> Option<ReqCard> {
+    let (first, p) = proxy_hops(t).next()?;
+    let r = &p.request;
+    let headers: String = r
+        .headers
+        .iter()
+        .map(|(k, v)| format!(" · {k}: {v}"))
+        .collect();
+    let sent = [
+        tr(lg, "http.card.request").to_string(),
+        format!("{} {}", r.method, r.url()),
+        format!("host: {}{headers}", r.host_header()),
+    ];
+    let mut got: Vec<(String, bool)> = Vec::new();
+    let backend = proxy_hops(t).find(|(_, p)| p.stage == ProxyStage::Backend);
+    if let Some((_, b)) = backend.filter(|(bi, _)| hop >= *bi && hop >= first) {
+        let d = &b.decision;
+        if b.connect.is_some() {
+            let f = &d.request;
+            let path = with_query(&f.path, &f.query);
+            let changed = path != with_query(&r.path, &r.query) || f.method != r.method;
+            let mark = if changed { "✎ " } else { "" };
+            got.push((
+                format!("{}: {mark}{} {path}", tr(lg, "http.card.backend"), f.method),
+                changed,
+            ));
+            if f.host != r.host_header() {
+                got.push((format!("✎ host: {}", f.host), true));
+            }
+            let sent_h = kpv_core::http::walk::header_map(&r.headers);
+            for (k, v) in &f.headers {
+                match sent_h.get(k) {
+                    Some(old) if old == v => {}
+                    Some(_) => got.push((format!("✎ {k}: {v}"), true)),
+                    None => got.push((format!("+ {k}: {v}"), true)),
+                }
+            }
+            for k in sent_h.keys().filter(|k| !f.headers.contains_key(*k)) {
+                got.push((format!("− {k}"), true));
+            }
+        } else if let Some(status) = b.respond {
+            let text = tr(lg, "http.card.status").replace("{status}", &status.to_string());
+            got.push((text, true));
+            if let Some(rd) = &d.redirect {
+                got.push((format!("→ {}", rd.location), true));
+            }
+        }
+    }
+    got.truncate(COL_LINES);
+    Some(ReqCard {
+        sent: sent.iter().map(|s| short(s, COL_CHARS)).collect(),
+        got: got
+            .into_iter()
+            .map(|(s, c)| (short(&s, COL_CHARS), c))
+            .collect(),
+    })
+}
+
+/// One column of the request card at `x`, `top`.
+fn column(lines: Vec<(String, bool)>, x: f64, top: f64) -> impl IntoView {
+    let chars = lines
+        .iter()
+        .map(|(s, _)| s.chars().count())
+        .max()
+        .unwrap_or(0);
+    let w = chars as f64 * CHAR_W + 20.0;
+    let h = lines.len() as f64 * LINE_H + 8.0;
+    let texts = lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, (s, changed))| {
+            let y = top + 18.0 + i as f64 * LINE_H;
+            view! {
+                <text x=format!("{:.1}", x + 10.0) y=format!("{y:.1}") class="mono"
+                    class:card-hop=i == 0 class:rewritten=changed>{s}</text>
+            }
+        })
+        .collect_view();
+    view! {
+        <rect x=format!("{x:.1}") y=format!("{top:.1}") width=format!("{w:.1}")
+            height=format!("{h:.1}") rx="6" />
+        {texts}
+    }
+}
+
+/// The request card, drawn under the nodes (where nothing else is): the
+/// request as sent beside what the backend gets, each change marked.
+#[component]
+pub fn RequestCard() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let l = lang();
+    let card = Memo::new(move |_| {
+        let lg = l.get();
+        let hop = store.current_hop().unwrap_or(0);
+        store.with_focused_trace(|t| req_card(lg, t, hop)).flatten()
+    });
+    move || {
+        card.get().map(|c| {
+            let top = store.scene.with(|s| s.height) + 4.0;
+            let left = 8.0;
+            let second = left + COL_CHARS as f64 * CHAR_W + 32.0;
+            let sent = c.sent.into_iter().map(|s| (s, false)).collect();
+            view! {
+                <g class="packet-card request-card" data-testid="request-card" pointer-events="none">
+                    {column(sent, left, top)}
+                    {(!c.got.is_empty()).then(|| column(c.got, second, top))}
+                </g>
+            }
+        })
+    }
+}
+
+/// The entry point's routing table in evaluation order, the rule that
+/// decided the focused request highlighted.
+#[component]
+pub fn RoutingTable() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let l = lang();
+    // (entry, rows) of the focused request's entry point, else the chosen one.
+    let rows = Memo::new(move |_| {
+        let focused = store
+            .with_focused_trace(|t| match &t.request.dst {
+                Dest::Http(h) => Some(h.entry.clone()),
+                _ => None,
+            })
+            .flatten();
+        let key = store.target.get();
+        let entry = focused.or_else(|| {
+            store.targets.with(|ts| {
+                ts.iter()
+                    .find(|t| t.key == key && t.kind == TargetKind::Http)
+                    .or_else(|| ts.iter().find(|t| t.kind == TargetKind::Http))
+                    .and_then(|t| match &t.dst {
+                        Dest::Http(h) => Some(h.entry.clone()),
+                        _ => None,
+                    })
+            })
+        })?;
+        let prepared = store.parsed.with(|(c, _)| kpv_core::http::prepare(c));
+        Some((entry.to_string(), table_rows(&prepared, &entry)))
+    });
+    let matched = Memo::new(move |_| store.with_focused_trace(|t| decision(t).cloned()).flatten());
+    move || {
+        let lg = l.get();
+        let Some((entry, rows)) = rows.get() else {
+            return view! { <p class="muted small" data-testid="routing-table">{tr(lg, "http.table.empty")}</p> }
+                .into_any();
+        };
+        let d = matched.get();
+        let body = rows
+            .into_iter()
+            .map(|r| {
+                let hit = d.as_ref().is_some_and(|d| r.decided(d));
+                let rule = r
+                    .route
+                    .as_ref()
+                    .map(|x| format!("{} {} #{}.{}", x.kind, x.name, x.rule + 1, x.index + 1))
+                    .unwrap_or_else(|| r.section.clone());
+                let tls = r.tls.as_ref().map(|t| format!(" · tls {t}")).unwrap_or_default();
+                view! {
+                    <li data-testid="routing-rule" data-matched=hit.to_string() class:matched=hit>
+                        <span class="mono small">{format!("{}{tls} · {}", r.section, r.hosts)}</span><br/>
+                        <span class="mono">{format!("{} → {}", r.matching, r.to)}</span><br/>
+                        <span class="muted small">{rule}</span>
+                        {hit.then(|| view! { <strong class="small">" ◀ "{tr(lg, "http.table.matched")}</strong> })}
+                    </li>
+                }
+            })
+            .collect_view();
+        view! {
+            <div class="routing-table" data-testid="routing-table">
+                <p class="small strong">{tr(lg, "http.table.heading").replace("{entry}", &entry)}</p>
+                <ol class="routing-rules">{body}</ol>
+            </div>
+        }
+        .into_any()
+    }
+}
