@@ -6,6 +6,7 @@
 //! Reads a trace only; never decides the answer itself (that is
 //! [`crate::lesson::check_prediction`]) and never words anything.
 
+use crate::http::send::ProxyStage;
 use crate::lesson::PredictKind;
 use crate::trace::{HopKind, Trace};
 
@@ -24,6 +25,10 @@ pub fn settling_hop(trace: &Trace, kind: PredictKind) -> Option<usize> {
             )
         })
     };
+    let proxy = |stage: ProxyStage| {
+        hops.iter()
+            .position(|h| matches!(&h.what, HopKind::Http(p) if p.stage == stage))
+    };
     match kind {
         // Where the destination became an endpoint (a DNAT, an IPVS real
         // server, the userspace proxy's dial, or an established flow's).
@@ -39,10 +44,18 @@ pub fn settling_hop(trace: &Trace, kind: PredictKind) -> Option<usize> {
             .position(|h| matches!(h.what, HopKind::Masquerade { .. }))
             .or_else(|| hops.iter().position(|h| matches!(h.what, HopKind::Deliver)))
             .or_else(end),
-        PredictKind::Verdict
-        | PredictKind::HttpBackend
-        | PredictKind::HttpStatus
-        | PredictKind::TlsEndsAt
-        | PredictKind::HttpSource => end().or_else(|| hops.len().checked_sub(1)),
+        PredictKind::Verdict => end().or_else(|| hops.len().checked_sub(1)),
+        // An HTTP request's journey: the proxy's rule decides the backend,
+        // its backend step the status (a connection, or its own answer);
+        // TLS ends on the listener step; the backend Pod's delivery shows
+        // the source it saw.
+        PredictKind::HttpBackend => proxy(ProxyStage::Rule).or_else(end),
+        PredictKind::HttpStatus => proxy(ProxyStage::Backend).or_else(end),
+        PredictKind::TlsEndsAt => proxy(ProxyStage::Listener).or_else(end),
+        PredictKind::HttpSource => hops
+            .iter()
+            .rposition(|h| matches!(h.what, HopKind::Deliver))
+            .or_else(|| proxy(ProxyStage::Backend))
+            .or_else(end),
     }
 }

@@ -654,3 +654,63 @@ fn every_question_has_a_hop_that_settles_it() {
         "each kind of question is tried: {seen:?}"
     );
 }
+
+/// An HTTP question settles at the proxy's own step: the rule for which
+/// backend, the backend step for the status, the listener for TLS, the
+/// backend Pod's delivery (else the proxy's answer) for the source.
+#[test]
+fn every_http_question_settles_at_the_proxy_step_that_decides_it() {
+    use kpv_core::http::send::{journey_trace, HttpSend, ProxyStage};
+    use kpv_core::lesson::PredictKind;
+    use kpv_core::packet::Protocol;
+    use kpv_core::settle::settling_hop;
+    use kpv_core::trace::{Dest, HopKind, Origin, Request};
+    let mut seen = 0;
+    for (file, l) in lessons() {
+        let c = scenario(&l.scenario);
+        for (k, s) in l.steps.iter().enumerate() {
+            let Some(p) = &s.predict else { continue };
+            let played = lesson::play(&c, &l, k, 3).unwrap();
+            let Some(h) = &played.http else { continue };
+            for j in &h.journeys {
+                let req = Request {
+                    origin: Origin::External {
+                        client: "203.0.113.77".parse().unwrap(),
+                    },
+                    dst: Dest::Http(Box::new(HttpSend {
+                        entry: j.entry.clone(),
+                        request: h.request.clone(),
+                    })),
+                    port: h.request.port,
+                    protocol: Protocol::Tcp,
+                    src_port: 40000,
+                    keep_open: false,
+                };
+                let t = journey_trace(j, &req);
+                let i = settling_hop(&t, p.kind)
+                    .unwrap_or_else(|| panic!("{file} step {k}: nothing settles {:?}", p.kind));
+                let stage = match &t.hops[i].what {
+                    HopKind::Http(x) => Some(x.stage),
+                    _ => None,
+                };
+                let want = match p.kind {
+                    PredictKind::HttpBackend => Some(ProxyStage::Rule),
+                    PredictKind::HttpStatus => Some(ProxyStage::Backend),
+                    PredictKind::TlsEndsAt => Some(ProxyStage::Listener),
+                    PredictKind::HttpSource if j.to_backend.is_some() => {
+                        assert!(
+                            matches!(t.hops[i].what, HopKind::Deliver),
+                            "{file} step {k}"
+                        );
+                        None
+                    }
+                    PredictKind::HttpSource => Some(ProxyStage::Backend),
+                    other => panic!("{file} step {k}: {other:?} on an HTTP step"),
+                };
+                assert_eq!(stage, want, "{file} step {k} ({:?})", p.kind);
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen >= 12, "{seen}");
+}

@@ -20,6 +20,10 @@ async function inViewport(page: Page, testId: string) {
 for (const [lesson, page_, step, words] of [
   ['services-basics', 1, 'KUBE-SEP', /DNAT|KUBE-SEP/],
   ['nodeport-loadbalancer', 1, 'POSTROUTING', /MASQUERADE|masquerade/i],
+  // An HTTP lesson's request goes through the request form; the proxy's
+  // own steps settle its questions.
+  ['ingress', 1, 'rule', /Rule .* fits/],
+  ['ingress', 3, 'listener', /TLS ends at the proxy/],
 ] as const) {
   test(`checking an answer in ${lesson} stops at the ${step} hop, diagram in view`, async ({ page }) => {
     await page.setViewportSize({ width: 1280, height: 720 });

@@ -109,6 +109,28 @@ impl LessonState {
             store.focus.set(Some(first.id));
         }
         store.packets.set(p.packets);
+        // A step that sends an HTTP request sends it through the request
+        // form, as a learner would: the form shows what the lesson sent.
+        let spec = self
+            .lesson()
+            .and_then(|l| l.steps.get(self.step.get_untracked()).cloned())
+            .and_then(|s| s.set.request);
+        if let (Some(spec), Some(http)) = (spec, &p.http) {
+            let headers: String = spec
+                .headers
+                .iter()
+                .map(|(k, v)| format!("{k}: {v}\n"))
+                .collect();
+            if store
+                .send_request(&spec.method, &spec.url, &headers)
+                .is_ok()
+            {
+                let more = u32::try_from(http.journeys.len()).unwrap_or(1);
+                if more > 1 {
+                    store.send(more - 1, 60);
+                }
+            }
+        }
         store.playing.set(true);
     }
 
