@@ -476,9 +476,36 @@ pub fn reason_key(r: DropReason) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::collections::BTreeSet;
+
+    /// Every string literal in the crate's sources but `skip` (a file
+    /// name), with its file: where the key tables' tests look for keys.
+    pub(crate) fn source_literals(skip: &str) -> Vec<(std::path::PathBuf, String)> {
+        let mut out = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src"
+        ))];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                if path.extension().is_none_or(|e| e != "rs") || path.ends_with(skip) {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                for lit in text.split('"').skip(1).step_by(2) {
+                    out.push((path.clone(), lit.to_string()));
+                }
+            }
+        }
+        out
+    }
 
     #[test]
     fn both_languages_have_every_key_once() {
@@ -500,35 +527,18 @@ mod tests {
         let keys: BTreeSet<&str> = TABLE.iter().map(|(k, _, _)| *k).collect();
         let prefixes: BTreeSet<&str> = keys.iter().filter_map(|k| k.split('.').next()).collect();
         let mut missing = Vec::new();
-        let mut dirs = vec![std::path::PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/src"
-        ))];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    dirs.push(path);
-                    continue;
-                }
-                if path.extension().is_none_or(|e| e != "rs") || path.ends_with("i18n.rs") {
-                    continue;
-                }
-                let text = std::fs::read_to_string(&path).unwrap_or_default();
-                for lit in text.split('"').skip(1).step_by(2) {
-                    let key_like = lit.contains('.')
-                        && lit.chars().all(|c| {
-                            c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-'
-                        })
-                        && !lit.ends_with('.')
-                        && ![".yaml", ".txt", ".svg", ".png", ".json", ".rs"]
-                            .iter()
-                            .any(|x| lit.ends_with(x));
-                    let prefix = lit.split('.').next().unwrap_or_default();
-                    if key_like && prefixes.contains(prefix) && !keys.contains(lit) {
-                        missing.push(format!("{}: {lit}", path.display()));
-                    }
-                }
+        for (path, lit) in source_literals("i18n.rs") {
+            let key_like = lit.contains('.')
+                && lit
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-')
+                && !lit.ends_with('.')
+                && ![".yaml", ".txt", ".svg", ".png", ".json", ".rs"]
+                    .iter()
+                    .any(|x| lit.ends_with(x));
+            let prefix = lit.split('.').next().unwrap_or_default();
+            if key_like && prefixes.contains(prefix) && !keys.contains(lit.as_str()) {
+                missing.push(format!("{}: {lit}", path.display()));
             }
         }
         assert!(

@@ -95,31 +95,14 @@ mod tests {
     fn every_http_key_the_code_uses_is_here() {
         let keys: std::collections::BTreeSet<&str> = TABLE.iter().map(|(k, _, _)| *k).collect();
         let mut missing = Vec::new();
-        let mut dirs = vec![std::path::PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/src"
-        ))];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    dirs.push(path);
-                    continue;
-                }
-                if path.extension().is_none_or(|e| e != "rs") || path.ends_with("i18n_http.rs") {
-                    continue;
-                }
-                let text = std::fs::read_to_string(&path).unwrap_or_default();
-                for lit in text.split('"').skip(1).step_by(2) {
-                    let key_like = lit.starts_with("http.")
-                        && lit.len() > 5
-                        && lit
-                            .chars()
-                            .all(|c| c.is_ascii_lowercase() || c == '.' || c == '-');
-                    if key_like && !keys.contains(lit) {
-                        missing.push(format!("{}: {lit}", path.display()));
-                    }
-                }
+        for (path, lit) in crate::i18n::tests::source_literals("i18n_http.rs") {
+            let key_like = lit.starts_with("http.")
+                && lit.len() > 5
+                && lit
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '.' || c == '-');
+            if key_like && !keys.contains(lit.as_str()) {
+                missing.push(format!("{}: {lit}", path.display()));
             }
         }
         assert!(missing.is_empty(), "{missing:#?}");

@@ -49,3 +49,13 @@ export class App {
     if ((await this.byId('play-pause').getAttribute('aria-pressed')) === 'true') await this.byId('play-pause').click();
   }
 }
+
+/** The element with `testId` lies wholly inside the viewport. */
+export async function inViewport(page: Page, testId: string) {
+  const b = await page.getByTestId(testId).first().boundingBox();
+  const vp = page.viewportSize()!;
+  expect(b, testId).not.toBeNull();
+  expect(b!.y, `${testId} top`).toBeGreaterThanOrEqual(0);
+  expect(b!.y + b!.height, `${testId} bottom`).toBeLessThanOrEqual(vp.height + 0.5);
+  expect(b!.x + b!.width, `${testId} right`).toBeLessThanOrEqual(vp.width + 0.5);
+}

@@ -4,7 +4,7 @@
 // the modes' different pipelines, the trail left behind, the embed that can
 // send, and Korean without English prose. Screenshots go to artifacts/.
 import { test, expect, Page } from '@playwright/test';
-import { App } from './app';
+import { App, inViewport } from './app';
 
 const shots = 'artifacts/screens';
 
@@ -28,15 +28,6 @@ async function measure(page: Page) {
     }
     return { x: box.x, y: box.y, w: box.width, h: box.height, scale, smallest, smallestText, card };
   });
-}
-
-async function inViewport(page: Page, testId: string) {
-  const b = await page.getByTestId(testId).first().boundingBox();
-  const vp = page.viewportSize()!;
-  expect(b, testId).not.toBeNull();
-  expect(b!.y, `${testId} top`).toBeGreaterThanOrEqual(0);
-  expect(b!.y + b!.height, `${testId} bottom`).toBeLessThanOrEqual(vp.height + 0.5);
-  expect(b!.x + b!.width, `${testId} right`).toBeLessThanOrEqual(vp.width + 0.5);
 }
 
 /** Where the focused packet is and which pipeline step is current. */

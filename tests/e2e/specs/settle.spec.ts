@@ -4,18 +4,9 @@
 // kpv-core's warnings about Pods and Nodes are marked on the diagram and in
 // the editor's gutter, like a Service's.
 import { test, expect, Page } from '@playwright/test';
-import { App } from './app';
+import { App, inViewport } from './app';
 
 const shots = 'artifacts/screens';
-
-async function inViewport(page: Page, testId: string) {
-  const b = await page.getByTestId(testId).first().boundingBox();
-  const vp = page.viewportSize()!;
-  expect(b, testId).not.toBeNull();
-  expect(b!.y, `${testId} top`).toBeGreaterThanOrEqual(0);
-  expect(b!.y + b!.height, `${testId} bottom`).toBeLessThanOrEqual(vp.height + 0.5);
-  expect(b!.x + b!.width, `${testId} right`).toBeLessThanOrEqual(vp.width + 0.5);
-}
 
 for (const [lesson, page_, step, words] of [
   ['services-basics', 1, 'KUBE-SEP', /DNAT|KUBE-SEP/],
