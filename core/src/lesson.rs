@@ -224,6 +224,26 @@ fn target_kind(s: &str) -> Option<TargetKind> {
     })
 }
 
+/// The lesson file's word for a target kind (the inverse of [`target_kind`]).
+fn target_kind_name(k: TargetKind) -> &'static str {
+    match k {
+        TargetKind::LoadBalancer => "load-balancer",
+        TargetKind::NodePort => "node-port",
+        TargetKind::ClusterIp => "cluster-ip",
+        TargetKind::DnsName => "dns-name",
+        TargetKind::ExternalIp => "external-ip",
+    }
+}
+
+/// An origin as the lesson file writes it: `external`, `pod:<prefix>`, `node:<name>`.
+fn origin_name(o: &OriginSpec) -> String {
+    match o {
+        OriginSpec::External => "external".to_string(),
+        OriginSpec::Pod(p) => format!("pod:{p}"),
+        OriginSpec::Node(n) => format!("node:{n}"),
+    }
+}
+
 struct Reader {
     diags: Vec<Diagnostic>,
 }
@@ -564,9 +584,9 @@ pub fn check_against(lesson: &Lesson, cluster: &Cluster) -> Vec<Diagnostic> {
                 err(
                     "target",
                     format!(
-                        "scenario `{}` has no {:?} destination{}",
+                        "scenario `{}` has no {} destination{}",
                         lesson.scenario,
-                        t.kind,
+                        target_kind_name(t.kind),
                         t.service
                             .as_ref()
                             .map(|s| format!(" of Service {s}"))
@@ -579,7 +599,11 @@ pub fn check_against(lesson: &Lesson, cluster: &Cluster) -> Vec<Diagnostic> {
             if origin_of(cluster, o).is_none() {
                 err(
                     "origin",
-                    format!("scenario `{}` has no such origin: {o:?}", lesson.scenario),
+                    format!(
+                        "scenario `{}` has no such origin: {}",
+                        lesson.scenario,
+                        origin_name(o)
+                    ),
                 );
             }
         }
