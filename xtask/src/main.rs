@@ -584,21 +584,42 @@ fn trunk_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
     }
 }
 
-/// twiggy's top 20 of the release `.wasm` as cargo wrote it (before
-/// wasm-bindgen and wasm-opt, so the function names are kept), built first
-/// with the release settings when missing.
+/// twiggy's top 20 of the release `.wasm` as wasm-bindgen wrote it (before
+/// wasm-opt, so the function names are kept; cargo's own output when that is
+/// missing), built first with the release settings when neither exists. The
+/// name section itself is left out of the list: it is never shipped.
 fn twiggy_top(tools: &Tools) -> bool {
     let target = env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| tools.root.join("target"));
-    let wasm = target.join(format!("{WASM_TARGET}/release/kpv-web.wasm"));
-    if !wasm.exists() {
+    let candidates = [
+        target.join("wasm-bindgen/release/kpv-web_bg.wasm"),
+        target.join(format!("{WASM_TARGET}/release/kpv-web.wasm")),
+    ];
+    if !candidates.iter().any(|p| p.exists()) {
         tools.ensure_web();
         if !trunk_build(tools, "/", "dist") {
             return false;
         }
     }
-    run(tools.cmd("twiggy").args(["top", "-n", "20"]).arg(&wasm))
+    let Some(wasm) = candidates.iter().find(|p| p.exists()) else {
+        say("no release .wasm found after the build");
+        return false;
+    };
+    let mut cmd = tools.cmd("twiggy");
+    cmd.args(["top", "-n", "22"]).arg(wasm);
+    say(&format!("running {}", describe(&cmd)));
+    let Some(out) = output_of(&mut cmd) else {
+        say("twiggy failed");
+        return false;
+    };
+    for line in out
+        .lines()
+        .filter(|l| !l.contains("subsection") && !l.contains("custom section"))
+    {
+        println!("{line}");
+    }
+    true
 }
 
 /// Counts of one suite.
