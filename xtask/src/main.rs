@@ -328,26 +328,17 @@ impl Tools {
         )
         .unwrap_or_default();
         let library = Path::new(sysroot.trim()).join("lib/rustlib/src/rust/library/Cargo.toml");
-        let fetch = |offline: bool| {
+        let fetch = || {
             let mut c = self.cmd("cargo");
             c.env("RUSTUP_TOOLCHAIN", nightly)
                 .arg("fetch")
                 .arg("--manifest-path")
                 .arg(&library);
-            if offline {
-                c.arg("--offline");
-            }
-            output_of(&mut c).is_some()
+            c
         };
-        if !fetch(true) {
+        if output_of(fetch().arg("--offline")).is_none() {
             say(&format!("fetching the crates std depends on (once; the release build of {nightly} is offline)"));
-            if !run(self
-                .cmd("cargo")
-                .env("RUSTUP_TOOLCHAIN", nightly)
-                .arg("fetch")
-                .arg("--manifest-path")
-                .arg(&library))
-            {
+            if !run(&mut fetch()) {
                 die("cargo fetch of std's dependencies failed");
             }
         }
