@@ -38,9 +38,9 @@ impl Chooser {
     }
 
     /// What the kernel's `xt_statistic` random mode does: match when a random
-    /// 31-bit value is below `probability × 2³¹` (as iptables stores it).
-    pub fn statistic_match(&mut self, probability: f64) -> bool {
-        let threshold = (probability * 2_147_483_648.0) as u64;
+    /// 31-bit value is below `threshold`, the `probability × 2³¹` iptables
+    /// stores.
+    pub fn statistic_match(&mut self, threshold: u64) -> bool {
         ((self.next_u32() & 0x7FFF_FFFF) as u64) < threshold
     }
 

@@ -508,6 +508,14 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
         Command::Check(_) => match load(texts, files) {
             Err(o) => o,
             Ok((cluster, report)) => Output {
+                // The routes' status and the Ingress backends, as
+                // `kpv check --format json` reports them.
+                stderr: if cluster.routing.is_empty() {
+                    report
+                } else {
+                    let rt = crate::http::compile(&cluster.routing, &cluster);
+                    report + &crate::cli_http::status_report(&rt, &cluster, texts, files)
+                },
                 stdout: format!(
                     "ok: {} node(s), {} pod(s), {} service(s), {} EndpointSlice(s) given\n",
                     cluster.nodes.len(),
@@ -515,7 +523,6 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                     cluster.services.len(),
                     cluster.endpoint_slices.len()
                 ),
-                stderr: report,
                 code: 0,
             },
         },

@@ -6,9 +6,7 @@
 #[cfg(feature = "json")]
 use crate::cli::Output;
 use crate::cli::{Common, Format};
-use crate::http::{
-    self, controller::ProxyWorkload, journey::JourneyHop, EntryPoint, HttpRequest, Scheme,
-};
+use crate::http::{self, controller::ProxyWorkload, journey::JourneyHop, EntryPoint, HttpRequest};
 use crate::model::{self, NamespacedName};
 #[cfg(feature = "json")]
 use crate::trace::Origin;
@@ -168,101 +166,10 @@ pub fn parse(sub: &str, args: &[String]) -> Result<(Common, Option<HttpArgs>), S
 
 /// The request the URL and flags describe.
 pub fn request(a: &HttpArgs) -> Result<HttpRequest, String> {
-    let (scheme, rest) = if let Some(r) = a.url.strip_prefix("https://") {
-        (Scheme::Https, r)
-    } else if let Some(r) = a.url.strip_prefix("http://") {
-        (Scheme::Http, r)
-    } else {
-        return Err(format!(
-            "`{}`: the URL must start with http:// or https://",
-            a.url
-        ));
-    };
-    let (authority, path_query) = match rest.find(['/', '?']) {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let (path, query) = match path_query.split_once('?') {
-        Some((p, q)) => (p, q),
-        None => (path_query, ""),
-    };
-    let path = if path.is_empty() { "/" } else { path };
-    let (host, port) = split_host_port(authority)
-        .ok_or_else(|| format!("`{}`: cannot read HOST[:PORT] `{authority}`", a.url))?;
-    let port = port.unwrap_or(scheme.default_port());
-    let mut headers = Vec::new();
-    let (mut host_name, mut host_port) = (host.clone(), None);
-    for (k, v) in &a.headers {
-        if k == "host" {
-            let (hn, hp) =
-                split_host_port(v).ok_or_else(|| format!("-H 'Host: {v}': not a host"))?;
-            host_name = hn;
-            host_port = hp;
-        } else {
-            headers.push((k.clone(), v.clone()));
-        }
-    }
-    if a.method.is_empty() || !a.method.bytes().all(|b| b.is_ascii_alphabetic()) {
-        return Err(format!("-X `{}` is not an HTTP method", a.method));
-    }
-    Ok(HttpRequest {
-        scheme,
-        port,
-        sni: match scheme {
-            Scheme::Https => Some(a.sni.clone().unwrap_or_else(|| host.clone())),
-            Scheme::Http => None,
-        },
-        authority: host,
-        host: host_name,
-        host_port,
-        method: a.method.clone(),
-        path: path.to_string(),
-        query: query.to_string(),
-        headers,
-    })
+    HttpRequest::from_url(&a.url, &a.method, &a.headers, a.sni.as_deref())
 }
 
-fn split_host_port(s: &str) -> Option<(String, Option<u16>)> {
-    let (h, p) = if let Some(r) = s.strip_prefix('[') {
-        let (h, rest) = r.split_once(']')?;
-        (h, rest.strip_prefix(':'))
-    } else {
-        match s.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (s, None),
-        }
-    };
-    if h.is_empty() {
-        return None;
-    }
-    let port = match p {
-        Some(p) => Some(p.parse::<u16>().ok().filter(|x| *x > 0)?),
-        None => None,
-    };
-    Some((h.to_ascii_lowercase(), port))
-}
-
-/// Does an entry point's table name this host?
-pub fn names_host(rt: &http::RoutingTable, entry: &EntryPoint, host: &str) -> bool {
-    use http::matching::{gateway_host_matches, ingress_host_matches};
-    match rt.tables.get(entry) {
-        Some(http::model::Table::Ingress(t)) => t.hosts.iter().any(|h| {
-            h.host
-                .as_deref()
-                .is_some_and(|x| ingress_host_matches(x, host))
-        }),
-        Some(http::model::Table::Gateway(g)) => g.listeners.iter().any(|l| {
-            l.listener
-                .hostname
-                .as_deref()
-                .is_some_and(|x| gateway_host_matches(x, host))
-                || l.matches
-                    .iter()
-                    .any(|m| m.hostnames.iter().any(|x| gateway_host_matches(x, host)))
-        }),
-        None => false,
-    }
-}
+pub use crate::http::names_host;
 
 /// The proxy `--via` names, else the one HOST resolves to, else the only one.
 pub fn pick_proxy<'p>(
@@ -379,7 +286,7 @@ pub fn run_http(common: &Common, a: &HttpArgs, texts: &[String], files: &[String
             seed: a.seed,
         },
     );
-    let mut notes = status_report(&rt, files);
+    let mut notes = status_report(&rt, &cluster, texts, files);
     if proxy.synthesized {
         let _ = writeln!(
             notes,
@@ -644,13 +551,33 @@ pub fn to_json(j: &http::journey::Journey, backend: &[(String, String)]) -> serd
 
 /// The routes' and listeners' status conditions, as report lines.
 #[cfg(feature = "json")]
-fn status_report(rt: &http::RoutingTable, files: &[String]) -> String {
+pub(crate) fn status_report(
+    rt: &http::RoutingTable,
+    cluster: &model::Cluster,
+    texts: &[String],
+    files: &[String],
+) -> String {
     let mut s = String::new();
-    for d in http::status::diagnostics(rt) {
-        let file = files.first().map(String::as_str).unwrap_or("-");
+    for d in located_status(rt, cluster, texts) {
+        let file = files.get(d.file).map(String::as_str).unwrap_or("-");
         let _ = writeln!(s, "{file}: {d}");
     }
     s
+}
+
+/// The routes' and listeners' status diagnostics and the Ingress backends
+/// that do not exist, placed in the input.
+#[cfg(feature = "json")]
+fn located_status(
+    rt: &http::RoutingTable,
+    cluster: &model::Cluster,
+    texts: &[String],
+) -> Vec<crate::diag::Diagnostic> {
+    let mut diags = http::status::diagnostics(rt);
+    diags.extend(http::status::ingress_diagnostics(&rt.objects, cluster));
+    let inputs: Vec<model::Input<'_>> = texts.iter().map(|t| model::Input { text: t }).collect();
+    model::locate_diagnostics(&inputs, &mut diags);
+    diags
 }
 
 /// Run `kpv routes`.
@@ -661,7 +588,7 @@ pub fn run_routes(common: &Common, texts: &[String], files: &[String]) -> Output
         Err(o) => return o,
     };
     let rt = http::compile(&objects, &cluster);
-    let report = report + &status_report(&rt, files);
+    let report = report + &status_report(&rt, &cluster, texts, files);
     let stdout = match common.format {
         Format::Text => http::render::render_text(&rt),
         Format::Json => {
@@ -691,7 +618,7 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
     let http::Prepared {
         table: rt, proxies, ..
     } = http::prepare(&cluster);
-    diags.extend(http::status::diagnostics(&rt));
+    diags.extend(located_status(&rt, &cluster, texts));
     let routes: Vec<serde_json::Value> = rt
         .route_status
         .iter()

@@ -509,11 +509,12 @@ fn a_pod_inside_the_cluster_reaches_the_gateway_too() {
         "{:?}",
         hop_kinds(&v)
     );
-    // Traffic to a LoadBalancer address with externalTrafficPolicy Cluster
-    // is masqueraded even from a Pod (KUBE-EXT- marks it): the proxy sees
-    // the node's bridge address, not the Pod's 10.244.1.20.
-    assert_eq!(v["proxy"]["peer"], "10.244.1.1");
-    assert_eq!(v["request"]["headers"]["x-forwarded-for"], "10.244.1.1");
+    // The proxy's Service has externalTrafficPolicy Local (Envoy Gateway's
+    // default): kube-proxy sends Pod traffic for the load balancer's address
+    // to the cluster-wide chain without masquerading ("pod traffic for ...
+    // external destinations"), so the proxy sees the Pod's own 10.244.1.20.
+    assert_eq!(v["proxy"]["peer"], "10.244.1.20");
+    assert_eq!(v["request"]["headers"]["x-forwarded-for"], "10.244.1.20");
 }
 
 #[test]

@@ -1695,6 +1695,34 @@ fn probability_strings_match_compute_probability() {
     }
 }
 
+#[test]
+fn integer_probability_and_threshold_equal_the_float_reading() {
+    use kpv_core::modes::iptables::rules::{probability, statistic_threshold};
+    // The float formatting and parsing iptables and Go do, for comparison;
+    // the app computes both in integers.
+    let ns = (1..=5000usize)
+        .chain((5001..=2_000_000).step_by(7919))
+        .chain([
+            1 << 20,
+            1 << 31,
+            (1 << 31) + 1,
+            3_000_000_007,
+            usize::MAX / 3,
+        ]);
+    for n in ns {
+        let printed = format!("{:.10}", 1.0f64 / n as f64);
+        assert_eq!(probability(n), printed, "n={n}");
+        let parsed: f64 = printed.parse().unwrap_or(-1.0);
+        let stored = (parsed * 2_147_483_648.0) as u64;
+        assert_eq!(statistic_threshold(n), stored, "n={n}");
+    }
+    // Ties at the tenth decimal round half to even, as Go's %0.10f does:
+    // 1/2048 = 0.00048828125 exactly, 1/4096 = 0.000244140625.
+    assert_eq!(probability(2048), "0.0004882812");
+    assert_eq!(probability(4096), "0.0002441406");
+    assert_eq!(probability(0), "<bad value>");
+}
+
 fn n_endpoint_service(n: usize, affinity: bool) -> String {
     let eps: Vec<String> = (1..=n).map(|i| format!("10.180.0.{i}")).collect();
     let eps: Vec<Ep> = eps.iter().map(|s| (s.as_str(), None, None)).collect();

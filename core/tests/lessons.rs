@@ -45,6 +45,8 @@ fn there_are_the_lessons() {
         "traffic-policy-local",
         "readiness",
         "external-database",
+        "ingress",
+        "gateway-api",
     ] {
         assert!(ids.iter().any(|i| i == id), "{id} missing from {ids:?}");
     }
@@ -87,7 +89,12 @@ fn every_question_has_exactly_one_right_choice() {
         let c = scenario(&l.scenario);
         for (i, s) in l.steps.iter().enumerate() {
             let played = lesson::play(&c, &l, i, 2024).unwrap();
-            assert_eq!(played.traces.len() as u32, s.set.send.unwrap_or(1));
+            let sent = match &played.http {
+                Some(h) => h.journeys.len(),
+                None => played.traces.len(),
+            };
+            assert_eq!(sent as u32, s.set.send.unwrap_or(1));
+            assert_eq!(played.http.is_some(), s.set.request.is_some());
             let Some(p) = &s.predict else { continue };
             questions += 1;
             let right: Vec<_> = p
@@ -178,4 +185,337 @@ fn answer_keys_are_what_the_files_say() {
             }
         }
     }
+}
+
+/// `kpv http`'s JSON for a lesson step's request (the CLI's own reading of
+/// the URL, headers and entry point: a second path to the same journey).
+fn kpv_http(scenario: &str, spec: &lesson::RequestSpec, seed: u64) -> serde_json::Value {
+    use kpv_core::cli::{parse_args, run};
+    let file = format!("tests/scenarios/{scenario}.yaml");
+    let text = std::fs::read_to_string(root().join(&file)).unwrap();
+    let mut args: Vec<String> = vec!["http".into(), file.clone(), spec.url.clone()];
+    args.extend(["-X".into(), spec.method.clone()]);
+    for (k, v) in &spec.headers {
+        args.extend(["-H".into(), format!("{k}: {v}")]);
+    }
+    args.extend([
+        "--seed".into(),
+        seed.to_string(),
+        "--format".into(),
+        "json".into(),
+    ]);
+    let out = run(&parse_args(&args).unwrap(), &[text], &[file]);
+    assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
+/// Every HTTP question's right choice agrees with what `kpv http` answers
+/// for the same request, and each wrong choice disagrees with it.
+#[test]
+fn http_answers_agree_with_kpv_http() {
+    use lesson::Answer;
+    let mut checked = 0;
+    for (file, l) in lessons() {
+        let c = scenario(&l.scenario);
+        for (i, s) in l.steps.iter().enumerate() {
+            let (Some(spec), Some(p)) = (&s.set.request, &s.predict) else {
+                continue;
+            };
+            let played = lesson::play(&c, &l, i, 7).unwrap();
+            let n = played.http.as_ref().unwrap().journeys.len();
+            let cli: Vec<serde_json::Value> = (0..n as u64)
+                .map(|k| kpv_http(&l.scenario, spec, k))
+                .collect();
+            let statuses: Vec<u64> = cli.iter().map(|j| j["status"].as_u64().unwrap()).collect();
+            let mut backends: Vec<String> = cli
+                .iter()
+                .filter(|j| j["status"] == 200)
+                .filter_map(|j| j["backend"].as_str())
+                .map(|b| b.split(':').next().unwrap_or("").to_string())
+                .collect();
+            backends.sort();
+            backends.dedup();
+            for ch in &p.choices {
+                let by_cli = match &ch.answer {
+                    Answer::Status(x) => statuses.iter().all(|s| *s == u64::from(*x)),
+                    Answer::Service(name) => {
+                        statuses.iter().all(|s| *s == 200)
+                            && backends.len() == 1
+                            && (backends[0] == *name || backends[0].ends_with(&format!("/{name}")))
+                    }
+                    Answer::Split => statuses.iter().all(|s| *s == 200) && backends.len() >= 2,
+                    Answer::NoBackend => cli.iter().all(|j| j["pod"].is_null()),
+                    _ => continue,
+                };
+                let by_lesson = lesson::check_prediction(&c, &ch.answer, &played);
+                assert_eq!(
+                    by_lesson, by_cli,
+                    "{file} step {i} {:?}: statuses {statuses:?} backends {backends:?}",
+                    ch.answer
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 15, "{checked}");
+}
+
+/// The journeys themselves bear out the TLS and source questions: TLS ends
+/// at the proxy Pod on HTTPS only, the backend's peer is the proxy Pod, and
+/// X-Forwarded-For carries what the proxy saw.
+#[test]
+fn http_tls_and_source_answers_follow_the_journey() {
+    use lesson::{Answer, Seen, TlsEnd};
+    let c = scenario("ingress");
+    let cases: [(&str, &[Answer], &[Answer]); 4] = [
+        (
+            "https://testhost.com/",
+            &[
+                Answer::TlsEndsAt(TlsEnd::ProxyPod),
+                Answer::Peer(Seen::ProxyPod),
+                Answer::ForwardedFor(Seen::Node),
+            ],
+            &[
+                Answer::TlsEndsAt(TlsEnd::LoadBalancer),
+                Answer::TlsEndsAt(TlsEnd::BackendPod),
+                Answer::TlsEndsAt(TlsEnd::NoTls),
+                Answer::Peer(Seen::Client),
+                Answer::Peer(Seen::Node),
+                Answer::ForwardedFor(Seen::Client),
+            ],
+        ),
+        (
+            "http://api.testhost.com/",
+            &[
+                Answer::TlsEndsAt(TlsEnd::NoTls),
+                Answer::Service("service-api".into()),
+                Answer::Status(200),
+            ],
+            &[Answer::TlsEndsAt(TlsEnd::ProxyPod), Answer::NoBackend],
+        ),
+        // A redirect never reaches a backend: no peer, no forwarded-for.
+        (
+            "http://testhost.com/x",
+            &[Answer::Status(308), Answer::NoBackend],
+            &[
+                Answer::Peer(Seen::ProxyPod),
+                Answer::ForwardedFor(Seen::Node),
+                Answer::Service("service-test".into()),
+            ],
+        ),
+        (
+            "https://shop.example/",
+            &[Answer::Status(404), Answer::NoBackend],
+            &[Answer::Status(200), Answer::Split],
+        ),
+    ];
+    for (url, right, wrong) in cases {
+        let text = format!(
+            "id: t\ntitle: {{en: T, ko: 가}}\nscenario: ingress\nsteps:\n  - text: {{en: a, ko: 가}}\n    set: {{request: {{url: \"{url}\"}}, send: 3}}\n"
+        );
+        let (l, d) = lesson::parse(&text);
+        assert!(d.is_empty(), "{d:#?}");
+        assert!(lesson::check_against(&l, &c).is_empty());
+        let played = lesson::play(&c, &l, 0, 5).unwrap();
+        for a in right {
+            assert!(lesson::check_prediction(&c, a, &played), "{url}: {a:?}");
+        }
+        for a in wrong {
+            assert!(!lesson::check_prediction(&c, a, &played), "{url}: {a:?}");
+        }
+        // Questions about connections are not answered by an HTTP step.
+        assert!(!lesson::check_prediction(&c, &Answer::Delivered, &played));
+    }
+}
+
+#[test]
+fn http_requests_in_lessons_are_checked_where_written() {
+    let head = "id: x\ntitle: {en: A, ko: 가}\nscenario: s\nsteps:\n  - text: {en: a, ko: 가}\n";
+    // (step body, message, line of the diagnostic)
+    let cases = [
+        ("    set: {request: {method: GET}}\n", "`url` is missing", 6),
+        (
+            "    set:\n      request:\n        url: \"ftp://testhost.com/\"\n",
+            "must start with http",
+            8,
+        ),
+        (
+            "    set:\n      request:\n        url: \"https://:80/\"\n",
+            "cannot read HOST",
+            8,
+        ),
+        (
+            "    set:\n      request:\n        url: \"https://a.b/\"\n        method: \"G T\"\n",
+            "not an HTTP method",
+            8,
+        ),
+        (
+            "    set:\n      request:\n        url: \"https://a.b/\"\n        body: x\n",
+            "unknown request field `body`",
+            9,
+        ),
+        (
+            "    set:\n      request:\n        url: \"https://a.b/\"\n        headers: [a]\n",
+            "`headers` must be a mapping",
+            9,
+        ),
+        (
+            "    set:\n      request:\n        url: \"https://a.b/\"\n        headers:\n          \"bad name\": x\n",
+            "not a header name",
+            10,
+        ),
+        ("    set: {request: url}\n", "`request` must be a mapping", 6),
+        (
+            "    predict:\n      question: {en: q, ko: 질문}\n      kind: http-status\n      choices:\n        - {answer: \"status:200\", text: {en: a, ko: 가}}\n        - {answer: \"service:web\", text: {en: b, ko: 나}}\n",
+            "does not answer",
+            11,
+        ),
+        (
+            "    predict:\n      question: {en: q, ko: 질문}\n      kind: http-status\n      choices:\n        - {answer: \"status:99\", text: {en: a, ko: 가}}\n        - {answer: \"status:200\", text: {en: b, ko: 나}}\n",
+            "unknown answer `status:99`",
+            10,
+        ),
+        (
+            "    predict:\n      question: {en: q, ko: 질문}\n      kind: http-teapot\n      choices: []\n",
+            "unknown question kind `http-teapot`",
+            8,
+        ),
+    ];
+    for (body, want, line) in cases {
+        let text = format!("{head}{body}");
+        let (_, d) = lesson::parse(&text);
+        let hit = d.iter().find(|d| d.is_error() && d.message.contains(want));
+        let Some(hit) = hit else {
+            panic!("{text}\nwant {want:?}: {d:#?}")
+        };
+        assert_eq!(hit.span.map(|s| s.line), Some(line), "{text}\n{hit:#?}");
+        assert!(hit
+            .field
+            .as_deref()
+            .is_some_and(|f| f.starts_with("steps[0].")));
+    }
+}
+
+#[test]
+fn http_lessons_are_checked_against_their_scenario() {
+    let step = |set: &str, kind: &str, answers: [&str; 2]| {
+        format!(
+            "  - text: {{en: a, ko: 가}}\n    set: {set}\n    predict:\n      question: {{en: q, ko: 질문}}\n      kind: {kind}\n      choices:\n        - {{answer: \"{}\", text: {{en: a, ko: 가}}}}\n        - {{answer: \"{}\", text: {{en: b, ko: 나}}}}\n",
+            answers[0], answers[1]
+        )
+    };
+    let file = |scenario: &str, steps: &[String]| {
+        format!(
+            "id: x\ntitle: {{en: A, ko: 가}}\nscenario: {scenario}\nsteps:\n{}",
+            steps.concat()
+        )
+    };
+    let req = "{request: {url: \"https://testhost.com/\"}}";
+    // (scenario, steps, expected (field, message) of each error)
+    type Case = (&'static str, Vec<String>, Vec<(&'static str, &'static str)>);
+    let cases: Vec<Case> = vec![
+        (
+            "ingress",
+            vec![step(
+                req,
+                "http-backend",
+                ["service:service-test", "service:no-such"],
+            )],
+            vec![(
+                "steps[0].predict.choices[1].answer",
+                "has no Service `no-such`",
+            )],
+        ),
+        (
+            "ingress",
+            vec![step(
+                req,
+                "http-backend",
+                [
+                    "service:default/service-test",
+                    "service:kube-system/service-test",
+                ],
+            )],
+            vec![(
+                "steps[0].predict.choices[1].answer",
+                "has no Service `kube-system/service-test`",
+            )],
+        ),
+        // An unknown host is a fine question: the answer is a 404.
+        (
+            "ingress",
+            vec![step(
+                "{request: {url: \"http://nowhere.example/\"}}",
+                "http-status",
+                ["status:404", "status:200"],
+            )],
+            vec![],
+        ),
+        (
+            "ingress",
+            vec![step(
+                "{send: 2}",
+                "http-status",
+                ["status:404", "status:200"],
+            )],
+            vec![("steps[0].predict.kind", "needs `set.request`")],
+        ),
+        (
+            "ingress",
+            vec![step(req, "verdict", ["delivered", "dropped"])],
+            vec![("steps[0].predict.kind", "ask an HTTP question")],
+        ),
+        (
+            "ingress",
+            vec![
+                step(
+                    "{fail_readiness: test-1}",
+                    "which-pod",
+                    ["spread", "one-pod"],
+                ),
+                step(req, "http-status", ["status:200", "status:503"]),
+            ],
+            vec![("steps[1].set.request", "at rest")],
+        ),
+        // No Ingress or Gateway at all in the scenario.
+        (
+            "alpaca-bandicoot",
+            vec![step(req, "http-status", ["status:200", "status:404"])],
+            vec![("steps[0].set.request.url", "entry points: none")],
+        ),
+    ];
+    for (scn, steps, want) in cases {
+        let text = file(scn, &steps);
+        let (l, d) = lesson::parse(&text);
+        assert!(d.is_empty(), "{text}\n{d:#?}");
+        let got = lesson::check_against(&l, &scenario(scn));
+        assert_eq!(got.len(), want.len(), "{text}\n{got:#?}");
+        for (g, (field, msg)) in got.iter().zip(&want) {
+            assert_eq!(g.field.as_deref(), Some(*field), "{g:#?}");
+            assert!(g.message.contains(msg), "{g:#?}");
+            assert!(g.span.is_some_and(|s| s.line > 4), "{g:#?}");
+        }
+        if !got.is_empty() {
+            continue;
+        }
+        let played = lesson::play(&scenario(scn), &l, 0, 1).unwrap();
+        assert!(played.http.is_some());
+    }
+    // A choice's diagnostic points at the choice's own line.
+    let text = file(
+        "ingress",
+        &[step(
+            req,
+            "http-backend",
+            ["service:service-test", "service:nope"],
+        )],
+    );
+    let (l, _) = lesson::parse(&text);
+    let d = lesson::check_against(&l, &scenario("ingress"));
+    let line = text
+        .lines()
+        .position(|x| x.contains("service:nope"))
+        .unwrap()
+        + 1;
+    assert_eq!(d[0].span.map(|s| s.line), Some(line));
 }

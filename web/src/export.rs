@@ -61,8 +61,8 @@ pub fn svg_text() -> Option<(String, f64, f64)> {
     }
     let (w, h) = view_box_size(&live.get_attribute("viewBox").unwrap_or_default())?;
     let _ = copy.set_attribute("xmlns", "http://www.w3.org/2000/svg");
-    let _ = copy.set_attribute("width", &w.to_string());
-    let _ = copy.set_attribute("height", &h.to_string());
+    let _ = copy.set_attribute("width", &crate::components::one_decimal(w));
+    let _ = copy.set_attribute("height", &crate::components::one_decimal(h));
     let _ = copy.remove_attribute("class");
     // The page background behind the drawing.
     if let Ok(Some(style)) = window.get_computed_style(&live) {
@@ -90,12 +90,28 @@ pub fn svg_text() -> Option<(String, f64, f64)> {
     ))
 }
 
+/// A plain decimal (`840`, `612.5`, `-3`) read without float parsing code
+/// (large in the `.wasm`); anything else is `None`.
+fn decimal(x: &str) -> Option<f64> {
+    let (negative, body) = x.strip_prefix('-').map_or((false, x), |b| (true, b));
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    if (int.is_empty() && frac.is_empty()) || int.len() + frac.len() > 18 {
+        return None;
+    }
+    let mut units = 0u64;
+    for d in int.bytes().chain(frac.bytes()) {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        units = units * 10 + u64::from(d - b'0');
+    }
+    let v = units as f64 / 10u64.pow(frac.len() as u32) as f64;
+    Some(if negative { -v } else { v })
+}
+
 /// `"0 0 W H"` → (W, H).
 pub fn view_box_size(v: &str) -> Option<(f64, f64)> {
-    let nums: Vec<f64> = v
-        .split_whitespace()
-        .filter_map(|x| x.parse().ok())
-        .collect();
+    let nums: Vec<f64> = v.split_whitespace().filter_map(decimal).collect();
     match nums.as_slice() {
         [_, _, w, h] if *w > 0.0 && *h > 0.0 => Some((*w, *h)),
         _ => None,
@@ -183,4 +199,26 @@ fn draw_and_download(img: &HtmlImageElement, w: f64, h: f64) -> Option<()> {
     a.set_download("kube-proxy-diagram.png");
     a.click();
     Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::view_box_size;
+
+    #[test]
+    fn view_box_sizes_are_read() {
+        for (v, want) in [
+            ("0 0 840 612.5", Some((840.0, 612.5))),
+            ("0 0 840.25 .5", Some((840.25, 0.5))),
+            ("-8 -8 100 60", Some((100.0, 60.0))),
+            ("0 0 0 60", None),
+            ("0 0 -1 60", None),
+            ("0 0 1e3 60", None),
+            ("0 0 840", None),
+            ("0 0 12345678901234567890 1", None),
+            ("", None),
+        ] {
+            assert_eq!(view_box_size(v), want, "{v}");
+        }
+    }
 }

@@ -11,6 +11,8 @@ pub const FILES: &[&str] = &[
     include_str!("../../tests/lessons/traffic-policy-local.yaml"),
     include_str!("../../tests/lessons/readiness.yaml"),
     include_str!("../../tests/lessons/external-database.yaml"),
+    include_str!("../../tests/lessons/ingress.yaml"),
+    include_str!("../../tests/lessons/gateway-api.yaml"),
 ];
 
 /// Every lesson that parses without errors (all of them: a test checks).

@@ -6,26 +6,40 @@
 //! simulated time while playing and is cancelled when paused. Keys are bound
 //! on the visualizer's own element, never on `window`, so a page embedding it
 //! keeps its keys. This crate makes no networking or geometry decisions.
+//!
+//! Two builds come from it: the whole app (feature `full`, the default) and
+//! the embed build (`--no-default-features --features embed`), which keeps
+//! the diagram, playback, the four modes, the captions and opening share
+//! links, and compiles out the editor, labs, lessons, exports and share-link
+//! writing. Those are gated here, where they are mounted.
 
 pub mod components;
+#[cfg(feature = "full")]
 pub mod download;
 pub mod env;
+#[cfg(feature = "full")]
 pub mod export;
 pub mod hops;
 pub mod i18n;
+#[cfg(feature = "full")]
 pub mod lessons;
 pub mod scenarios;
 pub mod share;
 pub mod state;
+#[cfg(feature = "full")]
 pub mod work;
 
-use components::compare::CompareView;
-use components::controls::{Exports, PlaybackBar, Preferences, Toolbar, TrafficBar};
+use components::controls::PlaybackBar;
 use components::diagram::Diagram;
-use components::editor::Editor;
-use components::labs::{LoadBalancingLab, ScalingLab};
-use components::lessons::{LessonBar, LessonState};
-use components::panels::{EndpointList, HopCaption, HopList, PodsPanel, RulesView, VerdictPanel};
+#[cfg(feature = "full")]
+use components::{
+    compare::CompareView,
+    controls::{Exports, Preferences, Toolbar, TrafficBar},
+    editor::Editor,
+    labs::{LoadBalancingLab, ScalingLab},
+    lessons::{LessonBar, LessonState},
+    panels::{EndpointList, HopCaption, HopList, PodsPanel, RulesView, VerdictPanel},
+};
 use components::{t, UrlProblems};
 use i18n::Lang;
 use leptos::prelude::*;
@@ -91,6 +105,7 @@ fn animation_loop(store: Store) {
 }
 
 /// The event list and the Events feed, one at a time, in the side column.
+#[cfg(feature = "full")]
 #[component]
 fn SideLists() -> impl IntoView {
     let store = expect_context::<Store>();
@@ -114,14 +129,17 @@ fn SideLists() -> impl IntoView {
     }
 }
 
-/// Whether the app is embedded (`embed=1`): only the diagram and its bar.
+/// Whether the app is embedded (the embed build, or `embed=1` in the whole
+/// app's address): only the diagram and its bar.
 #[derive(Clone, Copy, Debug)]
 pub struct Embedded(pub bool);
 
 /// The whole app.
 #[component]
 pub fn App() -> impl IntoView {
+    #[cfg(feature = "full")]
     let lessons = LessonState::new();
+    #[cfg(feature = "full")]
     let mut opts = lessons.lessons.with_value(|ls| {
         env::url_options(
             &ls.iter()
@@ -129,6 +147,9 @@ pub fn App() -> impl IntoView {
                 .collect::<Vec<_>>(),
         )
     });
+    // The embed build has no lessons: a `lesson=` is reported as unknown.
+    #[cfg(not(feature = "full"))]
+    let mut opts = env::url_options(&[]);
     let initial_lang = opts.lang.or_else(env::browser_lang).unwrap_or_default();
     let lang = RwSignal::new(initial_lang);
     provide_context(lang);
@@ -159,6 +180,7 @@ pub fn App() -> impl IntoView {
             }
         }
     }
+    #[cfg(feature = "full")]
     provide_context(lessons);
     // A share link in the fragment wins over the query's scenario; a bad one
     // is reported and the default scenario stays.
@@ -178,9 +200,12 @@ pub fn App() -> impl IntoView {
     };
     if let Some(f) = share::current_fragment() {
         open_fragment(&f);
-    } else if let Some(id) = opts.lesson.as_deref() {
-        let page = opts.page.unwrap_or(1).max(1) as usize - 1;
-        lessons.open_by_id(&store, id, page);
+    } else {
+        #[cfg(feature = "full")]
+        if let Some(id) = opts.lesson.as_deref() {
+            let page = opts.page.unwrap_or(1).max(1) as usize - 1;
+            lessons.open_by_id(&store, id, page);
+        }
     }
     // A link pasted into the address bar of an open page.
     let hash_listener = window_event_listener(leptos::ev::hashchange, move |_| {
@@ -191,10 +216,22 @@ pub fn App() -> impl IntoView {
     on_cleanup(move || hash_listener.remove());
     let theme = RwSignal::new(opts.theme.unwrap_or("light"));
     let large = RwSignal::new(false);
-    let embed = opts.embed;
+    let embed = opts.embed || cfg!(not(feature = "full"));
     provide_context(Embedded(embed));
     let url_problems = view! { <UrlProblems problems=opts.problems /> }.into_any();
+    let share_error = move || {
+        share_problem.get().map(|e| {
+            view! {
+                <div class="errors" role="alert" data-testid="share-error">
+                    <p>{let key = e.key(); move || i18n::tr(lang.get(), key)}</p>
+                    <p class="small muted">{e.detail()}</p>
+                </div>
+            }
+        })
+    };
+    #[cfg(feature = "full")]
     let stored = env::load_editor();
+    #[cfg(feature = "full")]
     let draft = RwSignal::new(match &stored {
         env::Stored::Text { yaml, .. } => yaml.clone(),
         _ => preset.yaml.to_string(),
@@ -209,6 +246,7 @@ pub fn App() -> impl IntoView {
             let _ = el.set_attribute("lang", code);
         }
     });
+    #[cfg(feature = "full")]
     let errors = Memo::new(move |_| {
         store.parsed.with(|(_, diags)| {
             diags
@@ -244,6 +282,10 @@ pub fn App() -> impl IntoView {
             _ => {}
         }
     };
+    let embedded = move |url_problems: AnyView| {
+        view! { {url_problems} {share_error} <Diagram /> <PlaybackBar /> }.into_any()
+    };
+    #[cfg(feature = "full")]
     let full = move |url_problems: AnyView| {
         view! {
             <header class="topbar">
@@ -262,12 +304,7 @@ pub fn App() -> impl IntoView {
                 </div>
             </Show>
             {url_problems}
-            {move || share_problem.get().map(|e| view! {
-                <div class="errors" role="alert" data-testid="share-error">
-                    <p>{let key = e.key(); move || i18n::tr(lang.get(), key)}</p>
-                    <p class="small muted">{e.detail()}</p>
-                </div>
-            })}
+            {share_error}
             // The first screen: the diagram, and beside it what drives it.
             <div class="first-screen">
                 <div class="diagram-wrap">
@@ -296,15 +333,19 @@ pub fn App() -> impl IntoView {
             </div>
         }
     };
+    #[cfg(feature = "full")]
+    let body = if embed {
+        embedded(url_problems)
+    } else {
+        full(url_problems).into_any()
+    };
+    #[cfg(not(feature = "full"))]
+    let body = embedded(url_problems);
     view! {
         <main class="app" class:embed=embed class:large=move || large.get() data-theme=move || theme.get()
             data-testid="app" tabindex="0" on:keydown=on_key aria-describedby="kpv-keys">
             <p id="kpv-keys" class="sr-only">{t("a11y.keys")}</p>
-            {if embed {
-                view! { {url_problems} <Diagram /> <PlaybackBar /> }.into_any()
-            } else {
-                full(url_problems).into_any()
-            }}
+            {body}
         </main>
     }
 }

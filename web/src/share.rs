@@ -5,14 +5,19 @@
 //! language) in the URL fragment, encoded by kpv-core's [`kpv_core::share`]
 //! codec; opening it replays the same inputs, so the same view and the same
 //! animation come back. A bad fragment is reported and the default scenario
-//! stays. The embed snippet is the `<iframe>` for the current view.
+//! stays. The embed snippet is the `<iframe>` for the current view, pointing
+//! at the embed build (`embed/` beside the app). Everything that writes a
+//! link is compiled only with the `full` feature; the embed build only opens
+//! them.
 
+#[cfg(feature = "full")]
 use crate::i18n::Lang;
 use crate::scenarios::PRESETS;
 use crate::state::{Store, CUSTOM};
 use kpv_core::share::{self, ShareError, ShareState};
 use leptos::prelude::*;
 
+#[cfg(feature = "full")]
 /// The Store's inputs as a share state.
 pub fn capture(store: &Store, lang: Lang) -> ShareState {
     ShareState {
@@ -108,6 +113,7 @@ pub fn open(store: &Store, fragment: &str) -> Result<ShareState, OpenError> {
     Ok(state)
 }
 
+#[cfg(feature = "full")]
 /// The page's address without query or fragment (keeps a sub-path).
 pub fn base_url() -> String {
     web_sys::window()
@@ -122,6 +128,7 @@ pub fn base_url() -> String {
         .unwrap_or_default()
 }
 
+#[cfg(feature = "full")]
 /// The translation key saying why a state does not fit in a link (and
 /// what to do instead).
 pub fn misfit_key(e: &ShareError) -> &'static str {
@@ -138,6 +145,7 @@ pub fn misfit_key(e: &ShareError) -> &'static str {
     }
 }
 
+#[cfg(feature = "full")]
 /// The current state's fragment, only if the app can open it again as this
 /// same state (checked against the decoder, limits and all); else the key
 /// of the message saying what does not fit.
@@ -145,6 +153,7 @@ pub fn fragment(store: &Store, lang: Lang) -> Result<String, &'static str> {
     share::encode_checked(&capture(store, lang)).map_err(|e| misfit_key(&e))
 }
 
+#[cfg(feature = "full")]
 /// The share link of the current state (see [`fragment`]). It is not
 /// written into the address bar: a reload there must not go back to this
 /// moment once the author has moved on.
@@ -152,6 +161,7 @@ pub fn link(store: &Store, lang: Lang) -> Result<String, &'static str> {
     Ok(format!("{}#{}", base_url(), fragment(store, lang)?))
 }
 
+#[cfg(feature = "full")]
 /// The `<iframe>` that embeds the current view: a preset with nothing sent
 /// is named in the query (readable); anything else travels as a share link.
 pub fn embed_snippet(store: &Store, lang: Lang, theme: &str) -> Result<String, &'static str> {
@@ -160,8 +170,8 @@ pub fn embed_snippet(store: &Store, lang: Lang, theme: &str) -> Result<String, &
         && store.packets.with_untracked(Vec::is_empty)
         && store.changes.with_untracked(Vec::is_empty);
     let mut src = format!(
-        "{}?embed=1&amp;lang={}&amp;theme={theme}",
-        base_url(),
+        "{}?lang={}&amp;theme={theme}",
+        embed_url(&base_url()),
         lang.code()
     );
     if pristine {
@@ -178,6 +188,15 @@ pub fn embed_snippet(store: &Store, lang: Lang, theme: &str) -> Result<String, &
     ))
 }
 
+/// The embed build's address for the app at `base` (origin and path, see
+/// [`base_url`]): the `embed/` folder beside the app's page, so a sub-path
+/// build keeps its path.
+pub fn embed_url(base: &str) -> String {
+    let dir = base.rfind('/').map_or("", |i| &base[..=i]);
+    format!("{dir}embed/")
+}
+
+#[cfg(feature = "full")]
 /// Show `url` in the address bar without reloading or firing `hashchange`.
 pub fn replace_address(url: &str) {
     if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
@@ -185,6 +204,7 @@ pub fn replace_address(url: &str) {
     }
 }
 
+#[cfg(feature = "full")]
 /// Put `text` on the clipboard when the browser allows it (best effort: the
 /// text is also shown on the page to copy by hand).
 pub fn copy(text: &str) {
@@ -198,4 +218,27 @@ pub fn current_fragment() -> Option<String> {
     let hash = web_sys::window()?.location().hash().ok()?;
     let h = hash.trim_start_matches('#');
     (!h.is_empty()).then(|| h.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::embed_url;
+
+    #[test]
+    fn the_embed_build_is_the_embed_folder_beside_the_page() {
+        for (base, want) in [
+            ("http://127.0.0.1:8080/", "http://127.0.0.1:8080/embed/"),
+            (
+                "https://docs.example/docs/kpv/",
+                "https://docs.example/docs/kpv/embed/",
+            ),
+            (
+                "https://docs.example/docs/kpv/index.html",
+                "https://docs.example/docs/kpv/embed/",
+            ),
+            ("", "embed/"),
+        ] {
+            assert_eq!(embed_url(base), want, "{base}");
+        }
+    }
 }

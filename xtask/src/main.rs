@@ -91,7 +91,7 @@ fn main() {
                  tasks:\n  \
                  serve [--port N]            build and serve the app on 127.0.0.1:8080 (trunk serve)\n  \
                  test                        run every check and test suite; ends with `N passed, N failed`\n  \
-                 build [--public-url P] [--dist D]\n                              release build for a static host (default /, dist/)\n  \
+                 build [--public-url P] [--dist D]\n                              release build for a static host (default /, dist/),\n                              with the lighter embed build in D/embed/\n  \
                  bench [--no-browser] [--no-core] [FILTER]\n                              frame time and start-up in Chromium, kpv-core at scale\n  \
                  size [--dist D]             each shipped file raw, gzip -9 and brotli, of D and D/embed, against the budgets\n  \
                  size --twiggy               twiggy's top 20 of the release .wasm, names kept (installs twiggy)\n  \
@@ -538,9 +538,16 @@ fn serve(tools: &Tools, args: &[String]) {
     }
 }
 
-/// The release build of one site (nightly settings from `pipeline`), then
-/// its precompressed `.gz`/`.br` files.
+/// The release build of the site and of its embed build in `embed/`
+/// (nightly settings from `pipeline`), then their precompressed `.gz`/`.br`
+/// files.
 fn trunk_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
+    if pipeline::nightly_wanted() {
+        say(&format!(
+            "release .wasm with {} (build-std, immediate abort, optimize_for_size, no Debug formatting)",
+            pipeline::NIGHTLY
+        ));
+    }
     let mut cmd = tools.cmd("trunk");
     cmd.args([
         "build",
@@ -552,19 +559,13 @@ fn trunk_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
         dist,
     ]);
     pipeline::apply(&mut cmd);
-    if pipeline::nightly_wanted() {
-        say(&format!(
-            "release .wasm with {} (build-std, immediate abort, optimize_for_size, no Debug formatting)",
-            pipeline::NIGHTLY
-        ));
-    }
-    if !run(&mut cmd) {
+    if !(run(&mut cmd) && embed_build(tools, public_url, dist)) {
         return false;
     }
     match size::precompress(Path::new(dist)) {
         Ok(n) => {
             say(&format!(
-                "wrote {n} precompressed files (.gz, .br) in {dist}"
+                "wrote {n} precompressed files (.gz, .br) in {dist} and {dist}/embed"
             ));
             true
         }
@@ -575,10 +576,31 @@ fn trunk_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
     }
 }
 
-/// twiggy's top 20 of the release `.wasm` as wasm-bindgen wrote it (before
-/// wasm-opt, so the function names are kept; cargo's own output when that is
-/// missing), built first with the release settings when neither exists. The
-/// name section itself is left out of the list: it is never shipped.
+/// The embed build (`embed.html`: the web crate without its `full` feature)
+/// into `embed/` of the same output folder, served under `<public-url>embed/`.
+fn embed_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
+    let url = format!("{}/embed/", public_url.trim_end_matches('/'));
+    let out = Path::new(dist).join("embed");
+    let mut cmd = tools.cmd("trunk");
+    cmd.args([
+        "build",
+        "--release",
+        "--offline",
+        "--public-url",
+        &url,
+        "--dist",
+        &out.display().to_string(),
+        "embed.html",
+    ]);
+    pipeline::apply(&mut cmd);
+    run(&mut cmd)
+}
+
+/// twiggy's top 20 of the full app's release `.wasm` as wasm-bindgen wrote it
+/// (before wasm-opt, so the function names are kept). The full app is built
+/// first (cheap when it was the last build; the embed build writes the same
+/// paths). The name section itself is left out of the list: it is never
+/// shipped.
 fn twiggy_top(tools: &Tools) -> bool {
     let target = env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -587,11 +609,16 @@ fn twiggy_top(tools: &Tools) -> bool {
         target.join("wasm-bindgen/release/kpv-web_bg.wasm"),
         target.join(format!("{WASM_TARGET}/release/kpv-web.wasm")),
     ];
-    if !candidates.iter().any(|p| p.exists()) {
-        tools.ensure_web();
-        if !trunk_build(tools, "/", "dist") {
-            return false;
-        }
+    tools.ensure_web();
+    let out = target.join("twiggy-site");
+    let mut build = tools.cmd("trunk");
+    build
+        .args(["build", "--release", "--offline", "--dist"])
+        .arg(&out)
+        .arg("index.html");
+    pipeline::apply(&mut build);
+    if !run(&mut build) {
+        return false;
     }
     let Some(wasm) = candidates.iter().find(|p| p.exists()) else {
         say("no release .wasm found after the build");
@@ -611,6 +638,23 @@ fn twiggy_top(tools: &Tools) -> bool {
         println!("{line}");
     }
     true
+}
+
+/// Clippy on the web crate as the embed build compiles it (`full` off), so
+/// code left unused there is caught too.
+fn embed_clippy(tools: &Tools) -> Count {
+    check(run(tools.cmd("cargo").args([
+        "clippy",
+        "-p",
+        "kpv-web",
+        "--no-default-features",
+        "--features",
+        "embed",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])))
 }
 
 /// Counts of one suite.
@@ -736,6 +780,7 @@ fn test(tools: &Tools) {
             "warnings",
         ]))),
     );
+    add("clippy (embed build)", embed_clippy(tools));
     add(
         "kpv-core for wasm32",
         check(run(tools.cmd("cargo").args([

@@ -55,3 +55,25 @@ pub fn prepare(cluster: &crate::model::Cluster) -> Prepared {
         proxies,
     }
 }
+
+/// Does an entry point's table name this host?
+pub fn names_host(rt: &RoutingTable, entry: &EntryPoint, host: &str) -> bool {
+    use matching::{gateway_host_matches, ingress_host_matches};
+    match rt.tables.get(entry) {
+        Some(model::Table::Ingress(t)) => t.hosts.iter().any(|h| {
+            h.host
+                .as_deref()
+                .is_some_and(|x| ingress_host_matches(x, host))
+        }),
+        Some(model::Table::Gateway(g)) => g.listeners.iter().any(|l| {
+            l.listener
+                .hostname
+                .as_deref()
+                .is_some_and(|x| gateway_host_matches(x, host))
+                || l.matches
+                    .iter()
+                    .any(|m| m.hostnames.iter().any(|x| gateway_host_matches(x, host)))
+        }),
+        None => false,
+    }
+}

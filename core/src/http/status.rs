@@ -35,6 +35,12 @@ pub struct ParentStatus {
     pub conditions: Vec<Condition>,
     /// (listener index, the hostnames the route serves there; empty: any).
     pub listeners: Vec<(usize, Vec<String>)>,
+    /// The parentRef's index in the route (for the diagnostic's field).
+    #[serde(skip)]
+    pub parent_index: usize,
+    /// The first backendRef that does not resolve: (rule, backendRef).
+    #[serde(skip)]
+    pub unresolved: Option<(usize, usize)>,
 }
 
 /// Why a backendRef cannot be used (ResolvedRefs False), if it cannot.
@@ -99,17 +105,24 @@ pub fn route_status(objects: &Objects, cluster: &Cluster) -> Vec<ParentStatus> {
     let mut out = Vec::new();
     for r in &objects.routes {
         let ns = &r.meta.id.namespace;
-        let resolved = r
+        let (unresolved, resolved) = r
             .rules
             .iter()
-            .flat_map(|rule| &rule.backends)
-            .find_map(|b| backend_problem(objects, &exists, ns, b));
+            .enumerate()
+            .flat_map(|(i, rule)| {
+                rule.backends
+                    .iter()
+                    .enumerate()
+                    .map(move |(j, b)| (i, j, b))
+            })
+            .find_map(|(i, j, b)| backend_problem(objects, &exists, ns, b).map(|p| ((i, j), p)))
+            .map_or((None, None), |(at, p)| (Some(at), Some(p)));
         let resolved_cond = cond(
             "ResolvedRefs",
             resolved.is_none(),
             resolved.unwrap_or("ResolvedRefs"),
         );
-        for p in &r.parents {
+        for (parent_index, p) in r.parents.iter().enumerate() {
             if p.kind != "Gateway" || p.group != "gateway.networking.k8s.io" {
                 continue;
             }
@@ -127,6 +140,8 @@ pub fn route_status(objects: &Objects, cluster: &Cluster) -> Vec<ParentStatus> {
                         resolved_cond.clone(),
                     ],
                     listeners: Vec::new(),
+                    parent_index,
+                    unresolved,
                 });
                 continue;
             };
@@ -163,6 +178,8 @@ pub fn route_status(objects: &Objects, cluster: &Cluster) -> Vec<ParentStatus> {
                 section: p.section.clone(),
                 conditions: vec![accepted, resolved_cond.clone()],
                 listeners,
+                parent_index,
+                unresolved,
             });
         }
     }
@@ -217,8 +234,9 @@ pub fn listener_certificate(
 
 /// The status conditions a controller would write, as warnings: a
 /// parentRef not Accepted, a backendRef not resolved, an HTTPS listener
-/// whose certificate does not resolve. (Object and field are given; these
-/// come from the objects' relations, so they carry no single position.)
+/// whose certificate does not resolve. Object and field are given (the
+/// parentRef, the first backendRef that does not resolve, the listener);
+/// [`crate::model::locate_diagnostics`] turns them into positions.
 pub fn diagnostics(rt: &super::RoutingTable) -> Vec<crate::diag::Diagnostic> {
     use crate::diag::Diagnostic;
     let mut out = Vec::new();
@@ -235,10 +253,9 @@ pub fn diagnostics(rt: &super::RoutingTable) -> Vec<crate::diag::Diagnostic> {
                     .unwrap_or_default()
             ));
             d.object = Some(format!("HTTPRoute/{}", s.route));
-            d.field = Some(if c.kind == "Accepted" {
-                "spec.parentRefs".into()
-            } else {
-                "spec.rules[].backendRefs".into()
+            d.field = Some(match (c.kind, s.unresolved) {
+                ("Accepted", _) | (_, None) => format!("spec.parentRefs[{}]", s.parent_index),
+                (_, Some((rule, b))) => format!("spec.rules[{rule}].backendRefs[{b}].name"),
             });
             out.push(d);
         }
@@ -265,6 +282,56 @@ pub fn diagnostics(rt: &super::RoutingTable) -> Vec<crate::diag::Diagnostic> {
                     out.push(d);
                 }
             }
+        }
+    }
+    out
+}
+
+/// Ingress backends that name a Service, or a port of it, that does not
+/// exist (the API server accepts them; the controller finds no endpoints
+/// and answers 503 for those paths), as warnings at the backend's
+/// `service.name`. [`crate::model::locate_diagnostics`] places them.
+pub fn ingress_diagnostics(objects: &Objects, cluster: &Cluster) -> Vec<crate::diag::Diagnostic> {
+    use crate::diag::Diagnostic;
+    use crate::model::routing::IngressBackend;
+    use crate::model::PortRef;
+    let mut out = Vec::new();
+    for ing in &objects.ingresses {
+        let ns = &ing.meta.id.namespace;
+        let paths = ing
+            .rules
+            .iter()
+            .flat_map(|r| &r.paths)
+            .map(|p| (&p.backend, p.backend_field.clone(), "path"));
+        let default = ing
+            .default_backend
+            .as_ref()
+            .map(|b| (b, "spec.defaultBackend".to_string(), "defaultBackend"));
+        for (b, field, what) in paths.chain(default) {
+            let IngressBackend::Service { name, port } = b else {
+                continue;
+            };
+            let id = NamespacedName::new(ns.clone(), name.clone());
+            let problem = match cluster.service(&id) {
+                None => format!("backend Service {id} does not exist"),
+                Some(s) => {
+                    let has = s.ports.iter().any(|p| match port {
+                        PortRef::Number(n) => p.port == *n,
+                        PortRef::Name(n) => p.name == *n,
+                    });
+                    if has {
+                        continue;
+                    }
+                    format!("backend Service {id} has no port {port}")
+                }
+            };
+            let mut d = Diagnostic::warning(format!(
+                "{problem}: the controller answers 503 for this {what}"
+            ))
+            .with_hint("name an existing Service and one of its ports");
+            d.object = Some(format!("Ingress/{}", ing.meta.id));
+            d.field = Some(field);
+            out.push(d);
         }
     }
     out

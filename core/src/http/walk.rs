@@ -59,6 +59,69 @@ pub struct HttpRequest {
 }
 
 impl HttpRequest {
+    /// The request a URL (`http(s)://HOST[:PORT]/PATH[?QUERY]`), a method
+    /// and headers describe, as curl sends it: a `Host` header overrides
+    /// the Host (DNS still resolves the URL's host); the SNI is `sni`, else
+    /// the URL's host. The error says what cannot be read.
+    pub fn from_url(
+        url: &str,
+        method: &str,
+        headers: &[(String, String)],
+        sni: Option<&str>,
+    ) -> Result<HttpRequest, String> {
+        let (scheme, rest) = if let Some(r) = url.strip_prefix("https://") {
+            (Scheme::Https, r)
+        } else if let Some(r) = url.strip_prefix("http://") {
+            (Scheme::Http, r)
+        } else {
+            return Err(format!(
+                "`{url}`: the URL must start with http:// or https://"
+            ));
+        };
+        let (authority, path_query) = match rest.find(['/', '?']) {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        let (path, query) = match path_query.split_once('?') {
+            Some((p, q)) => (p, q),
+            None => (path_query, ""),
+        };
+        let path = if path.is_empty() { "/" } else { path };
+        let (host, port) = split_host_port(authority)
+            .ok_or_else(|| format!("`{url}`: cannot read HOST[:PORT] `{authority}`"))?;
+        let port = port.unwrap_or(scheme.default_port());
+        let mut kept = Vec::new();
+        let (mut host_name, mut host_port) = (host.clone(), None);
+        for (k, v) in headers {
+            if k.eq_ignore_ascii_case("host") {
+                let (hn, hp) =
+                    split_host_port(v).ok_or_else(|| format!("-H 'Host: {v}': not a host"))?;
+                host_name = hn;
+                host_port = hp;
+            } else {
+                kept.push((k.to_ascii_lowercase(), v.clone()));
+            }
+        }
+        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) {
+            return Err(format!("-X `{method}` is not an HTTP method"));
+        }
+        Ok(HttpRequest {
+            scheme,
+            port,
+            sni: match scheme {
+                Scheme::Https => Some(sni.map_or_else(|| host.clone(), str::to_string)),
+                Scheme::Http => None,
+            },
+            authority: host,
+            host: host_name,
+            host_port,
+            method: method.to_string(),
+            path: path.to_string(),
+            query: query.to_string(),
+            headers: kept,
+        })
+    }
+
     /// The Host header as sent.
     pub fn host_header(&self) -> String {
         match self.host_port {
@@ -66,6 +129,26 @@ impl HttpRequest {
             None => self.host.clone(),
         }
     }
+}
+
+fn split_host_port(s: &str) -> Option<(String, Option<u16>)> {
+    let (h, p) = if let Some(r) = s.strip_prefix('[') {
+        let (h, rest) = r.split_once(']')?;
+        (h, rest.strip_prefix(':'))
+    } else {
+        match s.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (s, None),
+        }
+    };
+    if h.is_empty() {
+        return None;
+    }
+    let port = match p {
+        Some(p) => Some(p.parse::<u16>().ok().filter(|x| *x > 0)?),
+        None => None,
+    };
+    Some((h.to_ascii_lowercase(), port))
 }
 
 /// Which rule decided, by position in its object.

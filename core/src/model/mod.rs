@@ -11,7 +11,7 @@ pub mod routing;
 
 pub use ip::{parse_cidr_sloppy, parse_ip_sloppy};
 pub(crate) use lower::name_suffix;
-pub use lower::{parse, parse_files, Input};
+pub use lower::{locate_diagnostics, parse, parse_files, Input};
 
 use crate::packet::{IpFamily, Protocol};
 use ipnet::IpNet;

@@ -44,6 +44,10 @@ pub struct IngressPath {
     pub path: String,
     pub path_type: PathType,
     pub backend: IngressBackend,
+    /// The field that names the backend's Service, as written
+    /// (`spec.rules[0].http.paths[1].backend.service.name`), for diagnostics.
+    #[serde(skip)]
+    pub backend_field: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

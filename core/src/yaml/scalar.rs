@@ -109,12 +109,76 @@ fn yaml_style_float(s: &str) -> bool {
 }
 
 /// A float with no fractional part, as the whole number JSON carries
-/// (Go's encoder writes such a float without a decimal point).
+/// (Go's encoder writes such a float without a decimal point): `80.0`,
+/// `1e3`, `-2.50e1`. Read in integers: the decimal's digits and exponent,
+/// then the double nearest to that whole number (so above 2⁵³ it rounds as
+/// Go's float64 does). A fraction that the double would round away
+/// (`1.00000000000000000001`) is kept, so that is not whole here.
 fn whole(s: &str) -> Option<i64> {
-    let f: f64 = s.parse().ok()?;
-    // The i64 range as floats: [-2^63, 2^63).
+    let (negative, body) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all_digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    if (int_part.is_empty() && frac_part.is_empty())
+        || !all_digits(int_part)
+        || !all_digits(frac_part)
+    {
+        return None;
+    }
+    let mut exp: i64 = match exponent {
+        None => 0,
+        Some(e) => {
+            let digits = e.strip_prefix(['+', '-']).unwrap_or(e);
+            if digits.is_empty() || !all_digits(digits) {
+                return None;
+            }
+            let v = digits
+                .bytes()
+                .take(6)
+                .fold(0i64, |v, d| v * 10 + i64::from(d - b'0'));
+            if e.starts_with('-') {
+                -v
+            } else {
+                v
+            }
+        }
+    };
+    // The significant digits, without leading or trailing zeros.
+    let joined: String = int_part.chars().chain(frac_part.chars()).collect();
+    exp -= frac_part.len() as i64;
+    let trimmed = joined.trim_start_matches('0');
+    let digits = trimmed.trim_end_matches('0');
+    if digits.is_empty() {
+        return Some(0);
+    }
+    exp += (trimmed.len() - digits.len()) as i64;
+    // Below 10⁻³²⁴ the double is zero (Go reads it so, without an error).
+    if digits.len() as i64 + exp <= -324 {
+        return Some(0);
+    }
+    // Not whole, or far outside the i64 range.
+    if exp < 0 || digits.len() as i64 + exp > 20 {
+        return None;
+    }
+    let mut v: i128 = 0;
+    for d in digits.bytes() {
+        v = v * 10 + i128::from(d - b'0');
+    }
+    v *= 10i128.pow(exp as u32);
+    if negative {
+        v = -v;
+    }
+    // The i64 range as floats: [-2^63, 2^63), after rounding to a double.
+    let f = v as f64;
     let bound = 9_223_372_036_854_775_808.0_f64;
-    (f.is_finite() && f.fract() == 0.0 && f >= -bound && f < bound).then_some(f as i64)
+    (f >= -bound && f < bound).then_some(f as i64)
 }
 
 #[cfg(test)]
@@ -173,6 +237,48 @@ mod tests {
             ("١٢", None),
         ] {
             assert_eq!(int(text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn whole_floats_read_in_integers_as_the_double_reads_them() {
+        // What the float reading gives (Go's ParseFloat, then a whole-number check).
+        let by_float = |t: &str| -> Option<i64> {
+            let f: f64 = t.parse().ok()?;
+            let bound = 9_223_372_036_854_775_808.0_f64;
+            (f.is_finite() && f.fract() == 0.0 && f >= -bound && f < bound).then_some(f as i64)
+        };
+        for t in [
+            "80.0",
+            "1e3",
+            "1E3",
+            "-2.50e1",
+            "+7.",
+            ".5e1",
+            "0.0",
+            "-0.0",
+            "000.000e5",
+            "1.5",
+            "1e-1",
+            "10e-1",
+            "123.4500e2",
+            "9.2233720368547758e18",
+            "9.3e18",
+            "-9.2233720368547758e18",
+            "9007199254740993.0",
+            "1e30",
+            "1e400",
+            "1e-400",
+            "1.e2",
+            "e5",
+            ".",
+            "1.2.3",
+            "1e",
+            "1e+",
+            "12345678901234567890e-5",
+            "0.000000000000000000000000000001e30",
+        ] {
+            assert_eq!(whole(t), by_float(t), "{t}");
         }
     }
 

@@ -77,8 +77,8 @@ test('a saved editor value this version cannot read is reported and kept until t
   await expect.poll(() => page.evaluate(() => localStorage.getItem('kpv.editor.v1'))).toContain('echo-1');
 });
 
-test('?embed=1 shows only the diagram and playback, and ignores keys pressed outside it', async ({ page }) => {
-  await page.setContent(`<html><body><p>docs page</p><input id="outside"><iframe id="kpv" src="${ROOT}/?embed=1&scenario=nodeport&mode=ipvs" style="width:800px;height:600px"></iframe></body></html>`);
+test('the embed build shows only the diagram and playback, and ignores keys pressed outside it', async ({ page }) => {
+  await page.setContent(`<html><body><p>docs page</p><input id="outside"><iframe id="kpv" src="${ROOT}/embed/?scenario=nodeport&mode=ipvs" style="width:800px;height:600px"></iframe></body></html>`);
   const frame = page.frameLocator('#kpv');
   await expect(frame.getByTestId('diagram')).toBeVisible();
   await expect(frame.getByTestId('yaml-editor')).toHaveCount(0);
@@ -97,7 +97,7 @@ test('?embed=1 shows only the diagram and playback, and ignores keys pressed out
 
 test('in a 640×400 frame (the README snippet in a documentation column) the embed fits: one row of named icon buttons under the diagram', async ({ page }) => {
   await page.setViewportSize({ width: 640, height: 400 });
-  await page.goto('/?embed=1&scenario=loadbalancer-local&step=3');
+  await page.goto('/embed/?scenario=loadbalancer-local&step=3');
   const controls = ['play-pause', 'step-back', 'step-forward', 'restart', 'reset', 'speed', 'fullscreen', 'sim-clock'];
   const boxes = [];
   for (const id of controls) {
@@ -124,7 +124,7 @@ test('in a 640×400 frame (the README snippet in a documentation column) the emb
 test('an address value the app does not know is reported with how to fix it; the rest still applies', async ({ page }) => {
   // A documentation author's typo in an embed: the default scenario is shown,
   // but the author is told which parameter was ignored and what it accepts.
-  await page.goto('/?embed=1&scenario=nodeport-local&mode=ipvs&theme=blue&utm_source=docs');
+  await page.goto('/embed/?scenario=nodeport-local&mode=ipvs&theme=blue&utm_source=docs');
   const problems = page.getByTestId('url-problems').locator('li');
   await expect(problems).toHaveCount(2);
   await expect(problems.nth(0)).toHaveAttribute('data-param', 'scenario');

@@ -155,7 +155,7 @@ test('the packet\'s route stays drawn after delivery, with marks where its heade
 test('a preset embed at 720×405 can send a packet and reads at 12 px, with a caption of at least 14 px', async ({ page }) => {
   await page.setViewportSize({ width: 720, height: 405 });
   const app = new App(page);
-  await app.open('/?embed=1&scenario=loadbalancer-local&mode=iptables&lang=en');
+  await app.open('/embed/?scenario=loadbalancer-local&mode=iptables&lang=en');
   await inViewport(page, 'send-packet');
   await inViewport(page, 'hop-caption');
   const capPx = await page.getByTestId('hop-caption').evaluate((e) => parseFloat(getComputedStyle(e).fontSize));
@@ -170,7 +170,7 @@ test('a preset embed at 720×405 can send a packet and reads at 12 px, with a ca
   await expect(page.getByTestId('hop-caption')).toContainText('loadbalancer-local · iptables');
   await page.screenshot({ path: `${shots}/embed-720x405.png` });
   // Play with nothing sent sends one.
-  await page.goto('/?embed=1&scenario=loadbalancer-cluster&lang=en');
+  await page.goto('/embed/?scenario=loadbalancer-cluster&lang=en');
   await app.byId('play-pause').click();
   await expect(page.getByTestId('packet')).toHaveCount(1);
 });

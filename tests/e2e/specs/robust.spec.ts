@@ -263,9 +263,9 @@ test('address parameters: percent-encoding is decoded, a lesson overriding a sce
   await page.goto('/?scenario=nodeport&lesson=readiness');
   await expect(page.getByTestId('url-problems')).toContainText('scenario=nodeport, but lesson=readiness opens its own scenario');
 
-  await page.goto('/?embed=1&scenario=nodeport&step=999');
+  await page.goto('/embed/?scenario=nodeport&step=999');
   await expect(page.getByTestId('url-problems')).toContainText(/step=999, but the packet has only \d+ hops/);
-  await page.goto('/?embed=1&scenario=nodeport&step=2');
+  await page.goto('/embed/?scenario=nodeport&step=2');
   await expect(page.getByTestId('url-problems')).toHaveCount(0);
 });
 

@@ -173,6 +173,24 @@ pub fn TrafficBar() -> impl IntoView {
     }
 }
 
+/// The playback speeds offered, as the option's value and label and as a
+/// factor (written out: no float formatting or parsing code in the app).
+const SPEEDS: [(&str, f64); 5] = [
+    ("0.25", 0.25),
+    ("0.5", 0.5),
+    ("1", 1.0),
+    ("2", 2.0),
+    ("4", 4.0),
+];
+
+/// The option of `speed` (a share link may carry another speed: then none).
+fn speed_value(speed: f64) -> &'static str {
+    SPEEDS
+        .iter()
+        .find(|(_, s)| *s == speed)
+        .map_or("", |(text, _)| *text)
+}
+
 /// Play, pause, step, speed and the simulated clock. Embedded (where there is
 /// no traffic bar), it also has the Send button, and Play with nothing sent
 /// sends a packet: an embed is never an idle diagram.
@@ -180,7 +198,7 @@ pub fn TrafficBar() -> impl IntoView {
 pub fn PlaybackBar() -> impl IntoView {
     let store = expect_context::<Store>();
     let embed = use_context::<crate::Embedded>().is_some_and(|e| e.0);
-    let clock = move || format!("t = {:.1} s", store.now.get() as f64 / 1000.0);
+    let clock = move || format!("t = {} s", super::seconds(store.now.get()));
     // Whether something is full screen (the browser also leaves it on Esc).
     let full = RwSignal::new(false);
     let listener = window_event_listener(
@@ -224,10 +242,14 @@ pub fn PlaybackBar() -> impl IntoView {
             <button data-testid="reset" title=t("btn.reset") on:click=move |_| store.reset()>"⇤ "<span class="btn-text">{t("btn.reset")}</span></button>
             <label class="narrow">
                 <span>{t("label.speed")}</span>
-                <select data-testid="speed" prop:value=move || format!("{}", store.speed.get())
-                    on:change=move |ev| store.speed.set(event_target_value(&ev).parse().unwrap_or(1.0))>
-                    {[0.25, 0.5, 1.0, 2.0, 4.0].into_iter().map(|s| view! {
-                        <option value=format!("{s}") selected=move || store.speed.get() == s>{format!("{s}×")}</option>
+                <select data-testid="speed" prop:value=move || speed_value(store.speed.get())
+                    on:change=move |ev| {
+                        let v = event_target_value(&ev);
+                        let speed = SPEEDS.iter().find(|(text, _)| *text == v).map_or(1.0, |(_, s)| *s);
+                        store.speed.set(speed);
+                    }>
+                    {SPEEDS.into_iter().map(|(text, s)| view! {
+                        <option value=text selected=move || store.speed.get() == s>{text}"×"</option>
                     }).collect_view()}
                 </select>
             </label>
@@ -282,6 +304,7 @@ pub fn Preferences(theme: RwSignal<&'static str>, large: RwSignal<bool>) -> impl
 
 /// Downloads (scenario, rules, transcript, diagram pictures), the share link
 /// and the embed snippet.
+#[cfg(feature = "full")]
 #[component]
 pub fn Exports(theme: RwSignal<&'static str>) -> impl IntoView {
     let store = expect_context::<Store>();

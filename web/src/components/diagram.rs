@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 const MAX_NODE_PORTS: usize = 4;
 
 fn n(v: f64) -> String {
-    format!("{v:.1}")
+    super::one_decimal(v)
 }
 
 #[component]
@@ -649,7 +649,7 @@ fn Packets() -> impl IntoView {
                 Some((
                     id,
                     Look {
-                        transform: format!("translate({:.1} {:.1})", p.point.x, p.point.y),
+                        transform: format!("translate({} {})", n(p.point.x), n(p.point.y)),
                         class,
                         mark,
                     },
@@ -828,7 +828,7 @@ pub fn Diagram() -> impl IntoView {
     let view_box = move || {
         store
             .scene
-            .with(|s| format!("0 0 {} {}", s.width, s.height))
+            .with(|s| format!("0 0 {} {}", n(s.width), n(s.height)))
     };
     view! {
         <svg class="diagram" data-testid="diagram" viewBox=view_box role="img" aria-label=t("a11y.diagram")

@@ -39,7 +39,7 @@ pub fn checked_while_typing(len: usize) -> bool {
 /// A text's size for people: "812 KB", "2.0 MB".
 pub fn size_text(bytes: usize) -> String {
     if bytes >= 1_048_576 {
-        format!("{:.1} MB", bytes as f64 / 1_048_576.0)
+        format!("{} MB", super::one_decimal(bytes as f64 / 1_048_576.0))
     } else {
         format!("{} KB", bytes.div_ceil(1024))
     }
@@ -135,9 +135,9 @@ pub fn decode_file(bytes: &[u8]) -> Result<String, FileProblem> {
 fn problem_text(l: crate::i18n::Lang, name: &str, p: &FileProblem) -> String {
     match p {
         FileProblem::TooLarge { bytes } => format!(
-            "{name}: {} ({:.1} MiB > {} MiB)",
+            "{name}: {} ({} MiB > {} MiB)",
             tr(l, "editor.file-too-large"),
-            bytes / 1_048_576.0,
+            super::one_decimal(bytes / 1_048_576.0),
             max_file_bytes() / 1_048_576
         ),
         FileProblem::NotUtf8 { at } => {

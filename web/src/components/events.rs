@@ -64,7 +64,7 @@ pub fn EventsFeed() -> impl IntoView {
                         };
                         view! {
                             <li data-testid="event" data-kind=kind class=format!("event {kind}")>
-                                <span class="event-time mono">{format!("{:.1}s", e.at_ms as f64 / 1000.0)}</span>
+                                <span class="event-time mono">{format!("{}s", super::seconds(e.at_ms))}</span>
                                 <span class="event-source">{source}</span>
                                 <span class="event-line mono">{line}</span>
                             </li>

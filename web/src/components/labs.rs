@@ -5,6 +5,7 @@
 //! packets, [`kpv_core::lab::ScaleLab`] compiles real rulesets — in slices
 //! between frames ([`crate::work`]), with progress shown as they go.
 
+use super::one_decimal;
 use super::{lang, t};
 use crate::i18n::{tr, Lang};
 use crate::state::Store;
@@ -141,9 +142,9 @@ pub fn LoadBalancingLab() -> impl IntoView {
                     view! {
                         <g data-testid="lab-bar" data-label=b.label.clone() data-count=b.count.to_string()>
                             <text x="0" y=(y + 17).to_string() class="small">{bucket_label(lang, b)}<title>{b.label.clone()}</title></text>
-                            <rect x="250" y=y.to_string() width=format!("{w:.1}") height="20" rx="3" class=if b.landing == Landing::Delivered { "bar" } else { "bar bad" } />
-                            {expected.map(|x| view! { <line class="expected" x1=format!("{:.1}", 250.0 + x) x2=format!("{:.1}", 250.0 + x) y1=(y - 3).to_string() y2=(y + 23).to_string() /> })}
-                            <text x=format!("{:.1}", 256.0 + w) y=(y + 15).to_string() class="small mono">{format!("{} ({pct:.1}%)", b.count)}</text>
+                            <rect x="250" y=y.to_string() width=one_decimal(w) height="20" rx="3" class=if b.landing == Landing::Delivered { "bar" } else { "bar bad" } />
+                            {expected.map(|x| view! { <line class="expected" x1=one_decimal(250.0 + x) x2=one_decimal(250.0 + x) y1=(y - 3).to_string() y2=(y + 23).to_string() /> })}
+                            <text x=one_decimal(256.0 + w) y=(y + 15).to_string() class="small mono">{format!("{} ({}%)", b.count, one_decimal(pct))}</text>
                         </g>
                     }
                 }).collect_view()}
@@ -228,22 +229,28 @@ fn scale_chart(
         let pts: Vec<String> = points
             .iter()
             .filter(|(p, _)| p.mode == m)
-            .map(|(p, _)| format!("{:.1},{:.1}", x_of(p.n_services), y_of(value(p))))
+            .map(|(p, _)| {
+                format!(
+                    "{},{}",
+                    one_decimal(x_of(p.n_services)),
+                    one_decimal(y_of(value(p)))
+                )
+            })
             .collect();
         view! { <polyline class=format!("series {}", mode_class(m)) points=pts.join(" ") /> }
     });
     let grid = (0..=top_exp as u32).map(|e| {
         let y = y_of(10usize.pow(e));
         view! {
-            <line class="grid" x1=left.to_string() x2=(w - 8.0).to_string() y1=format!("{y:.1}") y2=format!("{y:.1}") />
-            <text class="small muted" x=(left - 4.0).to_string() y=format!("{:.1}", y + 4.0) text-anchor="end">{format!("1e{e}")}</text>
+            <line class="grid" x1=one_decimal(left) x2=one_decimal(w - 8.0) y1=one_decimal(y) y2=one_decimal(y) />
+            <text class="small muted" x=one_decimal(left - 4.0) y=one_decimal(y + 4.0) text-anchor="end">{format!("1e{e}")}</text>
         }
     }).collect_view();
-    let ticks = sizes.map(|n| view! { <text class="small muted" x=format!("{:.1}", x_of(n)) y=(h - 6.0).to_string() text-anchor="middle">{n.to_string()}</text> });
+    let ticks = sizes.map(|n| view! { <text class="small muted" x=one_decimal(x_of(n)) y=one_decimal(h - 6.0) text-anchor="middle">{n.to_string()}</text> });
     view! {
         <figure class="scale-chart">
             <figcaption class="small">{title}</figcaption>
-            <svg data-testid=testid viewBox=format!("0 0 {w} {h}") role="img">
+            <svg data-testid=testid viewBox=format!("0 0 {} {}", one_decimal(w), one_decimal(h)) role="img">
                 {grid}
                 {ticks}
                 {lines}
@@ -320,7 +327,7 @@ pub fn ScalingLab() -> impl IntoView {
                             <td>{p.mode.as_str()}</td>
                             <td class="mono">{format!("{} → {}", p.compared_first, p.compared_last)}</td>
                             <td class="mono">{p.rules.to_string()}</td>
-                            <td class="mono">{format!("{ms:.0} ms")}</td>
+                            <td class="mono">{format!("{} ms", ms.max(0.0).round() as u64)}</td>
                         </tr>
                     }).collect_view()}
                 </tbody>

@@ -6,9 +6,12 @@
 pub mod compare;
 pub mod controls;
 pub mod diagram;
+#[cfg(feature = "full")]
 pub mod editor;
 pub mod events;
+#[cfg(feature = "full")]
 pub mod labs;
+#[cfg(feature = "full")]
 pub mod lessons;
 pub mod panels;
 
@@ -25,6 +28,23 @@ pub fn lang() -> RwSignal<Lang> {
 pub fn t(key: &'static str) -> impl Fn() -> &'static str + Copy + Send + Sync + 'static {
     let l = lang();
     move || tr(l.get(), key)
+}
+
+/// `v` with one decimal, as `{:.1}` writes it but in integers (float
+/// formatting code is large in the `.wasm`): coordinates, seconds, sizes.
+/// Halves round away from zero.
+pub fn one_decimal(v: f64) -> String {
+    let tenths = (v * 10.0).round();
+    let tenths = if tenths.is_finite() { tenths as i64 } else { 0 };
+    let sign = if tenths < 0 { "-" } else { "" };
+    let a = tenths.unsigned_abs();
+    format!("{sign}{}.{}", a / 10, a % 10)
+}
+
+/// Milliseconds as seconds with one decimal (`1250` → `1.3`).
+pub fn seconds(ms: u64) -> String {
+    let tenths = (ms + 50) / 100;
+    format!("{}.{}", tenths / 10, tenths % 10)
 }
 
 /// A packet's outcome as a CSS class (the diagram's packets and the
@@ -68,4 +88,35 @@ pub fn UrlProblems(problems: Vec<crate::env::UrlProblem>) -> impl IntoView {
             </div>
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{one_decimal, seconds};
+
+    #[test]
+    fn one_decimal_in_integers() {
+        for (v, want) in [
+            (0.0, "0.0"),
+            (12.34, "12.3"),
+            (12.36, "12.4"),
+            (-0.04, "0.0"),
+            (-0.26, "-0.3"),
+            (839.95, "840.0"),
+            (f64::INFINITY, "0.0"),
+            (f64::NAN, "0.0"),
+            (100.0 * 2.0 / 3.0, "66.7"),
+        ] {
+            assert_eq!(one_decimal(v), want, "{v}");
+        }
+        for (ms, want) in [
+            (0, "0.0"),
+            (949, "0.9"),
+            (950, "1.0"),
+            (1250, "1.3"),
+            (61_040, "61.0"),
+        ] {
+            assert_eq!(seconds(ms), want, "{ms}");
+        }
+    }
 }

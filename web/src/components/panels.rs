@@ -550,7 +550,7 @@ pub fn PodsPanel() -> impl IntoView {
                                 .find(|e| e.kind == ProbeKind::Readiness)
                                 .map(|e| {
                                     let threshold = if e.success { pod.readiness_probe().map(|p| p.success_threshold).unwrap_or(1) } else { pod.readiness_probe().map(|p| p.failure_threshold).unwrap_or(3) };
-                                    format!("{} {} {}/{} @ {:.1} s", tr(lg, "probe.last"), tr(lg, if e.success { "probe.ok" } else { "probe.failed" }), e.run.min(threshold), threshold, e.at_ms as f64 / 1000.0)
+                                    format!("{} {} {}/{} @ {} s", tr(lg, "probe.last"), tr(lg, if e.success { "probe.ok" } else { "probe.failed" }), e.run.min(threshold), threshold, super::seconds(e.at_ms))
                                 })
                                 .unwrap_or_default()
                         })

@@ -391,6 +391,10 @@ impl Builder {
                 svc.load_balancer_proxy_ips.clear();
                 svc.load_balancer_source_ranges.clear();
             }
+            self.service_port_paths.insert(
+                p.svc.id.clone(),
+                p.ports_at.iter().map(|(path, _)| path.clone()).collect(),
+            );
             services.push(p.svc);
         }
         self.cluster.services = services;

@@ -30,14 +30,16 @@ impl Builder {
             .filter(|s| s.source == SliceSource::Input)
             .map(|s| s.id.to_string())
             .collect();
-        if !given.is_empty() {
-            self.diags.push(
-                Diagnostic::warning(format!(
-                    "kube-proxy in userspace mode reads Endpoints, not EndpointSlices: {} give it no endpoints",
-                    given.join(", ")
-                ))
-                .with_hint("write them as v1 Endpoints objects (subsets: addresses, ports)"),
-            );
+        if let Some(first) = given.first() {
+            // Located at the first slice given (the message names them all).
+            let mut d = Diagnostic::warning(format!(
+                "kube-proxy in userspace mode reads Endpoints, not EndpointSlices: {} give it no endpoints",
+                given.join(", ")
+            ))
+            .with_hint("write them as v1 Endpoints objects (subsets: addresses, ports)");
+            d.object = Some(format!("EndpointSlice/{first}"));
+            d.field = Some("kind".into());
+            self.diags.push(d);
         } // One proxy port per Service port with a ClusterIP (per protocol):
           // a portRange smaller than that leaves some without a listener.
         if let Some((lo, hi)) = self.cluster.proxy.port_range {
@@ -267,6 +269,7 @@ impl Builder {
                 ))
                 .with_hint("add a Service without selector named like the Endpoints");
                 d.object = Some(format!("Endpoints/{}", e.id));
+                d.field = Some("metadata.name".into());
                 self.diags.push(d);
                 continue;
             };

@@ -121,10 +121,16 @@ pub(super) fn ingress(c: &mut Ctx<'_>, n: &Y, api: &str, meta: Meta) -> Option<I
             else {
                 continue;
             };
+            let backend_field = if b.get("serviceName").is_some() && beta {
+                format!("{pf}.backend.serviceName")
+            } else {
+                format!("{pf}.backend.service.name")
+            };
             paths.push(IngressPath {
                 path: if path.is_empty() { "/".into() } else { path },
                 path_type,
                 backend,
+                backend_field,
             });
         }
         rules.push(IngressRule { host, paths });

@@ -10,13 +10,15 @@
 //! The driver lives here: documents → raw objects → each kind in dependency
 //! order, then what controllers and allocators would fill in. Each kind family
 //! is lowered in its own module; the shared field readers and name rules are
-//! in `validate`.
+//! in `validate`; `locate` gives relation diagnostics (found after lowering)
+//! their object's position.
 
 mod alloc;
 mod endpoints;
 mod gateway;
 mod ingress;
 mod kinds;
+mod locate;
 mod nodes;
 mod routing;
 mod services;
@@ -24,6 +26,7 @@ mod validate;
 mod workloads;
 
 pub(crate) use alloc::name_suffix;
+pub use locate::locate_diagnostics;
 use services::PendingService;
 use validate::{Ctx, NameRule};
 
@@ -66,11 +69,13 @@ pub fn parse_files(inputs: &[Input<'_>]) -> (Cluster, Vec<Diagnostic>) {
         pod_origin: BTreeMap::new(),
         workload_origin: BTreeMap::new(),
         service_subnet: Vec::new(),
+        service_port_paths: BTreeMap::new(),
     };
     b.build(&raw);
     let Builder {
         mut diags, cluster, ..
     } = b;
+    locate::locate(&raw, &mut diags);
     crate::order::sort_by_key(&mut diags, |d| (d.file, d.document, d.span));
     (cluster, diags)
 }
@@ -167,6 +172,9 @@ struct Builder {
     /// kubeadm's `networking.serviceSubnet`: the service CIDRs when no
     /// ServiceCIDR object is given.
     service_subnet: Vec<IpNet>,
+    /// Each accepted Service's ports' field paths (`spec.ports[i]`), in the
+    /// order of its `ports` (a port refused on the way shifts the rest).
+    service_port_paths: BTreeMap<NamespacedName, Vec<String>>,
 }
 
 impl Builder {

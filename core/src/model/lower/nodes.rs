@@ -616,38 +616,57 @@ impl Builder {
 }
 
 /// A Go duration (`time.ParseDuration`) in whole milliseconds: `1s`,
-/// `500ms`, `1m30s`, `1.5s`, `0`.
+/// `500ms`, `1m30s`, `1.5s`, `0`. Counted in integer nanoseconds (digits
+/// past the nanosecond are dropped), rounded to the nearest millisecond.
 pub(super) fn parse_go_duration(text: &str) -> Option<u64> {
     let t = text.trim();
     if t == "0" {
         return Some(0);
     }
     let mut rest = t;
-    let mut total = 0f64;
+    let mut total_ns = 0u128;
     let mut any = false;
     while !rest.is_empty() {
         let num_len = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
             .unwrap_or(rest.len());
-        let value: f64 = rest[..num_len].parse().ok()?;
+        let (whole, frac) = match rest[..num_len].split_once('.') {
+            Some((w, f)) => (w, f),
+            None => (&rest[..num_len], ""),
+        };
+        if (whole.is_empty() && frac.is_empty()) || frac.contains('.') {
+            return None;
+        }
         rest = &rest[num_len..];
         let unit_len = rest
             .find(|c: char| c.is_ascii_digit() || c == '.')
             .unwrap_or(rest.len());
-        let scale = match &rest[..unit_len] {
-            "ns" => 1e-6,
-            "us" | "µs" => 1e-3,
-            "ms" => 1.0,
-            "s" => 1e3,
-            "m" => 60e3,
-            "h" => 3600e3,
+        let unit_ns: u128 = match &rest[..unit_len] {
+            "ns" => 1,
+            "us" | "µs" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
             _ => return None,
         };
         rest = &rest[unit_len..];
-        total += value * scale;
+        let mut value = 0u128;
+        for d in whole.bytes() {
+            value = value.checked_mul(10)?.checked_add(u128::from(d - b'0'))?;
+        }
+        total_ns = total_ns.checked_add(value.checked_mul(unit_ns)?)?;
+        // The fraction's first 20 digits, as a count of unit / 10^digits.
+        let mut part = 0u128;
+        for d in frac.bytes().take(20) {
+            part = part * 10 + u128::from(d - b'0');
+        }
+        let digits = frac.len().min(20) as u32;
+        total_ns += part * unit_ns / 10u128.pow(digits);
         any = true;
     }
-    (any && total.is_finite() && total < 1e15).then_some(total.round() as u64)
+    let ms = (total_ns + 500_000) / 1_000_000;
+    (any && ms < 1_000_000_000_000_000).then_some(ms as u64)
 }
 
 #[cfg(test)]
@@ -669,6 +688,15 @@ mod tests {
             ("", None),
             ("1x", None),
             ("s", None),
+            (".5s", Some(500)),
+            ("1.s", Some(1000)),
+            ("1.2.3s", None),
+            (".s", None),
+            ("1h2m3.0045s", Some(3_723_005)),
+            ("1.0000000000000000000000001s", Some(1000)),
+            ("999999999999h", None),
+            ("100us", Some(0)),
+            ("1500us", Some(2)),
         ];
         for (text, want) in cases {
             assert_eq!(parse_go_duration(text), want, "{text}");

@@ -737,15 +737,48 @@ impl Builder {
         })
     }
 
+    /// Relations of a Service to its Pods: a selector that matches no Pod,
+    /// and a named targetPort that no selected Pod's container declares
+    /// (the EndpointSlice controller then gives that port no endpoints).
     pub(super) fn check_selectors(&mut self) {
         for svc in &self.cluster.services {
             if let Some(sel) = &svc.selector {
-                let any = self
+                let selected: Vec<&Pod> = self
                     .cluster
                     .pods
                     .iter()
-                    .any(|p| p.id.namespace == svc.id.namespace && selects(sel, &p.labels));
-                if !any {
+                    .filter(|p| p.id.namespace == svc.id.namespace && selects(sel, &p.labels))
+                    .collect();
+                for (i, sp) in svc.ports.iter().enumerate() {
+                    let PortRef::Name(name) = &sp.target_port else {
+                        continue;
+                    };
+                    if selected.is_empty()
+                        || selected
+                            .iter()
+                            .any(|p| p.resolve_port(&sp.target_port, sp.protocol).is_some())
+                    {
+                        continue;
+                    }
+                    let path = self
+                        .service_port_paths
+                        .get(&svc.id)
+                        .and_then(|paths| paths.get(i))
+                        .cloned()
+                        .unwrap_or_else(|| format!("spec.ports[{i}]"));
+                    let mut d = Diagnostic::warning(format!(
+                        "targetPort `{name}` ({}) is declared by no container of the {} Pod(s) the selector matches; this port gets no endpoints",
+                        sp.protocol.as_upper(),
+                        selected.len()
+                    ))
+                    .with_hint(format!(
+                        "name a container port `{name}` (ports: - name: {name}, containerPort: …) or use the port number"
+                    ));
+                    d.object = Some(format!("Service/{}", svc.id));
+                    d.field = Some(format!("{path}.targetPort"));
+                    self.diags.push(d);
+                }
+                if selected.is_empty() {
                     let sel_text: Vec<String> =
                         sel.iter().map(|(k, v)| format!("{k}={v}")).collect();
                     let mut d = Diagnostic::warning(format!(

@@ -131,12 +131,49 @@ pub enum Match {
 }
 
 /// `computeProbability(n)`: `fmt.Sprintf("%0.10f", 1.0/float64(n))`.
-/// Rust's `{:.10}` rounds the exact binary value the same way Go does.
 pub fn probability(n: usize) -> String {
     if n == 0 {
         return "<bad value>".into();
     }
-    format!("{:.10}", 1.0f64 / n as f64)
+    let p = probability_e10(n);
+    format!("{}.{:010}", p / E10, p % E10)
+}
+
+/// 10¹⁰: the printed probability has ten decimals.
+const E10: u64 = 10_000_000_000;
+
+/// The probability kube-proxy prints for `n` (≥ 1) endpoints left, in units
+/// of 10⁻¹⁰: the exact binary value of the double `1.0/float64(n)`, rounded
+/// at the tenth decimal half to even, as Go's `%0.10f` does. Integer
+/// arithmetic on the double's bits (no float formatting code in the app).
+pub fn probability_e10(n: usize) -> u64 {
+    let bits = (1.0f64 / n.max(1) as f64).to_bits();
+    let fraction = bits & ((1u64 << 52) - 1);
+    let biased = ((bits >> 52) & 0x7ff) as u32;
+    // value = mantissa × 2^-shift (0 < value ≤ 1, so the shift is positive).
+    let (mantissa, shift) = if biased == 0 {
+        (fraction, 1074)
+    } else {
+        (fraction | 1 << 52, 1075 - biased)
+    };
+    if shift >= 128 {
+        return 0; // below 10⁻⁷⁰: prints as zero
+    }
+    let scaled = u128::from(mantissa) * u128::from(E10);
+    let q = scaled >> shift;
+    let rest = scaled - (q << shift);
+    let half = 1u128 << (shift - 1);
+    let up = rest > half || (rest == half && q & 1 == 1);
+    (q + u128::from(up)) as u64
+}
+
+/// What iptables stores for `--probability` of `n` endpoints left: the
+/// printed decimal read as a double, times 2³¹, truncated. Exact in integers:
+/// `floor(p × 2³¹ / 10¹⁰)` of the printed `p` equals it for every `n` (the
+/// double is within 2⁻²⁴ of the decimal below 0.5, and 1.0 and 0.5 are exact;
+/// `tests/iptables.rs` checks it against the float reading).
+pub fn statistic_threshold(n: usize) -> u64 {
+    ((u128::from(probability_e10(n)) << 31) / u128::from(E10)) as u64
 }
 
 /// What a matching rule does.

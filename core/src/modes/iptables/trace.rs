@@ -86,8 +86,8 @@ impl Walker<'_> {
         match m {
             Match::Statistic { n } => {
                 // iptables parses the printed decimal; use exactly that value.
-                let p = super::rules::probability(*n).parse::<f64>().unwrap_or(0.0);
-                self.chooser.statistic_match(p)
+                self.chooser
+                    .statistic_match(super::rules::statistic_threshold(*n))
             }
             Match::RecentCheck { list, seconds } => {
                 let window = u64::from(*seconds) * 1000;

@@ -4,12 +4,19 @@
 //! A lesson file (`tests/lessons/*.yaml`) names a scenario and lists steps;
 //! each step has text in English and Korean, settings to apply (mode,
 //! scheduler, destination, origin, an app failing its readiness check or
-//! down, packets to send) and optionally a question. [`parse`] reads a file
-//! with the project's spanned YAML reader into a typed [`Lesson`] plus
-//! diagnostics; [`check_against`] checks it against its scenario; [`play`]
-//! runs a step through [`crate::replay::replay`]; [`check_prediction`] says
+//! down, packets or an HTTP request to send) and optionally a question.
+//! [`parse`] (in `read.rs`) reads a file with the project's spanned YAML
+//! reader into a typed [`Lesson`] plus diagnostics; [`check_against`] checks it against its scenario; [`play`]
+//! runs a step through [`crate::replay::replay`] (or, for an HTTP request,
+//! through the HTTP journey of [`http`]); [`check_prediction`] says
 //! whether an answer holds for what was traced. No answer is ever stored as
 //! "the right one": a choice is right exactly when the traces bear it out.
+
+pub mod http;
+mod read;
+
+pub use http::{HttpPlayed, RequestSpec, Seen, TlsEnd};
+pub use read::parse;
 
 use crate::controller::{AppChange, AppState, Timing};
 use crate::diag::{Diagnostic, Span};
@@ -17,7 +24,6 @@ use crate::model::{Cluster, Mode, NamespacedName, Scheduler};
 use crate::packet::IpFamily;
 use crate::replay::{self, Inputs, SentPacket, Target, TargetKind};
 use crate::trace::{Origin, Outcome, Trace};
-use crate::yaml::{parse_stream, Limits, Node as Y};
 use serde::Serialize;
 
 /// A text in both languages of the app.
@@ -71,8 +77,12 @@ pub struct Settings {
     pub app_down: Option<String>,
     /// The first Pod whose name starts with this is healthy again.
     pub healthy: Option<String>,
-    /// New connections to send.
+    /// New connections (or, with `request`, HTTP requests) to send.
     pub send: Option<u32>,
+    /// An HTTP request to send through the scenario's Ingress controller
+    /// or Gateway instead of connections to `target`. Like `send`, it
+    /// holds for its own step only.
+    pub request: Option<RequestSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -96,6 +106,26 @@ pub enum PredictKind {
     WhichPod,
     Verdict,
     SourceIp,
+    /// Which Service serves an HTTP request.
+    HttpBackend,
+    /// The HTTP status the client gets.
+    HttpStatus,
+    /// Where TLS ends.
+    TlsEndsAt,
+    /// Which address the backend Pod sees (its peer, or X-Forwarded-For).
+    HttpSource,
+}
+
+impl PredictKind {
+    const ALL: [(&'static str, PredictKind); 7] = [
+        ("which-pod", PredictKind::WhichPod),
+        ("verdict", PredictKind::Verdict),
+        ("source-ip", PredictKind::SourceIp),
+        ("http-backend", PredictKind::HttpBackend),
+        ("http-status", PredictKind::HttpStatus),
+        ("tls-ends-at", PredictKind::TlsEndsAt),
+        ("http-source", PredictKind::HttpSource),
+    ];
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -109,6 +139,9 @@ pub struct Prediction {
 pub struct Choice {
     pub text: Text,
     pub answer: Answer,
+    /// Where the choice is in its file (for diagnostics of [`check_against`]).
+    #[serde(skip)]
+    pub span: Span,
 }
 
 /// A claim about the step's traces; [`check_prediction`] decides it.
@@ -144,6 +177,23 @@ pub enum Answer {
     ClientIp,
     /// The Pod saw a node's address.
     NodeIp,
+    // http-backend
+    /// Every request was served by this Service (`name` or `namespace/name`).
+    Service(String),
+    /// Requests were served by two or more Services (weights).
+    Split,
+    /// No request reached a backend: the proxy answered itself.
+    NoBackend,
+    // http-status
+    /// Every request got this status.
+    Status(u16),
+    // tls-ends-at
+    TlsEndsAt(TlsEnd),
+    // http-source
+    /// The backend Pod's peer address is this one's.
+    Peer(Seen),
+    /// The address the proxy put last in `X-Forwarded-For` is this one's.
+    ForwardedFor(Seen),
 }
 
 impl Answer {
@@ -162,7 +212,29 @@ impl Answer {
             "rejected" => Answer::Rejected,
             "client-ip" => Answer::ClientIp,
             "node-ip" => Answer::NodeIp,
+            "split" => Answer::Split,
+            "no-backend" => Answer::NoBackend,
             _ => {
+                if let Some(t) = TlsEnd::ALL.iter().find(|(k, _)| *k == s) {
+                    return Some(Answer::TlsEndsAt(t.1));
+                }
+                if let Some(n) = s.strip_prefix("service:").filter(|n| !n.is_empty()) {
+                    return Some(Answer::Service(n.to_string()));
+                }
+                if let Some(n) = s.strip_prefix("status:") {
+                    return n
+                        .parse::<u16>()
+                        .ok()
+                        .filter(|n| (100..=599).contains(n))
+                        .map(Answer::Status);
+                }
+                let seen = |k: &str| Seen::ALL.iter().find(|(x, _)| *x == k).map(|x| x.1);
+                if let Some(w) = s.strip_prefix("peer:") {
+                    return seen(w).map(Answer::Peer);
+                }
+                if let Some(w) = s.strip_prefix("forwarded-for:") {
+                    return seen(w).map(Answer::ForwardedFor);
+                }
                 let p = s.strip_prefix("pod:")?;
                 if p.is_empty() {
                     return None;
@@ -189,6 +261,13 @@ impl Answer {
             Answer::Rejected => "rejected",
             Answer::ClientIp => "client-ip",
             Answer::NodeIp => "node-ip",
+            Answer::Service(n) => return format!("service:{n}"),
+            Answer::Split => "split",
+            Answer::NoBackend => "no-backend",
+            Answer::Status(n) => return format!("status:{n}"),
+            Answer::TlsEndsAt(t) => t.key(),
+            Answer::Peer(w) => return format!("peer:{}", w.key()),
+            Answer::ForwardedFor(w) => return format!("forwarded-for:{}", w.key()),
         };
         s.to_string()
     }
@@ -209,332 +288,12 @@ impl Answer {
             | Answer::Dropped
             | Answer::Rejected => PredictKind::Verdict,
             Answer::ClientIp | Answer::NodeIp => PredictKind::SourceIp,
+            Answer::Service(_) | Answer::Split | Answer::NoBackend => PredictKind::HttpBackend,
+            Answer::Status(_) => PredictKind::HttpStatus,
+            Answer::TlsEndsAt(_) => PredictKind::TlsEndsAt,
+            Answer::Peer(_) | Answer::ForwardedFor(_) => PredictKind::HttpSource,
         }
     }
-}
-
-fn target_kind(s: &str) -> Option<TargetKind> {
-    Some(match s {
-        "load-balancer" => TargetKind::LoadBalancer,
-        "node-port" => TargetKind::NodePort,
-        "cluster-ip" => TargetKind::ClusterIp,
-        "dns-name" => TargetKind::DnsName,
-        "external-ip" => TargetKind::ExternalIp,
-        _ => return None,
-    })
-}
-
-/// The lesson file's word for a target kind (the inverse of [`target_kind`]).
-fn target_kind_name(k: TargetKind) -> &'static str {
-    match k {
-        TargetKind::LoadBalancer => "load-balancer",
-        TargetKind::NodePort => "node-port",
-        TargetKind::ClusterIp => "cluster-ip",
-        TargetKind::DnsName => "dns-name",
-        TargetKind::ExternalIp => "external-ip",
-    }
-}
-
-/// An origin as the lesson file writes it: `external`, `pod:<prefix>`, `node:<name>`.
-fn origin_name(o: &OriginSpec) -> String {
-    match o {
-        OriginSpec::External => "external".to_string(),
-        OriginSpec::Pod(p) => format!("pod:{p}"),
-        OriginSpec::Node(n) => format!("node:{n}"),
-    }
-}
-
-struct Reader {
-    diags: Vec<Diagnostic>,
-}
-
-impl Reader {
-    fn err(&mut self, node: &Y, field: &str, msg: impl Into<String>) {
-        let mut d = Diagnostic::error(msg).at(node.span);
-        d.field = Some(field.to_string());
-        self.diags.push(d);
-    }
-
-    fn string(&mut self, parent: &Y, key: &str, path: &str) -> Option<String> {
-        match parent.get(key) {
-            Some(n) if n.is_null() => {
-                self.err(n, &format!("{path}{key}"), format!("`{key}` is empty"));
-                None
-            }
-            Some(n) => match n.as_str() {
-                Some(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
-                Some(_) => {
-                    self.err(n, &format!("{path}{key}"), format!("`{key}` is empty"));
-                    None
-                }
-                None => {
-                    self.err(
-                        n,
-                        &format!("{path}{key}"),
-                        format!("`{key}` must be text, found a {}", n.kind_name()),
-                    );
-                    None
-                }
-            },
-            None => None,
-        }
-    }
-
-    fn required(&mut self, parent: &Y, key: &str, path: &str) -> Option<String> {
-        if parent.get(key).is_none() {
-            self.err(
-                parent,
-                &format!("{path}{key}"),
-                format!("`{key}` is missing"),
-            );
-            return None;
-        }
-        self.string(parent, key, path)
-    }
-
-    fn text(&mut self, parent: &Y, key: &str, path: &str) -> Text {
-        let Some(n) = parent.get(key) else {
-            self.err(
-                parent,
-                &format!("{path}{key}"),
-                format!("`{key}` is missing"),
-            );
-            return Text::default();
-        };
-        if n.as_map().is_none() {
-            self.err(
-                n,
-                &format!("{path}{key}"),
-                format!("`{key}` must be a mapping with `en` and `ko`"),
-            );
-            return Text::default();
-        }
-        let p = format!("{path}{key}.");
-        Text {
-            en: self.required(n, "en", &p).unwrap_or_default(),
-            ko: self.required(n, "ko", &p).unwrap_or_default(),
-        }
-    }
-}
-
-/// Read a lesson file. The lesson is usable when no diagnostic is an error.
-pub fn parse(text: &str) -> (Lesson, Vec<Diagnostic>) {
-    let mut lesson = Lesson {
-        id: String::new(),
-        title: Text::default(),
-        scenario: String::new(),
-        steps: Vec::new(),
-    };
-    let (docs, diags) = parse_stream(text, &Limits::default());
-    let mut r = Reader { diags };
-    let roots: Vec<&Y> = docs
-        .iter()
-        .map(|d| &d.root)
-        .filter(|n| !n.is_null())
-        .collect();
-    let root = match roots.as_slice() {
-        [one] => *one,
-        [] => {
-            if r.diags.is_empty() {
-                r.diags.push(Diagnostic::error("the lesson file is empty"));
-            }
-            return (lesson, r.diags);
-        }
-        [_, second, ..] => {
-            r.err(
-                second,
-                "",
-                "a lesson file holds one lesson (one YAML document)",
-            );
-            return (lesson, r.diags);
-        }
-    };
-    if root.as_map().is_none() {
-        r.err(root, "", "a lesson must be a mapping");
-        return (lesson, r.diags);
-    }
-    lesson.id = r.required(root, "id", "").unwrap_or_default();
-    lesson.title = r.text(root, "title", "");
-    lesson.scenario = r.required(root, "scenario", "").unwrap_or_default();
-    match root.get("steps").map(|s| (s, s.as_seq())) {
-        Some((_, Some(steps))) if !steps.is_empty() => {
-            for (i, s) in steps.iter().enumerate() {
-                if let Some(step) = read_step(&mut r, s, &format!("steps[{i}].")) {
-                    lesson.steps.push(step);
-                }
-            }
-        }
-        Some((n, _)) => r.err(n, "steps", "`steps` must be a non-empty list"),
-        None => r.err(root, "steps", "`steps` is missing"),
-    }
-    (lesson, r.diags)
-}
-
-fn read_step(r: &mut Reader, s: &Y, path: &str) -> Option<LessonStep> {
-    if s.as_map().is_none() {
-        r.err(s, path.trim_end_matches('.'), "a step must be a mapping");
-        return None;
-    }
-    let text = r.text(s, "text", path);
-    let mut set = Settings::default();
-    if let Some(n) = s.get("set") {
-        let p = format!("{path}set.");
-        if n.as_map().is_none() && !n.is_null() {
-            r.err(n, &format!("{path}set"), "`set` must be a mapping");
-        } else if !n.is_null() {
-            read_settings(r, n, &p, &mut set);
-        }
-    }
-    let predict = match s.get("predict") {
-        Some(n) => read_prediction(r, n, &format!("{path}predict.")),
-        None => None,
-    };
-    Some(LessonStep {
-        text,
-        set,
-        predict,
-        span: s.span,
-    })
-}
-
-fn read_settings(r: &mut Reader, n: &Y, p: &str, set: &mut Settings) {
-    const KEYS: [&str; 8] = [
-        "mode",
-        "scheduler",
-        "target",
-        "origin",
-        "fail_readiness",
-        "app_down",
-        "healthy",
-        "send",
-    ];
-    for (k, _) in n.as_map().unwrap_or(&[]) {
-        let key = k.as_str().unwrap_or("");
-        if !KEYS.contains(&key) {
-            r.err(
-                k,
-                &format!("{p}{key}"),
-                format!("unknown setting `{key}` (known: {})", KEYS.join(", ")),
-            );
-        }
-    }
-    if let Some(m) = r.string(n, "mode", p) {
-        set.mode = Mode::parse(&m);
-        if set.mode.is_none() {
-            r.err(n, &format!("{p}mode"), format!("unknown mode `{m}`"));
-        }
-    }
-    if let Some(m) = r.string(n, "scheduler", p) {
-        set.scheduler = Scheduler::parse(&m);
-        if set.scheduler.is_none() {
-            r.err(
-                n,
-                &format!("{p}scheduler"),
-                format!("unknown scheduler `{m}`"),
-            );
-        }
-    }
-    if let Some(t) = n.get("target") {
-        let (kind, service) = match (t.as_str(), t.as_map()) {
-            (Some(k), _) => (Some(k.to_string()), None),
-            (None, Some(_)) => (
-                r.required(t, "kind", &format!("{p}target.")),
-                r.string(t, "service", &format!("{p}target.")),
-            ),
-            _ => (None, None),
-        };
-        match kind.as_deref().map(|k| (k, target_kind(k))) {
-            Some((_, Some(kind))) => set.target = Some(TargetSpec { kind, service }),
-            Some((k, None)) => r.err(
-                t,
-                &format!("{p}target"),
-                format!("unknown target kind `{k}` (load-balancer, node-port, cluster-ip, dns-name, external-ip)"),
-            ),
-            None => r.err(t, &format!("{p}target"), "`target` needs a kind"),
-        }
-    }
-    if let Some(o) = r.string(n, "origin", p) {
-        set.origin = if o == "external" {
-            Some(OriginSpec::External)
-        } else if let Some(x) = o.strip_prefix("pod:").filter(|x| !x.is_empty()) {
-            Some(OriginSpec::Pod(x.to_string()))
-        } else if let Some(x) = o.strip_prefix("node:").filter(|x| !x.is_empty()) {
-            Some(OriginSpec::Node(x.to_string()))
-        } else {
-            r.err(
-                n,
-                &format!("{p}origin"),
-                format!("origin `{o}` is not `external`, `pod:<name prefix>` or `node:<name>`"),
-            );
-            None
-        };
-    }
-    set.fail_readiness = r.string(n, "fail_readiness", p);
-    set.app_down = r.string(n, "app_down", p);
-    set.healthy = r.string(n, "healthy", p);
-    if let Some(s) = r.string(n, "send", p) {
-        match s.parse::<u32>() {
-            Ok(x) if (1..=1000).contains(&x) => set.send = Some(x),
-            _ => r.err(
-                n,
-                &format!("{p}send"),
-                format!("`send` must be a number from 1 to 1000, not `{s}`"),
-            ),
-        }
-    }
-}
-
-fn read_prediction(r: &mut Reader, n: &Y, p: &str) -> Option<Prediction> {
-    if n.as_map().is_none() {
-        r.err(n, p.trim_end_matches('.'), "`predict` must be a mapping");
-        return None;
-    }
-    let question = r.text(n, "question", p);
-    let kind = match r.required(n, "kind", p).as_deref() {
-        Some("which-pod") => PredictKind::WhichPod,
-        Some("verdict") => PredictKind::Verdict,
-        Some("source-ip") => PredictKind::SourceIp,
-        Some(k) => {
-            r.err(
-                n,
-                &format!("{p}kind"),
-                format!("unknown question kind `{k}` (which-pod, verdict, source-ip)"),
-            );
-            return None;
-        }
-        None => return None,
-    };
-    let mut choices = Vec::new();
-    match n.get("choices").and_then(Y::as_seq) {
-        Some(items) if items.len() >= 2 => {
-            for (i, c) in items.iter().enumerate() {
-                let cp = format!("{p}choices[{i}].");
-                let text = r.text(c, "text", &cp);
-                let Some(a) = r.required(c, "answer", &cp) else {
-                    continue;
-                };
-                match Answer::parse(&a) {
-                    Some(answer) if answer.kind() == kind => choices.push(Choice { text, answer }),
-                    Some(_) => r.err(
-                        c,
-                        &format!("{cp}answer"),
-                        format!("`{a}` does not answer this kind of question"),
-                    ),
-                    None => r.err(c, &format!("{cp}answer"), format!("unknown answer `{a}`")),
-                }
-            }
-        }
-        _ => r.err(
-            n,
-            &format!("{p}choices"),
-            "a question needs at least two choices",
-        ),
-    }
-    Some(Prediction {
-        question,
-        kind,
-        choices,
-    })
 }
 
 /// The first Pod whose name starts with `prefix`.
@@ -548,7 +307,7 @@ fn find_target(cluster: &Cluster, spec: &TargetSpec) -> Option<Target> {
         .find(|t| t.kind == spec.kind && spec.service.as_ref().is_none_or(|s| t.service.name == *s))
 }
 
-fn origin_of(cluster: &Cluster, spec: &OriginSpec) -> Option<Origin> {
+pub(crate) fn origin_of(cluster: &Cluster, spec: &OriginSpec) -> Option<Origin> {
     match spec {
         OriginSpec::External => Some(Origin::External {
             client: replay::client_ip(),
@@ -566,6 +325,26 @@ fn origin_of(cluster: &Cluster, spec: &OriginSpec) -> Option<Origin> {
                 src,
             })
         }
+    }
+}
+
+/// The lesson file's word for a target kind (what `read` accepts).
+fn target_kind_name(k: TargetKind) -> &'static str {
+    match k {
+        TargetKind::LoadBalancer => "load-balancer",
+        TargetKind::NodePort => "node-port",
+        TargetKind::ClusterIp => "cluster-ip",
+        TargetKind::DnsName => "dns-name",
+        TargetKind::ExternalIp => "external-ip",
+    }
+}
+
+/// An origin as the lesson file writes it: `external`, `pod:<prefix>`, `node:<name>`.
+fn origin_name(o: &OriginSpec) -> String {
+    match o {
+        OriginSpec::External => "external".to_string(),
+        OriginSpec::Pod(p) => format!("pod:{p}"),
+        OriginSpec::Node(n) => format!("node:{n}"),
     }
 }
 
@@ -619,6 +398,7 @@ pub fn check_against(lesson: &Lesson, cluster: &Cluster) -> Vec<Diagnostic> {
             }
         }
     }
+    http::check(lesson, cluster, &mut out);
     if replay::targets(cluster).is_empty() {
         out.push(Diagnostic::error(format!(
             "scenario `{}` has no destination to send to",
@@ -650,12 +430,18 @@ pub struct Played {
     pub traces: Vec<Trace>,
     /// Pods the lesson has broken or healed so far (for `watched-*`).
     pub watched: Vec<NamespacedName>,
+    /// The step's HTTP requests, when it sends one (then `packets` and
+    /// `traces` are empty: the journeys hold both connections).
+    pub http: Option<HttpPlayed>,
 }
 
 /// Play steps `0..=step` of `lesson` on `cluster` (settings accumulate) and
 /// trace step `step`'s packets. Step `k` starts at `k × STEP_MS`; its app
-/// changes happen then, its packets from `SETTLE_MS` later. `None` when the
-/// step does not exist or the scenario has no destination.
+/// changes happen then, its packets from `SETTLE_MS` later. A step with a
+/// `request` sends that many HTTP requests (seeded like packets) through
+/// the scenario at rest instead. `None` when the step does not exist, the
+/// scenario has no destination, or the step's request reaches no entry
+/// point.
 pub fn play(cluster: &Cluster, lesson: &Lesson, step: usize, seed: u64) -> Option<Played> {
     if step >= lesson.steps.len() {
         return None;
@@ -699,12 +485,34 @@ pub fn play(cluster: &Cluster, lesson: &Lesson, step: usize, seed: u64) -> Optio
         }
         send = s.set.send.unwrap_or(1);
     }
+    let request = lesson.steps[step].set.request.as_ref();
     let origin = origin_spec
         .as_ref()
         .and_then(|o| origin_of(cluster, o))
         .unwrap_or_else(|| replay::default_origin(cluster, &target));
     let start = step as u64 * STEP_MS + SETTLE_MS;
     let mut seeds = crate::choose::Chooser::new(seed ^ (step as u64).wrapping_mul(0x9E37_79B9));
+    if let Some(spec) = request {
+        let http = http::play(
+            cluster,
+            spec,
+            origin_spec.as_ref(),
+            (mode, scheduler),
+            send,
+            &mut seeds,
+        )?;
+        return Some(Played {
+            mode,
+            scheduler,
+            target,
+            origin,
+            changes,
+            packets: Vec::new(),
+            traces: Vec::new(),
+            watched,
+            http: Some(http),
+        });
+    }
     let packets: Vec<SentPacket> = (0..send)
         .map(|i| SentPacket {
             id: i,
@@ -730,11 +538,18 @@ pub fn play(cluster: &Cluster, lesson: &Lesson, step: usize, seed: u64) -> Optio
         packets,
         traces,
         watched,
+        http: None,
     })
 }
 
 /// Does `answer` hold for the step's traces?
 pub fn check_prediction(cluster: &Cluster, answer: &Answer, played: &Played) -> bool {
+    if http::is_http(answer.kind()) {
+        return played
+            .http
+            .as_ref()
+            .is_some_and(|h| http::holds(cluster, answer, h));
+    }
     let traces = &played.traces;
     if traces.is_empty() {
         return false;
@@ -801,5 +616,6 @@ pub fn check_prediction(cluster: &Cluster, answer: &Answer, played: &Played) -> 
         Answer::NodeIp => {
             !sources.is_empty() && sources.iter().all(|(c, s)| c != s && is_node_ip(*s))
         }
+        _ => false,
     }
 }

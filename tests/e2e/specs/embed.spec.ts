@@ -1,0 +1,79 @@
+// The embed build (embed/ beside the app): what the embed snippet points at.
+// It opens share links and presets with the diagram, playback and captions,
+// and has no editor, labs, lessons, exports or share-link writing.
+import { test, expect } from '@playwright/test';
+import { App } from './app';
+import { ROOT, SUB, CSP, re } from '../ports';
+
+const ABSENT = ['yaml-editor', 'lab-run', 'scale-run', 'lesson-select', 'export-svg', 'share-link', 'embed-snippet', 'scenario-select', 'rules-view'];
+
+test('the embed code opens in the embed build on the same view: scenario, mode, packet and step', async ({ page, browser }) => {
+  const app = new App(page);
+  await app.open();
+  await app.selectScenario('loadbalancer-local');
+  await app.selectMode('ipvs');
+  await app.send();
+  await app.outcome();
+  await app.byId('step-back').click();
+  await app.byId('step-back').click();
+  const clock = await app.clock.innerText();
+  const focused = await page.locator('[data-testid=packet].focused').getAttribute('data-id');
+  await app.byId('embed-snippet').click();
+  const code = await app.byId('embed-code').inputValue();
+  const src = code.match(/src="([^"]+)"/)?.[1]?.replaceAll('&amp;', '&');
+  expect(src).toMatch(new RegExp(`^${re(ROOT)}/embed/\\?lang=en&theme=light#v1\\.`));
+
+  const fresh = await (await browser.newContext({ viewport: { width: 720, height: 405 } })).newPage();
+  const problems = App.watch(fresh);
+  const embed = new App(fresh);
+  await embed.open(src!);
+  await expect(embed.byId('share-error')).toHaveCount(0);
+  await expect(embed.byId('app')).toHaveClass(/\bembed\b/);
+  await expect(embed.clock).toHaveText(clock);
+  await expect(fresh.locator('[data-testid=packet].focused')).toHaveAttribute('data-id', focused!);
+  await expect(embed.byId('hop-caption')).toContainText('loadbalancer-local · ipvs');
+  await expect(embed.byId('node-pipeline')).toHaveAttribute('data-mode', 'ipvs');
+  for (const id of ABSENT) await expect(embed.byId(id), id).toHaveCount(0);
+  // Playback works there: stepping moves the clock.
+  await embed.byId('step-forward').click();
+  await expect(embed.clock).not.toHaveText(clock);
+  // It is a lighter build of its own, not the whole app behind a switch.
+  const wasm = await fresh.locator('script[data-kpv-wasm]').getAttribute('data-kpv-wasm');
+  expect(wasm).toMatch(/^\/embed\/kpv-web-[0-9a-f]+_bg\.wasm$/);
+  expect(problems).toEqual([]);
+});
+
+test('a damaged share link in the embed build is reported and the default scenario stays', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/embed/#v1.not-a-link');
+  await expect(app.byId('share-error')).toBeVisible();
+  await expect(page.getByTestId('service-alpaca-service')).toBeVisible();
+});
+
+test('under a sub-path the embed code points at the embed build under that path, and it opens', async ({ page }) => {
+  const app = new App(page);
+  await app.open(`${SUB}/docs/kpv/?scenario=nodeport`);
+  await app.byId('embed-snippet').click();
+  const src = (await app.byId('embed-code').inputValue()).match(/src="([^"]+)"/)?.[1]?.replaceAll('&amp;', '&');
+  expect(src).toBe(`${SUB}/docs/kpv/embed/?lang=en&theme=light&scenario=nodeport&mode=iptables`);
+  await page.goto('about:blank');
+  await app.open(src!);
+  await expect(page.getByTestId('url-problems')).toHaveCount(0);
+  await expect(app.byId('hop-caption')).toContainText('nodeport · iptables');
+  for (const id of ABSENT) await expect(app.byId(id), id).toHaveCount(0);
+  await app.byId('send-packet').click();
+  await expect(page.getByTestId('packet')).toHaveCount(1);
+});
+
+for (const path of ['/embed/', '/docs/kpv/embed/']) {
+  test(`the embed build runs under the strict Content-Security-Policy at ${path}`, async ({ page }) => {
+    const problems = App.watch(page);
+    const response = await page.goto(CSP + path + '?scenario=nodeport');
+    expect(response?.headers()['content-security-policy']).toContain("script-src 'self' 'wasm-unsafe-eval'");
+    const app = new App(page);
+    await expect(app.byId('diagram')).toBeVisible();
+    await app.byId('send-packet').click();
+    await expect(page.getByTestId('packet')).toHaveCount(1);
+    expect(problems).toEqual([]);
+  });
+}
