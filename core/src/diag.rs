@@ -124,7 +124,47 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+/// `s` in double quotes with `"`, `\\` and control characters escaped, as Go's
+/// `%q` (and the API server's messages) show a value. Written out rather than
+/// with `{:?}`: the shipped `.wasm` is built with Debug formatting compiled
+/// out, and this text reaches the reader.
+pub fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '\'' => out.push(c),
+            c => out.extend(c.escape_debug()),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// True when any diagnostic is an error.
 pub fn has_errors(diags: &[Diagnostic]) -> bool {
     diags.iter().any(Diagnostic::is_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quoted;
+
+    #[test]
+    fn quoted_matches_the_debug_text_it_replaces() {
+        for s in [
+            "",
+            "web",
+            "a\"b",
+            "back\\slash",
+            "it's",
+            "tab\there",
+            "line\nbreak",
+            "nul\0",
+            "한국어",
+            "\u{7f}",
+        ] {
+            assert_eq!(quoted(s), format!("{s:?}"), "{s}");
+        }
+    }
 }

@@ -106,7 +106,8 @@ impl fmt::Display for ShareError {
             ShareError::Empty => f.write_str("the share link has no state in it"),
             ShareError::Version { found } => write!(
                 f,
-                "this share link is not in a format this version of the app reads (it starts with {found:?}, expected \"{PREFIX}\")"
+                "this share link is not in a format this version of the app reads (it starts with {}, expected \"{PREFIX}\")",
+                crate::diag::quoted(found)
             ),
             ShareError::TooLong { chars } => write!(
                 f,
@@ -286,8 +287,8 @@ pub fn validate(s: &ShareState) -> Result<(), ShareError> {
             return Err(out_of_range(
                 "language",
                 format!(
-                    "{:?} is not a language code",
-                    l.chars().take(16).collect::<String>()
+                    "{} is not a language code",
+                    crate::diag::quoted(&l.chars().take(16).collect::<String>())
                 ),
             ));
         }
@@ -582,10 +583,13 @@ mod codec {
     /// One of `names`, by index.
     fn variant(o: &Obj, k: &str, names: &[&str]) -> R<usize> {
         let s = str_field(o, k)?;
-        names
-            .iter()
-            .position(|n| *n == s)
-            .ok_or_else(|| format!("unknown variant `{s}` for `{k}`, expected one of {names:?}"))
+        names.iter().position(|n| *n == s).ok_or_else(|| {
+            let names: Vec<String> = names.iter().map(|n| crate::diag::quoted(n)).collect();
+            format!(
+                "unknown variant `{s}` for `{k}`, expected one of [{}]",
+                names.join(", ")
+            )
+        })
     }
 
     fn ip(o: &Obj, k: &str) -> R<IpAddr> {

@@ -378,7 +378,8 @@ fn report_duplicates(entries: &[(Node, Node)], out: &mut Vec<Diagnostic>) {
             Some(at) => out.push(Diagnostic {
                 severity: DUPLICATE_KEY,
                 ..Diagnostic::error(format!(
-                    "mapping key {name:?} already defined at line {}; this later value replaces it",
+                    "mapping key {} already defined at line {}; this later value replaces it",
+                    crate::diag::quoted(name),
                     at.line
                 ))
                 .at(k.span)

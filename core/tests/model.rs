@@ -233,6 +233,9 @@ fn legacy_endpoints_of_selectorless_services_are_mirrored() {
     assert_eq!(s.endpoints.len(), 2);
     assert!(s.endpoints[0].ready && !s.endpoints[1].ready);
     assert_eq!(s.ports[0].port, 5432);
+    // The name hashes `default/db#mirror0V4`. Pinned: the shipped .wasm is
+    // built without Debug formatting, and must name the slice as the CLI does.
+    assert_eq!(s.id.name, "db-6gvlx");
 }
 
 #[test]

@@ -3,8 +3,13 @@
 //! Each task first installs what it needs and is missing (idempotently, quickly
 //! when already there), saying what it installs and why, so the README's two
 //! commands work on a fresh machine. Besides the standard library only
-//! `miniz_oxide` (pure Rust, for the download-size check) is used, so the task
-//! runner itself builds in seconds.
+//! `miniz_oxide` and `brotli` (pure Rust, for the download size and the
+//! precompressed files) are used, so the task runner itself builds quickly.
+//! The release pipeline lives in `pipeline`, the size report and budgets in
+//! `size`.
+
+mod pipeline;
+mod size;
 
 use std::env;
 use std::fs;
@@ -56,12 +61,20 @@ fn main() {
         }
         Some("size") => {
             let dist = flag_value(&args[1..], "--dist").unwrap_or_else(|| "dist".into());
-            if !size_check(Path::new(&dist)) {
+            if args.iter().any(|a| a == "--twiggy") {
+                tools.ensure_twiggy();
+                if !twiggy_top(&tools) {
+                    exit(1);
+                }
+            } else if !size::check(Path::new(&dist)) {
                 exit(1);
             }
         }
         Some("setup") => {
             tools.ensure_web();
+            if args.iter().any(|a| a == "--twiggy") {
+                tools.ensure_twiggy();
+            }
             tools.ensure_browser_tests();
             tools.ensure_kernel_tools();
         }
@@ -80,9 +93,10 @@ fn main() {
                  test                        run every check and test suite; ends with `N passed, N failed`\n  \
                  build [--public-url P] [--dist D]\n                              release build for a static host (default /, dist/),\n                              with the lighter embed build in D/embed/\n  \
                  bench [--no-browser] [--no-core] [FILTER]\n                              frame time and start-up in Chromium, kpv-core at scale\n  \
-                 size [--dist D]             the build's download size (gzip -9) against the budget\n  \
+                 size [--dist D]             each shipped file raw, gzip -9 and brotli, of D and D/embed, against the budgets\n  \
+                 size --twiggy               twiggy's top 20 of the release .wasm, names kept (installs twiggy)\n  \
                  kernel [OPTIONS]            kpv's rules in the Linux kernel's netfilter, checked against kpv trace\n                              (root; options of kpv-kernelcheck, e.g. --only nodeport --modes nftables)\n  \
-                 setup                       install every tool the other tasks need"
+                 setup [--twiggy]            install every tool the other tasks need (twiggy only when asked)"
             );
             exit(2);
         }
@@ -231,6 +245,7 @@ impl Tools {
                 die("cargo install wasm-bindgen-cli failed");
             }
         }
+        self.ensure_release_toolchain();
         let opt = output_of(self.cmd("wasm-opt").arg("--version")).unwrap_or_default();
         let opt_version: u32 = opt
             .split_whitespace()
@@ -246,6 +261,95 @@ impl Tools {
                 .current_dir(self.root.join("tools")))
             {
                 die("npm ci in tools/ failed");
+            }
+        }
+    }
+
+    /// The pinned nightly of the release build (`pipeline::NIGHTLY`) with
+    /// `rust-src` and the wasm32 std, and std's own dependencies fetched (trunk
+    /// builds offline). Skipped when `KPV_RELEASE_TOOLCHAIN=stable`.
+    fn ensure_release_toolchain(&self) {
+        if !pipeline::nightly_wanted() {
+            say(&format!(
+                "{}=stable: the release .wasm is built with the stable toolchain, without the nightly size settings",
+                pipeline::TOOLCHAIN_VAR
+            ));
+            return;
+        }
+        let nightly = pipeline::NIGHTLY;
+        let list = output_of(self.cmd("rustup").args(["toolchain", "list"])).unwrap_or_default();
+        if let Some(args) = pipeline::install_args(&list) {
+            say(&format!("installing the Rust toolchain {nightly} with rust-src and the wasm32 std (the release .wasm rebuilds std for size; native builds and tests stay on stable)"));
+            if !run(self.cmd("rustup").args(&args)) {
+                die(&format!("rustup could not install {nightly}; build with {}=stable to skip the nightly release settings", pipeline::TOOLCHAIN_VAR));
+            }
+        }
+        let installed = |what: &str| {
+            output_of(self.cmd("rustup").args([
+                what,
+                "list",
+                "--installed",
+                "--toolchain",
+                nightly,
+            ]))
+            .unwrap_or_default()
+        };
+        if !installed("target").lines().any(|l| l.trim() == WASM_TARGET) {
+            say(&format!("adding the wasm32 std to {nightly}"));
+            if !run(self
+                .cmd("rustup")
+                .args(["target", "add", WASM_TARGET, "--toolchain", nightly]))
+            {
+                die(&format!("rustup could not add {WASM_TARGET} to {nightly}"));
+            }
+        }
+        if !installed("component")
+            .lines()
+            .any(|l| l.trim() == "rust-src")
+        {
+            say(&format!(
+                "adding rust-src to {nightly} (build-std compiles std from it)"
+            ));
+            if !run(self.cmd("rustup").args([
+                "component",
+                "add",
+                "rust-src",
+                "--toolchain",
+                nightly,
+            ])) {
+                die(&format!("rustup could not add rust-src to {nightly}"));
+            }
+        }
+        // std's own dependencies, which trunk's offline cargo build cannot download.
+        let sysroot = output_of(
+            self.cmd("rustc")
+                .args(["--print", "sysroot"])
+                .env("RUSTUP_TOOLCHAIN", nightly),
+        )
+        .unwrap_or_default();
+        let library = Path::new(sysroot.trim()).join("lib/rustlib/src/rust/library/Cargo.toml");
+        let fetch = || {
+            let mut c = self.cmd("cargo");
+            c.env("RUSTUP_TOOLCHAIN", nightly)
+                .arg("fetch")
+                .arg("--manifest-path")
+                .arg(&library);
+            c
+        };
+        if output_of(fetch().arg("--offline")).is_none() {
+            say(&format!("fetching the crates std depends on (once; the release build of {nightly} is offline)"));
+            if !run(&mut fetch()) {
+                die("cargo fetch of std's dependencies failed");
+            }
+        }
+    }
+
+    /// twiggy, for `cargo xtask size --twiggy` only (never needed by `test`).
+    fn ensure_twiggy(&self) {
+        if output_of(self.cmd("twiggy").arg("--version")).is_none() {
+            say("installing twiggy (what the .wasm's bytes are; a few minutes, once)");
+            if !run(self.cmd("cargo").args(["install", "twiggy", "--locked"])) {
+                die("cargo install twiggy failed");
             }
         }
     }
@@ -434,8 +538,18 @@ fn serve(tools: &Tools, args: &[String]) {
     }
 }
 
+/// The release build of the site and of its embed build in `embed/`
+/// (nightly settings from `pipeline`), then their precompressed `.gz`/`.br`
+/// files.
 fn trunk_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
-    run(tools.cmd("trunk").args([
+    if pipeline::nightly_wanted() {
+        say(&format!(
+            "release .wasm with {} (build-std, immediate abort, optimize_for_size, no Debug formatting)",
+            pipeline::NIGHTLY
+        ));
+    }
+    let mut cmd = tools.cmd("trunk");
+    cmd.args([
         "build",
         "--release",
         "--offline",
@@ -443,7 +557,23 @@ fn trunk_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
         public_url,
         "--dist",
         dist,
-    ])) && embed_build(tools, public_url, dist)
+    ]);
+    pipeline::apply(&mut cmd);
+    if !(run(&mut cmd) && embed_build(tools, public_url, dist)) {
+        return false;
+    }
+    match size::precompress(Path::new(dist)) {
+        Ok(n) => {
+            say(&format!(
+                "wrote {n} precompressed files (.gz, .br) in {dist} and {dist}/embed"
+            ));
+            true
+        }
+        Err(e) => {
+            say(&format!("precompressing {dist}: {e}"));
+            false
+        }
+    }
 }
 
 /// The embed build (`embed.html`: the web crate without its `full` feature)
@@ -451,7 +581,8 @@ fn trunk_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
 fn embed_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
     let url = format!("{}/embed/", public_url.trim_end_matches('/'));
     let out = Path::new(dist).join("embed");
-    run(tools.cmd("trunk").args([
+    let mut cmd = tools.cmd("trunk");
+    cmd.args([
         "build",
         "--release",
         "--offline",
@@ -460,7 +591,53 @@ fn embed_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
         "--dist",
         &out.display().to_string(),
         "embed.html",
-    ]))
+    ]);
+    pipeline::apply(&mut cmd);
+    run(&mut cmd)
+}
+
+/// twiggy's top 20 of the full app's release `.wasm` as wasm-bindgen wrote it
+/// (before wasm-opt, so the function names are kept). The full app is built
+/// first (cheap when it was the last build; the embed build writes the same
+/// paths). The name section itself is left out of the list: it is never
+/// shipped.
+fn twiggy_top(tools: &Tools) -> bool {
+    let target = env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| tools.root.join("target"));
+    let candidates = [
+        target.join("wasm-bindgen/release/kpv-web_bg.wasm"),
+        target.join(format!("{WASM_TARGET}/release/kpv-web.wasm")),
+    ];
+    tools.ensure_web();
+    let out = target.join("twiggy-site");
+    let mut build = tools.cmd("trunk");
+    build
+        .args(["build", "--release", "--offline", "--dist"])
+        .arg(&out)
+        .arg("index.html");
+    pipeline::apply(&mut build);
+    if !run(&mut build) {
+        return false;
+    }
+    let Some(wasm) = candidates.iter().find(|p| p.exists()) else {
+        say("no release .wasm found after the build");
+        return false;
+    };
+    let mut cmd = tools.cmd("twiggy");
+    cmd.args(["top", "-n", "22"]).arg(wasm);
+    say(&format!("running {}", describe(&cmd)));
+    let Some(out) = output_of(&mut cmd) else {
+        say("twiggy failed");
+        return false;
+    };
+    for line in out
+        .lines()
+        .filter(|l| !l.contains("subsection") && !l.contains("custom section"))
+    {
+        println!("{line}");
+    }
+    true
 }
 
 /// Clippy on the web crate as the embed build compiles it (`full` off), so
@@ -633,8 +810,8 @@ fn test(tools: &Tools) {
     let built = trunk_build(tools, "/", "dist");
     add("trunk build --release", check(built));
     add(
-        "download size (gzip -9)",
-        check(built && size_check(Path::new("dist"))),
+        "download size (budgets, gzip -9)",
+        check(built && size::check(Path::new("dist"))),
     );
     let sub_dist = format!("target/site{SUB_PATH}");
     let sub_built = trunk_build(tools, SUB_PATH, &sub_dist);
@@ -666,73 +843,6 @@ fn test(tools: &Tools) {
     if total.failed > 0 {
         exit(1);
     }
-}
-
-/// What a reader downloads, each file gzipped at level 9, must total at most
-/// this many bytes (issue 6: 250 KB, in bytes of 1000).
-const SIZE_BUDGET: u64 = 250_000;
-/// NOT MET (the size work is open). The check fails only above this
-/// regression ceiling: the build weighed 402 KB when the check was added, 529
-/// KB before the learner's view, and 662 KB with it, the HTTP routing model
-/// (Ingress and Gateway API objects are read by `model::parse`) and the API
-/// server's validation; the ceiling is that plus about 3 %, so growth is caught
-/// until the size work brings the budget down.
-const SIZE_CEILING: u64 = 682_000;
-
-/// Gzip size of `data` at level 9: miniz_oxide's deflate stream plus gzip's
-/// 10-byte header and 8-byte trailer (CRC-32, length). Deterministic.
-fn gzip_size(data: &[u8]) -> u64 {
-    miniz_oxide::deflate::compress_to_vec(data, 9).len() as u64 + 18
-}
-
-/// Print one line per shipped file (`.wasm`, `.js`, `.css`, `.html` in
-/// `dist`) with raw and gzip -9 bytes, then the total against the budget.
-/// False when the total is over the ceiling (or nothing was found).
-fn size_check(dist: &Path) -> bool {
-    let mut files: Vec<PathBuf> = match fs::read_dir(dist) {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| {
-                p.is_file()
-                    && matches!(
-                        p.extension().and_then(|e| e.to_str()),
-                        Some("wasm" | "js" | "css" | "html")
-                    )
-            })
-            .collect(),
-        Err(e) => {
-            say(&format!("size: cannot read {}: {e}", dist.display()));
-            return false;
-        }
-    };
-    files.sort();
-    let (mut raw_total, mut gz_total) = (0, 0);
-    for f in &files {
-        let data = match fs::read(f) {
-            Ok(d) => d,
-            Err(e) => {
-                say(&format!("size: cannot read {}: {e}", f.display()));
-                return false;
-            }
-        };
-        let (raw, gz) = (data.len() as u64, gzip_size(&data));
-        raw_total += raw;
-        gz_total += gz;
-        let name = f.file_name().unwrap_or_default().to_string_lossy();
-        println!("size: {name:<44} {raw:>9} B raw {gz:>9} B gzip -9");
-    }
-    let verdict = if gz_total <= SIZE_BUDGET {
-        "within budget"
-    } else if gz_total <= SIZE_CEILING {
-        "OVER BUDGET (below the ceiling: not a failure yet)"
-    } else {
-        "OVER THE CEILING"
-    };
-    println!(
-        "size: total {raw_total} B raw, {gz_total} B gzip -9; budget {SIZE_BUDGET} B, ceiling {SIZE_CEILING} B: {verdict}"
-    );
-    !files.is_empty() && gz_total <= SIZE_CEILING
 }
 
 /// `cargo xtask bench [FILTER]`: run kpv-core's criterion benchmarks

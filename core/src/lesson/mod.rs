@@ -328,6 +328,26 @@ pub(crate) fn origin_of(cluster: &Cluster, spec: &OriginSpec) -> Option<Origin> 
     }
 }
 
+/// The lesson file's word for a target kind (what `read` accepts).
+fn target_kind_name(k: TargetKind) -> &'static str {
+    match k {
+        TargetKind::LoadBalancer => "load-balancer",
+        TargetKind::NodePort => "node-port",
+        TargetKind::ClusterIp => "cluster-ip",
+        TargetKind::DnsName => "dns-name",
+        TargetKind::ExternalIp => "external-ip",
+    }
+}
+
+/// An origin as the lesson file writes it: `external`, `pod:<prefix>`, `node:<name>`.
+fn origin_name(o: &OriginSpec) -> String {
+    match o {
+        OriginSpec::External => "external".to_string(),
+        OriginSpec::Pod(p) => format!("pod:{p}"),
+        OriginSpec::Node(n) => format!("node:{n}"),
+    }
+}
+
 /// Check a parsed lesson against its scenario: every target, origin and Pod
 /// it names exists.
 pub fn check_against(lesson: &Lesson, cluster: &Cluster) -> Vec<Diagnostic> {
@@ -348,9 +368,9 @@ pub fn check_against(lesson: &Lesson, cluster: &Cluster) -> Vec<Diagnostic> {
                 err(
                     "target",
                     format!(
-                        "scenario `{}` has no {:?} destination{}",
+                        "scenario `{}` has no {} destination{}",
                         lesson.scenario,
-                        t.kind,
+                        target_kind_name(t.kind),
                         t.service
                             .as_ref()
                             .map(|s| format!(" of Service {s}"))
@@ -363,7 +383,11 @@ pub fn check_against(lesson: &Lesson, cluster: &Cluster) -> Vec<Diagnostic> {
             if origin_of(cluster, o).is_none() {
                 err(
                     "origin",
-                    format!("scenario `{}` has no such origin: {o:?}", lesson.scenario),
+                    format!(
+                        "scenario `{}` has no such origin: {}",
+                        lesson.scenario,
+                        origin_name(o)
+                    ),
                 );
             }
         }

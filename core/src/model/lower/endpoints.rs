@@ -297,10 +297,17 @@ impl Builder {
                     if endpoints.is_empty() {
                         continue;
                     }
+                    // The hashed text ends in `V4`/`V6` (how these names were
+                    // first made); spelled out so a build without Debug
+                    // formatting names the slices the same.
+                    let fam = match family {
+                        IpFamily::V4 => "V4",
+                        IpFamily::V6 => "V6",
+                    };
                     let name = format!(
                         "{}-{}",
                         e.id.name,
-                        name_suffix(&format!("{}#mirror{i}{family:?}", e.id))
+                        name_suffix(&format!("{}#mirror{i}{fam}", e.id))
                     );
                     self.cluster.endpoint_slices.push(EndpointSlice {
                         id: NamespacedName::new(e.id.namespace.clone(), name),

@@ -43,7 +43,7 @@ pub(super) enum FamilyPolicy {
 
 /// Go's `%#v` of a `[]string`, as the API server prints a list it refuses.
 pub(super) fn go_strings(ips: &[String]) -> String {
-    let quoted: Vec<String> = ips.iter().map(|s| format!("{s:?}")).collect();
+    let quoted: Vec<String> = ips.iter().map(|s| crate::diag::quoted(s)).collect();
     format!("[]string{{{}}}", quoted.join(", "))
 }
 

@@ -298,12 +298,18 @@ impl Ctx<'_> {
                     // ValidateLabels: the API server refuses the object.
                     let problems: Vec<(String, &Y)> = label_key_problems(key)
                         .into_iter()
-                        .map(|p| (format!("Invalid value: {key:?}: {p}"), k))
-                        .chain(
-                            label_value_problems(value)
-                                .into_iter()
-                                .map(|p| (format!("Invalid value: {value:?}: {p}"), v)),
-                        )
+                        .map(|p| {
+                            (
+                                format!("Invalid value: {}: {p}", crate::diag::quoted(key)),
+                                k,
+                            )
+                        })
+                        .chain(label_value_problems(value).into_iter().map(|p| {
+                            (
+                                format!("Invalid value: {}: {p}", crate::diag::quoted(value)),
+                                v,
+                            )
+                        }))
                         .collect();
                     for (msg, at) in problems {
                         self.err(
@@ -549,7 +555,13 @@ impl NameRule {
     /// (after `The KIND "NAME" is invalid: FIELD:`), or `None` when valid.
     pub(super) fn invalid(self, name: &str) -> Option<String> {
         let problems = self.check(name);
-        (!problems.is_empty()).then(|| format!("Invalid value: {name:?}: {}", problems.join(", ")))
+        (!problems.is_empty()).then(|| {
+            format!(
+                "Invalid value: {}: {}",
+                crate::diag::quoted(name),
+                problems.join(", ")
+            )
+        })
     }
 
     /// What to write instead, for a diagnostic's hint.

@@ -50,7 +50,7 @@ impl Builder {
                         c.err(
                             pn.get("name").unwrap_or(pn),
                             &join(&pp, "name"),
-                            format!("Invalid value: {name:?}: {}", problems.join(", ")),
+                            format!("Invalid value: {}: {}", crate::diag::quoted(name), problems.join(", ")),
                             "port names are at most 15 lower-case letters, digits and single hyphens, with at least one letter",
                         );
                         continue;
@@ -268,7 +268,7 @@ impl Builder {
                 // Go's %#v of the template's labels, keys sorted.
                 let map: Vec<String> = template_labels
                     .iter()
-                    .map(|(k, v)| format!("{k:?}:{v:?}"))
+                    .map(|(k, v)| format!("{}:{}", crate::diag::quoted(k), crate::diag::quoted(v)))
                     .collect();
                 let at = template
                     .and_then(|t| t.get("metadata"))
