@@ -336,6 +336,8 @@ fn target_kind_name(k: TargetKind) -> &'static str {
         TargetKind::ClusterIp => "cluster-ip",
         TargetKind::DnsName => "dns-name",
         TargetKind::ExternalIp => "external-ip",
+        // Not a `target:` a lesson writes: HTTP steps use `request:`.
+        TargetKind::Http => "http",
     }
 }
 
