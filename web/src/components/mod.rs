@@ -98,6 +98,29 @@ pub fn UrlProblems(problems: Vec<crate::env::UrlProblem>) -> impl IntoView {
 mod tests {
     use super::{one_decimal, seconds};
 
+    /// No format string in the crate asks for a float with a precision
+    /// (`{:.1}`, `{x:.2}`): that pulls float formatting into the `.wasm`;
+    /// [`one_decimal`] and [`seconds`] write numbers instead.
+    #[test]
+    fn no_float_precision_in_format_strings() {
+        let mut found = Vec::new();
+        for (path, lit) in crate::i18n::tests::source_literals("\0") {
+            let b = lit.as_bytes();
+            let hit = b.windows(3).enumerate().any(|(i, w)| {
+                w[0] == b':'
+                    && w[1] == b'.'
+                    && w[2].is_ascii_digit()
+                    && lit[..i]
+                        .rfind('{')
+                        .is_some_and(|o| !lit[o..i].contains('}'))
+            });
+            if hit {
+                found.push(format!("{}: {lit}", path.display()));
+            }
+        }
+        assert!(found.is_empty(), "{found:#?}");
+    }
+
     #[test]
     fn one_decimal_in_integers() {
         for (v, want) in [

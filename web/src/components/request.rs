@@ -5,7 +5,7 @@
 //! requests are read, replayed and decided by kpv-core
 //! (`kpv_core::http::send`); the words are in `crate::hops_http`.
 
-use super::lang;
+use super::{lang, one_decimal};
 use crate::hops::short;
 use crate::hops_http::error_text;
 use crate::i18n::tr;
@@ -252,14 +252,14 @@ fn column(lines: Vec<(String, bool)>, x: f64, top: f64) -> impl IntoView {
         .map(|(i, (s, changed))| {
             let y = top + 18.0 + i as f64 * LINE_H;
             view! {
-                <text x=format!("{:.1}", x + 10.0) y=format!("{y:.1}") class="mono"
+                <text x=one_decimal(x + 10.0) y=one_decimal(y) class="mono"
                     class:card-hop=i == 0 class:rewritten=changed>{s}</text>
             }
         })
         .collect_view();
     view! {
-        <rect x=format!("{x:.1}") y=format!("{top:.1}") width=format!("{w:.1}")
-            height=format!("{h:.1}") rx="6" />
+        <rect x=one_decimal(x) y=one_decimal(top) width=one_decimal(w)
+            height=one_decimal(h) rx="6" />
         {texts}
     }
 }
