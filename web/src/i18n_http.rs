@@ -23,6 +23,7 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("http.err.header-bad-name", "a header name has no spaces", "헤더 이름에는 공백이 없어야 합니다"),
     ("http.err.bad-host", "Host takes NAME or NAME:PORT", "Host에는 이름 또는 이름:포트를 씁니다"),
     ("http.err.no-entry", "no Ingress or Gateway routes this host", "이 호스트를 라우팅하는 Ingress나 Gateway가 없습니다"),
+    ("http.btn.send", "Send request", "요청 보내기"),
     ("http.step.listener", "listener", "리스너"),
     ("http.step.route", "route", "라우트"),
     ("http.step.rule", "rule", "규칙"),

@@ -38,6 +38,7 @@ for (const p of presets) {
     // The entry point is the first target, with a request filled in.
     await expect(app.byId('request-form')).toBeVisible();
     await expect(app.byId('target-select')).toHaveValue(`http:${p.entry}`);
+    await expect(app.byId('send-packet').first()).toHaveText('Send request');
     await app.byId('request-url').fill(p.url);
     await app.send();
     await app.pause();
@@ -158,6 +159,7 @@ test('in Korean the proxy\'s hops are Korean', async ({ page }) => {
   await page.setViewportSize({ width: 1280, height: 720 });
   const app = new App(page);
   await app.open('/?scenario=ingress&lang=ko');
+  await expect(app.byId('send-packet').first()).toHaveText('요청 보내기');
   await app.send();
   await app.pause();
   expect(await stepUntil(app, async () => (await currentStep(page)) === 'listener')).toBe(true);

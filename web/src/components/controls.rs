@@ -94,6 +94,17 @@ pub fn Toolbar() -> impl IntoView {
 pub fn TrafficBar() -> impl IntoView {
     let store = expect_context::<Store>();
     let l = lang();
+    // An entry point is sent a request, not a packet.
+    let send_label = move || {
+        let key = store.target.get();
+        let http = store.targets.with(|ts| {
+            ts.iter()
+                .find(|t| t.key == key)
+                .or_else(|| ts.first())
+                .is_some_and(|t| t.kind == TargetKind::Http)
+        });
+        tr(l.get(), if http { "http.btn.send" } else { "btn.send" })
+    };
     let target_options = move || {
         store.targets.with(|ts| {
             ts.iter()
@@ -146,7 +157,7 @@ pub fn TrafficBar() -> impl IntoView {
                 </select>
             </label>
             <super::request::RequestForm />
-            <button data-testid="send-packet" class="primary" on:click=move |_| store.send(1, 0)>{t("btn.send")}</button>
+            <button data-testid="send-packet" class="primary" on:click=move |_| store.send(1, 0)>{send_label}</button>
             <label class="narrow">
                 <span>{t("label.burst")}</span>
                 <input data-testid="burst-size" type="number" min="1" max="500"
