@@ -23,6 +23,28 @@ fn conditions(yaml: &str, name: &str) -> Vec<(&'static str, &'static str, &'stat
         .collect()
 }
 
+/// A Deployment and its Service on port 8080, as the suite's backends.
+fn backend(ns: &str, name: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  replicas: 1\n  selector: {{matchLabels: {{app: {name}}}}}\n  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec: {{containers: [{{name: c, ports: [{{containerPort: 3000}}]}}]}}\n---\napiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: {ns}}}\nspec: {{selector: {{app: {name}}}, ports: [{{port: 8080, targetPort: 3000}}]}}\n---\n"
+    )
+}
+
+/// Attached-route counts of a Gateway's listeners, in listener order.
+fn attached(yaml: &str, gateway: &str) -> Vec<usize> {
+    let text = format!("{INFRA}\n---\n{yaml}");
+    let (cluster, _) = kpv_core::model::parse(&text);
+    let (objects, _) = kpv_core::http::parse(&text);
+    let rt = compile(&objects, &cluster);
+    let id = kpv_core::model::NamespacedName::new(NS, gateway);
+    match rt.tables.get(&kpv_core::http::EntryPoint::Gateway(id)) {
+        Some(kpv_core::http::model::Table::Gateway(g)) => {
+            g.listeners.iter().map(|l| l.attached_routes).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
 const ACCEPTED_AND_RESOLVED: [(&str, &str, &str); 2] = [
     ("Accepted", "True", "Accepted"),
     ("ResolvedRefs", "True", "ResolvedRefs"),
@@ -367,4 +389,227 @@ spec:
         conditions(yaml, "omitted-backendrefs"),
         ACCEPTED_AND_RESOLVED
     );
+}
+
+/// HTTPRouteInvalidBackendRefUnknownKind: ResolvedRefs False InvalidKind,
+/// still Accepted, and its requests get 500.
+#[test]
+fn httproute_invalid_backend_ref_unknown_kind() {
+    let yaml = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: invalid-backend-ref-unknown-kind, namespace: gateway-conformance-infra}
+spec:
+  parentRefs: [{name: same-namespace}]
+  rules:
+    - backendRefs: [{group: unknownkind.example.com, kind: NonExistent, name: infra-backend-v1, port: 8080}]
+"#;
+    check(
+        yaml,
+        "same-namespace",
+        &[(get("http://gw/v2"), Status(500))],
+    );
+    assert_eq!(
+        conditions(yaml, "invalid-backend-ref-unknown-kind"),
+        [
+            ("Accepted", "True", "Accepted"),
+            ("ResolvedRefs", "False", "InvalidKind")
+        ]
+    );
+}
+
+/// HTTPRouteInvalidCrossNamespaceBackendRef: another namespace's Service
+/// without a ReferenceGrant: RefNotPermitted and 500.
+#[test]
+fn httproute_invalid_cross_namespace_backend_ref() {
+    let yaml = format!(
+        "{BACKEND_NAMESPACES}---{}",
+        r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: invalid-cross-namespace-backend-ref, namespace: gateway-conformance-infra}
+spec:
+  parentRefs: [{name: same-namespace}]
+  rules: [{backendRefs: [{name: web-backend, namespace: gateway-conformance-web-backend, port: 8080}]}]
+"#
+    );
+    check(&yaml, "same-namespace", &[(get("http://gw/"), Status(500))]);
+    assert_eq!(
+        conditions(&yaml, "invalid-cross-namespace-backend-ref"),
+        [
+            ("Accepted", "True", "Accepted"),
+            ("ResolvedRefs", "False", "RefNotPermitted")
+        ]
+    );
+}
+
+/// HTTPRouteInvalidNonExistentBackendRef: BackendNotFound and 500.
+#[test]
+fn httproute_invalid_nonexistent_backend_ref() {
+    let yaml = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: invalid-nonexistent-backend-ref, namespace: gateway-conformance-infra}
+spec:
+  parentRefs: [{name: same-namespace}]
+  rules: [{backendRefs: [{name: nonexistent, namespace: gateway-conformance-infra, port: 8080}]}]
+"#;
+    check(yaml, "same-namespace", &[(get("http://gw/"), Status(500))]);
+    assert_eq!(
+        conditions(yaml, "invalid-nonexistent-backend-ref"),
+        [
+            ("Accepted", "True", "Accepted"),
+            ("ResolvedRefs", "False", "BackendNotFound")
+        ]
+    );
+}
+
+/// HTTPRouteInvalidReferenceGrant: seven ReferenceGrants, each wrong in one
+/// way (its namespace, from group/kind/namespace, to group/kind/name), and
+/// none of them permits the reference.
+#[test]
+fn httproute_invalid_reference_grant() {
+    let grant = |name: &str, ns: &str, from: (&str, &str, &str), to: (&str, &str, &str)| {
+        format!(
+            "apiVersion: gateway.networking.k8s.io/v1\nkind: ReferenceGrant\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  from: [{{group: \"{}\", kind: {}, namespace: {}}}]\n  to: [{{group: \"{}\", kind: {}, name: {}}}]\n---\n",
+            from.0, from.1, from.2, to.0, to.1, to.2
+        )
+    };
+    let gw = "gateway.networking.k8s.io";
+    let infra = "gateway-conformance-infra";
+    let web = "gateway-conformance-web-backend";
+    let ok_from = (gw, "HTTPRoute", infra);
+    let ok_to = ("", "Service", "web-backend");
+    let yaml = [
+        BACKEND_NAMESPACES.to_string(),
+        "---\n".into(),
+        grant("reference-grant-wrong-namespace", infra, ok_from, ok_to),
+        grant(
+            "reference-grant-wrong-from-group",
+            web,
+            ("not-the-group-youre-looking-for", "HTTPRoute", infra),
+            ok_to,
+        ),
+        grant(
+            "reference-grant-wrong-from-kind",
+            web,
+            (gw, "Gateway", infra),
+            ok_to,
+        ),
+        grant(
+            "reference-grant-wrong-from-namespace",
+            web,
+            (gw, "HTTPRoute", "not-the-namespace-youre-looking-for"),
+            ok_to,
+        ),
+        grant(
+            "reference-grant-wrong-to-group",
+            web,
+            ok_from,
+            ("not-the-group-youre-looking-for", "Service", "web-backend"),
+        ),
+        grant(
+            "reference-grant-wrong-to-kind",
+            web,
+            ok_from,
+            ("", "Secret", "web-backend"),
+        ),
+        grant(
+            "reference-grant-wrong-to-name",
+            web,
+            ok_from,
+            ("", "Service", "not-the-service-youre-looking-for"),
+        ),
+        r#"apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: reference-grant, namespace: gateway-conformance-infra}
+spec:
+  parentRefs: [{name: same-namespace}]
+  rules: [{backendRefs: [{name: web-backend, namespace: gateway-conformance-web-backend, port: 8080}]}]
+"#
+        .into(),
+    ]
+    .concat();
+    check(&yaml, "same-namespace", &[(get("http://gw/"), Status(500))]);
+    assert_eq!(
+        conditions(&yaml, "reference-grant"),
+        [
+            ("Accepted", "True", "Accepted"),
+            ("ResolvedRefs", "False", "RefNotPermitted")
+        ]
+    );
+}
+
+/// HTTPRoutePartiallyInvalidViaInvalidReferenceGrant: the grant names only
+/// app-backend-v1, so the rule to app-backend-v2 answers 500 while the
+/// other rule still routes; the route reports RefNotPermitted.
+#[test]
+fn httproute_partially_invalid_via_invalid_reference_grant() {
+    let yaml = [
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: gateway-conformance-app-backend, labels: {gateway-conformance: backend}}\n---\n".to_string(),
+        backend("gateway-conformance-app-backend", "app-backend-v1"),
+        backend("gateway-conformance-app-backend", "app-backend-v2"),
+        r#"apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: invalid-reference-grant, namespace: gateway-conformance-app-backend}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: gateway-conformance-infra}]
+  to: [{group: "", kind: Service, name: app-backend-v1}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: invalid-reference-grant, namespace: gateway-conformance-infra}
+spec:
+  parentRefs: [{name: same-namespace}]
+  rules:
+    - matches: [{path: {type: PathPrefix, value: /v2}}]
+      backendRefs: [{name: app-backend-v2, namespace: gateway-conformance-app-backend, port: 8080}]
+    - backendRefs: [{name: app-backend-v1, namespace: gateway-conformance-app-backend, port: 8080}]
+"#
+        .into(),
+    ]
+    .concat();
+    check(
+        &yaml,
+        "same-namespace",
+        &[
+            (get("http://gw/v2"), Status(500)),
+            (get("http://gw/"), Backend("app-backend-v1")),
+        ],
+    );
+    assert_eq!(
+        conditions(&yaml, "invalid-reference-grant"),
+        [
+            ("Accepted", "True", "Accepted"),
+            ("ResolvedRefs", "False", "RefNotPermitted")
+        ]
+    );
+}
+
+/// HTTPRouteInvalidCrossNamespaceParentRef: a listener that admits routes
+/// from its own namespace only refuses one from another namespace
+/// (NotAllowedByListeners), its refs still resolve, and the listener
+/// counts no attached route.
+#[test]
+fn httproute_invalid_cross_namespace_parent_ref() {
+    let yaml = format!(
+        "{BACKEND_NAMESPACES}---{}",
+        r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: invalid-cross-namespace-parent-ref, namespace: gateway-conformance-web-backend}
+spec:
+  parentRefs: [{name: same-namespace, namespace: gateway-conformance-infra}]
+  rules: [{backendRefs: [{name: web-backend, port: 8080}]}]
+"#
+    );
+    assert_eq!(
+        conditions(&yaml, "invalid-cross-namespace-parent-ref"),
+        [
+            ("Accepted", "False", "NotAllowedByListeners"),
+            ("ResolvedRefs", "True", "ResolvedRefs")
+        ]
+    );
+    assert_eq!(attached(&yaml, "same-namespace"), [0]);
+    check(&yaml, "same-namespace", &[(get("http://gw/"), Status(404))]);
 }
