@@ -613,3 +613,242 @@ spec:
     assert_eq!(attached(&yaml, "same-namespace"), [0]);
     check(&yaml, "same-namespace", &[(get("http://gw/"), Status(404))]);
 }
+
+/// GatewayHTTPListenerIsolation: a request is routed only by the routes of
+/// the most specific listener for its host, never by another listener's.
+#[test]
+fn gateway_http_listener_isolation() {
+    let route = |listener: &str| {
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: attaches-to-{listener}, namespace: gateway-conformance-infra}}\nspec:\n  parentRefs: [{{name: http-listener-isolation, namespace: gateway-conformance-infra, sectionName: {listener}}}]\n  rules:\n    - matches: [{{path: {{type: PathPrefix, value: /{listener}}}}}]\n      backendRefs: [{{name: infra-backend-v1, port: 8080}}]\n---\n")
+    };
+    let listeners = [
+        "empty-hostname",
+        "wildcard-example-com",
+        "wildcard-foo-example-com",
+        "abc-foo-example-com",
+    ];
+    let mut yaml = r#"apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: http-listener-isolation, namespace: gateway-conformance-infra}
+spec:
+  gatewayClassName: conformance
+  listeners:
+    - {name: empty-hostname, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}
+    - {name: wildcard-example-com, port: 80, protocol: HTTP, hostname: "*.example.com", allowedRoutes: {namespaces: {from: All}}}
+    - {name: wildcard-foo-example-com, port: 80, protocol: HTTP, hostname: "*.foo.example.com", allowedRoutes: {namespaces: {from: All}}}
+    - {name: abc-foo-example-com, port: 80, protocol: HTTP, hostname: abc.foo.example.com, allowedRoutes: {namespaces: {from: All}}}
+---
+"#
+    .to_string();
+    for l in listeners {
+        yaml.push_str(&route(l));
+    }
+    // Host → the one listener whose route it reaches.
+    let hosts = [
+        ("bar.com", "empty-hostname"),
+        ("bar.example.com", "wildcard-example-com"),
+        ("bar.foo.example.com", "wildcard-foo-example-com"),
+        ("abc.foo.example.com", "abc-foo-example-com"),
+    ];
+    for (host, own) in hosts {
+        for l in listeners {
+            let url: &'static str = Box::leak(format!("http://{host}/{l}").into_boxed_str());
+            let want = if l == own {
+                Backend("infra-backend-v1")
+            } else {
+                Status(404)
+            };
+            check(&yaml, "http-listener-isolation", &[(get(url), want)]);
+        }
+    }
+    for l in listeners {
+        assert_eq!(
+            conditions(&yaml, &format!("attaches-to-{l}")),
+            ACCEPTED_AND_RESOLVED
+        );
+    }
+    assert_eq!(attached(&yaml, "http-listener-isolation"), [1, 1, 1, 1]);
+}
+
+/// HTTPRouteListenerPortMatching: a parentRef's `port` attaches the route
+/// to every listener on that port (and with sectionName, to that one).
+#[test]
+fn httproute_listener_port_matching() {
+    let yaml = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: httproute-listener-port-matching, namespace: gateway-conformance-infra}
+spec:
+  gatewayClassName: conformance
+  listeners:
+    - {name: listener-1, port: 80, protocol: HTTP, hostname: foo.com, allowedRoutes: {namespaces: {from: Same}}}
+    - {name: listener-2, port: 8080, protocol: HTTP, hostname: foo.com, allowedRoutes: {namespaces: {from: Same}}}
+    - {name: listener-3, port: 8080, protocol: HTTP, hostname: bar.com, allowedRoutes: {namespaces: {from: Same}}}
+    - {name: listener-4, port: 8090, protocol: HTTP, hostname: foo.com, allowedRoutes: {namespaces: {from: Same}}}
+    - {name: listener-5, port: 8090, protocol: HTTP, hostname: bar.com, allowedRoutes: {namespaces: {from: Same}}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: backend-v1, namespace: gateway-conformance-infra}
+spec:
+  parentRefs: [{name: httproute-listener-port-matching, namespace: gateway-conformance-infra, port: 80}]
+  rules: [{backendRefs: [{name: infra-backend-v1, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: backend-v2, namespace: gateway-conformance-infra}
+spec:
+  parentRefs: [{name: httproute-listener-port-matching, namespace: gateway-conformance-infra, port: 8080}]
+  rules: [{backendRefs: [{name: infra-backend-v2, port: 8080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: backend-v3, namespace: gateway-conformance-infra}
+spec:
+  parentRefs: [{name: httproute-listener-port-matching, namespace: gateway-conformance-infra, port: 8090, sectionName: listener-4}]
+  rules: [{backendRefs: [{name: infra-backend-v3, port: 8080}]}]
+"#;
+    check(
+        yaml,
+        "httproute-listener-port-matching",
+        &[
+            (get("http://foo.com/"), Backend("infra-backend-v1")),
+            (get("http://foo.com:8080/"), Backend("infra-backend-v2")),
+            (get("http://bar.com:8080/"), Backend("infra-backend-v2")),
+            (get("http://foo.com:8090/"), Backend("infra-backend-v3")),
+            (get("http://bar.com:8090/"), Status(404)),
+        ],
+    );
+    for r in ["backend-v1", "backend-v2", "backend-v3"] {
+        assert_eq!(conditions(yaml, r), ACCEPTED_AND_RESOLVED, "{r}");
+    }
+    assert_eq!(
+        attached(yaml, "httproute-listener-port-matching"),
+        [1, 1, 1, 1, 0]
+    );
+}
+
+/// HTTPRouteInvalidParentRefNotMatchingListenerPort,
+/// HTTPRouteInvalidParentRefNotMatchingSectionName and
+/// HTTPRouteInvalidParentRefSectionNameNotMatchingPort: a parentRef whose
+/// port or sectionName names no listener (or names one on another port) is
+/// NoMatchingParent, its refs still resolve, nothing attaches.
+#[test]
+fn httproute_invalid_parent_refs_not_matching_a_listener() {
+    let route = |name: &str, gateway: &str, extra: &str| {
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: gateway-conformance-infra}}\nspec:\n  parentRefs: [{{name: {gateway}, namespace: gateway-conformance-infra{extra}}}]\n  rules: [{{backendRefs: [{{name: infra-backend-v1, kind: Service, port: 8080}}]}}]\n---\n")
+    };
+    let yaml = [
+        r#"apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gateway-with-one-not-matching-port-and-section-name-route, namespace: gateway-conformance-infra}
+spec:
+  gatewayClassName: conformance
+  listeners:
+    - {name: http, port: 80, protocol: HTTP, allowedRoutes: {kinds: [{kind: HTTPRoute}], namespaces: {from: All}}}
+---
+"#
+        .to_string(),
+        route(
+            "httproute-listener-not-matching-route-port",
+            "same-namespace",
+            ", port: 81",
+        ),
+        route(
+            "httproute-listener-not-matching-section-name",
+            "same-namespace",
+            ", port: 80, sectionName: http1",
+        ),
+        route(
+            "httproute-listener-section-name-not-matching-port",
+            "gateway-with-one-not-matching-port-and-section-name-route",
+            ", sectionName: http, port: 81",
+        ),
+    ]
+    .concat();
+    for r in [
+        "httproute-listener-not-matching-route-port",
+        "httproute-listener-not-matching-section-name",
+        "httproute-listener-section-name-not-matching-port",
+    ] {
+        assert_eq!(
+            conditions(&yaml, r),
+            [
+                ("Accepted", "False", "NoMatchingParent"),
+                ("ResolvedRefs", "True", "ResolvedRefs")
+            ],
+            "{r}"
+        );
+    }
+    assert_eq!(attached(&yaml, "same-namespace"), [0]);
+    assert_eq!(
+        attached(
+            &yaml,
+            "gateway-with-one-not-matching-port-and-section-name-route"
+        ),
+        [0]
+    );
+}
+
+/// HTTPRouteMultipleGateways: one route attached to two Gateways routes on
+/// both, beside each Gateway's own route.
+#[test]
+fn httproute_multiple_gateways() {
+    let yaml = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: all-namespaces, namespace: gateway-conformance-infra}
+spec:
+  gatewayClassName: conformance
+  listeners: [{name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: multiple-gateways-shared-route, namespace: gateway-conformance-infra}
+spec:
+  parentRefs: [{name: same-namespace}, {name: all-namespaces}]
+  rules:
+    - matches: [{path: {type: PathPrefix, value: /shared}}]
+      backendRefs: [{name: infra-backend-v1, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: same-namespace-dedicated-route, namespace: gateway-conformance-infra}
+spec:
+  parentRefs: [{name: same-namespace}]
+  rules:
+    - matches: [{path: {type: PathPrefix, value: /}}]
+      backendRefs: [{name: infra-backend-v2, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: all-namespaces-dedicated-route, namespace: gateway-conformance-infra}
+spec:
+  parentRefs: [{name: all-namespaces}]
+  rules:
+    - matches: [{path: {type: PathPrefix, value: /}}]
+      backendRefs: [{name: infra-backend-v3, port: 8080}]
+"#;
+    check(
+        yaml,
+        "same-namespace",
+        &[
+            (get("http://gw/shared"), Backend("infra-backend-v1")),
+            (get("http://gw/"), Backend("infra-backend-v2")),
+        ],
+    );
+    check(
+        yaml,
+        "all-namespaces",
+        &[
+            (get("http://gw/shared"), Backend("infra-backend-v1")),
+            (get("http://gw/"), Backend("infra-backend-v3")),
+        ],
+    );
+    assert_eq!(
+        conditions(yaml, "multiple-gateways-shared-route"),
+        [ACCEPTED_AND_RESOLVED, ACCEPTED_AND_RESOLVED].concat()
+    );
+    assert_eq!(attached(yaml, "same-namespace"), [2]);
+    assert_eq!(attached(yaml, "all-namespaces"), [2]);
+}
