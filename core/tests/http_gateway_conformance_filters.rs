@@ -1,0 +1,337 @@
+//! The Gateway API conformance suite's filter request tables that
+//! `http_gateway_filters.rs` does not restate in full: request and response
+//! header modifiers (every row, at rule level and at backendRef level),
+//! per-backend header modifiers under weights, and request mirroring
+//! (what the client gets, which copies are sent, and the mirrored share).
+//! One test per upstream test, named in its comment.
+
+mod gateway_support;
+use gateway_support::*;
+use std::collections::BTreeMap;
+
+fn headers(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_string()))
+        .collect()
+}
+
+/// The request-header-modifier route's rules; `at_backend` moves each
+/// rule's filter onto its backendRef (HTTPRouteBackendRequestHeaderModifier).
+fn request_header_route(at_backend: bool) -> String {
+    let rules = [
+        ("/set", "{set: [{name: X-Header-Set, value: set-overwrites-values}]}"),
+        ("/add", "{add: [{name: X-Header-Add, value: add-appends-values}]}"),
+        ("/remove", "{remove: [X-Header-Remove]}"),
+        (
+            "/multiple",
+            "{set: [{name: X-Header-Set-1, value: header-set-1}, {name: X-Header-Set-2, value: header-set-2}], add: [{name: X-Header-Add-1, value: header-add-1}, {name: X-Header-Add-2, value: header-add-2}, {name: X-Header-Add-3, value: header-add-3}], remove: [X-Header-Remove-1, X-Header-Remove-2]}",
+        ),
+        (
+            "/case-insensitivity",
+            "{set: [{name: X-Header-Set, value: header-set}], add: [{name: X-Header-Add, value: header-add}], remove: [X-Header-Remove]}",
+        ),
+    ];
+    let mut s = "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: request-header-modifier, namespace: gateway-conformance-infra}\nspec:\n  parentRefs: [{name: same-namespace}]\n  rules:\n".to_string();
+    for (path, m) in rules {
+        let filter = format!("[{{type: RequestHeaderModifier, requestHeaderModifier: {m}}}]");
+        if at_backend {
+            s.push_str(&format!("    - matches: [{{path: {{type: PathPrefix, value: {path}}}}}]\n      backendRefs: [{{name: infra-backend-v1, port: 8080, filters: {filter}}}]\n"));
+        } else {
+            s.push_str(&format!("    - matches: [{{path: {{type: PathPrefix, value: {path}}}}}]\n      filters: {filter}\n      backendRefs: [{{name: infra-backend-v1, port: 8080}}]\n"));
+        }
+    }
+    s
+}
+
+type HeaderRow = (
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static [(&'static str, &'static str)],
+);
+
+/// (path, request headers, every header the backend receives).
+const REQUEST_HEADER_TABLE: &[HeaderRow] = &[
+    (
+        "/set",
+        &[("Some-Other-Header", "val")],
+        &[
+            ("Some-Other-Header", "val"),
+            ("X-Header-Set", "set-overwrites-values"),
+        ],
+    ),
+    (
+        "/set",
+        &[
+            ("Some-Other-Header", "val"),
+            ("X-Header-Set", "some-other-value"),
+        ],
+        &[
+            ("Some-Other-Header", "val"),
+            ("X-Header-Set", "set-overwrites-values"),
+        ],
+    ),
+    (
+        "/add",
+        &[("Some-Other-Header", "val")],
+        &[
+            ("Some-Other-Header", "val"),
+            ("X-Header-Add", "add-appends-values"),
+        ],
+    ),
+    (
+        "/add",
+        &[
+            ("Some-Other-Header", "val"),
+            ("X-Header-Add", "some-other-value"),
+        ],
+        &[
+            ("Some-Other-Header", "val"),
+            ("X-Header-Add", "some-other-value,add-appends-values"),
+        ],
+    ),
+    ("/remove", &[("X-Header-Remove", "val")], &[]),
+    (
+        "/multiple",
+        &[
+            ("X-Header-Set-2", "set-val-2"),
+            ("X-Header-Add-2", "add-val-2"),
+            ("X-Header-Remove-2", "remove-val-2"),
+            ("Another-Header", "another-header-val"),
+        ],
+        &[
+            ("X-Header-Set-1", "header-set-1"),
+            ("X-Header-Set-2", "header-set-2"),
+            ("X-Header-Add-1", "header-add-1"),
+            ("X-Header-Add-2", "add-val-2,header-add-2"),
+            ("X-Header-Add-3", "header-add-3"),
+            ("Another-Header", "another-header-val"),
+        ],
+    ),
+    (
+        "/case-insensitivity",
+        &[
+            ("x-header-set", "original-val-set"),
+            ("x-header-add", "original-val-add"),
+            ("x-header-remove", "original-val-remove"),
+            ("Another-Header", "another-header-val"),
+        ],
+        &[
+            ("X-Header-Set", "header-set"),
+            ("X-Header-Add", "original-val-add,header-add"),
+            ("Another-Header", "another-header-val"),
+        ],
+    ),
+];
+
+/// HTTPRouteRequestHeaderModifier and HTTPRouteBackendRequestHeaderModifier:
+/// the same table, with the filter on the rule and on the backendRef; the
+/// backend receives exactly the headers listed (names case-insensitive).
+#[test]
+fn httproute_request_header_modifier_rule_and_backend() {
+    for at_backend in [false, true] {
+        let yaml = request_header_route(at_backend);
+        for (path, sent, want) in REQUEST_HEADER_TABLE {
+            let url: &'static str = Box::leak(format!("http://gw{path}").into_boxed_str());
+            let d = decide(&yaml, "same-namespace", &with(url, sent), 1);
+            assert_eq!(d.status, Some(200), "{path} {sent:?}");
+            assert_eq!(
+                d.request.headers,
+                headers(want),
+                "{path} {sent:?} (filter at backendRef: {at_backend})"
+            );
+        }
+    }
+}
+
+/// HTTPRouteResponseHeaderModifier: every row, the backend's reply headers
+/// through the filter; the last row modifies request and response at once.
+#[test]
+fn httproute_response_header_modifier() {
+    let rules: &[(&str, &str)] = &[
+        ("/set", "{set: [{name: X-Header-Set, value: set-overwrites-values}]}"),
+        ("/add", "{add: [{name: X-Header-Add, value: add-appends-values}]}"),
+        ("/remove", "{remove: [X-Header-Remove]}"),
+        (
+            "/multiple",
+            "{set: [{name: X-Header-Set-1, value: header-set-1}, {name: X-Header-Set-2, value: header-set-2}], add: [{name: X-Header-Add-1, value: header-add-1}, {name: X-Header-Add-2, value: header-add-2}, {name: X-Header-Add-3, value: header-add-3}], remove: [X-Header-Remove-1, X-Header-Remove-2]}",
+        ),
+        (
+            "/case-insensitivity",
+            "{set: [{name: X-Header-Set, value: header-set}], add: [{name: X-Header-Add, value: header-add}, {name: x-lowercase-add, value: lowercase-add}, {name: x-Mixedcase-ADD-1, value: mixedcase-add-1}, {name: X-mixeDcase-add-2, value: mixedcase-add-2}, {name: X-UPPERCASE-ADD, value: uppercase-add}], remove: [X-Header-Remove]}",
+        ),
+    ];
+    let mut yaml = "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: response-header-modifier, namespace: gateway-conformance-infra}\nspec:\n  parentRefs: [{name: same-namespace}]\n  rules:\n".to_string();
+    for (path, m) in rules {
+        yaml.push_str(&format!("    - matches: [{{path: {{type: PathPrefix, value: {path}}}}}]\n      filters: [{{type: ResponseHeaderModifier, responseHeaderModifier: {m}}}]\n      backendRefs: [{{name: infra-backend-v1, port: 8080}}]\n"));
+    }
+    yaml.push_str("    - matches: [{path: {type: PathPrefix, value: /response-and-request-header-modifiers}}]\n      filters:\n        - {type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: X-Header-Set-1, value: header-set-1}, {name: X-Header-Set-2, value: header-set-2}], add: [{name: X-Header-Add-1, value: header-add-1}, {name: X-Header-Add-2, value: header-add-2}], remove: [X-Header-Remove-1, X-Header-Remove-2]}}\n        - {type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-Header-Set, value: set-overwrites-values}], add: [{name: X-Header-Add, value: header-val-1}, {name: X-Header-Add-Append, value: header-val-2}], remove: [X-Header-Remove]}}\n      backendRefs: [{name: infra-backend-v1, port: 8080}]\n");
+    // (path, what the backend replies with, every header the client gets).
+    let table: &[HeaderRow] = &[
+        (
+            "/set",
+            &[("Some-Other-Header", "val")],
+            &[
+                ("Some-Other-Header", "val"),
+                ("X-Header-Set", "set-overwrites-values"),
+            ],
+        ),
+        (
+            "/set",
+            &[
+                ("Some-Other-Header", "val"),
+                ("X-Header-Set", "some-other-value"),
+            ],
+            &[
+                ("Some-Other-Header", "val"),
+                ("X-Header-Set", "set-overwrites-values"),
+            ],
+        ),
+        (
+            "/add",
+            &[("Some-Other-Header", "val")],
+            &[
+                ("Some-Other-Header", "val"),
+                ("X-Header-Add", "add-appends-values"),
+            ],
+        ),
+        (
+            "/add",
+            &[
+                ("Some-Other-Header", "val"),
+                ("X-Header-Add", "some-other-value"),
+            ],
+            &[
+                ("Some-Other-Header", "val"),
+                ("X-Header-Add", "some-other-value,add-appends-values"),
+            ],
+        ),
+        ("/remove", &[("X-Header-Remove", "val")], &[]),
+        (
+            "/multiple",
+            &[
+                ("X-Header-Set-2", "set-val-2"),
+                ("X-Header-Add-2", "add-val-2"),
+                ("X-Header-Remove-2", "remove-val-2"),
+                ("Another-Header", "another-header-val"),
+                ("X-Header-Remove-1", "val"),
+            ],
+            &[
+                ("X-Header-Set-1", "header-set-1"),
+                ("X-Header-Set-2", "header-set-2"),
+                ("X-Header-Add-1", "header-add-1"),
+                ("X-Header-Add-2", "add-val-2,header-add-2"),
+                ("X-Header-Add-3", "header-add-3"),
+                ("Another-Header", "another-header-val"),
+            ],
+        ),
+        (
+            "/case-insensitivity",
+            &[
+                ("x-header-set", "original-val-set"),
+                ("x-header-add", "original-val-add"),
+                ("x-header-remove", "original-val-remove"),
+                ("Another-Header", "another-header-val"),
+            ],
+            &[
+                ("X-Header-Set", "header-set"),
+                ("X-Header-Add", "original-val-add,header-add"),
+                ("X-Lowercase-Add", "lowercase-add"),
+                ("X-Mixedcase-Add-1", "mixedcase-add-1"),
+                ("X-Mixedcase-Add-2", "mixedcase-add-2"),
+                ("X-Uppercase-Add", "uppercase-add"),
+                ("Another-Header", "another-header-val"),
+            ],
+        ),
+    ];
+    for (path, reply, want) in table {
+        let url: &'static str = Box::leak(format!("http://gw{path}").into_boxed_str());
+        let d = decide(&yaml, "same-namespace", &get(url), 1);
+        let reply: Vec<(String, String)> = reply
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(d.response_headers(&reply), headers(want), "{path}");
+    }
+    let d = decide(
+        &yaml,
+        "same-namespace",
+        &with(
+            "http://gw/response-and-request-header-modifiers",
+            &[
+                ("X-Header-Remove", "remove-val"),
+                ("X-Header-Add-Append", "append-val-1"),
+                ("X-Header-Echo", "echo"),
+            ],
+        ),
+        1,
+    );
+    assert_eq!(
+        d.request.headers,
+        headers(&[
+            ("X-Header-Add", "header-val-1"),
+            ("X-Header-Set", "set-overwrites-values"),
+            ("X-Header-Add-Append", "append-val-1,header-val-2"),
+            ("X-Header-Echo", "echo"),
+        ])
+    );
+    let reply: Vec<(String, String)> = [
+        ("X-Header-Set-2", "set-val-2"),
+        ("X-Header-Add-2", "add-val-2"),
+        ("X-Header-Remove-2", "remove-val-2"),
+        ("Another-Header", "another-header-val"),
+        ("X-Header-Remove-1", "remove-val-1"),
+        ("X-Header-Echo", "echo"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    assert_eq!(
+        d.response_headers(&reply),
+        headers(&[
+            ("X-Header-Set-1", "header-set-1"),
+            ("X-Header-Set-2", "header-set-2"),
+            ("X-Header-Add-1", "header-add-1"),
+            ("X-Header-Add-2", "add-val-2,header-add-2"),
+            ("Another-Header", "another-header-val"),
+            ("X-Header-Echo", "echo"),
+        ])
+    );
+}
+
+/// HTTPRouteRequestHeaderModifierBackendWeights: each backendRef's own
+/// filter runs only for requests sent to that backend; over 100 requests
+/// both backends are chosen and each request's `Backend` header names the
+/// backend that got it.
+#[test]
+fn httproute_request_header_modifier_backend_weights() {
+    let yaml = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: request-header-modifier-backend-weights, namespace: gateway-conformance-infra}
+spec:
+  parentRefs: [{name: same-namespace}]
+  rules:
+    - backendRefs:
+        - name: infra-backend-v1
+          port: 8080
+          weight: 10
+          filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: Backend, value: infra-backend-v1}]}}]
+        - name: infra-backend-v2
+          port: 8080
+          weight: 10
+          filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: Backend, value: infra-backend-v2}]}}]
+"#;
+    let mut seen = BTreeMap::new();
+    for seed in 0..100 {
+        let d = decide(yaml, "same-namespace", &get("http://gw/"), seed);
+        let b = d.backend.expect("a backend");
+        assert_eq!(
+            d.request.headers.get("backend"),
+            Some(&b.service.name),
+            "seed {seed}"
+        );
+        *seen.entry(b.service.name).or_insert(0) += 1;
+    }
+    assert_eq!(seen.len(), 2, "{seen:?}");
+}
