@@ -462,6 +462,22 @@ pub fn render_text(
                 .unwrap_or_else(|| "-".into())
         );
     }
+    for m in &d.mirrors {
+        let _ = writeln!(
+            s,
+            "mirror: {}:{} {}",
+            m.service,
+            m.port,
+            match (m.sent, m.problem) {
+                (_, Some(p)) => format!("not sent ({p})"),
+                (true, None) => "sent a copy (its answer is dropped)".to_string(),
+                (false, None) => format!(
+                    "not sent this time ({} of {} requests are mirrored)",
+                    m.fraction.0, m.fraction.1
+                ),
+            }
+        );
+    }
     if d.status == Some(200) {
         let _ = writeln!(
             s,
@@ -535,6 +551,12 @@ pub fn to_json(j: &http::journey::Journey, backend: &[(String, String)]) -> serd
         })),
         "response": { "headers": d.map(|d| d.response_headers(backend)).unwrap_or_default() },
         "filters": d.map(|d| d.filters.clone()).unwrap_or_default(),
+        "mirrors": d.map(|d| d.mirrors.iter().map(|m| json!({
+            "backend": format!("{}:{}", m.service, m.port),
+            "fraction": [m.fraction.0, m.fraction.1],
+            "sent": m.sent,
+            "problem": m.problem,
+        })).collect::<Vec<_>>()).unwrap_or_default(),
         "compared": d.map(|d| d.compared.iter().map(|c| json!({
             "kind": c.route.kind, "name": c.route.name.to_string(), "rule": c.route.rule, "match": c.route.index, "matched": c.matched,
         })).collect::<Vec<_>>()).unwrap_or_default(),

@@ -335,3 +335,253 @@ spec:
     }
     assert_eq!(seen.len(), 2, "{seen:?}");
 }
+
+const MODIFY: &str = "{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-Header-Set, value: set-overwrites-values}], add: [{name: X-Header-Add, value: header-val-1}, {name: X-Header-Add-Append, value: header-val-2}], remove: [X-Header-Remove]}}";
+
+fn mirror_filter(backend: &str, share: &str) -> String {
+    format!("{{type: RequestMirror, requestMirror: {{backendRef: {{name: {backend}, namespace: gateway-conformance-infra, port: 8080}}{share}}}}}")
+}
+
+/// A route whose rules each send to infra-backend-v1 with `filters`.
+fn mirror_route(name: &str, rules: &[(&str, Vec<String>)]) -> String {
+    let mut s = format!("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: gateway-conformance-infra}}\nspec:\n  parentRefs: [{{name: same-namespace}}]\n  rules:\n");
+    for (path, filters) in rules {
+        s.push_str(&format!("    - matches: [{{path: {{type: PathPrefix, value: {path}}}}}]\n      filters: [{}]\n      backendRefs: [{{name: infra-backend-v1, port: 8080, namespace: gateway-conformance-infra}}]\n", filters.join(", ")));
+    }
+    s
+}
+
+/// (service name, sent) of each mirror copy.
+fn mirrored(d: &kpv_core::http::Decision) -> Vec<(String, bool)> {
+    d.mirrors
+        .iter()
+        .map(|m| (m.service.name.clone(), m.sent))
+        .collect()
+}
+
+const MODIFY_SENT: &[(&str, &str)] = &[
+    ("X-Header-Remove", "remove-val"),
+    ("X-Header-Add-Append", "append-val-1"),
+];
+const MODIFIED: &[(&str, &str)] = &[
+    ("X-Header-Add", "header-val-1"),
+    ("X-Header-Add-Append", "append-val-1,header-val-2"),
+    ("X-Header-Set", "set-overwrites-values"),
+];
+
+/// HTTPRouteRequestMirror and HTTPRouteRequestMultipleMirrors: the client
+/// gets infra-backend-v1's answer; a copy goes to each mirror backend, and
+/// the header modifier applies to the request as forwarded.
+#[test]
+fn httproute_request_mirror_and_multiple_mirrors() {
+    let v2 = mirror_filter("infra-backend-v2", "");
+    let v3 = mirror_filter("infra-backend-v3", "");
+    let yaml = [
+        mirror_route(
+            "request-mirror",
+            &[
+                ("/mirror", vec![v2.clone()]),
+                (
+                    "/mirror-and-modify-headers",
+                    vec![MODIFY.into(), v2.clone()],
+                ),
+            ],
+        ),
+        mirror_route(
+            "request-multiple-mirrors",
+            &[
+                ("/multi-mirror", vec![v2.clone(), v3.clone()]),
+                (
+                    "/multi-mirror-and-modify-request-headers",
+                    vec![MODIFY.into(), v2, v3],
+                ),
+            ],
+        ),
+    ]
+    .join("---\n");
+    let one = vec![("infra-backend-v2".to_string(), true)];
+    let two = vec![
+        ("infra-backend-v2".to_string(), true),
+        ("infra-backend-v3".to_string(), true),
+    ];
+    let rows = [
+        ("http://gw/mirror", false, &one),
+        ("http://gw/mirror-and-modify-headers", true, &one),
+        ("http://gw/multi-mirror", false, &two),
+        (
+            "http://gw/multi-mirror-and-modify-request-headers",
+            true,
+            &two,
+        ),
+    ];
+    for (url, modify, want) in rows {
+        let req = if modify {
+            with(url, MODIFY_SENT)
+        } else {
+            get(url)
+        };
+        let d = decide(&yaml, "same-namespace", &req, 1);
+        assert_eq!(d.status, Some(200), "{url}");
+        assert_eq!(
+            d.backend.as_ref().map(|b| b.service.name.as_str()),
+            Some("infra-backend-v1"),
+            "{url}"
+        );
+        assert_eq!(&mirrored(&d), want, "{url}");
+        if modify {
+            assert_eq!(d.request.headers, headers(MODIFIED), "{url}");
+        }
+        assert!(d.filters.contains(&"RequestMirror"), "{url}");
+    }
+    let text = format!("{INFRA}\n---\n{yaml}");
+    let (cluster, _) = kpv_core::model::parse(&text);
+    let (objects, _) = kpv_core::http::parse(&text);
+    let rt = kpv_core::http::compile(&objects, &cluster);
+    for s in &rt.route_status {
+        let c: Vec<_> = s.conditions.iter().map(|c| (c.kind, c.status)).collect();
+        assert_eq!(c, [("Accepted", "True"), ("ResolvedRefs", "True")]);
+    }
+}
+
+/// HTTPRouteRequestPercentageMirror: `percent: 20`, `fraction: 25/50` and
+/// `percent: 35` mirror that share of requests. Upstream sends 500 requests
+/// and accepts a count within three binomial standard deviations of the
+/// share; here 500 seeds stand for the 500 requests. The client's answer
+/// never depends on the mirror.
+#[test]
+fn httproute_request_percentage_mirror() {
+    let yaml = mirror_route(
+        "request-percentage-mirror",
+        &[
+            (
+                "/percent-mirror",
+                vec![mirror_filter("infra-backend-v2", ", percent: 20")],
+            ),
+            (
+                "/percent-mirror-fraction",
+                vec![mirror_filter(
+                    "infra-backend-v2",
+                    ", fraction: {numerator: 25, denominator: 50}",
+                )],
+            ),
+            (
+                "/percent-mirror-and-modify-headers",
+                vec![
+                    MODIFY.into(),
+                    mirror_filter("infra-backend-v2", ", percent: 35"),
+                ],
+            ),
+        ],
+    );
+    for (url, p) in [
+        ("http://gw/percent-mirror", 0.20),
+        ("http://gw/percent-mirror-fraction", 0.50),
+        ("http://gw/percent-mirror-and-modify-headers", 0.35),
+    ] {
+        let n = 500.0;
+        let mut sent = 0.0;
+        for seed in 0..500 {
+            let d = decide(&yaml, "same-namespace", &with(url, MODIFY_SENT), seed);
+            assert_eq!(
+                d.backend.as_ref().map(|b| b.service.name.as_str()),
+                Some("infra-backend-v1"),
+                "{url} seed {seed}"
+            );
+            let m = mirrored(&d);
+            assert_eq!(m.len(), 1, "{url}");
+            if m[0].1 {
+                sent += 1.0;
+            }
+        }
+        let margin = 3.0 * f64::sqrt(n * p * (1.0 - p));
+        assert!(
+            (sent - n * p).abs() <= margin,
+            "{url}: {sent} of 500 mirrored, want {} ± {margin:.1}",
+            n * p
+        );
+    }
+}
+
+/// A mirror whose backendRef does not resolve sends nothing, the client
+/// still gets the backend's answer, and the route says ResolvedRefs False
+/// with the mirror's field located. (The API: an invalid mirror backendRef
+/// is dropped and ResolvedRefs is False.) A redirect forwards nothing, so
+/// nothing is mirrored either.
+#[test]
+fn an_invalid_mirror_or_a_redirect_sends_no_copy() {
+    let yaml = mirror_route(
+        "bad-mirror",
+        &[
+            ("/missing", vec![mirror_filter("nonexistent", "")]),
+            (
+                "/redirect",
+                vec![
+                    mirror_filter("infra-backend-v2", ""),
+                    "{type: RequestRedirect, requestRedirect: {hostname: example.org}}".into(),
+                ],
+            ),
+        ],
+    );
+    let d = decide(&yaml, "same-namespace", &get("http://gw/missing"), 1);
+    assert_eq!(d.status, Some(200));
+    assert_eq!(mirrored(&d), [("nonexistent".to_string(), false)]);
+    assert_eq!(d.mirrors[0].problem, Some("BackendNotFound"));
+    let d = decide(&yaml, "same-namespace", &get("http://gw/redirect"), 1);
+    assert_eq!(d.status, Some(302));
+    assert!(d.mirrors.is_empty());
+    let text = format!("{INFRA}\n---\n{yaml}");
+    let (cluster, _) = kpv_core::model::parse(&text);
+    let (objects, _) = kpv_core::http::parse(&text);
+    let rt = kpv_core::http::compile(&objects, &cluster);
+    let s = &rt.route_status[0];
+    let c: Vec<_> = s
+        .conditions
+        .iter()
+        .map(|c| (c.kind, c.status, c.reason))
+        .collect();
+    assert_eq!(
+        c,
+        [
+            ("Accepted", "True", "Accepted"),
+            ("ResolvedRefs", "False", "BackendNotFound")
+        ]
+    );
+    let diags = kpv_core::http::status::diagnostics(&rt);
+    assert!(
+        diags.iter().any(|d| d.field.as_deref()
+            == Some("spec.rules[0].filters[0].requestMirror.backendRef.name")),
+        "{diags:#?}"
+    );
+}
+
+/// The mirror filter's share is validated as the API server does.
+#[test]
+fn mirror_share_validation() {
+    for (share, message) in [
+        (
+            ", percent: 20, fraction: {numerator: 1, denominator: 2}",
+            "Only one of percent or fraction",
+        ),
+        (
+            ", percent: 120",
+            "spec.rules[0].filters[0].requestMirror.percent",
+        ),
+        (
+            ", fraction: {numerator: 3, denominator: 2}",
+            "numerator must be less than or equal to denominator",
+        ),
+    ] {
+        let yaml = mirror_route(
+            "bad",
+            &[("/", vec![mirror_filter("infra-backend-v2", share)])],
+        );
+        let text = format!("{INFRA}\n---\n{yaml}");
+        let (_, diags) = kpv_core::http::parse(&text);
+        assert!(
+            diags
+                .iter()
+                .any(|d| d.message.contains(message) || d.field.as_deref() == Some(message)),
+            "{share}: {diags:#?}"
+        );
+    }
+}

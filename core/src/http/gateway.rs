@@ -11,12 +11,13 @@ use super::matching::{gateway_host_matches, prefix_matches, replace_prefix};
 use super::model::{
     CompiledMatch, EntryPoint, GatewayTable, ListenerTable, RoutingTable, ServiceTarget,
 };
+use super::objects::Objects;
 use super::objects::{
     Filter, HeaderModifier, ListenerProtocol, PathMatch, PathModifier, RouteMatch,
 };
-use super::status::backend_problem;
+use super::status::{backend_problem, mirror_ref};
 use super::walk::{
-    BackendView, Compared, Decision, HttpRequest, Reason, Redirect, RouteRef, Scheme,
+    BackendView, Compared, Decision, HttpRequest, Mirror, Reason, Redirect, RouteRef, Scheme,
 };
 use crate::choose::Chooser;
 use crate::model::{NamespacedName, PortRef};
@@ -179,10 +180,54 @@ fn apply(
                     location,
                 });
             }
+            Filter::RequestMirror { .. } => d.filters.push("RequestMirror"),
             Filter::Other(_) => {}
         }
     }
     None
+}
+
+/// The RequestMirror filters' copies: each resolved as a backendRef is
+/// (an invalid one sends nothing), and a partial share drawn from the
+/// seed after the backend's own pick (so mirrors never change which
+/// backend a seed chooses).
+fn mirrors<'f>(
+    objects: &Objects,
+    exists: &dyn Fn(&NamespacedName, u16) -> bool,
+    ns: &str,
+    filters: impl Iterator<Item = &'f Filter>,
+    chooser: &mut Chooser,
+) -> Vec<Mirror> {
+    let mut out = Vec::new();
+    for f in filters {
+        let (
+            Some(b),
+            Filter::RequestMirror {
+                numerator,
+                denominator,
+                ..
+            },
+        ) = (mirror_ref(f), f)
+        else {
+            continue;
+        };
+        let problem = backend_problem(objects, exists, ns, &b);
+        let share = problem.is_none() && *numerator > 0;
+        let sent = share
+            && (numerator >= denominator
+                || (chooser.below(*denominator as usize) as u32) < *numerator);
+        out.push(Mirror {
+            service: NamespacedName::new(
+                b.target.namespace.clone().unwrap_or_else(|| ns.to_string()),
+                b.target.name.clone(),
+            ),
+            port: b.port.unwrap_or(0),
+            fraction: (*numerator, *denominator),
+            sent,
+            problem,
+        });
+    }
+    out
 }
 
 pub(super) fn walk(
@@ -304,6 +349,13 @@ pub(super) fn walk(
         d.redirect = Some(redirect);
         return d.answer(status, Reason::Redirect);
     }
+    d.mirrors = mirrors(
+        &table.objects,
+        &exists,
+        ns,
+        rule.filters.iter().chain(&b.filters),
+        chooser,
+    );
     let target = ServiceTarget {
         service: NamespacedName::new(
             b.target.namespace.clone().unwrap_or_else(|| ns.clone()),

@@ -58,6 +58,24 @@ pub fn filter_text(f: &Filter) -> String {
             s
         }
         Filter::UrlRewrite { .. } => "URLRewrite".into(),
+        Filter::RequestMirror {
+            target,
+            port,
+            numerator,
+            denominator,
+        } => {
+            let mut s = match &target.namespace {
+                Some(ns) => format!("RequestMirror to {ns}/{}", target.name),
+                None => format!("RequestMirror to {}", target.name),
+            };
+            if let Some(p) = port {
+                let _ = write!(s, ":{p}");
+            }
+            if numerator < denominator {
+                let _ = write!(s, " ({numerator}/{denominator} of requests)");
+            }
+            s
+        }
         Filter::Other(x) => x.clone(),
     }
 }

@@ -38,9 +38,50 @@ pub struct ParentStatus {
     /// The parentRef's index in the route (for the diagnostic's field).
     #[serde(skip)]
     pub parent_index: usize,
-    /// The first backendRef that does not resolve: (rule, backendRef).
+    /// The field of the first backendRef that does not resolve.
     #[serde(skip)]
-    pub unresolved: Option<(usize, usize)>,
+    pub unresolved: Option<String>,
+}
+
+/// A RequestMirror filter's backend, as a backendRef (weight 1, no
+/// filters), if `f` is one.
+pub fn mirror_ref(f: &Filter) -> Option<BackendRef> {
+    match f {
+        Filter::RequestMirror { target, port, .. } => Some(BackendRef {
+            target: target.clone(),
+            port: *port,
+            weight: 1,
+            filters: Vec::new(),
+        }),
+        _ => None,
+    }
+}
+
+/// Every object reference a route's rules make, with its field: the
+/// backendRefs and the RequestMirror filters' backendRefs (rule-level and
+/// per-backendRef), in rule order. All of them decide ResolvedRefs.
+fn route_refs(r: &HttpRoute) -> Vec<(String, BackendRef)> {
+    let mut out = Vec::new();
+    let mirrors = |filters: &[Filter], at: &str, out: &mut Vec<(String, BackendRef)>| {
+        for (k, f) in filters.iter().enumerate() {
+            if let Some(b) = mirror_ref(f) {
+                out.push((
+                    format!("{at}.filters[{k}].requestMirror.backendRef.name"),
+                    b,
+                ));
+            }
+        }
+    };
+    for (i, rule) in r.rules.iter().enumerate() {
+        let at = format!("spec.rules[{i}]");
+        mirrors(&rule.filters, &at, &mut out);
+        for (j, b) in rule.backends.iter().enumerate() {
+            let bat = format!("{at}.backendRefs[{j}]");
+            out.push((format!("{bat}.name"), b.clone()));
+            mirrors(&b.filters, &bat, &mut out);
+        }
+    }
+    out
 }
 
 /// Why a backendRef cannot be used (ResolvedRefs False), if it cannot.
@@ -105,17 +146,9 @@ pub fn route_status(objects: &Objects, cluster: &Cluster) -> Vec<ParentStatus> {
     let mut out = Vec::new();
     for r in &objects.routes {
         let ns = &r.meta.id.namespace;
-        let (unresolved, resolved) = r
-            .rules
+        let (unresolved, resolved) = route_refs(r)
             .iter()
-            .enumerate()
-            .flat_map(|(i, rule)| {
-                rule.backends
-                    .iter()
-                    .enumerate()
-                    .map(move |(j, b)| (i, j, b))
-            })
-            .find_map(|(i, j, b)| backend_problem(objects, &exists, ns, b).map(|p| ((i, j), p)))
+            .find_map(|(at, b)| backend_problem(objects, &exists, ns, b).map(|p| (at.clone(), p)))
             .map_or((None, None), |(at, p)| (Some(at), Some(p)));
         let resolved_cond = cond(
             "ResolvedRefs",
@@ -141,7 +174,7 @@ pub fn route_status(objects: &Objects, cluster: &Cluster) -> Vec<ParentStatus> {
                     ],
                     listeners: Vec::new(),
                     parent_index,
-                    unresolved,
+                    unresolved: unresolved.clone(),
                 });
                 continue;
             };
@@ -179,7 +212,7 @@ pub fn route_status(objects: &Objects, cluster: &Cluster) -> Vec<ParentStatus> {
                 conditions: vec![accepted, resolved_cond.clone()],
                 listeners,
                 parent_index,
-                unresolved,
+                unresolved: unresolved.clone(),
             });
         }
     }
@@ -253,9 +286,9 @@ pub fn diagnostics(rt: &super::RoutingTable) -> Vec<crate::diag::Diagnostic> {
                     .unwrap_or_default()
             ));
             d.object = Some(format!("HTTPRoute/{}", s.route));
-            d.field = Some(match (c.kind, s.unresolved) {
+            d.field = Some(match (c.kind, &s.unresolved) {
                 ("Accepted", _) | (_, None) => format!("spec.parentRefs[{}]", s.parent_index),
-                (_, Some((rule, b))) => format!("spec.rules[{rule}].backendRefs[{b}].name"),
+                (_, Some(field)) => field.clone(),
             });
             out.push(d);
         }

@@ -124,6 +124,22 @@ pub struct ChosenBackend {
     pub via_cluster_ip: bool,
 }
 
+/// A copy of the request a RequestMirror filter sends to another Service:
+/// the copy's answer is dropped, so the client never sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Mirror {
+    pub service: NamespacedName,
+    /// The Service port number named by the filter.
+    pub port: u16,
+    /// The share of requests mirrored: numerator / denominator.
+    pub fraction: (u32, u32),
+    /// Is this request's copy sent? (Drawn from the seed when the share is
+    /// partial; never when the reference does not resolve.)
+    pub sent: bool,
+    /// Why the mirror's backendRef does not resolve (ResolvedRefs' reason).
+    pub problem: Option<&'static str>,
+}
+
 /// Why the decision is what it is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -187,6 +203,9 @@ pub struct Decision {
     pub backend: Option<ChosenBackend>,
     /// Filters applied, by type name, in order.
     pub filters: Vec<&'static str>,
+    /// RequestMirror copies, in filter order (rule's, then backendRef's);
+    /// only when the request is forwarded (not on a redirect or a 500).
+    pub mirrors: Vec<Mirror>,
     pub request: ForwardedRequest,
     /// ResponseHeaderModifier filters applied to the backend's reply.
     pub response_modifiers: Vec<super::objects::HeaderModifier>,
@@ -232,6 +251,7 @@ impl Decision {
             redirect: None,
             backend: None,
             filters: Vec::new(),
+            mirrors: Vec::new(),
             request: ForwardedRequest {
                 method: req.method.clone(),
                 host: req.host_header(),

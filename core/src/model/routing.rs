@@ -233,7 +233,15 @@ pub enum Filter {
         hostname: Option<String>,
         path: Option<PathModifier>,
     },
-    /// RequestMirror, CORS, ExtensionRef…: named, not simulated.
+    /// RequestMirror: a copy of the request goes to `target` too (its
+    /// answer is dropped), for `numerator / denominator` of the requests.
+    RequestMirror {
+        target: ObjectRef,
+        port: Option<u16>,
+        numerator: u32,
+        denominator: u32,
+    },
+    /// CORS, ExtensionRef…: named, not simulated.
     Other(String),
 }
 

@@ -477,6 +477,7 @@ fn filters(c: &mut Ctx<'_>, n: Option<&Y>, f: &str) -> Vec<Filter> {
                     ),
                 }
             }
+            "RequestMirror" => mirror(c, x, &ff),
             other => Filter::Other(other.to_string()),
         });
     }
@@ -494,6 +495,106 @@ fn filters(c: &mut Ctx<'_>, n: Option<&Y>, f: &str) -> Vec<Filter> {
         }
     }
     out
+}
+
+/// A RequestMirror filter: its backendRef and the share of requests
+/// mirrored (`percent`, or `fraction` numerator/denominator; default all).
+fn mirror(c: &mut Ctx<'_>, x: &Y, ff: &str) -> Filter {
+    let r = x.get("requestMirror");
+    let f = format!("{ff}.requestMirror");
+    let b = r.and_then(|r| r.get("backendRef"));
+    let name = b
+        .and_then(|b| b.get("name"))
+        .and_then(Y::as_str)
+        .unwrap_or("");
+    if name.is_empty() {
+        c.err(x, &format!("{f}.backendRef.name"), "Required value", "");
+    }
+    let kind: String = b
+        .and_then(|b| b.get("kind"))
+        .and_then(Y::as_str)
+        .unwrap_or("Service")
+        .into();
+    let port = c.int(
+        b.and_then(|b| b.get("port")),
+        &format!("{f}.backendRef.port"),
+        1,
+        65535,
+    );
+    if port.is_none() && kind == "Service" {
+        c.err(
+            x,
+            &format!("{f}.backendRef.port"),
+            "Must have port for Service reference",
+            "",
+        );
+    }
+    let percent = r.and_then(|r| r.get("percent"));
+    let fraction = r.and_then(|r| r.get("fraction"));
+    let (numerator, denominator) = match (percent, fraction) {
+        (Some(_), Some(_)) => {
+            c.err(
+                x,
+                &f,
+                "Only one of percent or fraction may be specified in HTTPRequestMirrorFilter",
+                "",
+            );
+            (100, 100)
+        }
+        (Some(p), None) => (
+            c.int(Some(p), &format!("{f}.percent"), 0, 100)
+                .unwrap_or(100) as u32,
+            100,
+        ),
+        (None, Some(fr)) => {
+            let num = c
+                .int(
+                    fr.get("numerator"),
+                    &format!("{f}.fraction.numerator"),
+                    0,
+                    i64::from(i32::MAX),
+                )
+                .unwrap_or(0) as u32;
+            let den = c
+                .int(
+                    fr.get("denominator"),
+                    &format!("{f}.fraction.denominator"),
+                    1,
+                    i64::from(i32::MAX),
+                )
+                .unwrap_or(100) as u32;
+            if num > den {
+                c.err(
+                    x,
+                    &format!("{f}.fraction"),
+                    "numerator must be less than or equal to denominator",
+                    "",
+                );
+                (den, den)
+            } else {
+                (num, den)
+            }
+        }
+        (None, None) => (100, 100),
+    };
+    Filter::RequestMirror {
+        target: ObjectRef {
+            group: b
+                .and_then(|b| b.get("group"))
+                .and_then(Y::as_str)
+                .unwrap_or("")
+                .into(),
+            kind,
+            namespace: b
+                .and_then(|b| b.get("namespace"))
+                .and_then(Y::as_str)
+                .map(str::to_string),
+            name: name.into(),
+        },
+        port: port.map(|p| p as u16),
+        numerator,
+        denominator,
+    }
 }
 
 pub(super) fn grant(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<ReferenceGrant> {
