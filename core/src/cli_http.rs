@@ -628,7 +628,8 @@ pub fn run_routes(common: &Common, texts: &[String], files: &[String]) -> Output
 }
 
 /// `kpv check --format json`: diagnostics, each HTTPRoute's conditions per
-/// parent, each listener's attached routes, each Ingress's address.
+/// parent, each Gateway's conditions, each listener's attached routes,
+/// supportedKinds and conditions, each Ingress's address.
 #[cfg(feature = "json")]
 pub fn check_json(texts: &[String], files: &[String]) -> Output {
     use serde_json::json;
@@ -652,8 +653,13 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
         }))
         .collect();
     let mut listeners = Vec::new();
+    let mut gateways = Vec::new();
     for t in rt.tables.values() {
         if let http::model::Table::Gateway(g) = t {
+            gateways.push(json!({
+                "name": g.gateway.to_string(),
+                "conditions": g.conditions,
+            }));
             for l in &g.listeners {
                 listeners.push(json!({
                     "gateway": g.gateway.to_string(),
@@ -661,6 +667,8 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
                     "attached_routes": l.attached_routes,
                     "conflicted": l.conflicted,
                     "resolved_refs": l.certificate_problem.unwrap_or("ResolvedRefs"),
+                    "supported_kinds": l.status.supported_kinds,
+                    "conditions": l.status.conditions,
                 }));
             }
         }
@@ -697,6 +705,7 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
             "hint": d.hint,
         })).collect::<Vec<_>>(),
         "routes": routes,
+        "gateways": gateways,
         "listeners": listeners,
         "ingresses": ingresses,
         "gateways": objects.gateways.iter().map(|g| json!({

@@ -138,6 +138,8 @@ pub struct ListenerTable {
     /// (Conflicted: HostnameConflict); a conflicted listener is not
     /// programmed, so no request reaches it.
     pub conflicted: bool,
+    /// The listener's status: supportedKinds and conditions.
+    pub status: status::ListenerStatus,
     /// Sorted by the API's precedence except the hostname's (which depends
     /// on the request's host and is applied first by the walk).
     pub matches: Vec<CompiledMatch>,
@@ -153,6 +155,8 @@ pub struct GatewayTable {
     pub controller: String,
     pub implementation: Implementation,
     pub listeners: Vec<ListenerTable>,
+    /// The Gateway's Accepted and Programmed conditions.
+    pub conditions: Vec<status::Condition>,
     /// Envoy Gateway `routingType: Service`: to the ClusterIP.
     pub service_routing: bool,
 }
@@ -438,21 +442,26 @@ fn compile_gateway(objects: &Objects, gw: &Gateway, statuses: &[ParentStatus]) -
             }
         }
         crate::order::sort_by_key(&mut keyed, |(k, _)| k.clone());
+        let conflicted = gw.listeners.iter().enumerate().any(|(j, o)| {
+            j != li && o.port == l.port && o.protocol == l.protocol && o.hostname == l.hostname
+        });
         listeners.push(ListenerTable {
             listener: l.clone(),
             certificate,
             certificate_problem,
             attached_routes: status::attached_routes(statuses, &gw.meta.id, li),
-            conflicted: gw.listeners.iter().enumerate().any(|(j, o)| {
-                j != li && o.port == l.port && o.protocol == l.protocol && o.hostname == l.hostname
-            }),
+            conflicted,
+            status: status::listener_status(l, conflicted, certificate_problem),
             matches: keyed.into_iter().map(|(_, m)| m).collect(),
         });
     }
+    let listener_status: Vec<status::ListenerStatus> =
+        listeners.iter().map(|l| l.status.clone()).collect();
     GatewayTable {
         gateway: gw.meta.id.clone(),
         class: gw.class.clone(),
         served: class.is_some(),
+        conditions: status::gateway_conditions(class.is_some(), &listener_status),
         controller,
         implementation,
         listeners,

@@ -119,6 +119,141 @@ pub fn granted(objects: &Objects, from_ns: &str, to_ns: &str, name: &str) -> boo
     })
 }
 
+const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
+
+/// The route kinds a listener's protocol carries (`None`: a protocol the
+/// Gateway API does not define, so the listener is not accepted).
+fn protocol_kinds(p: &ListenerProtocol) -> Option<&'static [&'static str]> {
+    match p {
+        ListenerProtocol::Http | ListenerProtocol::Https => Some(&["HTTPRoute", "GRPCRoute"]),
+        ListenerProtocol::Other(x) => match x.as_str() {
+            "TLS" => Some(&["TLSRoute"]),
+            "TCP" => Some(&["TCPRoute"]),
+            "UDP" => Some(&["UDPRoute"]),
+            _ => None,
+        },
+    }
+}
+
+/// The listener's `supportedKinds` (each in the Gateway API group): the
+/// protocol's kinds, or those of `allowedRoutes.kinds` the protocol
+/// carries; and whether `allowedRoutes.kinds` named any other
+/// (ResolvedRefs False, InvalidRouteKinds).
+pub fn supported_kinds(l: &Listener) -> (Vec<&'static str>, bool) {
+    let carried = protocol_kinds(&l.protocol).unwrap_or(&[]);
+    if l.kinds.is_empty() {
+        return (carried.to_vec(), false);
+    }
+    let mut out = Vec::new();
+    let mut invalid = false;
+    for (g, k) in &l.kinds {
+        match carried.iter().find(|c| **c == k.as_str()) {
+            Some(c) if g == GATEWAY_GROUP => {
+                if !out.contains(c) {
+                    out.push(*c);
+                }
+            }
+            _ => invalid = true,
+        }
+    }
+    (out, invalid)
+}
+
+/// A listener's status as the controller writes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ListenerStatus {
+    pub supported_kinds: Vec<&'static str>,
+    /// Accepted, Conflicted, ResolvedRefs, Programmed.
+    pub conditions: Vec<Condition>,
+}
+
+impl ListenerStatus {
+    /// Is the listener programmed (does it take traffic)?
+    pub fn programmed(&self) -> bool {
+        self.conditions
+            .iter()
+            .any(|c| c.kind == "Programmed" && c.status == "True")
+    }
+}
+
+/// A listener's conditions with the API's reasons: Accepted (False:
+/// UnsupportedProtocol), Conflicted (True: HostnameConflict), ResolvedRefs
+/// (False: the certificate's reason, else InvalidRouteKinds), Programmed
+/// (False, Invalid, unless accepted, unconflicted and the certificate
+/// resolves).
+pub fn listener_status(
+    l: &Listener,
+    conflicted: bool,
+    certificate_problem: Option<&'static str>,
+) -> ListenerStatus {
+    let (supported_kinds, invalid_kinds) = supported_kinds(l);
+    let accepted = protocol_kinds(&l.protocol).is_some();
+    let resolved = match (certificate_problem, invalid_kinds) {
+        (Some(p), _) => cond("ResolvedRefs", false, p),
+        (None, true) => cond("ResolvedRefs", false, "InvalidRouteKinds"),
+        (None, false) => cond("ResolvedRefs", true, "ResolvedRefs"),
+    };
+    let programmed = accepted && !conflicted && certificate_problem.is_none();
+    ListenerStatus {
+        supported_kinds,
+        conditions: vec![
+            if accepted {
+                cond("Accepted", true, "Accepted")
+            } else {
+                cond("Accepted", false, "UnsupportedProtocol")
+            },
+            Condition {
+                kind: "Conflicted",
+                status: if conflicted { "True" } else { "False" },
+                reason: if conflicted {
+                    "HostnameConflict"
+                } else {
+                    "NoConflicts"
+                },
+            },
+            resolved,
+            if programmed {
+                cond("Programmed", true, "Programmed")
+            } else {
+                cond("Programmed", false, "Invalid")
+            },
+        ],
+    }
+}
+
+/// A Gateway's own conditions: without its GatewayClass no controller
+/// writes any (the API's defaults, Unknown and Pending, stay); else
+/// Accepted (True, or True/False with ListenersNotValid when some/all
+/// listeners are not accepted) and Programmed (True when any listener is).
+pub fn gateway_conditions(served: bool, listeners: &[ListenerStatus]) -> Vec<Condition> {
+    if !served {
+        return ["Accepted", "Programmed"]
+            .map(|kind| Condition {
+                kind,
+                status: "Unknown",
+                reason: "Pending",
+            })
+            .to_vec();
+    }
+    let accepted = |s: &ListenerStatus| {
+        s.conditions
+            .iter()
+            .any(|c| c.kind == "Accepted" && c.status == "True")
+    };
+    let valid = listeners.iter().filter(|s| accepted(s)).count();
+    let gateway_accepted = if valid == listeners.len() {
+        cond("Accepted", true, "Accepted")
+    } else {
+        cond("Accepted", valid > 0, "ListenersNotValid")
+    };
+    let programmed = if listeners.iter().any(ListenerStatus::programmed) {
+        cond("Programmed", true, "Programmed")
+    } else {
+        cond("Programmed", false, "Invalid")
+    };
+    vec![gateway_accepted, programmed]
+}
+
 /// Is the listener willing to take an HTTPRoute from `ns`?
 fn allows(objects: &Objects, gw_ns: &str, l: &Listener, ns: &str) -> bool {
     let ns_ok = match &l.from {
@@ -126,14 +261,7 @@ fn allows(objects: &Objects, gw_ns: &str, l: &Listener, ns: &str) -> bool {
         FromNamespaces::All => true,
         FromNamespaces::Selector(sel) => sel.matches(&objects.namespace_labels(ns)),
     };
-    let kind_ok = if l.kinds.is_empty() {
-        matches!(l.protocol, ListenerProtocol::Http | ListenerProtocol::Https)
-    } else {
-        l.kinds
-            .iter()
-            .any(|(g, k)| g == "gateway.networking.k8s.io" && k == "HTTPRoute")
-    };
-    ns_ok && kind_ok
+    ns_ok && supported_kinds(l).0.contains(&"HTTPRoute")
 }
 
 /// Every HTTPRoute parentRef's status, in route then parentRef order.
@@ -303,6 +431,34 @@ pub fn diagnostics(rt: &super::RoutingTable) -> Vec<crate::diag::Diagnostic> {
                     ));
                     d.object = Some(format!("Gateway/{}", g.gateway));
                     d.field = Some(format!("spec.listeners[{i}]"));
+                    out.push(d);
+                }
+                let not_accepted = l
+                    .status
+                    .conditions
+                    .iter()
+                    .any(|c| c.kind == "Accepted" && c.status == "False");
+                if not_accepted {
+                    let mut d = Diagnostic::warning(format!(
+                        "listener `{}`: Accepted False (UnsupportedProtocol): the Gateway API defines HTTP, HTTPS, TLS, TCP and UDP",
+                        l.listener.name
+                    ));
+                    d.object = Some(format!("Gateway/{}", g.gateway));
+                    d.field = Some(format!("spec.listeners[{i}].protocol"));
+                    out.push(d);
+                }
+                if l.certificate_problem.is_none() && supported_kinds(&l.listener).1 {
+                    let mut d = Diagnostic::warning(format!(
+                        "listener `{}`: ResolvedRefs False (InvalidRouteKinds): allowedRoutes.kinds names a kind its protocol does not carry; supported: {}",
+                        l.listener.name,
+                        if l.status.supported_kinds.is_empty() {
+                            "none".to_string()
+                        } else {
+                            l.status.supported_kinds.join(", ")
+                        }
+                    ));
+                    d.object = Some(format!("Gateway/{}", g.gateway));
+                    d.field = Some(format!("spec.listeners[{i}].allowedRoutes.kinds"));
                     out.push(d);
                 }
                 if let Some(reason) = l.certificate_problem {

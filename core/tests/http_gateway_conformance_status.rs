@@ -1,0 +1,317 @@
+//! The Gateway API conformance suite's status tests, restated: what the
+//! controller writes on listeners (supportedKinds, Accepted, ResolvedRefs,
+//! Programmed, attachedRoutes) and Gateways (Accepted, Programmed) for
+//! attached routes, disallowed and invalid route kinds, unsupported
+//! protocols, unusable certificates and Secret ReferenceGrants. One test per
+//! upstream test, named in its comment. (Upstream checks the conditions it
+//! names and that supportedKinds holds the kinds it lists; so do these.)
+
+mod gateway_support;
+use gateway_support::*;
+use kpv_core::http::model::{GatewayTable, Table};
+use kpv_core::http::{compile, EntryPoint, RoutingTable};
+use kpv_core::model::NamespacedName;
+
+fn table(yaml: &str) -> RoutingTable {
+    let text = format!("{INFRA}\n---\n{yaml}");
+    let (cluster, _) = kpv_core::model::parse(&text);
+    let (objects, _) = kpv_core::http::parse(&text);
+    compile(&objects, &cluster)
+}
+
+fn gateway<'t>(rt: &'t RoutingTable, name: &str) -> &'t GatewayTable {
+    match rt
+        .tables
+        .get(&EntryPoint::Gateway(NamespacedName::new(NS, name)))
+    {
+        Some(Table::Gateway(g)) => g,
+        _ => panic!("no Gateway {name}"),
+    }
+}
+
+/// One listener's (attachedRoutes, supportedKinds, [(type, status, reason)]).
+type Listener = (
+    usize,
+    Vec<&'static str>,
+    Vec<(&'static str, &'static str, &'static str)>,
+);
+
+fn listeners(rt: &RoutingTable, name: &str) -> Vec<Listener> {
+    gateway(rt, name)
+        .listeners
+        .iter()
+        .map(|l| {
+            (
+                l.attached_routes,
+                l.status.supported_kinds.clone(),
+                l.status
+                    .conditions
+                    .iter()
+                    .map(|c| (c.kind, c.status, c.reason))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+fn has(l: &Listener, kind: &str, status: &str, reason: Option<&str>) -> bool {
+    l.2.iter()
+        .any(|(k, s, r)| *k == kind && *s == status && reason.is_none_or(|x| x == *r))
+}
+
+fn route_conditions(
+    rt: &RoutingTable,
+    route: &str,
+) -> Vec<(&'static str, &'static str, &'static str)> {
+    rt.route_status
+        .iter()
+        .filter(|s| s.route.name == route)
+        .flat_map(|s| s.conditions.iter().map(|c| (c.kind, c.status, c.reason)))
+        .collect()
+}
+
+fn gateway_conditions(
+    rt: &RoutingTable,
+    name: &str,
+) -> Vec<(&'static str, &'static str, &'static str)> {
+    gateway(rt, name)
+        .conditions
+        .iter()
+        .map(|c| (c.kind, c.status, c.reason))
+        .collect()
+}
+
+fn route(name: &str, gateway: &str, extra: &str, backend: &str) -> String {
+    format!("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: gateway-conformance-infra}}\nspec:\n  parentRefs: [{{kind: Gateway, name: {gateway}, namespace: gateway-conformance-infra{extra}}}]\n  rules: [{{backendRefs: [{{name: {backend}, port: 8080}}]}}]\n---\n")
+}
+
+const ONLY_INFRA: &str = "allowedRoutes: {kinds: [{kind: HTTPRoute}], namespaces: {from: Selector, selector: {matchLabels: {kubernetes.io/metadata.name: gateway-conformance-infra}}}}";
+
+/// GatewayWithAttachedRoutes and GatewayWithAttachedRoutesWithPort8080:
+/// attachedRoutes counts accepted routes only (not one refused for its
+/// hostname), also on a listener whose certificate does not resolve, and
+/// only on the listener a sectionName picks.
+#[test]
+fn gateway_with_attached_routes() {
+    let yaml = [
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gateway-with-one-attached-route, namespace: gateway-conformance-infra}}\nspec:\n  gatewayClassName: conformance\n  listeners: [{{name: http, port: 80, protocol: HTTP, {ONLY_INFRA}}}]\n---\n"),
+        route("http-route-1", "gateway-with-one-attached-route", "", "infra-backend-v1"),
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gateway-with-two-attached-routes, namespace: gateway-conformance-infra}}\nspec:\n  gatewayClassName: conformance\n  listeners: [{{name: http, port: 80, protocol: HTTP, hostname: foo.example.com, {ONLY_INFRA}}}]\n---\n"),
+        route("http-route-2", "gateway-with-two-attached-routes", "", "infra-backend-v1"),
+        route("http-route-3", "gateway-with-two-attached-routes", "", "infra-backend-v1"),
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: http-route-not-accepted, namespace: gateway-conformance-infra}\nspec:\n  hostnames: [not-accepted.test.com]\n  parentRefs: [{kind: Gateway, name: gateway-with-two-attached-routes, namespace: gateway-conformance-infra}]\n  rules: [{backendRefs: [{name: infra-backend-v1, port: 8080}]}]\n---\n".to_string(),
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: unresolved-gateway-with-one-attached-unresolved-route, namespace: gateway-conformance-infra}}\nspec:\n  gatewayClassName: conformance\n  listeners: [{{name: tls, port: 443, protocol: HTTPS, {ONLY_INFRA}, tls: {{certificateRefs: [{{group: \"\", kind: Secret, name: does-not-exist}}], mode: Terminate}}}}]\n---\n"),
+        route("http-route-4", "unresolved-gateway-with-one-attached-unresolved-route", ", sectionName: tls", "does-not-exist"),
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gateway-with-two-listeners-and-one-attached-route, namespace: gateway-conformance-infra}\nspec:\n  gatewayClassName: conformance\n  listeners:\n    - {name: http-unattached, port: 8080, protocol: HTTP, allowedRoutes: {kinds: [{kind: HTTPRoute}], namespaces: {from: All}}}\n    - {name: http, port: 80, protocol: HTTP, allowedRoutes: {kinds: [{kind: HTTPRoute}], namespaces: {from: All}}}\n---\n".to_string(),
+        route("http-route-4-port-8080", "gateway-with-two-listeners-and-one-attached-route", ", sectionName: http", "infra-backend-v1"),
+    ]
+    .concat();
+    let rt = table(&yaml);
+    let ok = |gw: &str, attached: &[usize]| {
+        let ls = listeners(&rt, gw);
+        assert_eq!(ls.iter().map(|l| l.0).collect::<Vec<_>>(), attached, "{gw}");
+        for l in &ls {
+            assert!(l.1.contains(&"HTTPRoute"), "{gw}: {l:?}");
+            assert!(has(l, "Accepted", "True", None), "{gw}: {l:?}");
+            assert!(has(l, "ResolvedRefs", "True", None), "{gw}: {l:?}");
+        }
+    };
+    ok("gateway-with-one-attached-route", &[1]);
+    ok("gateway-with-two-attached-routes", &[2]);
+    ok("gateway-with-two-listeners-and-one-attached-route", &[0, 1]);
+    assert_eq!(
+        route_conditions(&rt, "http-route-not-accepted")[0],
+        ("Accepted", "False", "NoMatchingListenerHostname")
+    );
+    let ls = listeners(&rt, "unresolved-gateway-with-one-attached-unresolved-route");
+    assert_eq!(ls[0].0, 1);
+    assert!(ls[0].1.contains(&"HTTPRoute"));
+    assert!(has(&ls[0], "Programmed", "False", None), "{ls:?}");
+    assert!(has(&ls[0], "ResolvedRefs", "False", None), "{ls:?}");
+    assert_eq!(
+        route_conditions(&rt, "http-route-4")[1],
+        ("ResolvedRefs", "False", "BackendNotFound")
+    );
+}
+
+/// HTTPRouteDisallowedKind: a TLS listener that admits only TLSRoutes
+/// refuses an HTTPRoute (NotAllowedByListeners) and counts none.
+#[test]
+fn httproute_disallowed_kind() {
+    let yaml = [
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: tlsroutes-only, namespace: gateway-conformance-infra}\nspec:\n  gatewayClassName: conformance\n  listeners: [{name: tls, port: 443, protocol: TLS, tls: {mode: Passthrough}, allowedRoutes: {namespaces: {from: Same}, kinds: [{kind: TLSRoute}]}}]\n---\n".to_string(),
+        route("disallowed-kind", "tlsroutes-only", "", "infra-backend-v1"),
+    ]
+    .concat();
+    let rt = table(&yaml);
+    assert_eq!(
+        route_conditions(&rt, "disallowed-kind"),
+        [
+            ("Accepted", "False", "NotAllowedByListeners"),
+            ("ResolvedRefs", "True", "ResolvedRefs")
+        ]
+    );
+    let ls = listeners(&rt, "tlsroutes-only");
+    assert_eq!(ls[0].0, 0);
+    assert_eq!(ls[0].1, ["TLSRoute"]);
+    // And an HTTPRoute named explicitly on a TLS listener is not carried.
+    let yaml = yaml.replace("kinds: [{kind: TLSRoute}]", "kinds: [{kind: HTTPRoute}]");
+    let rt = table(&yaml);
+    assert_eq!(
+        route_conditions(&rt, "disallowed-kind")[0],
+        ("Accepted", "False", "NotAllowedByListeners")
+    );
+    let ls = listeners(&rt, "tlsroutes-only");
+    assert!(has(
+        &ls[0],
+        "ResolvedRefs",
+        "False",
+        Some("InvalidRouteKinds")
+    ));
+    assert!(ls[0].1.is_empty(), "{ls:?}");
+}
+
+/// GatewayInvalidRouteKind: a kind no protocol carries makes ResolvedRefs
+/// False (InvalidRouteKinds); supportedKinds keeps only the valid ones.
+#[test]
+fn gateway_invalid_route_kind() {
+    let gw = |name: &str, kinds: &str| {
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: {name}, namespace: gateway-conformance-infra}}\nspec:\n  gatewayClassName: conformance\n  listeners: [{{name: http, port: 80, protocol: HTTP, allowedRoutes: {{namespaces: {{from: All}}, kinds: {kinds}}}}}]\n---\n")
+    };
+    let yaml = [
+        gw("gateway-only-invalid-route-kind", "[{kind: InvalidRoute}]"),
+        gw(
+            "gateway-supported-and-invalid-route-kind",
+            "[{kind: InvalidRoute}, {kind: HTTPRoute}]",
+        ),
+        route(
+            "r",
+            "gateway-supported-and-invalid-route-kind",
+            "",
+            "infra-backend-v1",
+        ),
+    ]
+    .concat();
+    let rt = table(&yaml);
+    let only = listeners(&rt, "gateway-only-invalid-route-kind");
+    assert!(only[0].1.is_empty(), "{only:?}");
+    assert!(has(
+        &only[0],
+        "ResolvedRefs",
+        "False",
+        Some("InvalidRouteKinds")
+    ));
+    assert_eq!(only[0].0, 0);
+    let both = listeners(&rt, "gateway-supported-and-invalid-route-kind");
+    assert_eq!(both[0].1, ["HTTPRoute"]);
+    assert!(has(
+        &both[0],
+        "ResolvedRefs",
+        "False",
+        Some("InvalidRouteKinds")
+    ));
+    // (Upstream attaches no route here; an HTTPRoute still attaches to the
+    // kind the listener supports.)
+    assert_eq!(both[0].0, 1);
+}
+
+/// GatewayListenerUnsupportedProtocol: a listener with a protocol the API
+/// does not define is not Accepted (UnsupportedProtocol, no kinds); the
+/// Gateway is Accepted False when no listener is valid, True (with
+/// ListenersNotValid) when some are.
+#[test]
+fn gateway_listener_unsupported_protocol() {
+    let yaml = "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gateway-only-unsupported-protocols, namespace: gateway-conformance-infra}\nspec:\n  gatewayClassName: conformance\n  listeners: [{name: invalid, port: 1111, protocol: INVALID}]\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gateway-supported-and-unsupported-protocols, namespace: gateway-conformance-infra}\nspec:\n  gatewayClassName: conformance\n  listeners:\n    - {name: http, port: 80, protocol: HTTP}\n    - {name: invalid, port: 1111, protocol: INVALID}\n";
+    let rt = table(yaml);
+    assert_eq!(
+        gateway_conditions(&rt, "gateway-only-unsupported-protocols")[0],
+        ("Accepted", "False", "ListenersNotValid")
+    );
+    let only = listeners(&rt, "gateway-only-unsupported-protocols");
+    assert!(only[0].1.is_empty());
+    assert!(has(
+        &only[0],
+        "Accepted",
+        "False",
+        Some("UnsupportedProtocol")
+    ));
+    assert_eq!(
+        gateway_conditions(&rt, "gateway-supported-and-unsupported-protocols")[0],
+        ("Accepted", "True", "ListenersNotValid")
+    );
+    let both = listeners(&rt, "gateway-supported-and-unsupported-protocols");
+    assert!(both[0].1.contains(&"HTTPRoute"));
+    assert!(has(&both[0], "Accepted", "True", Some("Accepted")));
+    assert!(both[1].1.is_empty());
+    assert!(has(
+        &both[1],
+        "Accepted",
+        "False",
+        Some("UnsupportedProtocol")
+    ));
+    // The valid listener still takes requests.
+    let with_route = format!(
+        "{yaml}---\n{}",
+        route(
+            "r",
+            "gateway-supported-and-unsupported-protocols",
+            "",
+            "infra-backend-v1"
+        )
+    );
+    check(
+        &with_route,
+        "gateway-supported-and-unsupported-protocols",
+        &[(get("http://gw/"), Backend("infra-backend-v1"))],
+    );
+}
+
+/// GatewayInvalidTLSConfiguration: a certificateRef to a missing Secret, of
+/// another group, or of another kind is ResolvedRefs False,
+/// InvalidCertificateRef, and HTTPS on it fails the handshake. (Its fourth
+/// case, a Secret whose bytes are not a certificate, needs the certificate
+/// bytes, which kpv never reads.)
+#[test]
+fn gateway_invalid_tls_configuration() {
+    let gw = |name: &str, r: &str| {
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: {name}, namespace: gateway-conformance-infra}}\nspec:\n  gatewayClassName: conformance\n  listeners: [{{name: https, port: 443, protocol: HTTPS, allowedRoutes: {{namespaces: {{from: All}}}}, tls: {{certificateRefs: [{r}]}}}}]\n---\n")
+    };
+    let cases = [
+        (
+            "gateway-certificate-nonexistent-secret",
+            "{group: \"\", kind: Secret, name: nonexistent-certificate}",
+        ),
+        (
+            "gateway-certificate-unsupported-group",
+            "{group: wrong.group.company.io, kind: Secret, name: tls-validity-checks-certificate}",
+        ),
+        (
+            "gateway-certificate-unsupported-kind",
+            "{group: \"\", kind: WrongKind, name: tls-validity-checks-certificate}",
+        ),
+    ];
+    let yaml: String = cases.iter().map(|(n, r)| gw(n, r)).collect();
+    let rt = table(&yaml);
+    for (name, _) in cases {
+        let ls = listeners(&rt, name);
+        assert_eq!(ls[0].0, 0, "{name}");
+        assert!(ls[0].1.contains(&"HTTPRoute"), "{name}");
+        assert!(
+            has(
+                &ls[0],
+                "ResolvedRefs",
+                "False",
+                Some("InvalidCertificateRef")
+            ),
+            "{name}: {ls:?}"
+        );
+        let req = Req {
+            url: "https://example.org/",
+            method: "GET",
+            headers: &[],
+            sni: None,
+        };
+        let d = decide(&yaml, name, &req, 1);
+        assert_eq!(d.status, None, "{name}: the handshake fails");
+    }
+}
