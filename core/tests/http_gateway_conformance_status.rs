@@ -315,3 +315,113 @@ fn gateway_invalid_tls_configuration() {
         assert_eq!(d.status, None, "{name}: the handshake fails");
     }
 }
+
+/// GatewaySecretMissingReferenceGrant, GatewaySecretInvalidReferenceGrant,
+/// GatewaySecretReferenceGrantAllInNamespace and
+/// GatewaySecretReferenceGrantSpecific: a certificate in another namespace
+/// needs a ReferenceGrant from Gateways of this namespace to that Secret (or
+/// to every Secret there); any grant wrong in one way leaves RefNotPermitted.
+#[test]
+fn gateway_secret_reference_grants() {
+    let gw = |name: &str| {
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: {name}, namespace: gateway-conformance-infra}}\nspec:\n  gatewayClassName: conformance\n  listeners: [{{name: https, port: 443, protocol: HTTPS, allowedRoutes: {{namespaces: {{from: All}}}}, tls: {{certificateRefs: [{{group: \"\", kind: Secret, name: certificate, namespace: gateway-conformance-web-backend}}]}}}}]\n---\n")
+    };
+    let grant = |name: &str, ns: &str, from: (&str, &str, &str), to: (&str, &str, Option<&str>)| {
+        let to_name = to.2.map(|n| format!(", name: {n}")).unwrap_or_default();
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: ReferenceGrant\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  from: [{{group: \"{}\", kind: {}, namespace: {}}}]\n  to: [{{group: \"{}\", kind: {}{to_name}}}]\n---\n", from.0, from.1, from.2, to.0, to.1)
+    };
+    let secret = "apiVersion: v1\nkind: Secret\nmetadata: {name: certificate, namespace: gateway-conformance-web-backend}\ntype: kubernetes.io/tls\n---\n";
+    let g = "gateway.networking.k8s.io";
+    let infra = "gateway-conformance-infra";
+    let web = "gateway-conformance-web-backend";
+    let gw_from = (g, "Gateway", infra);
+    let cert = ("", "Secret", Some("certificate"));
+    let wrong = [
+        grant(
+            "reference-grant-wrong-namespace",
+            "gateway-conformance-app-backend",
+            gw_from,
+            cert,
+        ),
+        grant(
+            "reference-grant-wrong-from-group",
+            web,
+            ("not-the-group-youre-looking-for", "Gateway", infra),
+            cert,
+        ),
+        grant(
+            "reference-grant-wrong-from-kind",
+            web,
+            (g, "HTTPRoute", infra),
+            cert,
+        ),
+        grant(
+            "reference-grant-wrong-from-namespace",
+            web,
+            (g, "Gateway", "not-the-namespace-youre-looking-for"),
+            cert,
+        ),
+        grant(
+            "reference-grant-wrong-to-group",
+            web,
+            gw_from,
+            (
+                "not-the-group-youre-looking-for",
+                "Secret",
+                Some("not-the-certificate-youre-looking-for"),
+            ),
+        ),
+        grant(
+            "reference-grant-wrong-to-kind",
+            web,
+            gw_from,
+            ("", "Service", Some("certificate")),
+        ),
+        grant(
+            "reference-grant-wrong-to-name",
+            web,
+            gw_from,
+            ("", "Secret", Some("not-the-certificate-youre-looking-for")),
+        ),
+    ]
+    .concat();
+    let cases = [
+        (
+            "gateway-secret-missing-reference-grant",
+            String::new(),
+            false,
+        ),
+        ("gateway-secret-invalid-reference-grant", wrong, false),
+        (
+            "gateway-secret-reference-grant-all-in-namespace",
+            grant("reference-grant", web, gw_from, ("", "Secret", None)),
+            true,
+        ),
+        (
+            "gateway-secret-reference-grant-specific",
+            grant("reference-grant", web, gw_from, cert),
+            true,
+        ),
+    ];
+    for (name, grants, ok) in cases {
+        let yaml = [secret.to_string(), gw(name), grants].concat();
+        let rt = table(&yaml);
+        let ls = listeners(&rt, name);
+        if ok {
+            assert!(has(&ls[0], "ResolvedRefs", "True", None), "{name}: {ls:?}");
+            assert!(has(&ls[0], "Programmed", "True", None), "{name}: {ls:?}");
+            assert_eq!(
+                gateway_conditions(&rt, name),
+                [
+                    ("Accepted", "True", "Accepted"),
+                    ("Programmed", "True", "Programmed")
+                ]
+            );
+        } else {
+            assert!(
+                has(&ls[0], "ResolvedRefs", "False", Some("RefNotPermitted")),
+                "{name}: {ls:?}"
+            );
+        }
+    }
+}

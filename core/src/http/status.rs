@@ -378,10 +378,12 @@ pub fn listener_certificate(
     if ns != gw_ns
         && !objects.grants.iter().any(|g| {
             g.meta.id.namespace == ns
-                && g.from.iter().any(|(_, k, f)| k == "Gateway" && f == gw_ns)
-                && g.to
+                && g.from
                     .iter()
-                    .any(|(_, k, n)| k == "Secret" && n.as_deref().is_none_or(|n| n == r.name))
+                    .any(|(grp, k, f)| grp == GATEWAY_GROUP && k == "Gateway" && f == gw_ns)
+                && g.to.iter().any(|(grp, k, n)| {
+                    grp.is_empty() && k == "Secret" && n.as_deref().is_none_or(|n| n == r.name)
+                })
         })
     {
         return Err("RefNotPermitted");
