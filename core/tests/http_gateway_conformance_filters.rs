@@ -322,9 +322,10 @@ spec:
           weight: 10
           filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: Backend, value: infra-backend-v2}]}}]
 "#;
+    let fixture = Fixture::new(yaml);
     let mut seen = BTreeMap::new();
     for seed in 0..100 {
-        let d = decide(yaml, "same-namespace", &get("http://gw/"), seed);
+        let d = fixture.decide("same-namespace", &get("http://gw/"), seed);
         let b = d.backend.expect("a backend");
         assert_eq!(
             d.request.headers.get("backend"),
@@ -473,6 +474,7 @@ fn httproute_request_percentage_mirror() {
             ),
         ],
     );
+    let fixture = Fixture::new(&yaml);
     for (url, p) in [
         ("http://gw/percent-mirror", 0.20),
         ("http://gw/percent-mirror-fraction", 0.50),
@@ -481,7 +483,7 @@ fn httproute_request_percentage_mirror() {
         let n = 500.0;
         let mut sent = 0.0;
         for seed in 0..500 {
-            let d = decide(&yaml, "same-namespace", &with(url, MODIFY_SENT), seed);
+            let d = fixture.decide("same-namespace", &with(url, MODIFY_SENT), seed);
             assert_eq!(
                 d.backend.as_ref().map(|b| b.service.name.as_str()),
                 Some("infra-backend-v1"),
@@ -583,5 +585,164 @@ fn mirror_share_validation() {
                 .any(|d| d.message.contains(message) || d.field.as_deref() == Some(message)),
             "{share}: {diags:#?}"
         );
+    }
+}
+
+/// HTTPRouteRedirectPath: the rows `http_gateway_filters.rs` leaves out —
+/// a path modifier with a hostname or a status, where the request's path
+/// is the whole prefix.
+#[test]
+fn httproute_redirect_path_with_host_and_status() {
+    let yaml = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: redirect-path, namespace: gateway-conformance-infra}
+spec:
+  parentRefs: [{name: same-namespace}]
+  rules:
+    - matches: [{path: {type: PathPrefix, value: /path-and-host}}]
+      filters: [{type: RequestRedirect, requestRedirect: {hostname: example.org, path: {type: ReplacePrefixMatch, replacePrefixMatch: /replacement-prefix}}}]
+    - matches: [{path: {type: PathPrefix, value: /path-and-status}}]
+      filters: [{type: RequestRedirect, requestRedirect: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /replacement-prefix}, statusCode: 301}}]
+    - matches: [{path: {type: PathPrefix, value: /full-path-and-host}}]
+      filters: [{type: RequestRedirect, requestRedirect: {hostname: example.org, path: {type: ReplaceFullPath, replaceFullPath: /replacement-full}}}]
+    - matches: [{path: {type: PathPrefix, value: /full-path-and-status}}]
+      filters: [{type: RequestRedirect, requestRedirect: {path: {type: ReplaceFullPath, replaceFullPath: /replacement-full}, statusCode: 301}}]
+"#;
+    check(
+        yaml,
+        "same-namespace",
+        &[
+            (
+                get("http://gw/path-and-host"),
+                Redirect(302, "http://example.org/replacement-prefix"),
+            ),
+            (
+                get("http://gw/path-and-status"),
+                Redirect(301, "http://gw/replacement-prefix"),
+            ),
+            (
+                get("http://gw/full-path-and-host"),
+                Redirect(302, "http://example.org/replacement-full"),
+            ),
+            (
+                get("http://gw/full-path-and-status"),
+                Redirect(301, "http://gw/replacement-full"),
+            ),
+        ],
+    );
+}
+
+/// (URL, headers sent, backend, path and Host it sees, headers modified?)
+type RewriteRow = (
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+    &'static str,
+    &'static str,
+    bool,
+);
+
+/// HTTPRouteRewritePath's rows with header modifiers beside the rewrite
+/// (full path and prefix), and HTTPRouteRewriteHost's whole table: a
+/// rewrite changes the Host the backend sees, per rule, with the headers
+/// modified too; the longer prefix beats the catch-all rule.
+#[test]
+fn httproute_rewrite_path_and_host_with_header_modifiers() {
+    let yaml = format!(
+        r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {{name: rewrite-path, namespace: gateway-conformance-infra}}
+spec:
+  parentRefs: [{{name: same-namespace}}]
+  rules:
+    - matches: [{{path: {{type: PathPrefix, value: /full/rewrite-path-and-modify-headers}}}}]
+      filters: [{{type: URLRewrite, urlRewrite: {{path: {{type: ReplaceFullPath, replaceFullPath: /test}}}}}}, {MODIFY}]
+      backendRefs: [{{name: infra-backend-v1, port: 8080}}]
+    - matches: [{{path: {{type: PathPrefix, value: /prefix/rewrite-path-and-modify-headers}}}}]
+      filters: [{{type: URLRewrite, urlRewrite: {{path: {{type: ReplacePrefixMatch, replacePrefixMatch: /prefix}}}}}}, {MODIFY}]
+      backendRefs: [{{name: infra-backend-v1, port: 8080}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {{name: rewrite-host, namespace: gateway-conformance-infra}}
+spec:
+  hostnames: [rewrite.example]
+  parentRefs: [{{name: same-namespace}}]
+  rules:
+    - matches: [{{path: {{type: PathPrefix, value: /one}}}}]
+      filters: [{{type: URLRewrite, urlRewrite: {{hostname: one.example.org}}}}]
+      backendRefs: [{{name: infra-backend-v1, port: 8080}}]
+    - filters: [{{type: URLRewrite, urlRewrite: {{hostname: example.org}}}}]
+      backendRefs: [{{name: infra-backend-v2, port: 8080}}]
+    - matches: [{{path: {{type: PathPrefix, value: /rewrite-host-and-modify-headers}}}}]
+      filters: [{{type: URLRewrite, urlRewrite: {{hostname: test.example.org}}}}, {MODIFY}]
+      backendRefs: [{{name: infra-backend-v2, port: 8080}}]
+"#
+    );
+    let sent: &[(&str, &str)] = &[
+        ("X-Header-Remove", "remove-val"),
+        ("X-Header-Add-Append", "append-val-1"),
+        ("X-Header-Set", "set-val"),
+    ];
+    let rows: [RewriteRow; 5] = [
+        (
+            "http://gw/full/rewrite-path-and-modify-headers/test",
+            sent,
+            "infra-backend-v1",
+            "/test",
+            "gw",
+            true,
+        ),
+        (
+            "http://gw/prefix/rewrite-path-and-modify-headers/one",
+            sent,
+            "infra-backend-v1",
+            "/prefix/one",
+            "gw",
+            true,
+        ),
+        (
+            "http://rewrite.example/one",
+            &[],
+            "infra-backend-v1",
+            "/one",
+            "one.example.org",
+            false,
+        ),
+        (
+            "http://rewrite.example/two",
+            &[],
+            "infra-backend-v2",
+            "/two",
+            "example.org",
+            false,
+        ),
+        (
+            "http://rewrite.example/rewrite-host-and-modify-headers",
+            MODIFY_SENT,
+            "infra-backend-v2",
+            "/rewrite-host-and-modify-headers",
+            "test.example.org",
+            true,
+        ),
+    ];
+    for (url, sent, backend, path, host, modified) in rows {
+        let d = decide(&yaml, "same-namespace", &with(url, sent), 1);
+        assert_eq!(d.status, Some(200), "{url}");
+        assert_eq!(
+            d.backend.as_ref().map(|b| b.service.name.as_str()),
+            Some(backend),
+            "{url}"
+        );
+        assert_eq!(
+            (d.request.path.as_str(), d.request.host.as_str()),
+            (path, host),
+            "{url}"
+        );
+        if modified {
+            assert_eq!(d.request.headers, headers(MODIFIED), "{url}");
+        }
     }
 }

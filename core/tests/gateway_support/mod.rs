@@ -158,35 +158,57 @@ pub fn method(
     }
 }
 
+/// The infrastructure plus `yaml`, parsed and compiled once, for many
+/// requests.
+pub struct Fixture {
+    cluster: kpv_core::model::Cluster,
+    rt: kpv_core::http::RoutingTable,
+    slices: Vec<kpv_core::model::EndpointSlice>,
+}
+
+impl Fixture {
+    pub fn new(yaml: &str) -> Fixture {
+        let text = format!("{INFRA}\n---\n{yaml}");
+        let (cluster, diags) = kpv_core::model::parse(&text);
+        assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+        let (objects, hd) = kpv_core::http::parse(&text);
+        assert!(!kpv_core::diag::has_errors(&hd), "{hd:#?}");
+        let rt = compile(&objects, &cluster);
+        let slices = kpv_core::controller::steady_slices(&cluster);
+        Fixture {
+            cluster,
+            rt,
+            slices,
+        }
+    }
+
+    pub fn decide(&self, gateway: &str, r: &Req, seed: u64) -> Decision {
+        let view = ClusterBackends {
+            cluster: &self.cluster,
+            slices: &self.slices,
+        };
+        let args = HttpArgs {
+            url: r.url.to_string(),
+            via: None,
+            sni: r.sni.map(str::to_string),
+            method: r.method.to_string(),
+            headers: r
+                .headers
+                .iter()
+                .map(|(k, v)| (k.to_ascii_lowercase(), v.to_string()))
+                .collect(),
+            backend_headers: Vec::new(),
+            from: HttpFrom::External,
+            seed,
+        };
+        let req = request(&args).expect("valid request");
+        let entry = EntryPoint::Gateway(kpv_core::model::NamespacedName::new(NS, gateway));
+        walk(&self.rt, &entry, &req, &view, &mut Chooser::new(seed)).expect("the Gateway exists")
+    }
+}
+
 pub fn decide(yaml: &str, gateway: &str, r: &Req, seed: u64) -> Decision {
-    let text = format!("{INFRA}\n---\n{yaml}");
-    let (cluster, diags) = kpv_core::model::parse(&text);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
-    let (objects, hd) = kpv_core::http::parse(&text);
-    assert!(!kpv_core::diag::has_errors(&hd), "{hd:#?}");
-    let rt = compile(&objects, &cluster);
-    let slices = kpv_core::controller::steady_slices(&cluster);
-    let view = ClusterBackends {
-        cluster: &cluster,
-        slices: &slices,
-    };
-    let args = HttpArgs {
-        url: r.url.to_string(),
-        via: None,
-        sni: r.sni.map(str::to_string),
-        method: r.method.to_string(),
-        headers: r
-            .headers
-            .iter()
-            .map(|(k, v)| (k.to_ascii_lowercase(), v.to_string()))
-            .collect(),
-        backend_headers: Vec::new(),
-        from: HttpFrom::External,
-        seed,
-    };
-    let req = request(&args).expect("valid request");
-    let entry = EntryPoint::Gateway(kpv_core::model::NamespacedName::new(NS, gateway));
-    walk(&rt, &entry, &req, &view, &mut Chooser::new(seed)).expect("the Gateway exists")
+    Fixture::new(yaml).decide(gateway, r, seed)
 }
 
 /// Send every request of a table; on failure, name the request and show the
