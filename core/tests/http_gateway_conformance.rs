@@ -852,3 +852,88 @@ spec:
     assert_eq!(attached(yaml, "same-namespace"), [2]);
     assert_eq!(attached(yaml, "all-namespaces"), [2]);
 }
+
+/// HTTPRouteServiceTypes: a Service with hand-written EndpointSlices, a
+/// headless Service, and a headless one with hand-written slices are all
+/// backends (upstream fills the slices with infra-backend-v1's Pod
+/// address; here an address in the Pod network). An empty hand-written
+/// slice gives no ready endpoint: 503.
+#[test]
+fn httproute_service_types() {
+    let slice = |service: &str, family: &str, addr: Option<&str>| {
+        let endpoints = addr
+            .map(|a| {
+                format!("endpoints: [{{addresses: [\"{a}\"], conditions: {{ready: true}}}}]\n")
+            })
+            .unwrap_or_default();
+        format!("apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: {service}-{}, namespace: gateway-conformance-infra, labels: {{kubernetes.io/service-name: {service}}}}}\naddressType: {family}\nports: [{{name: first-port, port: 3000, protocol: TCP}}]\n{endpoints}---\n", family.to_ascii_lowercase())
+    };
+    let service = |name: &str, headless: bool, selector: bool| {
+        format!(
+            "apiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: gateway-conformance-infra}}\nspec:\n{}{}  ports: [{{name: first-port, protocol: TCP, port: 8080, targetPort: 3000}}]\n---\n",
+            if headless { "  clusterIP: None\n" } else { "" },
+            if selector { "  selector: {app: infra-backend-v1}\n" } else { "" }
+        )
+    };
+    let pod_ip = Some("10.244.1.77");
+    let base = [
+        r#"apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: service-types, namespace: gateway-conformance-infra}
+spec:
+  parentRefs: [{name: same-namespace}]
+  rules:
+    - matches: [{path: {type: Exact, value: /manual-endpointslices}}]
+      backendRefs: [{name: manual-endpointslices, port: 8080}]
+    - matches: [{path: {type: Exact, value: /headless}}]
+      backendRefs: [{name: headless, port: 8080}]
+    - matches: [{path: {type: Exact, value: /headless-manual-endpointslices}}]
+      backendRefs: [{name: headless-manual-endpointslices, port: 8080}]
+---
+"#
+        .to_string(),
+        service("manual-endpointslices", false, false),
+        service("headless", true, true),
+        service("headless-manual-endpointslices", true, false),
+    ]
+    .concat();
+    let filled = [
+        base.clone(),
+        slice("manual-endpointslices", "IPv4", pod_ip),
+        slice("manual-endpointslices", "IPv6", None),
+        slice("headless-manual-endpointslices", "IPv4", pod_ip),
+        slice("headless-manual-endpointslices", "IPv6", None),
+    ]
+    .concat();
+    check(
+        &filled,
+        "same-namespace",
+        &[
+            (
+                get("http://gw/manual-endpointslices"),
+                Backend("manual-endpointslices"),
+            ),
+            (get("http://gw/headless"), Backend("headless")),
+            (
+                get("http://gw/headless-manual-endpointslices"),
+                Backend("headless-manual-endpointslices"),
+            ),
+        ],
+    );
+    assert_eq!(conditions(&filled, "service-types"), ACCEPTED_AND_RESOLVED);
+    let empty = [
+        base,
+        slice("manual-endpointslices", "IPv4", None),
+        slice("headless-manual-endpointslices", "IPv4", None),
+    ]
+    .concat();
+    check(
+        &empty,
+        "same-namespace",
+        &[
+            (get("http://gw/manual-endpointslices"), Status(503)),
+            (get("http://gw/headless"), Backend("headless")),
+            (get("http://gw/headless-manual-endpointslices"), Status(503)),
+        ],
+    );
+}
