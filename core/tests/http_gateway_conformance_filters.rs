@@ -746,3 +746,66 @@ spec:
         }
     }
 }
+
+/// HTTPRouteBackendRequestRedirect and HTTPRouteBackendURLRewrite: a
+/// RequestRedirect or URLRewrite filter on the backendRef acts as it would
+/// on the rule (the path modifiers against the rule's prefix match).
+#[test]
+fn httproute_backend_request_redirect_and_url_rewrite() {
+    let route = |name: &str, ty: &str, key: &str, full: &str, prefix: &str| {
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: gateway-conformance-infra}}\nspec:\n  parentRefs: [{{name: same-namespace}}]\n  rules:\n    - matches: [{{path: {{type: PathPrefix, value: /full}}}}]\n      backendRefs: [{{name: infra-backend-v1, port: 8080, filters: [{{type: {ty}, {key}: {{path: {{type: ReplaceFullPath, replaceFullPath: {full}}}}}}}]}}]\n    - matches: [{{path: {{type: PathPrefix, value: /prefix}}}}]\n      backendRefs: [{{name: infra-backend-v1, port: 8080, filters: [{{type: {ty}, {key}: {{path: {{type: ReplacePrefixMatch, replacePrefixMatch: {prefix}}}}}}}]}}]\n")
+    };
+    let redirect = route(
+        "backend-request-redirect",
+        "RequestRedirect",
+        "requestRedirect",
+        "/redirected-full",
+        "/redirected-prefix",
+    );
+    check(
+        &redirect,
+        "same-namespace",
+        &[
+            (
+                get("http://gw/full/original"),
+                Redirect(302, "http://gw/redirected-full"),
+            ),
+            (
+                get("http://gw/prefix/original"),
+                Redirect(302, "http://gw/redirected-prefix/original"),
+            ),
+        ],
+    );
+    let rewrite = route(
+        "backend-url-rewrite",
+        "URLRewrite",
+        "urlRewrite",
+        "/rewritten-full",
+        "/rewritten-prefix",
+    );
+    let f = Fixture::new(&rewrite);
+    for (url, path) in [
+        ("http://gw/full/original", "/rewritten-full"),
+        ("http://gw/prefix/original", "/rewritten-prefix/original"),
+    ] {
+        let d = f.decide("same-namespace", &get(url), 1);
+        assert_eq!(d.status, Some(200), "{url}");
+        assert_eq!(
+            d.backend.as_ref().map(|b| b.service.name.as_str()),
+            Some("infra-backend-v1")
+        );
+        assert_eq!(d.request.path, path, "{url}");
+    }
+    for yaml in [&redirect, &rewrite] {
+        let text = format!("{INFRA}\n---\n{yaml}");
+        let (cluster, _) = kpv_core::model::parse(&text);
+        let (objects, _) = kpv_core::http::parse(&text);
+        let rt = kpv_core::http::compile(&objects, &cluster);
+        let c: Vec<_> = rt.route_status[0]
+            .conditions
+            .iter()
+            .map(|c| (c.kind, c.status))
+            .collect();
+        assert_eq!(c, [("Accepted", "True"), ("ResolvedRefs", "True")]);
+    }
+}
