@@ -329,6 +329,7 @@ fn reason_text(r: &http::walk::Reason) -> String {
         Misdirected => "the Host header belongs to another listener than the TLS server name's: 421 Misdirected Request".into(),
         NoMatchingRoute => "no route rule matched".into(),
         Redirect => "a RequestRedirect filter answered".into(),
+        CorsPreflight => "a CORS filter answered the preflight request from an allowed origin".into(),
         HttpsRedirect => "ingress-nginx redirects HTTP to HTTPS for a host listed under tls".into(),
         NoBackends => "the rule has no backends (or all weigh 0): 500".into(),
         InvalidBackend { reason } => format!("the chosen backendRef is invalid ({reason}): 500"),

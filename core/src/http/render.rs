@@ -76,6 +76,7 @@ pub fn filter_text(f: &Filter) -> String {
             }
             s
         }
+        Filter::Cors(c) => format!("CORS from {}", c.allow_origins.join(" ")),
         Filter::Other(x) => x.clone(),
     }
 }

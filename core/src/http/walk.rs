@@ -161,6 +161,9 @@ pub enum Reason {
     NoMatchingRoute,
     /// A RequestRedirect filter answered.
     Redirect,
+    /// A CORS filter answered a preflight request from an allowed origin
+    /// (the backend never sees it).
+    CorsPreflight,
     /// ingress-nginx's default redirect of HTTP to HTTPS for a TLS host.
     HttpsRedirect,
     /// The rule has no backends, or all weigh 0.
@@ -207,7 +210,8 @@ pub struct Decision {
     /// only when the request is forwarded (not on a redirect or a 500).
     pub mirrors: Vec<Mirror>,
     pub request: ForwardedRequest,
-    /// ResponseHeaderModifier filters applied to the backend's reply.
+    /// ResponseHeaderModifier filters (and a CORS filter's headers) applied
+    /// to the backend's reply.
     pub response_modifiers: Vec<super::objects::HeaderModifier>,
     pub compared: Vec<Compared>,
 }
@@ -273,7 +277,12 @@ impl Decision {
         if self.status != Some(200) {
             return BTreeMap::new();
         }
-        let mut h = header_map(backend);
+        // A preflight answered by the proxy carries only the CORS headers.
+        let mut h = if self.reason == Reason::CorsPreflight {
+            BTreeMap::new()
+        } else {
+            header_map(backend)
+        };
         for m in &self.response_modifiers {
             super::gateway::modify(&mut h, m);
         }

@@ -241,8 +241,25 @@ pub enum Filter {
         numerator: u32,
         denominator: u32,
     },
-    /// CORS, ExtensionRef…: named, not simulated.
+    /// CORS: answers preflight requests from allowed origins itself and
+    /// adds the CORS headers to other requests' answers.
+    Cors(Cors),
+    /// ExtensionRef and others: named, not simulated.
     Other(String),
+}
+
+/// A CORS filter's policy (`*` in methods or headers: any).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Cors {
+    /// Origins as `scheme://host[:port]`, `scheme://*.domain`, or `*`.
+    pub allow_origins: Vec<String>,
+    pub allow_methods: Vec<String>,
+    pub allow_headers: Vec<String>,
+    pub expose_headers: Vec<String>,
+    pub allow_credentials: bool,
+    /// Seconds a browser may cache the preflight answer (the API's default
+    /// is 5).
+    pub max_age: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -478,6 +478,7 @@ fn filters(c: &mut Ctx<'_>, n: Option<&Y>, f: &str) -> Vec<Filter> {
                 }
             }
             "RequestMirror" => mirror(c, x, &ff),
+            "CORS" => cors(c, x, &ff),
             other => Filter::Other(other.to_string()),
         });
     }
@@ -495,6 +496,35 @@ fn filters(c: &mut Ctx<'_>, n: Option<&Y>, f: &str) -> Vec<Filter> {
         }
     }
     out
+}
+
+/// A CORS filter's policy.
+fn cors(c: &mut Ctx<'_>, x: &Y, ff: &str) -> Filter {
+    let n = x.get("cors");
+    let list = |key: &str| -> Vec<String> {
+        n.and_then(|n| n.get(key))
+            .and_then(Y::as_seq)
+            .map(|s| s.iter().filter_map(Y::as_str).map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    Filter::Cors(Cors {
+        allow_origins: list("allowOrigins"),
+        allow_methods: list("allowMethods"),
+        allow_headers: list("allowHeaders"),
+        expose_headers: list("exposeHeaders"),
+        allow_credentials: n
+            .and_then(|n| n.get("allowCredentials"))
+            .and_then(Y::as_bool)
+            .unwrap_or(false),
+        max_age: c
+            .int(
+                n.and_then(|n| n.get("maxAge")),
+                &format!("{ff}.cors.maxAge"),
+                1,
+                i64::from(i32::MAX),
+            )
+            .unwrap_or(5) as u32,
+    })
 }
 
 /// A RequestMirror filter: its backendRef and the share of requests
