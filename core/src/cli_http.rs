@@ -654,13 +654,8 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
         }))
         .collect();
     let mut listeners = Vec::new();
-    let mut gateways = Vec::new();
     for t in rt.tables.values() {
         if let http::model::Table::Gateway(g) = t {
-            gateways.push(json!({
-                "name": g.gateway.to_string(),
-                "conditions": g.conditions,
-            }));
             for l in &g.listeners {
                 listeners.push(json!({
                     "gateway": g.gateway.to_string(),
@@ -706,7 +701,6 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
             "hint": d.hint,
         })).collect::<Vec<_>>(),
         "routes": routes,
-        "gateways": gateways,
         "listeners": listeners,
         "ingresses": ingresses,
         "gateways": objects.gateways.iter().map(|g| json!({
@@ -716,6 +710,10 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
                 .find(|p| p.entry == EntryPoint::Gateway(g.meta.id.clone()))
                 .and_then(|p| p.address)
                 .map(|a| a.to_string()),
+            "conditions": match rt.tables.get(&EntryPoint::Gateway(g.meta.id.clone())) {
+                Some(http::model::Table::Gateway(t)) => t.conditions.clone(),
+                _ => Vec::new(),
+            },
         })).collect::<Vec<_>>(),
         "controllers": proxies.iter().map(|p| json!({
             "entry": p.entry.to_string(),

@@ -464,7 +464,14 @@ fn status_conditions_are_reported_as_warnings_and_gateways_have_addresses() {
     let v = json(&kpv(&[GW], &["check", "--format", "json"]));
     assert_eq!(
         v["gateways"][0],
-        serde_json::json!({"name": "default/web", "address": "203.0.113.30"})
+        serde_json::json!({
+            "name": "default/web",
+            "address": "203.0.113.30",
+            "conditions": [
+                {"type": "Accepted", "status": "True", "reason": "Accepted"},
+                {"type": "Programmed", "status": "True", "reason": "Programmed"},
+            ],
+        })
     );
 }
 
