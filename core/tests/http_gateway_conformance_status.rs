@@ -425,3 +425,47 @@ fn gateway_secret_reference_grants() {
         }
     }
 }
+/// GatewayNameMaximumLength: a Gateway named with the full 253 characters
+/// is Accepted and Programmed, and the proxy Service a controller creates
+/// for it still has a valid name (a DNS label of at most 63 characters, cut
+/// as Envoy Gateway cuts it); requests reach the backend through it.
+#[test]
+fn gateway_name_maximum_length() {
+    let prefix = "gateway-name-maximum-length-";
+    let name = format!("{prefix}{}", "a".repeat(253 - prefix.len()));
+    let yaml = format!(
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: {name}, namespace: gateway-conformance-infra}}\nspec:\n  gatewayClassName: conformance\n  listeners: [{{name: http, port: 80, protocol: HTTP}}]\n---\n{}",
+        route("r", &name, "", "infra-backend-v1")
+    );
+    let rt = table(&yaml);
+    assert_eq!(
+        gateway_conditions(&rt, &name),
+        [
+            ("Accepted", "True", "Accepted"),
+            ("Programmed", "True", "Programmed")
+        ]
+    );
+    check(
+        &yaml,
+        &name,
+        &[(get("http://gw/"), Backend("infra-backend-v1"))],
+    );
+    let text = format!("{INFRA}\n---\n{yaml}");
+    let (cluster, _) = kpv_core::model::parse(&text);
+    let prepared = kpv_core::http::prepare(&cluster);
+    let proxy = prepared
+        .proxies
+        .iter()
+        .find(|p| p.entry == EntryPoint::Gateway(NamespacedName::new(NS, name.clone())))
+        .expect("a proxy for the Gateway");
+    let svc = &proxy.service.name;
+    assert!(svc.len() <= 63, "{svc}");
+    assert!(
+        svc.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            && !svc.ends_with('-'),
+        "{svc}"
+    );
+    assert!(svc.starts_with("envoy-gateway-conformance-infra-gateway-name-"));
+    assert!(prepared.cluster.service(&proxy.service).is_some());
+}
