@@ -166,19 +166,21 @@ fn found(cluster: &Cluster, rt: &RoutingTable, entry: &EntryPoint) -> Option<Pro
     None
 }
 
-/// A Service name must be a DNS label (at most 63 characters). A longer
-/// one is cut as Envoy Gateway cuts its proxies' names: the first 48
-/// characters (without a trailing `-`), then `-` and the first 8 hex digits
-/// of sha256 of what it stands for, so distinct long names stay distinct.
-fn fit_service_name(name: String, key: &str) -> String {
+/// A Service name must be a DNS label (at most 63 characters). When
+/// `prefix` + `base` is longer, it is cut as Envoy Gateway cuts its
+/// proxies' names: `prefix`, the first 48 characters of `base` (without a
+/// trailing `-`), `-`, and the first 8 hex digits of sha256 of `key`; for a
+/// Gateway that is exactly Envoy Gateway's name (`envoy-`, `NS-NAME`,
+/// `NS/NAME`), and distinct long names stay distinct.
+fn fit_service_name(prefix: &str, base: &str, key: &str) -> String {
     use sha2::{Digest, Sha256};
-    if name.len() <= 63 {
-        return name;
+    if prefix.len() + base.len() <= 63 {
+        return format!("{prefix}{base}");
     }
-    let cut = name.get(..48).unwrap_or(&name).trim_end_matches('-');
+    let cut = base.get(..48).unwrap_or(base).trim_end_matches('-');
     let digest = Sha256::digest(key.as_bytes());
     let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-    format!("{cut}-{hex}")
+    format!("{prefix}{cut}-{hex}")
 }
 
 fn synthesize(
@@ -211,7 +213,11 @@ fn synthesize(
             Implementation::EnvoyGateway => (
                 g.implementation.clone(),
                 "envoy-gateway-system".into(),
-                format!("envoy-{}-{}", id.namespace, id.name),
+                fit_service_name(
+                    "envoy-",
+                    &format!("{}-{}", id.namespace, id.name),
+                    &format!("{}/{}", id.namespace, id.name),
+                ),
             ),
             _ => (
                 g.implementation.clone(),
@@ -221,7 +227,7 @@ fn synthesize(
         },
         _ => return None,
     };
-    let name = fit_service_name(name, &entry.to_string());
+    let name = fit_service_name("", &name, &entry.to_string());
     // Already added (a cluster prepared before): the same workload again,
     // so preparing twice changes nothing.
     let svc_id = NamespacedName::new(ns.clone(), name.clone());
