@@ -474,3 +474,95 @@ fn gateway_name_maximum_length() {
     );
     assert!(prepared.cluster.service(&proxy.service).is_some());
 }
+/// GatewayModifyListeners, as two inputs (before and after the change): a
+/// listener added takes traffic and its routes; a listener removed stops
+/// taking traffic and the remaining one keeps its route.
+#[test]
+fn gateway_modify_listeners() {
+    let https = "{name: https, port: 443, protocol: HTTPS, hostname: secure.test.com, allowedRoutes: {namespaces: {from: All}}, tls: {certificateRefs: [{group: \"\", kind: Secret, name: tls-validity-checks-certificate, namespace: gateway-conformance-infra}]}}";
+    let http_listener = |host: &str| {
+        format!("{{name: http, port: 80, protocol: HTTP{host}, allowedRoutes: {{namespaces: {{from: All}}}}}}")
+    };
+    let gw = |name: &str, listeners: &[String]| {
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: {name}, namespace: gateway-conformance-infra}}\nspec:\n  gatewayClassName: conformance\n  listeners: [{}]\n---\n{}", listeners.join(", "), route("http-route", name, "", "infra-backend-v1"))
+    };
+    let secure = Req {
+        url: "https://secure.test.com/",
+        method: "GET",
+        headers: &[],
+        sni: None,
+    };
+    // Adding a listener.
+    let before = gw("gateway-add-listener", &[https.to_string()]);
+    let after = gw(
+        "gateway-add-listener",
+        &[
+            https.to_string(),
+            http_listener(", hostname: data.test.com"),
+        ],
+    );
+    let rt = table(&before);
+    assert_eq!(
+        listeners(&rt, "gateway-add-listener")
+            .iter()
+            .map(|l| l.0)
+            .collect::<Vec<_>>(),
+        [1]
+    );
+    assert_eq!(
+        decide(
+            &before,
+            "gateway-add-listener",
+            &get("http://data.test.com/"),
+            1
+        )
+        .status,
+        None,
+        "no listener on port 80 yet"
+    );
+    let rt = table(&after);
+    let ls = listeners(&rt, "gateway-add-listener");
+    assert_eq!(ls.iter().map(|l| l.0).collect::<Vec<_>>(), [1, 1]);
+    for l in &ls {
+        assert!(has(l, "Accepted", "True", None) && has(l, "ResolvedRefs", "True", None));
+    }
+    check(
+        &after,
+        "gateway-add-listener",
+        &[(get("http://data.test.com/"), Backend("infra-backend-v1"))],
+    );
+    check(
+        &after,
+        "gateway-add-listener",
+        &[(secure, Backend("infra-backend-v1"))],
+    );
+    // Removing one.
+    let before = gw(
+        "gateway-remove-listener",
+        &[https.to_string(), http_listener("")],
+    );
+    let after = gw("gateway-remove-listener", &[http_listener("")]);
+    let secure = Req {
+        url: "https://secure.test.com/",
+        method: "GET",
+        headers: &[],
+        sni: None,
+    };
+    assert_eq!(
+        decide(&before, "gateway-remove-listener", &secure, 1).status,
+        Some(200)
+    );
+    assert_eq!(
+        decide(&after, "gateway-remove-listener", &secure, 1).status,
+        None,
+        "no HTTPS listener any more"
+    );
+    let rt = table(&after);
+    let ls = listeners(&rt, "gateway-remove-listener");
+    assert_eq!(ls.iter().map(|l| l.0).collect::<Vec<_>>(), [1]);
+    check(
+        &after,
+        "gateway-remove-listener",
+        &[(get("http://any.test.com/"), Backend("infra-backend-v1"))],
+    );
+}
