@@ -566,3 +566,62 @@ fn gateway_modify_listeners() {
         &[(get("http://any.test.com/"), Backend("infra-backend-v1"))],
     );
 }
+
+/// GatewayInvalidParametersRef: `infrastructure.parametersRef` naming
+/// something the controller does not have is Accepted False
+/// (InvalidParameters), and the Gateway takes no traffic; an EnvoyProxy
+/// that exists in the Gateway's namespace is accepted.
+#[test]
+fn gateway_invalid_parameters_ref() {
+    let gw = |name: &str, r: &str| {
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: {name}, namespace: gateway-conformance-infra}}\nspec:\n  gatewayClassName: conformance\n  listeners: [{{name: http, port: 80, protocol: HTTP}}]\n  infrastructure: {{parametersRef: {r}}}\n---\n{}", route(&format!("{name}-route"), name, "", "infra-backend-v1"))
+    };
+    let yaml = [
+        gw(
+            "gateway-invalid-parameters-ref",
+            "{group: invalid.io, kind: InvalidParameters, name: invalid}",
+        ),
+        gw(
+            "gateway-missing-envoy-proxy",
+            "{group: gateway.envoyproxy.io, kind: EnvoyProxy, name: missing}",
+        ),
+        gw(
+            "gateway-with-envoy-proxy",
+            "{group: gateway.envoyproxy.io, kind: EnvoyProxy, name: custom}",
+        ),
+        "apiVersion: gateway.envoyproxy.io/v1alpha1\nkind: EnvoyProxy\nmetadata: {name: custom, namespace: gateway-conformance-infra}\nspec: {}\n".into(),
+    ]
+    .concat();
+    let rt = table(&yaml);
+    for name in [
+        "gateway-invalid-parameters-ref",
+        "gateway-missing-envoy-proxy",
+    ] {
+        assert_eq!(
+            gateway_conditions(&rt, name)[0],
+            ("Accepted", "False", "InvalidParameters"),
+            "{name}"
+        );
+        let d = decide(&yaml, name, &get("http://gw/"), 1);
+        assert_eq!(d.status, None, "{name}: nothing listens");
+    }
+    assert_eq!(
+        gateway_conditions(&rt, "gateway-with-envoy-proxy"),
+        [
+            ("Accepted", "True", "Accepted"),
+            ("Programmed", "True", "Programmed")
+        ]
+    );
+    check(
+        &yaml,
+        "gateway-with-envoy-proxy",
+        &[(get("http://gw/"), Backend("infra-backend-v1"))],
+    );
+    let diags = kpv_core::http::status::diagnostics(&rt);
+    assert!(
+        diags.iter().any(|d| d.object.as_deref()
+            == Some("Gateway/gateway-conformance-infra/gateway-invalid-parameters-ref")
+            && d.field.as_deref() == Some("spec.infrastructure.parametersRef")),
+        "{diags:#?}"
+    );
+}

@@ -354,6 +354,15 @@ pub(super) fn walk(
     chooser: &mut Chooser,
 ) -> Decision {
     let mut d = Decision::new(entry.clone(), req);
+    // A Gateway its controller does not accept is not programmed: nothing
+    // listens for it.
+    if t.conditions
+        .iter()
+        .any(|c| c.kind == "Accepted" && c.status == "False")
+    {
+        d.reason = Reason::NoListener;
+        return d;
+    }
     let want = match req.scheme {
         Scheme::Http => ListenerProtocol::Http,
         Scheme::Https => ListenerProtocol::Https,

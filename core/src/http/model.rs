@@ -402,6 +402,27 @@ fn match_key(r: &HttpRoute, m: &CompiledMatch) -> MatchKey {
     )
 }
 
+/// Does the Gateway's `infrastructure.parametersRef` name something its
+/// controller cannot use? Envoy Gateway takes an `EnvoyProxy` of its own
+/// namespace; what another controller takes kpv does not know, so it does
+/// not judge.
+fn invalid_parameters(objects: &Objects, gw: &Gateway, imp: &Implementation) -> bool {
+    let Some((group, kind, name)) = &gw.parameters_ref else {
+        return false;
+    };
+    match imp {
+        Implementation::EnvoyGateway => {
+            !(group == "gateway.envoyproxy.io"
+                && kind == "EnvoyProxy"
+                && objects.envoy_proxies.contains(&NamespacedName::new(
+                    gw.meta.id.namespace.clone(),
+                    name.clone(),
+                )))
+        }
+        _ => false,
+    }
+}
+
 fn compile_gateway(objects: &Objects, gw: &Gateway, statuses: &[ParentStatus]) -> GatewayTable {
     let class = objects.gateway_classes.iter().find(|c| c.name == gw.class);
     let controller = class.map(|c| c.controller.clone()).unwrap_or_default();
@@ -461,7 +482,11 @@ fn compile_gateway(objects: &Objects, gw: &Gateway, statuses: &[ParentStatus]) -
         gateway: gw.meta.id.clone(),
         class: gw.class.clone(),
         served: class.is_some(),
-        conditions: status::gateway_conditions(class.is_some(), &listener_status),
+        conditions: status::gateway_conditions(
+            class.is_some(),
+            invalid_parameters(objects, gw, &implementation),
+            &listener_status,
+        ),
         controller,
         implementation,
         listeners,

@@ -222,10 +222,16 @@ pub fn listener_status(
 }
 
 /// A Gateway's own conditions: without its GatewayClass no controller
-/// writes any (the API's defaults, Unknown and Pending, stay); else
-/// Accepted (True, or True/False with ListenersNotValid when some/all
-/// listeners are not accepted) and Programmed (True when any listener is).
-pub fn gateway_conditions(served: bool, listeners: &[ListenerStatus]) -> Vec<Condition> {
+/// writes any (the API's defaults, Unknown and Pending, stay); with an
+/// `infrastructure.parametersRef` the controller cannot use, Accepted
+/// False (InvalidParameters) and not Programmed; else Accepted (True, or
+/// True/False with ListenersNotValid when some/all listeners are not
+/// accepted) and Programmed (True when any listener is).
+pub fn gateway_conditions(
+    served: bool,
+    invalid_parameters: bool,
+    listeners: &[ListenerStatus],
+) -> Vec<Condition> {
     if !served {
         return ["Accepted", "Programmed"]
             .map(|kind| Condition {
@@ -240,6 +246,12 @@ pub fn gateway_conditions(served: bool, listeners: &[ListenerStatus]) -> Vec<Con
             .iter()
             .any(|c| c.kind == "Accepted" && c.status == "True")
     };
+    if invalid_parameters {
+        return vec![
+            cond("Accepted", false, "InvalidParameters"),
+            cond("Programmed", false, "Invalid"),
+        ];
+    }
     let valid = listeners.iter().filter(|s| accepted(s)).count();
     let gateway_accepted = if valid == listeners.len() {
         cond("Accepted", true, "Accepted")
@@ -425,6 +437,14 @@ pub fn diagnostics(rt: &super::RoutingTable) -> Vec<crate::diag::Diagnostic> {
     }
     for t in rt.tables.values() {
         if let super::model::Table::Gateway(g) = t {
+            if g.conditions.iter().any(|c| c.reason == "InvalidParameters") {
+                let mut d = Diagnostic::warning(
+                    "Accepted: False (InvalidParameters): the controller has no such parameters object, so it does not program this Gateway",
+                );
+                d.object = Some(format!("Gateway/{}", g.gateway));
+                d.field = Some("spec.infrastructure.parametersRef".into());
+                out.push(d);
+            }
             for (i, l) in g.listeners.iter().enumerate() {
                 if l.conflicted {
                     let mut d = Diagnostic::warning(format!(

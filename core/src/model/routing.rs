@@ -158,6 +158,9 @@ pub struct Gateway {
     pub meta: Meta,
     pub class: String,
     pub listeners: Vec<Listener>,
+    /// `spec.infrastructure.parametersRef` (group, kind, name; in the
+    /// Gateway's namespace).
+    pub parameters_ref: Option<(String, String, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -329,6 +332,8 @@ pub struct RoutingObjects {
     pub markers: Vec<ControllerMarker>,
     /// `EnvoyProxy` objects with `spec.routingType: Service`.
     pub envoy_service_routing: Vec<NamespacedName>,
+    /// Every `EnvoyProxy` object (what a Gateway's parametersRef may name).
+    pub envoy_proxies: Vec<NamespacedName>,
 }
 
 impl RoutingObjects {

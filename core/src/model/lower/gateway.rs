@@ -151,10 +151,18 @@ pub(super) fn gateway(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<Gateway> {
             kinds,
         });
     }
+    let parameters_ref = spec
+        .and_then(|s| s.get("infrastructure"))
+        .and_then(|i| i.get("parametersRef"))
+        .map(|p| {
+            let get = |k: &str| p.get(k).and_then(Y::as_str).unwrap_or("").to_string();
+            (get("group"), get("kind"), get("name"))
+        });
     Some(Gateway {
         meta,
         class,
         listeners,
+        parameters_ref,
     })
 }
 
