@@ -625,3 +625,30 @@ fn gateway_invalid_parameters_ref() {
         "{diags:#?}"
     );
 }
+
+/// GatewayOptionalAddressValue: an address entry with a type and no value
+/// is valid; the Gateway is Accepted and Programmed and gets an address
+/// from its controller. (GatewayStaticAddresses, which asks for specific
+/// addresses, is not modelled: kpv's controllers always assign one from
+/// the load-balancer range.)
+#[test]
+fn gateway_optional_address_value() {
+    let yaml = "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gateway-without-address-value, namespace: gateway-conformance-infra}\nspec:\n  gatewayClassName: conformance\n  addresses: [{type: IPAddress}]\n  listeners: [{name: http, port: 8080, protocol: HTTP}]\n";
+    let text = format!("{INFRA}\n---\n{yaml}");
+    let (cluster, diags) = kpv_core::model::parse(&text);
+    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    let prepared = kpv_core::http::prepare(&cluster);
+    let id = NamespacedName::new(NS, "gateway-without-address-value");
+    let g = match prepared.table.tables.get(&EntryPoint::Gateway(id.clone())) {
+        Some(Table::Gateway(g)) => g,
+        _ => panic!("no table"),
+    };
+    let c: Vec<_> = g.conditions.iter().map(|c| (c.kind, c.status)).collect();
+    assert_eq!(c, [("Accepted", "True"), ("Programmed", "True")]);
+    let proxy = prepared
+        .proxies
+        .iter()
+        .find(|p| p.entry == EntryPoint::Gateway(id.clone()))
+        .expect("a proxy");
+    assert!(proxy.address.is_some(), "an address is assigned");
+}
