@@ -652,3 +652,68 @@ fn gateway_optional_address_value() {
         .expect("a proxy");
     assert!(proxy.address.is_some(), "an address is assigned");
 }
+
+/// GatewayStaticAddresses (Extended), its three steps as three inputs: an
+/// address of an unsupported type makes the Gateway not Accepted
+/// (UnsupportedAddress); without it, an address the controller cannot give
+/// (outside its load-balancer range) leaves it Accepted but not Programmed
+/// (AddressNotUsable); with only a usable one, it is programmed and its
+/// proxy's load balancer has that address.
+#[test]
+fn gateway_static_addresses() {
+    let gw = |addresses: &str| {
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gateway-static-addresses, namespace: gateway-conformance-infra}}\nspec:\n  gatewayClassName: conformance\n  addresses: [{addresses}]\n  listeners: [{{name: http, port: 8080, protocol: HTTP}}]\n---\n{}", route("r", "gateway-static-addresses", "", "infra-backend-v1"))
+    };
+    let invalid = "{type: test/fake-invalid-type, value: \"fake address teehee!\"}";
+    let unusable = "{type: IPAddress, value: 192.0.2.77}";
+    let usable = "{type: IPAddress, value: 203.0.113.77}";
+    let name = "gateway-static-addresses";
+    let steps = [
+        (
+            format!("{invalid}, {unusable}, {usable}"),
+            ("Accepted", "False", "UnsupportedAddress"),
+            ("Programmed", "False", "Invalid"),
+        ),
+        (
+            format!("{unusable}, {usable}"),
+            ("Accepted", "True", "Accepted"),
+            ("Programmed", "False", "AddressNotUsable"),
+        ),
+        (
+            usable.to_string(),
+            ("Accepted", "True", "Accepted"),
+            ("Programmed", "True", "Programmed"),
+        ),
+    ];
+    for (addresses, accepted, programmed) in steps {
+        let yaml = gw(&addresses);
+        let rt = table(&yaml);
+        assert_eq!(
+            gateway_conditions(&rt, name),
+            [accepted, programmed],
+            "{addresses}"
+        );
+        let warned = kpv_core::http::status::diagnostics(&rt).iter().any(|d| {
+            d.field.as_deref() == Some("spec.addresses")
+                && (d.message.contains(accepted.2) || d.message.contains(programmed.2))
+        });
+        assert_eq!(warned, programmed.1 == "False", "{addresses}");
+        let d = decide(&yaml, name, &get("http://gw:8080/"), 1);
+        let served = programmed.1 == "True";
+        assert_eq!(d.status.is_some(), served, "{addresses}");
+        if served {
+            let text = format!("{INFRA}\n---\n{yaml}");
+            let (cluster, _) = kpv_core::model::parse(&text);
+            let prepared = kpv_core::http::prepare(&cluster);
+            let proxy = prepared
+                .proxies
+                .iter()
+                .find(|p| p.entry == EntryPoint::Gateway(NamespacedName::new(NS, name)))
+                .expect("a proxy");
+            assert_eq!(
+                proxy.address.map(|a| a.to_string()).as_deref(),
+                Some("203.0.113.77")
+            );
+        }
+    }
+}

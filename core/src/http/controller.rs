@@ -38,6 +38,14 @@ pub struct ProxyWorkload {
 /// addresses from (TEST-NET-3, as the presets' cloud load balancers use).
 const LB_RANGE: &str = "203.0.113.0/24";
 
+/// Can a controller give a Gateway this address it asks for in
+/// `spec.addresses`? Only one from the load-balancer range that no other
+/// object has.
+pub fn usable_static_address(cluster: &Cluster, ip: IpAddr) -> bool {
+    LB_RANGE.parse::<IpNet>().is_ok_and(|net| net.contains(&ip))
+        && !used_addrs(cluster).contains(&ip)
+}
+
 fn nth(net: &IpNet, n: u128) -> Option<IpAddr> {
     match net {
         IpNet::V4(v4) => {
@@ -265,7 +273,14 @@ fn synthesize(
         .or_else(|| "10.96.0.0/12".parse().ok())?;
     let cluster_ip = free_addr(&svc_cidr, &used, 200)?;
     let lb_net: IpNet = LB_RANGE.parse().ok()?;
-    let lb_ip = free_addr(&lb_net, &used, 100)?;
+    let requested = match table {
+        Table::Gateway(g) => g.static_address,
+        Table::Ingress(_) => None,
+    };
+    let lb_ip = match requested {
+        Some(ip) if !used.contains(&ip) => ip,
+        _ => free_addr(&lb_net, &used, 100)?,
+    };
     let used_node_ports: BTreeSet<u16> = cluster
         .services
         .iter()

@@ -354,11 +354,11 @@ pub(super) fn walk(
     chooser: &mut Chooser,
 ) -> Decision {
     let mut d = Decision::new(entry.clone(), req);
-    // A Gateway its controller does not accept is not programmed: nothing
-    // listens for it.
+    // A Gateway its controller does not program (not accepted, or without
+    // the address it asks for): nothing listens for it.
     if t.conditions
         .iter()
-        .any(|c| c.kind == "Accepted" && c.status == "False")
+        .any(|c| (c.kind == "Accepted" && c.status == "False") || c.reason == "AddressNotUsable")
     {
         d.reason = Reason::NoListener;
         return d;

@@ -157,6 +157,9 @@ pub struct GatewayTable {
     pub listeners: Vec<ListenerTable>,
     /// The Gateway's Accepted and Programmed conditions.
     pub conditions: Vec<status::Condition>,
+    /// The address `spec.addresses` asks for, when the controller can give
+    /// it (the proxy's load balancer then has it).
+    pub static_address: Option<std::net::IpAddr>,
     /// Envoy Gateway `routingType: Service`: to the ClusterIP.
     pub service_routing: bool,
 }
@@ -423,7 +426,38 @@ fn invalid_parameters(objects: &Objects, gw: &Gateway, imp: &Implementation) -> 
     }
 }
 
-fn compile_gateway(objects: &Objects, gw: &Gateway, statuses: &[ParentStatus]) -> GatewayTable {
+/// What `spec.addresses` asks of the controller: an address type it does
+/// not support (Accepted False, UnsupportedAddress), an address it cannot
+/// give (Programmed False, AddressNotUsable), or the address it gives.
+/// kpv's controllers take IP addresses from the load-balancer range; an
+/// entry without a value lets them choose.
+fn static_address(
+    gw: &Gateway,
+    cluster: &Cluster,
+) -> (Option<std::net::IpAddr>, Option<&'static str>) {
+    let mut chosen = None;
+    let mut problem = None;
+    for (ty, value) in &gw.addresses {
+        if ty != "IPAddress" {
+            return (None, Some("UnsupportedAddress"));
+        }
+        let Some(v) = value else { continue };
+        match v.parse::<std::net::IpAddr>() {
+            Ok(ip) if super::controller::usable_static_address(cluster, ip) => {
+                chosen = chosen.or(Some(ip));
+            }
+            _ => problem = Some("AddressNotUsable"),
+        }
+    }
+    (chosen, problem)
+}
+
+fn compile_gateway(
+    objects: &Objects,
+    cluster: &Cluster,
+    gw: &Gateway,
+    statuses: &[ParentStatus],
+) -> GatewayTable {
     let class = objects.gateway_classes.iter().find(|c| c.name == gw.class);
     let controller = class.map(|c| c.controller.clone()).unwrap_or_default();
     let implementation = Implementation::of(&controller);
@@ -478,15 +512,21 @@ fn compile_gateway(objects: &Objects, gw: &Gateway, statuses: &[ParentStatus]) -
     }
     let listener_status: Vec<status::ListenerStatus> =
         listeners.iter().map(|l| l.status.clone()).collect();
+    let (static_address, address_problem) = static_address(gw, cluster);
+    let mut conditions = status::gateway_conditions(
+        class.is_some(),
+        invalid_parameters(objects, gw, &implementation),
+        &listener_status,
+    );
+    if class.is_some() {
+        status::address_conditions(&mut conditions, address_problem);
+    }
     GatewayTable {
         gateway: gw.meta.id.clone(),
         class: gw.class.clone(),
         served: class.is_some(),
-        conditions: status::gateway_conditions(
-            class.is_some(),
-            invalid_parameters(objects, gw, &implementation),
-            &listener_status,
-        ),
+        conditions,
+        static_address,
         controller,
         implementation,
         listeners,
@@ -515,7 +555,7 @@ pub fn compile(objects: &Objects, cluster: &Cluster) -> RoutingTable {
     for gw in &objects.gateways {
         tables.insert(
             EntryPoint::Gateway(gw.meta.id.clone()),
-            Table::Gateway(compile_gateway(objects, gw, &route_status)),
+            Table::Gateway(compile_gateway(objects, cluster, gw, &route_status)),
         );
     }
     RoutingTable {

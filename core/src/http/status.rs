@@ -266,6 +266,27 @@ pub fn gateway_conditions(
     vec![gateway_accepted, programmed]
 }
 
+/// Fold what `spec.addresses` asks into a Gateway's conditions: an
+/// unsupported address type makes it not Accepted (UnsupportedAddress), an
+/// address the controller cannot give leaves it Accepted but not
+/// Programmed (AddressNotUsable).
+pub fn address_conditions(conditions: &mut [Condition], problem: Option<&'static str>) {
+    for c in conditions.iter_mut() {
+        match (c.kind, problem) {
+            ("Accepted", Some("UnsupportedAddress")) if c.status == "True" => {
+                *c = cond("Accepted", false, "UnsupportedAddress");
+            }
+            ("Programmed", Some("UnsupportedAddress")) if c.status == "True" => {
+                *c = cond("Programmed", false, "Invalid");
+            }
+            ("Programmed", Some("AddressNotUsable")) => {
+                *c = cond("Programmed", false, "AddressNotUsable");
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Is the listener willing to take an HTTPRoute from `ns`?
 fn allows(objects: &Objects, gw_ns: &str, l: &Listener, ns: &str) -> bool {
     let ns_ok = match &l.from {
@@ -437,12 +458,25 @@ pub fn diagnostics(rt: &super::RoutingTable) -> Vec<crate::diag::Diagnostic> {
     }
     for t in rt.tables.values() {
         if let super::model::Table::Gateway(g) = t {
-            if g.conditions.iter().any(|c| c.reason == "InvalidParameters") {
-                let mut d = Diagnostic::warning(
-                    "Accepted: False (InvalidParameters): the controller has no such parameters object, so it does not program this Gateway",
-                );
+            for c in g.conditions.iter().filter(|c| c.status == "False") {
+                let (why, field) = match c.reason {
+                    "InvalidParameters" => (
+                        "the controller has no such parameters object, so it does not program this Gateway",
+                        "spec.infrastructure.parametersRef",
+                    ),
+                    "UnsupportedAddress" => (
+                        "the controller takes only IPAddress addresses",
+                        "spec.addresses",
+                    ),
+                    "AddressNotUsable" => (
+                        "the controller cannot give this address (kpv's load balancers take theirs from 203.0.113.0/24, unused)",
+                        "spec.addresses",
+                    ),
+                    _ => continue,
+                };
+                let mut d = Diagnostic::warning(format!("{}: False ({}): {why}", c.kind, c.reason));
                 d.object = Some(format!("Gateway/{}", g.gateway));
-                d.field = Some("spec.infrastructure.parametersRef".into());
+                d.field = Some(field.into());
                 out.push(d);
             }
             for (i, l) in g.listeners.iter().enumerate() {

@@ -161,6 +161,9 @@ pub struct Gateway {
     /// `spec.infrastructure.parametersRef` (group, kind, name; in the
     /// Gateway's namespace).
     pub parameters_ref: Option<(String, String, String)>,
+    /// `spec.addresses` as (type, value): the type defaults to
+    /// `IPAddress`; the value may be left for the controller to choose.
+    pub addresses: Vec<(String, Option<String>)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

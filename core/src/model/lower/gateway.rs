@@ -158,11 +158,28 @@ pub(super) fn gateway(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<Gateway> {
             let get = |k: &str| p.get(k).and_then(Y::as_str).unwrap_or("").to_string();
             (get("group"), get("kind"), get("name"))
         });
+    let addresses = c
+        .seq(spec.and_then(|s| s.get("addresses")), "spec.addresses")
+        .iter()
+        .map(|a| {
+            (
+                a.get("type")
+                    .and_then(Y::as_str)
+                    .unwrap_or("IPAddress")
+                    .to_string(),
+                a.get("value")
+                    .and_then(Y::as_str)
+                    .filter(|v| !v.is_empty())
+                    .map(str::to_string),
+            )
+        })
+        .collect();
     Some(Gateway {
         meta,
         class,
         listeners,
         parameters_ref,
+        addresses,
     })
 }
 
