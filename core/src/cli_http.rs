@@ -329,6 +329,7 @@ fn reason_text(r: &http::walk::Reason) -> String {
         Misdirected => "the Host header belongs to another listener than the TLS server name's: 421 Misdirected Request".into(),
         NoMatchingRoute => "no route rule matched".into(),
         Redirect => "a RequestRedirect filter answered".into(),
+        CorsPreflight => "a CORS filter answered the preflight request from an allowed origin".into(),
         HttpsRedirect => "ingress-nginx redirects HTTP to HTTPS for a host listed under tls".into(),
         NoBackends => "the rule has no backends (or all weigh 0): 500".into(),
         InvalidBackend { reason } => format!("the chosen backendRef is invalid ({reason}): 500"),
@@ -462,6 +463,22 @@ pub fn render_text(
                 .unwrap_or_else(|| "-".into())
         );
     }
+    for m in &d.mirrors {
+        let _ = writeln!(
+            s,
+            "mirror: {}:{} {}",
+            m.service,
+            m.port,
+            match (m.sent, m.problem) {
+                (_, Some(p)) => format!("not sent ({p})"),
+                (true, None) => "sent a copy (its answer is dropped)".to_string(),
+                (false, None) => format!(
+                    "not sent this time ({} of {} requests are mirrored)",
+                    m.fraction.0, m.fraction.1
+                ),
+            }
+        );
+    }
     if d.status == Some(200) {
         let _ = writeln!(
             s,
@@ -535,6 +552,12 @@ pub fn to_json(j: &http::journey::Journey, backend: &[(String, String)]) -> serd
         })),
         "response": { "headers": d.map(|d| d.response_headers(backend)).unwrap_or_default() },
         "filters": d.map(|d| d.filters.clone()).unwrap_or_default(),
+        "mirrors": d.map(|d| d.mirrors.iter().map(|m| json!({
+            "backend": format!("{}:{}", m.service, m.port),
+            "fraction": [m.fraction.0, m.fraction.1],
+            "sent": m.sent,
+            "problem": m.problem,
+        })).collect::<Vec<_>>()).unwrap_or_default(),
         "compared": d.map(|d| d.compared.iter().map(|c| json!({
             "kind": c.route.kind, "name": c.route.name.to_string(), "rule": c.route.rule, "match": c.route.index, "matched": c.matched,
         })).collect::<Vec<_>>()).unwrap_or_default(),
@@ -606,7 +629,8 @@ pub fn run_routes(common: &Common, texts: &[String], files: &[String]) -> Output
 }
 
 /// `kpv check --format json`: diagnostics, each HTTPRoute's conditions per
-/// parent, each listener's attached routes, each Ingress's address.
+/// parent, each Gateway's conditions, each listener's attached routes,
+/// supportedKinds and conditions, each Ingress's address.
 #[cfg(feature = "json")]
 pub fn check_json(texts: &[String], files: &[String]) -> Output {
     use serde_json::json;
@@ -639,6 +663,8 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
                     "attached_routes": l.attached_routes,
                     "conflicted": l.conflicted,
                     "resolved_refs": l.certificate_problem.unwrap_or("ResolvedRefs"),
+                    "supported_kinds": l.status.supported_kinds,
+                    "conditions": l.status.conditions,
                 }));
             }
         }
@@ -684,6 +710,10 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
                 .find(|p| p.entry == EntryPoint::Gateway(g.meta.id.clone()))
                 .and_then(|p| p.address)
                 .map(|a| a.to_string()),
+            "conditions": match rt.tables.get(&EntryPoint::Gateway(g.meta.id.clone())) {
+                Some(http::model::Table::Gateway(t)) => t.conditions.clone(),
+                _ => Vec::new(),
+            },
         })).collect::<Vec<_>>(),
         "controllers": proxies.iter().map(|p| json!({
             "entry": p.entry.to_string(),

@@ -464,7 +464,14 @@ fn status_conditions_are_reported_as_warnings_and_gateways_have_addresses() {
     let v = json(&kpv(&[GW], &["check", "--format", "json"]));
     assert_eq!(
         v["gateways"][0],
-        serde_json::json!({"name": "default/web", "address": "203.0.113.30"})
+        serde_json::json!({
+            "name": "default/web",
+            "address": "203.0.113.30",
+            "conditions": [
+                {"type": "Accepted", "status": "True", "reason": "Accepted"},
+                {"type": "Programmed", "status": "True", "reason": "Programmed"},
+            ],
+        })
     );
 }
 
@@ -603,4 +610,87 @@ fn a_nodeport_controller_is_reached_on_a_nodes_port() {
         .cloned()
         .unwrap_or_default();
     assert_eq!(send["before"]["dst"], "192.168.49.11:30443");
+}
+
+/// A RequestMirror filter: `kpv http` says whether this request's copy is
+/// sent (the share drawn from the seed), in text and JSON, and `kpv routes`
+/// shows the filter with its share; the client's answer is the backend's.
+#[test]
+fn kpv_http_reports_request_mirrors() {
+    let yaml = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web}
+spec: {gatewayClassName: eg, listeners: [{name: http, port: 80, protocol: HTTP}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: web}]
+  rules:
+    - matches: [{path: {type: PathPrefix, value: /half}}]
+      filters: [{type: RequestMirror, requestMirror: {backendRef: {name: shadow, port: 80}, percent: 50}}]
+      backendRefs: [{name: app, port: 80}]
+    - filters: [{type: RequestMirror, requestMirror: {backendRef: {name: shadow, port: 80}}}]
+      backendRefs: [{name: app, port: 80}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app}
+spec: {replicas: 1, selector: {matchLabels: {app: app}}, template: {metadata: {labels: {app: app}}, spec: {containers: [{name: c, ports: [{containerPort: 8080}]}]}}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: app}
+spec: {selector: {app: app}, ports: [{port: 80, targetPort: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: shadow}
+spec: {selector: {app: app}, ports: [{port: 80, targetPort: 8080}]}
+"#;
+    let texts = vec![yaml.to_string()];
+    let o = kpv_texts(&texts, &["m.yaml"], &["http", "http://web.example/all"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout
+            .contains("mirror: default/shadow:80 sent a copy (its answer is dropped)"),
+        "{}",
+        o.stdout
+    );
+    let mut sent = Vec::new();
+    for seed in ["1", "2", "3", "4", "5", "6", "7", "8"] {
+        let o = kpv_texts(
+            &texts,
+            &["m.yaml"],
+            &[
+                "http",
+                "http://web.example/half",
+                "--seed",
+                seed,
+                "--format",
+                "json",
+            ],
+        );
+        let v = json(&o);
+        assert_eq!(v["status"], 200);
+        assert_eq!(v["backend"], "default/app:80");
+        assert_eq!(v["mirrors"][0]["backend"], "default/shadow:80");
+        assert_eq!(v["mirrors"][0]["fraction"], serde_json::json!([50, 100]));
+        sent.push(v["mirrors"][0]["sent"] == true);
+    }
+    assert!(sent.contains(&true) && sent.contains(&false), "{sent:?}");
+    let o = kpv_texts(&texts, &["m.yaml"], &["routes"]);
+    assert!(
+        o.stdout
+            .contains("RequestMirror to shadow:80 (50/100 of requests)"),
+        "{}",
+        o.stdout
+    );
 }

@@ -447,7 +447,22 @@ spec:
             (get("http://very.specific.com/s4"), Status(404)),
             (get("http://specific.but.wrong.com/s5"), Status(404)),
             (get("http://wildcard.io/s5"), Status(404)),
+            (
+                get("http://foo.wildcard.io/non-matching-prefix"),
+                Status(404),
+            ),
+            (
+                get("http://foo.anotherwildcard.io/non-matching-prefix"),
+                Status(404),
+            ),
         ],
+    );
+    // Only accepted routes count: two on the specific listener, one on each
+    // wildcard; the route intersecting no listener is counted nowhere.
+    assert_eq!(attached(yaml, g), [2, 1, 1]);
+    assert_eq!(
+        conditions(yaml, "no-intersecting-hosts")[0],
+        ("Accepted", "False", "NoMatchingListenerHostname")
     );
 }
 

@@ -308,9 +308,10 @@ spec:
         - {name: infra-backend-v2, port: 8080, weight: 30}
         - {name: infra-backend-v3, port: 8080, weight: 0}
 "#;
+    let f = Fixture::new(yaml);
     let mut counts = std::collections::BTreeMap::new();
     for seed in 0..1000 {
-        let d = decide(yaml, "same-namespace", &get("http://gw/"), seed);
+        let d = f.decide("same-namespace", &get("http://gw/"), seed);
         let name = d.backend.map(|b| b.service.name).unwrap_or_default();
         *counts.entry(name).or_insert(0) += 1;
     }

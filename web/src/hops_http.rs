@@ -44,6 +44,7 @@ pub fn reason_key(r: &Reason) -> &'static str {
         Reason::Misdirected => "http.reason.misdirected",
         Reason::NoMatchingRoute => "http.reason.no-matching-route",
         Reason::Redirect => "http.reason.redirect",
+        Reason::CorsPreflight => "http.reason.cors-preflight",
         Reason::HttpsRedirect => "http.reason.https-redirect",
         Reason::NoBackends => "http.reason.no-backends",
         Reason::InvalidBackend { .. } => "http.reason.invalid-backend",

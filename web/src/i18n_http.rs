@@ -53,6 +53,7 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("http.reason.misdirected", "the Host belongs to another listener", "Host가 다른 리스너에 속함"),
     ("http.reason.no-matching-route", "no route rule matches", "일치하는 라우트 규칙 없음"),
     ("http.reason.redirect", "a RequestRedirect filter", "RequestRedirect 필터"),
+    ("http.reason.cors-preflight", "a CORS filter answers the preflight", "CORS 필터가 사전 요청(preflight)에 응답함"),
     ("http.reason.https-redirect", "HTTP to a TLS host goes to HTTPS", "TLS 호스트로 가는 HTTP는 HTTPS로 보냄"),
     ("http.reason.no-backends", "the rule has no backends", "규칙에 백엔드 없음"),
     ("http.reason.invalid-backend", "the backend reference is invalid", "백엔드 참조가 잘못됨"),

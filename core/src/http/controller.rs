@@ -38,6 +38,14 @@ pub struct ProxyWorkload {
 /// addresses from (TEST-NET-3, as the presets' cloud load balancers use).
 const LB_RANGE: &str = "203.0.113.0/24";
 
+/// Can a controller give a Gateway this address it asks for in
+/// `spec.addresses`? Only one from the load-balancer range that no other
+/// object has.
+pub fn usable_static_address(cluster: &Cluster, ip: IpAddr) -> bool {
+    LB_RANGE.parse::<IpNet>().is_ok_and(|net| net.contains(&ip))
+        && !used_addrs(cluster).contains(&ip)
+}
+
 fn nth(net: &IpNet, n: u128) -> Option<IpAddr> {
     match net {
         IpNet::V4(v4) => {
@@ -166,6 +174,23 @@ fn found(cluster: &Cluster, rt: &RoutingTable, entry: &EntryPoint) -> Option<Pro
     None
 }
 
+/// A Service name must be a DNS label (at most 63 characters). When
+/// `prefix` + `base` is longer, it is cut as Envoy Gateway cuts its
+/// proxies' names: `prefix`, the first 48 characters of `base` (without a
+/// trailing `-`), `-`, and the first 8 hex digits of sha256 of `key`; for a
+/// Gateway that is exactly Envoy Gateway's name (`envoy-`, `NS-NAME`,
+/// `NS/NAME`), and distinct long names stay distinct.
+fn fit_service_name(prefix: &str, base: &str, key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    if prefix.len() + base.len() <= 63 {
+        return format!("{prefix}{base}");
+    }
+    let cut = base.get(..48).unwrap_or(base).trim_end_matches('-');
+    let digest = Sha256::digest(key.as_bytes());
+    let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    format!("{prefix}{cut}-{hex}")
+}
+
 fn synthesize(
     cluster: &mut Cluster,
     rt: &RoutingTable,
@@ -196,7 +221,11 @@ fn synthesize(
             Implementation::EnvoyGateway => (
                 g.implementation.clone(),
                 "envoy-gateway-system".into(),
-                format!("envoy-{}-{}", id.namespace, id.name),
+                fit_service_name(
+                    "envoy-",
+                    &format!("{}-{}", id.namespace, id.name),
+                    &format!("{}/{}", id.namespace, id.name),
+                ),
             ),
             _ => (
                 g.implementation.clone(),
@@ -206,6 +235,7 @@ fn synthesize(
         },
         _ => return None,
     };
+    let name = fit_service_name("", &name, &entry.to_string());
     // Already added (a cluster prepared before): the same workload again,
     // so preparing twice changes nothing.
     let svc_id = NamespacedName::new(ns.clone(), name.clone());
@@ -243,7 +273,14 @@ fn synthesize(
         .or_else(|| "10.96.0.0/12".parse().ok())?;
     let cluster_ip = free_addr(&svc_cidr, &used, 200)?;
     let lb_net: IpNet = LB_RANGE.parse().ok()?;
-    let lb_ip = free_addr(&lb_net, &used, 100)?;
+    let requested = match table {
+        Table::Gateway(g) => g.static_address,
+        Table::Ingress(_) => None,
+    };
+    let lb_ip = match requested {
+        Some(ip) if !used.contains(&ip) => ip,
+        _ => free_addr(&lb_net, &used, 100)?,
+    };
     let used_node_ports: BTreeSet<u16> = cluster
         .services
         .iter()

@@ -11,12 +11,13 @@ use super::matching::{gateway_host_matches, prefix_matches, replace_prefix};
 use super::model::{
     CompiledMatch, EntryPoint, GatewayTable, ListenerTable, RoutingTable, ServiceTarget,
 };
+use super::objects::Objects;
 use super::objects::{
-    Filter, HeaderModifier, ListenerProtocol, PathMatch, PathModifier, RouteMatch,
+    Cors, Filter, HeaderModifier, ListenerProtocol, PathMatch, PathModifier, RouteMatch,
 };
-use super::status::backend_problem;
+use super::status::{backend_problem, mirror_ref};
 use super::walk::{
-    BackendView, Compared, Decision, HttpRequest, Reason, Redirect, RouteRef, Scheme,
+    BackendView, Compared, Decision, HttpRequest, Mirror, Reason, Redirect, RouteRef, Scheme,
 };
 use crate::choose::Chooser;
 use crate::model::{NamespacedName, PortRef};
@@ -118,14 +119,101 @@ fn new_path(path: &str, m: &RouteMatch, modifier: &PathModifier) -> String {
     }
 }
 
-/// Apply filters; `Some` when a redirect answers the request.
+/// Does a CORS `allowOrigins` entry admit `origin`? `*` admits any;
+/// `scheme://*.domain` any host under the domain (one or more labels); any
+/// other entry only itself (scheme and host compared case-insensitively).
+pub fn cors_origin_allowed(patterns: &[String], origin: &str) -> bool {
+    let origin = origin.to_ascii_lowercase();
+    patterns.iter().any(|p| {
+        let p = p.to_ascii_lowercase();
+        if p == "*" {
+            return true;
+        }
+        match p.split_once("://*.") {
+            Some((scheme, domain)) => {
+                origin
+                    .strip_prefix(&format!("{scheme}://"))
+                    .is_some_and(|rest| {
+                        rest.strip_suffix(domain)
+                            .is_some_and(|left| left.len() > 1 && left.ends_with('.'))
+                    })
+            }
+            None => p == origin,
+        }
+    })
+}
+
+/// The request's first value of header `name` (lower case).
+fn header<'r>(req: &'r HttpRequest, name: &str) -> Option<&'r str> {
+    req.headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// The CORS headers for a request from an allowed `origin`: a preflight's
+/// full answer, or what an actual request's answer gains. The origin is
+/// always echoed (valid for `*` too); `*` among methods or headers echoes
+/// what the preflight asks for.
+fn cors_headers(c: &Cors, origin: &str, req: &HttpRequest, preflight: bool) -> HeaderModifier {
+    let mut set = vec![(
+        "access-control-allow-origin".to_string(),
+        origin.to_string(),
+    )];
+    if c.allow_credentials {
+        set.push(("access-control-allow-credentials".into(), "true".into()));
+    }
+    if !c.expose_headers.is_empty() {
+        set.push((
+            "access-control-expose-headers".into(),
+            c.expose_headers.join(", "),
+        ));
+    }
+    if preflight {
+        let echo = |list: &[String], asked: Option<&str>| -> Option<String> {
+            if list.iter().any(|x| x == "*") {
+                asked.map(str::to_string)
+            } else if list.is_empty() {
+                None
+            } else {
+                Some(list.join(", "))
+            }
+        };
+        if let Some(m) = echo(
+            &c.allow_methods,
+            header(req, "access-control-request-method"),
+        ) {
+            set.push(("access-control-allow-methods".into(), m));
+        }
+        if let Some(h) = echo(
+            &c.allow_headers,
+            header(req, "access-control-request-headers"),
+        ) {
+            set.push(("access-control-allow-headers".into(), h));
+        }
+        set.push(("access-control-max-age".into(), c.max_age.to_string()));
+    }
+    HeaderModifier {
+        set,
+        ..HeaderModifier::default()
+    }
+}
+
+/// A filter that answers the request itself.
+enum Early {
+    Redirect(Redirect),
+    CorsPreflight,
+}
+
+/// Apply filters; `Some` when a redirect or a CORS preflight answers the
+/// request.
 fn apply(
     d: &mut Decision,
     filters: &[Filter],
     m: &RouteMatch,
     req: &HttpRequest,
     listener_port: u16,
-) -> Option<Redirect> {
+) -> Option<Early> {
     for f in filters {
         match f {
             Filter::RequestHeaderModifier(x) => {
@@ -174,15 +262,87 @@ fn apply(
                 } else {
                     format!("{sch}://{host}:{port}{p}{q}")
                 };
-                return Some(Redirect {
+                return Some(Early::Redirect(Redirect {
                     status: *status,
                     location,
-                });
+                }));
             }
+            Filter::Cors(c) => {
+                d.filters.push("CORS");
+                let Some(origin) = header(req, "origin") else {
+                    continue;
+                };
+                if !cors_origin_allowed(&c.allow_origins, origin) {
+                    continue;
+                }
+                let preflight = req.method == "OPTIONS"
+                    && header(req, "access-control-request-method").is_some();
+                d.response_modifiers
+                    .push(cors_headers(c, origin, req, preflight));
+                if preflight {
+                    return Some(Early::CorsPreflight);
+                }
+            }
+            Filter::RequestMirror { .. } => d.filters.push("RequestMirror"),
             Filter::Other(_) => {}
         }
     }
     None
+}
+
+/// End with a filter's own answer.
+fn answer_early(mut d: Decision, early: Early) -> Decision {
+    match early {
+        Early::Redirect(redirect) => {
+            let status = redirect.status;
+            d.redirect = Some(redirect);
+            d.answer(status, Reason::Redirect)
+        }
+        Early::CorsPreflight => d.answer(200, Reason::CorsPreflight),
+    }
+}
+
+/// The RequestMirror filters' copies: each resolved as a backendRef is
+/// (an invalid one sends nothing), and a partial share drawn from the
+/// seed after the backend's own pick (so mirrors never change which
+/// backend a seed chooses).
+fn mirrors<'f>(
+    objects: &Objects,
+    exists: &dyn Fn(&NamespacedName, u16) -> bool,
+    ns: &str,
+    filters: impl Iterator<Item = &'f Filter>,
+    chooser: &mut Chooser,
+) -> Vec<Mirror> {
+    let mut out = Vec::new();
+    for f in filters {
+        let (
+            Some(b),
+            Filter::RequestMirror {
+                numerator,
+                denominator,
+                ..
+            },
+        ) = (mirror_ref(f), f)
+        else {
+            continue;
+        };
+        let problem = backend_problem(objects, exists, ns, &b);
+        let share = problem.is_none() && *numerator > 0;
+        let sent = share
+            && (numerator >= denominator
+                || (chooser.below(*denominator as usize) as u32) < *numerator);
+        out.push(Mirror {
+            service: NamespacedName::new(
+                b.target.namespace.clone().unwrap_or_else(|| ns.to_string()),
+                b.target.name.clone(),
+            ),
+            port: b.port.unwrap_or(0),
+            fraction: (*numerator, *denominator),
+            sent,
+            problem,
+        });
+    }
+    out
 }
 
 pub(super) fn walk(
@@ -194,6 +354,15 @@ pub(super) fn walk(
     chooser: &mut Chooser,
 ) -> Decision {
     let mut d = Decision::new(entry.clone(), req);
+    // A Gateway its controller does not program (not accepted, or without
+    // the address it asks for): nothing listens for it.
+    if t.conditions
+        .iter()
+        .any(|c| (c.kind == "Accepted" && c.status == "False") || c.reason == "AddressNotUsable")
+    {
+        d.reason = Reason::NoListener;
+        return d;
+    }
     let want = match req.scheme {
         Scheme::Http => ListenerProtocol::Http,
         Scheme::Https => ListenerProtocol::Https,
@@ -273,10 +442,8 @@ pub(super) fn walk(
     let Some(rule) = r.rules.get(m.rule) else {
         return d.answer(500, Reason::NoBackends);
     };
-    if let Some(redirect) = apply(&mut d, &rule.filters, &m.matching, req, l.listener.port) {
-        let status = redirect.status;
-        d.redirect = Some(redirect);
-        return d.answer(status, Reason::Redirect);
+    if let Some(early) = apply(&mut d, &rule.filters, &m.matching, req, l.listener.port) {
+        return answer_early(d, early);
     }
     let total: u32 = rule.backends.iter().map(|b| b.weight).sum();
     if total == 0 {
@@ -299,11 +466,16 @@ pub(super) fn walk(
     if let Some(problem) = backend_problem(&table.objects, &exists, ns, b) {
         return d.answer(500, Reason::InvalidBackend { reason: problem });
     }
-    if let Some(redirect) = apply(&mut d, &b.filters, &m.matching, req, l.listener.port) {
-        let status = redirect.status;
-        d.redirect = Some(redirect);
-        return d.answer(status, Reason::Redirect);
+    if let Some(early) = apply(&mut d, &b.filters, &m.matching, req, l.listener.port) {
+        return answer_early(d, early);
     }
+    d.mirrors = mirrors(
+        &table.objects,
+        &exists,
+        ns,
+        rule.filters.iter().chain(&b.filters),
+        chooser,
+    );
     let target = ServiceTarget {
         service: NamespacedName::new(
             b.target.namespace.clone().unwrap_or_else(|| ns.clone()),

@@ -138,6 +138,8 @@ pub struct ListenerTable {
     /// (Conflicted: HostnameConflict); a conflicted listener is not
     /// programmed, so no request reaches it.
     pub conflicted: bool,
+    /// The listener's status: supportedKinds and conditions.
+    pub status: status::ListenerStatus,
     /// Sorted by the API's precedence except the hostname's (which depends
     /// on the request's host and is applied first by the walk).
     pub matches: Vec<CompiledMatch>,
@@ -153,6 +155,11 @@ pub struct GatewayTable {
     pub controller: String,
     pub implementation: Implementation,
     pub listeners: Vec<ListenerTable>,
+    /// The Gateway's Accepted and Programmed conditions.
+    pub conditions: Vec<status::Condition>,
+    /// The address `spec.addresses` asks for, when the controller can give
+    /// it (the proxy's load balancer then has it).
+    pub static_address: Option<std::net::IpAddr>,
     /// Envoy Gateway `routingType: Service`: to the ClusterIP.
     pub service_routing: bool,
 }
@@ -398,7 +405,59 @@ fn match_key(r: &HttpRoute, m: &CompiledMatch) -> MatchKey {
     )
 }
 
-fn compile_gateway(objects: &Objects, gw: &Gateway, statuses: &[ParentStatus]) -> GatewayTable {
+/// Does the Gateway's `infrastructure.parametersRef` name something its
+/// controller cannot use? Envoy Gateway takes an `EnvoyProxy` of its own
+/// namespace; what another controller takes kpv does not know, so it does
+/// not judge.
+fn invalid_parameters(objects: &Objects, gw: &Gateway, imp: &Implementation) -> bool {
+    let Some((group, kind, name)) = &gw.parameters_ref else {
+        return false;
+    };
+    match imp {
+        Implementation::EnvoyGateway => {
+            !(group == "gateway.envoyproxy.io"
+                && kind == "EnvoyProxy"
+                && objects.envoy_proxies.contains(&NamespacedName::new(
+                    gw.meta.id.namespace.clone(),
+                    name.clone(),
+                )))
+        }
+        _ => false,
+    }
+}
+
+/// What `spec.addresses` asks of the controller: an address type it does
+/// not support (Accepted False, UnsupportedAddress), an address it cannot
+/// give (Programmed False, AddressNotUsable), or the address it gives.
+/// kpv's controllers take IP addresses from the load-balancer range; an
+/// entry without a value lets them choose.
+fn static_address(
+    gw: &Gateway,
+    cluster: &Cluster,
+) -> (Option<std::net::IpAddr>, Option<&'static str>) {
+    let mut chosen = None;
+    let mut problem = None;
+    for (ty, value) in &gw.addresses {
+        if ty != "IPAddress" {
+            return (None, Some("UnsupportedAddress"));
+        }
+        let Some(v) = value else { continue };
+        match v.parse::<std::net::IpAddr>() {
+            Ok(ip) if super::controller::usable_static_address(cluster, ip) => {
+                chosen = chosen.or(Some(ip));
+            }
+            _ => problem = Some("AddressNotUsable"),
+        }
+    }
+    (chosen, problem)
+}
+
+fn compile_gateway(
+    objects: &Objects,
+    cluster: &Cluster,
+    gw: &Gateway,
+    statuses: &[ParentStatus],
+) -> GatewayTable {
     let class = objects.gateway_classes.iter().find(|c| c.name == gw.class);
     let controller = class.map(|c| c.controller.clone()).unwrap_or_default();
     let implementation = Implementation::of(&controller);
@@ -438,21 +497,36 @@ fn compile_gateway(objects: &Objects, gw: &Gateway, statuses: &[ParentStatus]) -
             }
         }
         crate::order::sort_by_key(&mut keyed, |(k, _)| k.clone());
+        let conflicted = gw.listeners.iter().enumerate().any(|(j, o)| {
+            j != li && o.port == l.port && o.protocol == l.protocol && o.hostname == l.hostname
+        });
         listeners.push(ListenerTable {
             listener: l.clone(),
             certificate,
             certificate_problem,
             attached_routes: status::attached_routes(statuses, &gw.meta.id, li),
-            conflicted: gw.listeners.iter().enumerate().any(|(j, o)| {
-                j != li && o.port == l.port && o.protocol == l.protocol && o.hostname == l.hostname
-            }),
+            conflicted,
+            status: status::listener_status(l, conflicted, certificate_problem),
             matches: keyed.into_iter().map(|(_, m)| m).collect(),
         });
+    }
+    let listener_status: Vec<status::ListenerStatus> =
+        listeners.iter().map(|l| l.status.clone()).collect();
+    let (static_address, address_problem) = static_address(gw, cluster);
+    let mut conditions = status::gateway_conditions(
+        class.is_some(),
+        invalid_parameters(objects, gw, &implementation),
+        &listener_status,
+    );
+    if class.is_some() {
+        status::address_conditions(&mut conditions, address_problem);
     }
     GatewayTable {
         gateway: gw.meta.id.clone(),
         class: gw.class.clone(),
         served: class.is_some(),
+        conditions,
+        static_address,
         controller,
         implementation,
         listeners,
@@ -481,7 +555,7 @@ pub fn compile(objects: &Objects, cluster: &Cluster) -> RoutingTable {
     for gw in &objects.gateways {
         tables.insert(
             EntryPoint::Gateway(gw.meta.id.clone()),
-            Table::Gateway(compile_gateway(objects, gw, &route_status)),
+            Table::Gateway(compile_gateway(objects, cluster, gw, &route_status)),
         );
     }
     RoutingTable {

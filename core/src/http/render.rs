@@ -58,6 +58,25 @@ pub fn filter_text(f: &Filter) -> String {
             s
         }
         Filter::UrlRewrite { .. } => "URLRewrite".into(),
+        Filter::RequestMirror {
+            target,
+            port,
+            numerator,
+            denominator,
+        } => {
+            let mut s = match &target.namespace {
+                Some(ns) => format!("RequestMirror to {ns}/{}", target.name),
+                None => format!("RequestMirror to {}", target.name),
+            };
+            if let Some(p) = port {
+                let _ = write!(s, ":{p}");
+            }
+            if numerator < denominator {
+                let _ = write!(s, " ({numerator}/{denominator} of requests)");
+            }
+            s
+        }
+        Filter::Cors(c) => format!("CORS from {}", c.allow_origins.join(" ")),
         Filter::Other(x) => x.clone(),
     }
 }

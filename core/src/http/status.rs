@@ -38,9 +38,50 @@ pub struct ParentStatus {
     /// The parentRef's index in the route (for the diagnostic's field).
     #[serde(skip)]
     pub parent_index: usize,
-    /// The first backendRef that does not resolve: (rule, backendRef).
+    /// The field of the first backendRef that does not resolve.
     #[serde(skip)]
-    pub unresolved: Option<(usize, usize)>,
+    pub unresolved: Option<String>,
+}
+
+/// A RequestMirror filter's backend, as a backendRef (weight 1, no
+/// filters), if `f` is one.
+pub fn mirror_ref(f: &Filter) -> Option<BackendRef> {
+    match f {
+        Filter::RequestMirror { target, port, .. } => Some(BackendRef {
+            target: target.clone(),
+            port: *port,
+            weight: 1,
+            filters: Vec::new(),
+        }),
+        _ => None,
+    }
+}
+
+/// Every object reference a route's rules make, with its field: the
+/// backendRefs and the RequestMirror filters' backendRefs (rule-level and
+/// per-backendRef), in rule order. All of them decide ResolvedRefs.
+fn route_refs(r: &HttpRoute) -> Vec<(String, BackendRef)> {
+    let mut out = Vec::new();
+    let mirrors = |filters: &[Filter], at: &str, out: &mut Vec<(String, BackendRef)>| {
+        for (k, f) in filters.iter().enumerate() {
+            if let Some(b) = mirror_ref(f) {
+                out.push((
+                    format!("{at}.filters[{k}].requestMirror.backendRef.name"),
+                    b,
+                ));
+            }
+        }
+    };
+    for (i, rule) in r.rules.iter().enumerate() {
+        let at = format!("spec.rules[{i}]");
+        mirrors(&rule.filters, &at, &mut out);
+        for (j, b) in rule.backends.iter().enumerate() {
+            let bat = format!("{at}.backendRefs[{j}]");
+            out.push((format!("{bat}.name"), b.clone()));
+            mirrors(&b.filters, &bat, &mut out);
+        }
+    }
+    out
 }
 
 /// Why a backendRef cannot be used (ResolvedRefs False), if it cannot.
@@ -78,6 +119,174 @@ pub fn granted(objects: &Objects, from_ns: &str, to_ns: &str, name: &str) -> boo
     })
 }
 
+const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
+
+/// The route kinds a listener's protocol carries (`None`: a protocol the
+/// Gateway API does not define, so the listener is not accepted).
+fn protocol_kinds(p: &ListenerProtocol) -> Option<&'static [&'static str]> {
+    match p {
+        ListenerProtocol::Http | ListenerProtocol::Https => Some(&["HTTPRoute", "GRPCRoute"]),
+        ListenerProtocol::Other(x) => match x.as_str() {
+            "TLS" => Some(&["TLSRoute"]),
+            "TCP" => Some(&["TCPRoute"]),
+            "UDP" => Some(&["UDPRoute"]),
+            _ => None,
+        },
+    }
+}
+
+/// The listener's `supportedKinds` (each in the Gateway API group): the
+/// protocol's kinds, or those of `allowedRoutes.kinds` the protocol
+/// carries; and whether `allowedRoutes.kinds` named any other
+/// (ResolvedRefs False, InvalidRouteKinds).
+pub fn supported_kinds(l: &Listener) -> (Vec<&'static str>, bool) {
+    let carried = protocol_kinds(&l.protocol).unwrap_or(&[]);
+    if l.kinds.is_empty() {
+        return (carried.to_vec(), false);
+    }
+    let mut out = Vec::new();
+    let mut invalid = false;
+    for (g, k) in &l.kinds {
+        match carried.iter().find(|c| **c == k.as_str()) {
+            Some(c) if g == GATEWAY_GROUP => {
+                if !out.contains(c) {
+                    out.push(*c);
+                }
+            }
+            _ => invalid = true,
+        }
+    }
+    (out, invalid)
+}
+
+/// A listener's status as the controller writes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ListenerStatus {
+    pub supported_kinds: Vec<&'static str>,
+    /// Accepted, Conflicted, ResolvedRefs, Programmed.
+    pub conditions: Vec<Condition>,
+}
+
+impl ListenerStatus {
+    /// Is the listener programmed (does it take traffic)?
+    pub fn programmed(&self) -> bool {
+        self.conditions
+            .iter()
+            .any(|c| c.kind == "Programmed" && c.status == "True")
+    }
+}
+
+/// A listener's conditions with the API's reasons: Accepted (False:
+/// UnsupportedProtocol), Conflicted (True: HostnameConflict), ResolvedRefs
+/// (False: the certificate's reason, else InvalidRouteKinds), Programmed
+/// (False, Invalid, unless accepted, unconflicted and the certificate
+/// resolves).
+pub fn listener_status(
+    l: &Listener,
+    conflicted: bool,
+    certificate_problem: Option<&'static str>,
+) -> ListenerStatus {
+    let (supported_kinds, invalid_kinds) = supported_kinds(l);
+    let accepted = protocol_kinds(&l.protocol).is_some();
+    let resolved = match (certificate_problem, invalid_kinds) {
+        (Some(p), _) => cond("ResolvedRefs", false, p),
+        (None, true) => cond("ResolvedRefs", false, "InvalidRouteKinds"),
+        (None, false) => cond("ResolvedRefs", true, "ResolvedRefs"),
+    };
+    let programmed = accepted && !conflicted && certificate_problem.is_none();
+    ListenerStatus {
+        supported_kinds,
+        conditions: vec![
+            if accepted {
+                cond("Accepted", true, "Accepted")
+            } else {
+                cond("Accepted", false, "UnsupportedProtocol")
+            },
+            Condition {
+                kind: "Conflicted",
+                status: if conflicted { "True" } else { "False" },
+                reason: if conflicted {
+                    "HostnameConflict"
+                } else {
+                    "NoConflicts"
+                },
+            },
+            resolved,
+            if programmed {
+                cond("Programmed", true, "Programmed")
+            } else {
+                cond("Programmed", false, "Invalid")
+            },
+        ],
+    }
+}
+
+/// A Gateway's own conditions: without its GatewayClass no controller
+/// writes any (the API's defaults, Unknown and Pending, stay); with an
+/// `infrastructure.parametersRef` the controller cannot use, Accepted
+/// False (InvalidParameters) and not Programmed; else Accepted (True, or
+/// True/False with ListenersNotValid when some/all listeners are not
+/// accepted) and Programmed (True when any listener is).
+pub fn gateway_conditions(
+    served: bool,
+    invalid_parameters: bool,
+    listeners: &[ListenerStatus],
+) -> Vec<Condition> {
+    if !served {
+        return ["Accepted", "Programmed"]
+            .map(|kind| Condition {
+                kind,
+                status: "Unknown",
+                reason: "Pending",
+            })
+            .to_vec();
+    }
+    let accepted = |s: &ListenerStatus| {
+        s.conditions
+            .iter()
+            .any(|c| c.kind == "Accepted" && c.status == "True")
+    };
+    if invalid_parameters {
+        return vec![
+            cond("Accepted", false, "InvalidParameters"),
+            cond("Programmed", false, "Invalid"),
+        ];
+    }
+    let valid = listeners.iter().filter(|s| accepted(s)).count();
+    let gateway_accepted = if valid == listeners.len() {
+        cond("Accepted", true, "Accepted")
+    } else {
+        cond("Accepted", valid > 0, "ListenersNotValid")
+    };
+    let programmed = if listeners.iter().any(ListenerStatus::programmed) {
+        cond("Programmed", true, "Programmed")
+    } else {
+        cond("Programmed", false, "Invalid")
+    };
+    vec![gateway_accepted, programmed]
+}
+
+/// Fold what `spec.addresses` asks into a Gateway's conditions: an
+/// unsupported address type makes it not Accepted (UnsupportedAddress), an
+/// address the controller cannot give leaves it Accepted but not
+/// Programmed (AddressNotUsable).
+pub fn address_conditions(conditions: &mut [Condition], problem: Option<&'static str>) {
+    for c in conditions.iter_mut() {
+        match (c.kind, problem) {
+            ("Accepted", Some("UnsupportedAddress")) if c.status == "True" => {
+                *c = cond("Accepted", false, "UnsupportedAddress");
+            }
+            ("Programmed", Some("UnsupportedAddress")) if c.status == "True" => {
+                *c = cond("Programmed", false, "Invalid");
+            }
+            ("Programmed", Some("AddressNotUsable")) => {
+                *c = cond("Programmed", false, "AddressNotUsable");
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Is the listener willing to take an HTTPRoute from `ns`?
 fn allows(objects: &Objects, gw_ns: &str, l: &Listener, ns: &str) -> bool {
     let ns_ok = match &l.from {
@@ -85,14 +294,7 @@ fn allows(objects: &Objects, gw_ns: &str, l: &Listener, ns: &str) -> bool {
         FromNamespaces::All => true,
         FromNamespaces::Selector(sel) => sel.matches(&objects.namespace_labels(ns)),
     };
-    let kind_ok = if l.kinds.is_empty() {
-        matches!(l.protocol, ListenerProtocol::Http | ListenerProtocol::Https)
-    } else {
-        l.kinds
-            .iter()
-            .any(|(g, k)| g == "gateway.networking.k8s.io" && k == "HTTPRoute")
-    };
-    ns_ok && kind_ok
+    ns_ok && supported_kinds(l).0.contains(&"HTTPRoute")
 }
 
 /// Every HTTPRoute parentRef's status, in route then parentRef order.
@@ -105,17 +307,9 @@ pub fn route_status(objects: &Objects, cluster: &Cluster) -> Vec<ParentStatus> {
     let mut out = Vec::new();
     for r in &objects.routes {
         let ns = &r.meta.id.namespace;
-        let (unresolved, resolved) = r
-            .rules
+        let (unresolved, resolved) = route_refs(r)
             .iter()
-            .enumerate()
-            .flat_map(|(i, rule)| {
-                rule.backends
-                    .iter()
-                    .enumerate()
-                    .map(move |(j, b)| (i, j, b))
-            })
-            .find_map(|(i, j, b)| backend_problem(objects, &exists, ns, b).map(|p| ((i, j), p)))
+            .find_map(|(at, b)| backend_problem(objects, &exists, ns, b).map(|p| (at.clone(), p)))
             .map_or((None, None), |(at, p)| (Some(at), Some(p)));
         let resolved_cond = cond(
             "ResolvedRefs",
@@ -141,7 +335,7 @@ pub fn route_status(objects: &Objects, cluster: &Cluster) -> Vec<ParentStatus> {
                     ],
                     listeners: Vec::new(),
                     parent_index,
-                    unresolved,
+                    unresolved: unresolved.clone(),
                 });
                 continue;
             };
@@ -179,7 +373,7 @@ pub fn route_status(objects: &Objects, cluster: &Cluster) -> Vec<ParentStatus> {
                 conditions: vec![accepted, resolved_cond.clone()],
                 listeners,
                 parent_index,
-                unresolved,
+                unresolved: unresolved.clone(),
             });
         }
     }
@@ -217,10 +411,12 @@ pub fn listener_certificate(
     if ns != gw_ns
         && !objects.grants.iter().any(|g| {
             g.meta.id.namespace == ns
-                && g.from.iter().any(|(_, k, f)| k == "Gateway" && f == gw_ns)
-                && g.to
+                && g.from
                     .iter()
-                    .any(|(_, k, n)| k == "Secret" && n.as_deref().is_none_or(|n| n == r.name))
+                    .any(|(grp, k, f)| grp == GATEWAY_GROUP && k == "Gateway" && f == gw_ns)
+                && g.to.iter().any(|(grp, k, n)| {
+                    grp.is_empty() && k == "Secret" && n.as_deref().is_none_or(|n| n == r.name)
+                })
         })
     {
         return Err("RefNotPermitted");
@@ -253,15 +449,36 @@ pub fn diagnostics(rt: &super::RoutingTable) -> Vec<crate::diag::Diagnostic> {
                     .unwrap_or_default()
             ));
             d.object = Some(format!("HTTPRoute/{}", s.route));
-            d.field = Some(match (c.kind, s.unresolved) {
+            d.field = Some(match (c.kind, &s.unresolved) {
                 ("Accepted", _) | (_, None) => format!("spec.parentRefs[{}]", s.parent_index),
-                (_, Some((rule, b))) => format!("spec.rules[{rule}].backendRefs[{b}].name"),
+                (_, Some(field)) => field.clone(),
             });
             out.push(d);
         }
     }
     for t in rt.tables.values() {
         if let super::model::Table::Gateway(g) = t {
+            for c in g.conditions.iter().filter(|c| c.status == "False") {
+                let (why, field) = match c.reason {
+                    "InvalidParameters" => (
+                        "the controller has no such parameters object, so it does not program this Gateway",
+                        "spec.infrastructure.parametersRef",
+                    ),
+                    "UnsupportedAddress" => (
+                        "the controller takes only IPAddress addresses",
+                        "spec.addresses",
+                    ),
+                    "AddressNotUsable" => (
+                        "the controller cannot give this address (kpv's load balancers take theirs from 203.0.113.0/24, unused)",
+                        "spec.addresses",
+                    ),
+                    _ => continue,
+                };
+                let mut d = Diagnostic::warning(format!("{}: False ({}): {why}", c.kind, c.reason));
+                d.object = Some(format!("Gateway/{}", g.gateway));
+                d.field = Some(field.into());
+                out.push(d);
+            }
             for (i, l) in g.listeners.iter().enumerate() {
                 if l.conflicted {
                     let mut d = Diagnostic::warning(format!(
@@ -270,6 +487,34 @@ pub fn diagnostics(rt: &super::RoutingTable) -> Vec<crate::diag::Diagnostic> {
                     ));
                     d.object = Some(format!("Gateway/{}", g.gateway));
                     d.field = Some(format!("spec.listeners[{i}]"));
+                    out.push(d);
+                }
+                let not_accepted = l
+                    .status
+                    .conditions
+                    .iter()
+                    .any(|c| c.kind == "Accepted" && c.status == "False");
+                if not_accepted {
+                    let mut d = Diagnostic::warning(format!(
+                        "listener `{}`: Accepted False (UnsupportedProtocol): the Gateway API defines HTTP, HTTPS, TLS, TCP and UDP",
+                        l.listener.name
+                    ));
+                    d.object = Some(format!("Gateway/{}", g.gateway));
+                    d.field = Some(format!("spec.listeners[{i}].protocol"));
+                    out.push(d);
+                }
+                if l.certificate_problem.is_none() && supported_kinds(&l.listener).1 {
+                    let mut d = Diagnostic::warning(format!(
+                        "listener `{}`: ResolvedRefs False (InvalidRouteKinds): allowedRoutes.kinds names a kind its protocol does not carry; supported: {}",
+                        l.listener.name,
+                        if l.status.supported_kinds.is_empty() {
+                            "none".to_string()
+                        } else {
+                            l.status.supported_kinds.join(", ")
+                        }
+                    ));
+                    d.object = Some(format!("Gateway/{}", g.gateway));
+                    d.field = Some(format!("spec.listeners[{i}].allowedRoutes.kinds"));
                     out.push(d);
                 }
                 if let Some(reason) = l.certificate_problem {

@@ -124,6 +124,22 @@ pub struct ChosenBackend {
     pub via_cluster_ip: bool,
 }
 
+/// A copy of the request a RequestMirror filter sends to another Service:
+/// the copy's answer is dropped, so the client never sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Mirror {
+    pub service: NamespacedName,
+    /// The Service port number named by the filter.
+    pub port: u16,
+    /// The share of requests mirrored: numerator / denominator.
+    pub fraction: (u32, u32),
+    /// Is this request's copy sent? (Drawn from the seed when the share is
+    /// partial; never when the reference does not resolve.)
+    pub sent: bool,
+    /// Why the mirror's backendRef does not resolve (ResolvedRefs' reason).
+    pub problem: Option<&'static str>,
+}
+
 /// Why the decision is what it is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -145,6 +161,9 @@ pub enum Reason {
     NoMatchingRoute,
     /// A RequestRedirect filter answered.
     Redirect,
+    /// A CORS filter answered a preflight request from an allowed origin
+    /// (the backend never sees it).
+    CorsPreflight,
     /// ingress-nginx's default redirect of HTTP to HTTPS for a TLS host.
     HttpsRedirect,
     /// The rule has no backends, or all weigh 0.
@@ -187,8 +206,12 @@ pub struct Decision {
     pub backend: Option<ChosenBackend>,
     /// Filters applied, by type name, in order.
     pub filters: Vec<&'static str>,
+    /// RequestMirror copies, in filter order (rule's, then backendRef's);
+    /// only when the request is forwarded (not on a redirect or a 500).
+    pub mirrors: Vec<Mirror>,
     pub request: ForwardedRequest,
-    /// ResponseHeaderModifier filters applied to the backend's reply.
+    /// ResponseHeaderModifier filters (and a CORS filter's headers) applied
+    /// to the backend's reply.
     pub response_modifiers: Vec<super::objects::HeaderModifier>,
     pub compared: Vec<Compared>,
 }
@@ -232,6 +255,7 @@ impl Decision {
             redirect: None,
             backend: None,
             filters: Vec::new(),
+            mirrors: Vec::new(),
             request: ForwardedRequest {
                 method: req.method.clone(),
                 host: req.host_header(),
@@ -253,7 +277,12 @@ impl Decision {
         if self.status != Some(200) {
             return BTreeMap::new();
         }
-        let mut h = header_map(backend);
+        // A preflight answered by the proxy carries only the CORS headers.
+        let mut h = if self.reason == Reason::CorsPreflight {
+            BTreeMap::new()
+        } else {
+            header_map(backend)
+        };
         for m in &self.response_modifiers {
             super::gateway::modify(&mut h, m);
         }

@@ -158,6 +158,12 @@ pub struct Gateway {
     pub meta: Meta,
     pub class: String,
     pub listeners: Vec<Listener>,
+    /// `spec.infrastructure.parametersRef` (group, kind, name; in the
+    /// Gateway's namespace).
+    pub parameters_ref: Option<(String, String, String)>,
+    /// `spec.addresses` as (type, value): the type defaults to
+    /// `IPAddress`; the value may be left for the controller to choose.
+    pub addresses: Vec<(String, Option<String>)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -233,8 +239,33 @@ pub enum Filter {
         hostname: Option<String>,
         path: Option<PathModifier>,
     },
-    /// RequestMirror, CORS, ExtensionRef…: named, not simulated.
+    /// RequestMirror: a copy of the request goes to `target` too (its
+    /// answer is dropped), for `numerator / denominator` of the requests.
+    RequestMirror {
+        target: ObjectRef,
+        port: Option<u16>,
+        numerator: u32,
+        denominator: u32,
+    },
+    /// CORS: answers preflight requests from allowed origins itself and
+    /// adds the CORS headers to other requests' answers.
+    Cors(Cors),
+    /// ExtensionRef and others: named, not simulated.
     Other(String),
+}
+
+/// A CORS filter's policy (`*` in methods or headers: any).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Cors {
+    /// Origins as `scheme://host[:port]`, `scheme://*.domain`, or `*`.
+    pub allow_origins: Vec<String>,
+    pub allow_methods: Vec<String>,
+    pub allow_headers: Vec<String>,
+    pub expose_headers: Vec<String>,
+    pub allow_credentials: bool,
+    /// Seconds a browser may cache the preflight answer (the API's default
+    /// is 5).
+    pub max_age: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -304,6 +335,8 @@ pub struct RoutingObjects {
     pub markers: Vec<ControllerMarker>,
     /// `EnvoyProxy` objects with `spec.routingType: Service`.
     pub envoy_service_routing: Vec<NamespacedName>,
+    /// Every `EnvoyProxy` object (what a Gateway's parametersRef may name).
+    pub envoy_proxies: Vec<NamespacedName>,
 }
 
 impl RoutingObjects {

@@ -158,35 +158,57 @@ pub fn method(
     }
 }
 
+/// The infrastructure plus `yaml`, parsed and compiled once, for many
+/// requests.
+pub struct Fixture {
+    cluster: kpv_core::model::Cluster,
+    rt: kpv_core::http::RoutingTable,
+    slices: Vec<kpv_core::model::EndpointSlice>,
+}
+
+impl Fixture {
+    pub fn new(yaml: &str) -> Fixture {
+        let text = format!("{INFRA}\n---\n{yaml}");
+        let (cluster, diags) = kpv_core::model::parse(&text);
+        assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+        let (objects, hd) = kpv_core::http::parse(&text);
+        assert!(!kpv_core::diag::has_errors(&hd), "{hd:#?}");
+        let rt = compile(&objects, &cluster);
+        let slices = kpv_core::controller::steady_slices(&cluster);
+        Fixture {
+            cluster,
+            rt,
+            slices,
+        }
+    }
+
+    pub fn decide(&self, gateway: &str, r: &Req, seed: u64) -> Decision {
+        let view = ClusterBackends {
+            cluster: &self.cluster,
+            slices: &self.slices,
+        };
+        let args = HttpArgs {
+            url: r.url.to_string(),
+            via: None,
+            sni: r.sni.map(str::to_string),
+            method: r.method.to_string(),
+            headers: r
+                .headers
+                .iter()
+                .map(|(k, v)| (k.to_ascii_lowercase(), v.to_string()))
+                .collect(),
+            backend_headers: Vec::new(),
+            from: HttpFrom::External,
+            seed,
+        };
+        let req = request(&args).expect("valid request");
+        let entry = EntryPoint::Gateway(kpv_core::model::NamespacedName::new(NS, gateway));
+        walk(&self.rt, &entry, &req, &view, &mut Chooser::new(seed)).expect("the Gateway exists")
+    }
+}
+
 pub fn decide(yaml: &str, gateway: &str, r: &Req, seed: u64) -> Decision {
-    let text = format!("{INFRA}\n---\n{yaml}");
-    let (cluster, diags) = kpv_core::model::parse(&text);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
-    let (objects, hd) = kpv_core::http::parse(&text);
-    assert!(!kpv_core::diag::has_errors(&hd), "{hd:#?}");
-    let rt = compile(&objects, &cluster);
-    let slices = kpv_core::controller::steady_slices(&cluster);
-    let view = ClusterBackends {
-        cluster: &cluster,
-        slices: &slices,
-    };
-    let args = HttpArgs {
-        url: r.url.to_string(),
-        via: None,
-        sni: r.sni.map(str::to_string),
-        method: r.method.to_string(),
-        headers: r
-            .headers
-            .iter()
-            .map(|(k, v)| (k.to_ascii_lowercase(), v.to_string()))
-            .collect(),
-        backend_headers: Vec::new(),
-        from: HttpFrom::External,
-        seed,
-    };
-    let req = request(&args).expect("valid request");
-    let entry = EntryPoint::Gateway(kpv_core::model::NamespacedName::new(NS, gateway));
-    walk(&rt, &entry, &req, &view, &mut Chooser::new(seed)).expect("the Gateway exists")
+    Fixture::new(yaml).decide(gateway, r, seed)
 }
 
 /// Send every request of a table; on failure, name the request and show the
@@ -210,3 +232,77 @@ pub fn check(yaml: &str, gateway: &str, table: &[(Req, Want)]) {
         );
     }
 }
+
+/// Each parentRef's conditions of route `name`, as (type, status, reason).
+pub fn conditions(yaml: &str, name: &str) -> Vec<(&'static str, &'static str, &'static str)> {
+    let text = format!("{INFRA}\n---\n{yaml}");
+    let (cluster, _) = kpv_core::model::parse(&text);
+    let (objects, _) = kpv_core::http::parse(&text);
+    let rt = compile(&objects, &cluster);
+    rt.route_status
+        .iter()
+        .filter(|s| s.route.name == name)
+        .flat_map(|s| s.conditions.iter().map(|c| (c.kind, c.status, c.reason)))
+        .collect()
+}
+
+/// A Deployment and its Service on port 8080, as the suite's backends.
+pub fn backend(ns: &str, name: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  replicas: 1\n  selector: {{matchLabels: {{app: {name}}}}}\n  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec: {{containers: [{{name: c, ports: [{{containerPort: 3000}}]}}]}}\n---\napiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: {ns}}}\nspec: {{selector: {{app: {name}}}, ports: [{{port: 8080, targetPort: 3000}}]}}\n---\n"
+    )
+}
+
+/// Attached-route counts of a Gateway's listeners, in listener order.
+pub fn attached(yaml: &str, gateway: &str) -> Vec<usize> {
+    let text = format!("{INFRA}\n---\n{yaml}");
+    let (cluster, _) = kpv_core::model::parse(&text);
+    let (objects, _) = kpv_core::http::parse(&text);
+    let rt = compile(&objects, &cluster);
+    let id = kpv_core::model::NamespacedName::new(NS, gateway);
+    match rt.tables.get(&kpv_core::http::EntryPoint::Gateway(id)) {
+        Some(kpv_core::http::model::Table::Gateway(g)) => {
+            g.listeners.iter().map(|l| l.attached_routes).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+pub const ACCEPTED_AND_RESOLVED: [(&str, &str, &str); 2] = [
+    ("Accepted", "True", "Accepted"),
+    ("ResolvedRefs", "True", "ResolvedRefs"),
+];
+
+/// The suite's second backend namespace and the Gateway that admits routes
+/// from namespaces labelled `gateway-conformance: backend`.
+pub const BACKEND_NAMESPACES: &str = r#"
+apiVersion: v1
+kind: Namespace
+metadata: {name: gateway-conformance-web-backend, labels: {gateway-conformance: backend}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: backend-namespaces, namespace: gateway-conformance-infra}
+spec:
+  gatewayClassName: conformance
+  listeners:
+    - name: http
+      port: 80
+      protocol: HTTP
+      allowedRoutes: {namespaces: {from: Selector, selector: {matchLabels: {gateway-conformance: backend}}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web-backend, namespace: gateway-conformance-web-backend}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web-backend}}
+  template:
+    metadata: {labels: {app: web-backend}}
+    spec: {containers: [{name: c, ports: [{containerPort: 3000}]}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web-backend, namespace: gateway-conformance-web-backend}
+spec: {selector: {app: web-backend}, ports: [{port: 8080, targetPort: 3000}]}
+"#;

@@ -151,10 +151,35 @@ pub(super) fn gateway(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<Gateway> {
             kinds,
         });
     }
+    let parameters_ref = spec
+        .and_then(|s| s.get("infrastructure"))
+        .and_then(|i| i.get("parametersRef"))
+        .map(|p| {
+            let get = |k: &str| p.get(k).and_then(Y::as_str).unwrap_or("").to_string();
+            (get("group"), get("kind"), get("name"))
+        });
+    let addresses = c
+        .seq(spec.and_then(|s| s.get("addresses")), "spec.addresses")
+        .iter()
+        .map(|a| {
+            (
+                a.get("type")
+                    .and_then(Y::as_str)
+                    .unwrap_or("IPAddress")
+                    .to_string(),
+                a.get("value")
+                    .and_then(Y::as_str)
+                    .filter(|v| !v.is_empty())
+                    .map(str::to_string),
+            )
+        })
+        .collect();
     Some(Gateway {
         meta,
         class,
         listeners,
+        parameters_ref,
+        addresses,
     })
 }
 
@@ -477,6 +502,8 @@ fn filters(c: &mut Ctx<'_>, n: Option<&Y>, f: &str) -> Vec<Filter> {
                     ),
                 }
             }
+            "RequestMirror" => mirror(c, x, &ff),
+            "CORS" => cors(c, x, &ff),
             other => Filter::Other(other.to_string()),
         });
     }
@@ -494,6 +521,135 @@ fn filters(c: &mut Ctx<'_>, n: Option<&Y>, f: &str) -> Vec<Filter> {
         }
     }
     out
+}
+
+/// A CORS filter's policy.
+fn cors(c: &mut Ctx<'_>, x: &Y, ff: &str) -> Filter {
+    let n = x.get("cors");
+    let list = |key: &str| -> Vec<String> {
+        n.and_then(|n| n.get(key))
+            .and_then(Y::as_seq)
+            .map(|s| s.iter().filter_map(Y::as_str).map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    Filter::Cors(Cors {
+        allow_origins: list("allowOrigins"),
+        allow_methods: list("allowMethods"),
+        allow_headers: list("allowHeaders"),
+        expose_headers: list("exposeHeaders"),
+        allow_credentials: n
+            .and_then(|n| n.get("allowCredentials"))
+            .and_then(Y::as_bool)
+            .unwrap_or(false),
+        max_age: c
+            .int(
+                n.and_then(|n| n.get("maxAge")),
+                &format!("{ff}.cors.maxAge"),
+                1,
+                i64::from(i32::MAX),
+            )
+            .unwrap_or(5) as u32,
+    })
+}
+
+/// A RequestMirror filter: its backendRef and the share of requests
+/// mirrored (`percent`, or `fraction` numerator/denominator; default all).
+fn mirror(c: &mut Ctx<'_>, x: &Y, ff: &str) -> Filter {
+    let r = x.get("requestMirror");
+    let f = format!("{ff}.requestMirror");
+    let b = r.and_then(|r| r.get("backendRef"));
+    let name = b
+        .and_then(|b| b.get("name"))
+        .and_then(Y::as_str)
+        .unwrap_or("");
+    if name.is_empty() {
+        c.err(x, &format!("{f}.backendRef.name"), "Required value", "");
+    }
+    let kind: String = b
+        .and_then(|b| b.get("kind"))
+        .and_then(Y::as_str)
+        .unwrap_or("Service")
+        .into();
+    let port = c.int(
+        b.and_then(|b| b.get("port")),
+        &format!("{f}.backendRef.port"),
+        1,
+        65535,
+    );
+    if port.is_none() && kind == "Service" {
+        c.err(
+            x,
+            &format!("{f}.backendRef.port"),
+            "Must have port for Service reference",
+            "",
+        );
+    }
+    let percent = r.and_then(|r| r.get("percent"));
+    let fraction = r.and_then(|r| r.get("fraction"));
+    let (numerator, denominator) = match (percent, fraction) {
+        (Some(_), Some(_)) => {
+            c.err(
+                x,
+                &f,
+                "Only one of percent or fraction may be specified in HTTPRequestMirrorFilter",
+                "",
+            );
+            (100, 100)
+        }
+        (Some(p), None) => (
+            c.int(Some(p), &format!("{f}.percent"), 0, 100)
+                .unwrap_or(100) as u32,
+            100,
+        ),
+        (None, Some(fr)) => {
+            let num = c
+                .int(
+                    fr.get("numerator"),
+                    &format!("{f}.fraction.numerator"),
+                    0,
+                    i64::from(i32::MAX),
+                )
+                .unwrap_or(0) as u32;
+            let den = c
+                .int(
+                    fr.get("denominator"),
+                    &format!("{f}.fraction.denominator"),
+                    1,
+                    i64::from(i32::MAX),
+                )
+                .unwrap_or(100) as u32;
+            if num > den {
+                c.err(
+                    x,
+                    &format!("{f}.fraction"),
+                    "numerator must be less than or equal to denominator",
+                    "",
+                );
+                (den, den)
+            } else {
+                (num, den)
+            }
+        }
+        (None, None) => (100, 100),
+    };
+    Filter::RequestMirror {
+        target: ObjectRef {
+            group: b
+                .and_then(|b| b.get("group"))
+                .and_then(Y::as_str)
+                .unwrap_or("")
+                .into(),
+            kind,
+            namespace: b
+                .and_then(|b| b.get("namespace"))
+                .and_then(Y::as_str)
+                .map(str::to_string),
+            name: name.into(),
+        },
+        port: port.map(|p| p as u16),
+        numerator,
+        denominator,
+    }
 }
 
 pub(super) fn grant(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<ReferenceGrant> {

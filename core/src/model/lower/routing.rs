@@ -133,8 +133,9 @@ impl Builder {
                         .and_then(Y::as_str)
                         == Some("Service");
                     if service {
-                        out.envoy_service_routing.push(meta.id);
+                        out.envoy_service_routing.push(meta.id.clone());
                     }
+                    out.envoy_proxies.push(meta.id);
                 }
                 _ => {}
             }
