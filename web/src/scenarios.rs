@@ -1,5 +1,8 @@
 //! The scenario presets shipped with the app: the YAML files of
-//! `tests/scenarios/`, the same ones kpv-core's tests check.
+//! `tests/scenarios/`, the same ones kpv-core's tests check. Only the default
+//! preset is compiled in; the others are files of the site (`data/`, copied
+//! from `tests/`) that [`crate::data`] fetches when one is chosen. Never
+//! include a preset's text in the `.wasm` outside tests.
 
 use crate::i18n::Lang;
 
@@ -7,7 +10,10 @@ pub struct Preset {
     pub key: &'static str,
     pub en: &'static str,
     pub ko: &'static str,
-    pub yaml: &'static str,
+    /// The text, for the one preset compiled in.
+    pub yaml: Option<&'static str>,
+    /// The site's files the text is made of (joined as YAML documents).
+    pub files: &'static [&'static str],
 }
 
 impl Preset {
@@ -16,6 +22,11 @@ impl Preset {
             Lang::En => self.en,
             Lang::Ko => self.ko,
         }
+    }
+
+    /// The text of the fetched `parts` (one per file, in order).
+    pub fn join(&self, parts: &[String]) -> String {
+        parts.join("---\n")
     }
 }
 
@@ -28,7 +39,8 @@ macro_rules! preset {
             key: $key,
             en: $en,
             ko: $ko,
-            yaml: include_str!(concat!("../../tests/scenarios/", $key, ".yaml")),
+            yaml: None,
+            files: &[concat!("data/scenarios/", $key, ".yaml")],
         }
     };
 }
@@ -38,7 +50,8 @@ pub const PRESETS: &[Preset] = &[
         key: "alpaca-bandicoot",
         en: "alpaca & bandicoot: ClusterIP and DNS names",
         ko: "alpaca & bandicoot: ClusterIP와 DNS 이름",
-        yaml: SEED,
+        yaml: Some(SEED),
+        files: &[],
     },
     preset!(
         "nodeport",
@@ -89,17 +102,40 @@ pub const PRESETS: &[Preset] = &[
         key: "article-ingress",
         en: "The article's Ingress as printed (extensions/v1beta1)",
         ko: "글에 실린 그대로의 Ingress (extensions/v1beta1)",
-        yaml: ARTICLE_INGRESS,
+        // The Ingress printed in the NodePort / LoadBalancer / Ingress
+        // article, with the nodes, Service and Pods it needs (no controller:
+        // one is added).
+        yaml: None,
+        files: &[
+            "data/http/article-cluster.yaml",
+            "data/http/article-ingress.yaml",
+        ],
     },
 ];
 
-/// The Ingress printed in the NodePort / LoadBalancer / Ingress article,
-/// with the nodes, Service and Pods it needs (no controller: one is added).
-pub const ARTICLE_INGRESS: &str = concat!(
-    include_str!("../../tests/http/article-cluster.yaml"),
-    "---\n",
-    include_str!("../../tests/http/article-ingress.yaml")
-);
+/// A preset's text as the site serves it, read from the repository (tests).
+#[cfg(test)]
+pub fn text_from_disk(p: &Preset) -> String {
+    match p.yaml {
+        Some(y) => y.to_string(),
+        None => p.join(
+            &p.files
+                .iter()
+                .map(|f| crate::data::from_disk(f))
+                .collect::<Vec<_>>(),
+        ),
+    }
+}
+
+/// The preset `key`'s text read from the repository (tests).
+#[cfg(test)]
+pub fn by_key_from_disk(key: &str) -> String {
+    PRESETS
+        .iter()
+        .find(|p| p.key == key)
+        .map(text_from_disk)
+        .unwrap_or_else(|| panic!("no preset {key}"))
+}
 
 #[cfg(test)]
 mod tests {
@@ -110,7 +146,7 @@ mod tests {
         let mut keys = std::collections::BTreeSet::new();
         for p in PRESETS {
             assert!(keys.insert(p.key), "duplicate preset {}", p.key);
-            let (_, diags) = kpv_core::model::parse(p.yaml);
+            let (_, diags) = kpv_core::model::parse(&text_from_disk(p));
             assert!(!kpv_core::diag::has_errors(&diags), "{}: {diags:#?}", p.key);
         }
     }
@@ -133,7 +169,7 @@ mod tests {
             ),
         ] {
             let p = PRESETS.iter().find(|p| p.key == key).expect(key);
-            let (c, diags) = kpv_core::model::parse(p.yaml);
+            let (c, diags) = kpv_core::model::parse(&text_from_disk(p));
             let first = kpv_core::replay::targets(&c).into_iter().next().expect(key);
             assert_eq!(first.key, format!("http:{entry}"), "{key}");
             match &first.dst {

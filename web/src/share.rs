@@ -73,11 +73,12 @@ impl OpenError {
     }
 }
 
-/// The preset whose text this is, else the custom key.
+/// The preset whose text this is (of those at hand: compiled in or
+/// fetched before), else the custom key.
 pub fn scenario_key(yaml: &str) -> &'static str {
     PRESETS
         .iter()
-        .find(|p| p.yaml == yaml)
+        .find(|p| crate::data::preset_text(p).is_some_and(|t| t == yaml))
         .map(|p| p.key)
         .unwrap_or(CUSTOM)
 }
