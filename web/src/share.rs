@@ -73,12 +73,13 @@ impl OpenError {
     }
 }
 
-/// The preset whose text this is (of those at hand: compiled in or
-/// fetched before), else the custom key.
+/// The preset whose text this is (known by its fingerprint, so a preset
+/// not fetched yet is named too), else the custom key.
 pub fn scenario_key(yaml: &str) -> &'static str {
+    let sum = crate::scenarios::fingerprint(yaml);
     PRESETS
         .iter()
-        .find(|p| crate::data::preset_text(p).is_some_and(|t| t == yaml))
+        .find(|p| p.sum == sum)
         .map(|p| p.key)
         .unwrap_or(CUSTOM)
 }
