@@ -173,7 +173,11 @@ impl Loader {
                 Ok(()) => self
                     .failed
                     .set(Some((job, FetchError("not loaded".to_string())))),
-                Err(e) => self.failed.set(Some((job, e))),
+                Err(e) => {
+                    // The scenario picker goes back to what is loaded.
+                    self.store.scenario.update(|_| {});
+                    self.failed.set(Some((job, e)));
+                }
             }
         });
     }

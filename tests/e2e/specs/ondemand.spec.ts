@@ -37,6 +37,9 @@ for (const lang of ['en', 'ko'] as const) {
     await expect(app.alpacaPods().first()).toBeVisible();
     await expect(app.byId('service-web')).toHaveCount(0);
     await expect(app.byId('yaml-editor')).toHaveValue(MINE);
+    await expect(app.byId('scenario-select')).toHaveValue('alpaca-bandicoot');
+    await error.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `artifacts/screens/ondemand-failed-${lang}.png` });
 
     fail = false;
     await app.byId('data-retry').click();
