@@ -14,6 +14,7 @@
 //! writing. Those are gated here, where they are mounted.
 
 pub mod components;
+pub mod data;
 #[cfg(feature = "full")]
 pub mod download;
 pub mod env;
@@ -155,48 +156,36 @@ pub fn App() -> impl IntoView {
     #[cfg(feature = "full")]
     let lessons = LessonState::new();
     #[cfg(feature = "full")]
-    let mut opts = lessons.lessons.with_value(|ls| {
-        env::url_options(
-            &ls.iter()
-                .map(|l| (l.id.as_str(), l.steps.len()))
-                .collect::<Vec<_>>(),
-        )
-    });
+    let opts = env::url_options(
+        &crate::lessons::INDEX
+            .iter()
+            .map(|e| (e.id, e.pages))
+            .collect::<Vec<_>>(),
+    );
     // The embed build has no lessons: a `lesson=` is reported as unknown.
     #[cfg(not(feature = "full"))]
-    let mut opts = env::url_options(&[]);
+    let opts = env::url_options(&[]);
     let initial_lang = opts.lang.or_else(env::browser_lang).unwrap_or_default();
     let lang = RwSignal::new(initial_lang);
     provide_context(lang);
-    let preset = opts
-        .scenario
-        .and_then(|k| scenarios::PRESETS.iter().find(|p| p.key == k))
-        .unwrap_or(&scenarios::PRESETS[0]);
-    let store = Store::new(preset.key, preset.yaml);
-    if let Some(m) = opts.mode {
-        store.mode.set(m);
-    }
+    // The default preset is compiled in: start-up never waits. Another one
+    // the address asks for is fetched, and loaded when it arrives.
+    let first = &scenarios::PRESETS[0];
+    let store = Store::new(first.key, scenarios::SEED);
     store.reduced_motion.set(prefers_reduced_motion());
     provide_context(store);
     provide_context(components::events::Events::new(store));
     animation_loop(store);
-    if let Some(step) = opts.step {
-        // Show one packet stopped at that hop (documentation pages link to a step).
-        store.send(1, 0);
-        store.playing.set(false);
-        if let Some(f) = store.focused_flight() {
-            // Hops are numbered from 1; past the last one: stop there, and say so.
-            let hops = f.legs.len();
-            if step as usize > hops {
-                opts.problems.push(env::UrlProblem::step_beyond(step, hops));
-            }
-            if let Some(t) = f.hop_time((step as usize).min(hops).saturating_sub(1)) {
-                store.now.set(t);
-            }
-        }
-    }
+    let problems = RwSignal::new(opts.problems.clone());
     #[cfg(feature = "full")]
     provide_context(lessons);
+    let loader = data::Loader::new(
+        store,
+        problems,
+        #[cfg(feature = "full")]
+        lessons,
+    );
+    provide_context(loader);
     provide_context(components::pointing::Pointed::new());
     // A share link in the fragment wins over the query's scenario; a bad one
     // is reported and the default scenario stays.
@@ -214,13 +203,28 @@ pub fn App() -> impl IntoView {
         }
         Err(e) => share_problem.set(Some(e)),
     };
+    #[cfg(feature = "full")]
+    let lesson = opts.lesson.clone();
+    #[cfg(not(feature = "full"))]
+    let lesson = None::<String>;
     if let Some(f) = share::current_fragment() {
         open_fragment(&f);
-    } else {
+    } else if let Some(id) = lesson {
         #[cfg(feature = "full")]
-        if let Some(id) = opts.lesson.as_deref() {
-            let page = opts.page.unwrap_or(1).max(1) as usize - 1;
-            lessons.open_by_id(&store, id, page);
+        loader.run(data::Job::Lesson {
+            id,
+            page: opts.page.unwrap_or(1).max(1) as usize - 1,
+        });
+        #[cfg(not(feature = "full"))]
+        let _ = id;
+    } else {
+        match opts.scenario.filter(|k| *k != first.key) {
+            Some(key) => loader.run(data::Job::Preset {
+                key,
+                mode: opts.mode,
+                step: opts.step,
+            }),
+            None => data::start_at(store, opts.mode, opts.step, problems),
         }
     }
     // A link pasted into the address bar of an open page.
@@ -234,7 +238,8 @@ pub fn App() -> impl IntoView {
     let large = RwSignal::new(false);
     let embed = opts.embed || cfg!(not(feature = "full"));
     provide_context(Embedded(embed));
-    let url_problems = view! { <UrlProblems problems=opts.problems /> }.into_any();
+    let url_problems =
+        view! { <UrlProblems problems=problems /> <components::DataStatus /> }.into_any();
     let share_error = move || {
         share_problem.get().map(|e| {
             view! {
@@ -250,7 +255,7 @@ pub fn App() -> impl IntoView {
     #[cfg(feature = "full")]
     let draft = RwSignal::new(match &stored {
         env::Stored::Text { yaml, .. } => yaml.clone(),
-        _ => preset.yaml.to_string(),
+        _ => scenarios::SEED.to_string(),
     });
     Effect::new(move |_| {
         // The document's language follows the chosen one (screen readers, fonts).

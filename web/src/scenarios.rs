@@ -1,5 +1,8 @@
 //! The scenario presets shipped with the app: the YAML files of
-//! `tests/scenarios/`, the same ones kpv-core's tests check.
+//! `tests/scenarios/`, the same ones kpv-core's tests check. Only the default
+//! preset is compiled in; the others are files of the site (`data/`, copied
+//! from `tests/`) that [`crate::data`] fetches when one is chosen. Never
+//! include a preset's text in the `.wasm` outside tests.
 
 use crate::i18n::Lang;
 
@@ -7,7 +10,20 @@ pub struct Preset {
     pub key: &'static str,
     pub en: &'static str,
     pub ko: &'static str,
-    pub yaml: &'static str,
+    /// The text, for the one preset compiled in.
+    pub yaml: Option<&'static str>,
+    /// The site's files the text is made of (joined as YAML documents).
+    pub files: &'static [&'static str],
+    /// [`fingerprint`] of the text: a share link's scenario is known as
+    /// this preset without fetching it (a test keeps it equal to the files).
+    pub sum: u64,
+}
+
+/// FNV-1a (64 bits) of a scenario's text.
+pub fn fingerprint(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 impl Preset {
@@ -17,18 +33,25 @@ impl Preset {
             Lang::Ko => self.ko,
         }
     }
+
+    /// The text of the fetched `parts` (one per file, in order).
+    pub fn join(&self, parts: &[String]) -> String {
+        parts.join("---\n")
+    }
 }
 
 /// The alpaca/bandicoot seed scenario.
 pub const SEED: &str = include_str!("../../tests/scenarios/alpaca-bandicoot.yaml");
 
 macro_rules! preset {
-    ($key:literal, $en:literal, $ko:literal) => {
+    ($key:literal, $en:literal, $ko:literal, $sum:literal) => {
         Preset {
             key: $key,
             en: $en,
             ko: $ko,
-            yaml: include_str!(concat!("../../tests/scenarios/", $key, ".yaml")),
+            yaml: None,
+            files: &[concat!("data/scenarios/", $key, ".yaml")],
+            sum: $sum,
         }
     };
 }
@@ -38,68 +61,103 @@ pub const PRESETS: &[Preset] = &[
         key: "alpaca-bandicoot",
         en: "alpaca & bandicoot: ClusterIP and DNS names",
         ko: "alpaca & bandicoot: ClusterIP와 DNS 이름",
-        yaml: SEED,
+        yaml: Some(SEED),
+        files: &[],
+        sum: 0xcba2157eebe99846,
     },
     preset!(
         "nodeport",
         "NodePort: a port on every node",
-        "NodePort: 모든 노드에 열리는 포트"
+        "NodePort: 모든 노드에 열리는 포트",
+        0x577f9864b53b304b
     ),
     preset!(
         "loadbalancer-cluster",
         "LoadBalancer, externalTrafficPolicy Cluster",
-        "LoadBalancer, externalTrafficPolicy Cluster"
+        "LoadBalancer, externalTrafficPolicy Cluster",
+        0xf6fb35758c8a33aa
     ),
     preset!(
         "loadbalancer-local",
         "LoadBalancer, externalTrafficPolicy Local",
-        "LoadBalancer, externalTrafficPolicy Local"
+        "LoadBalancer, externalTrafficPolicy Local",
+        0x19ce5a98b0f211f2
     ),
     preset!(
         "no-endpoints",
         "No ready endpoints: REJECT",
-        "준비된 엔드포인트 없음: REJECT"
+        "준비된 엔드포인트 없음: REJECT",
+        0x5f03ba217e223c1f
     ),
     preset!(
         "session-affinity",
         "Session affinity ClientIP",
-        "세션 어피니티 ClientIP"
+        "세션 어피니티 ClientIP",
+        0x5c0198347320a870
     ),
     preset!(
         "external-database",
         "Manual Endpoints to an external database",
-        "외부 데이터베이스로 가는 수동 Endpoints"
+        "외부 데이터베이스로 가는 수동 Endpoints",
+        0x2bebd1045b7331be
     ),
     preset!(
         "userspace-retry",
         "userspace retry vs iptables (legacy mode)",
-        "userspace 재시도 vs iptables (레거시 모드)"
+        "userspace 재시도 vs iptables (레거시 모드)",
+        0x678e5e7f552f0eee
     ),
     preset!(
         "ingress",
         "Ingress: one load balancer, two hosts, TLS on one",
-        "Ingress: 로드밸런서 하나, 호스트 둘, 그중 하나는 TLS"
+        "Ingress: 로드밸런서 하나, 호스트 둘, 그중 하나는 TLS",
+        0x9193b1b9d75588b3
     ),
     preset!(
         "gateway-api",
         "Gateway API: two routes, header match, weights, redirect",
-        "Gateway API: 라우트 둘, 헤더 매치, 가중치, 리다이렉트"
+        "Gateway API: 라우트 둘, 헤더 매치, 가중치, 리다이렉트",
+        0x9298778d7dfaa159
     ),
     Preset {
         key: "article-ingress",
         en: "The article's Ingress as printed (extensions/v1beta1)",
         ko: "글에 실린 그대로의 Ingress (extensions/v1beta1)",
-        yaml: ARTICLE_INGRESS,
+        // The Ingress printed in the NodePort / LoadBalancer / Ingress
+        // article, with the nodes, Service and Pods it needs (no controller:
+        // one is added).
+        yaml: None,
+        files: &[
+            "data/http/article-cluster.yaml",
+            "data/http/article-ingress.yaml",
+        ],
+        sum: 0xe1d8e2342df96093,
     },
 ];
 
-/// The Ingress printed in the NodePort / LoadBalancer / Ingress article,
-/// with the nodes, Service and Pods it needs (no controller: one is added).
-pub const ARTICLE_INGRESS: &str = concat!(
-    include_str!("../../tests/http/article-cluster.yaml"),
-    "---\n",
-    include_str!("../../tests/http/article-ingress.yaml")
-);
+/// A preset's text as the site serves it, read from the repository (tests).
+#[cfg(test)]
+pub fn text_from_disk(p: &Preset) -> String {
+    match p.yaml {
+        Some(y) => y.to_string(),
+        None => p.join(
+            &p.files
+                .iter()
+                .map(|f| crate::data::from_disk(f))
+                .collect::<Vec<_>>(),
+        ),
+    }
+}
+
+/// The preset `key`'s text read from the repository (tests).
+#[cfg(test)]
+pub fn by_key_from_disk(key: &str) -> String {
+    PRESETS
+        .iter()
+        .find(|p| p.key == key)
+        .map(text_from_disk)
+        .unwrap_or_else(|| panic!("no preset {key}"))
+}
 
 #[cfg(test)]
 mod tests {
@@ -110,8 +168,28 @@ mod tests {
         let mut keys = std::collections::BTreeSet::new();
         for p in PRESETS {
             assert!(keys.insert(p.key), "duplicate preset {}", p.key);
-            let (_, diags) = kpv_core::model::parse(p.yaml);
+            let text = text_from_disk(p);
+            assert_eq!(
+                p.sum,
+                fingerprint(&text),
+                "{}: sum must be {:#018x}",
+                p.key,
+                fingerprint(&text)
+            );
+            let (_, diags) = kpv_core::model::parse(&text);
             assert!(!kpv_core::diag::has_errors(&diags), "{}: {diags:#?}", p.key);
+        }
+    }
+
+    /// A share link's text is named as its preset without fetching it;
+    /// any other text, even one byte off, is the user's own.
+    #[test]
+    fn a_shared_preset_text_is_known_by_its_fingerprint() {
+        for p in PRESETS {
+            let text = text_from_disk(p);
+            assert_eq!(crate::share::scenario_key(&text), p.key);
+            let edited = text.replacen("name:", "name: ", 1);
+            assert_eq!(crate::share::scenario_key(&edited), crate::state::CUSTOM);
         }
     }
 
@@ -133,7 +211,7 @@ mod tests {
             ),
         ] {
             let p = PRESETS.iter().find(|p| p.key == key).expect(key);
-            let (c, diags) = kpv_core::model::parse(p.yaml);
+            let (c, diags) = kpv_core::model::parse(&text_from_disk(p));
             let first = kpv_core::replay::targets(&c).into_iter().next().expect(key);
             assert_eq!(first.key, format!("http:{entry}"), "{key}");
             match &first.dst {

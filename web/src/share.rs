@@ -73,11 +73,13 @@ impl OpenError {
     }
 }
 
-/// The preset whose text this is, else the custom key.
+/// The preset whose text this is (known by its fingerprint, so a preset
+/// not fetched yet is named too), else the custom key.
 pub fn scenario_key(yaml: &str) -> &'static str {
+    let sum = crate::scenarios::fingerprint(yaml);
     PRESETS
         .iter()
-        .find(|p| p.yaml == yaml)
+        .find(|p| p.sum == sum)
         .map(|p| p.key)
         .unwrap_or(CUSTOM)
 }

@@ -14,7 +14,11 @@ export class App {
   async open(path = '/') {
     await this.page.goto(path);
     await expect(this.page.getByTestId('diagram')).toBeVisible();
+    await this.loaded();
   }
+
+  /** Wait for a preset or lesson being fetched (`?scenario=`, `?lesson=`, a pick) to be loaded. */
+  async loaded() { await expect(this.page.getByTestId('data-loading')).toHaveCount(0, { timeout: 20_000 }); }
 
   byId(id: string) { return this.page.getByTestId(id); }
   get verdict() { return this.byId('verdict'); }
@@ -28,7 +32,7 @@ export class App {
     return Math.round(parseFloat(text.replace(/[^0-9.]/g, '')) * 1000);
   }
 
-  async selectScenario(key: string) { await this.byId('scenario-select').selectOption(key); }
+  async selectScenario(key: string) { await this.byId('scenario-select').selectOption(key); await this.loaded(); }
   async selectMode(mode: string) { await this.byId('mode-select').selectOption(mode); }
   async selectTarget(labelPart: RegExp) {
     const options = await this.byId('target-select').locator('option').allInnerTexts();

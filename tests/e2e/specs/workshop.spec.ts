@@ -117,6 +117,7 @@ test('every lesson step can be played or checked without errors', async ({ page 
   expect(ids.length).toBeGreaterThanOrEqual(6);
   for (const id of ids) {
     await app.byId('lesson-select').selectOption(id);
+    await app.loaded();
     for (;;) {
       if (await app.byId('lesson-predict').count()) {
         await page.getByTestId('lesson-choice').first().check();

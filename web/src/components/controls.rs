@@ -1,6 +1,7 @@
 //! Toolbars: scenario, mode and scheduler; where packets go; playback.
 
 use super::{lang, t};
+use crate::data::{Job, Loader};
 use crate::i18n::tr;
 use crate::scenarios::PRESETS;
 use crate::state::Store;
@@ -24,6 +25,7 @@ fn target_kind_key(k: TargetKind) -> &'static str {
 #[component]
 pub fn Toolbar() -> impl IntoView {
     let store = expect_context::<Store>();
+    let loader = expect_context::<Loader>();
     let l = lang();
     let mode_options = move || {
         Mode::ALL
@@ -48,7 +50,7 @@ pub fn Toolbar() -> impl IntoView {
                     on:change=move |ev| {
                         let key = event_target_value(&ev);
                         if let Some(p) = PRESETS.iter().find(|p| p.key == key) {
-                            store.load(p.key, p.yaml);
+                            loader.run(Job::Preset { key: p.key, mode: None, step: None });
                         }
                     }>
                     {PRESETS.iter().map(|p| view! {

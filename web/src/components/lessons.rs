@@ -9,7 +9,9 @@
 
 use super::pointing;
 use super::{lang, t};
+use crate::data::{Job, Loader};
 use crate::i18n::tr;
+use crate::lessons::INDEX;
 use crate::scenarios::PRESETS;
 use crate::state::Store;
 use kpv_core::lesson::{self, Lesson, Played};
@@ -20,7 +22,8 @@ use leptos::prelude::*;
 /// The open lesson and where the learner is in it.
 #[derive(Clone, Copy)]
 pub struct LessonState {
-    pub lessons: StoredValue<Vec<Lesson>>,
+    /// The open lesson (fetched); `open` is its place in [`INDEX`].
+    pub lesson: StoredValue<Option<Lesson>>,
     pub open: RwSignal<Option<usize>>,
     pub step: RwSignal<usize>,
     pub played: RwSignal<Option<Played>>,
@@ -33,7 +36,7 @@ pub struct LessonState {
 impl LessonState {
     pub fn new() -> LessonState {
         LessonState {
-            lessons: StoredValue::new(crate::lessons::all()),
+            lesson: StoredValue::new(None),
             open: RwSignal::new(None),
             step: RwSignal::new(0),
             played: RwSignal::new(None),
@@ -43,24 +46,21 @@ impl LessonState {
         }
     }
 
-    /// Open the lesson `id` at step `step` (0-based); false if there is none.
-    pub fn open_by_id(&self, store: &Store, id: &str, step: usize) -> bool {
-        let index = self
-            .lessons
-            .with_value(|ls| ls.iter().position(|l| l.id == id));
-        match index {
-            Some(i) => {
-                self.open.set(Some(i));
-                self.enter(store, step);
-                true
-            }
-            None => false,
-        }
+    /// Open `lesson` (fetched, with its scenario) at step `step` (0-based);
+    /// false if it is not in the index.
+    pub fn open_loaded(&self, store: &Store, lesson: Lesson, step: usize) -> bool {
+        let Some(i) = INDEX.iter().position(|e| e.id == lesson.id) else {
+            return false;
+        };
+        self.lesson.set_value(Some(lesson));
+        self.open.set(Some(i));
+        self.enter(store, step);
+        true
     }
 
     fn lesson(&self) -> Option<Lesson> {
-        let i = self.open.get_untracked()?;
-        self.lessons.with_value(|ls| ls.get(i).cloned())
+        self.open.get_untracked()?;
+        self.lesson.get_value()
     }
 
     /// Set the Store up for step `k` of the open lesson.
@@ -69,8 +69,13 @@ impl LessonState {
             return;
         };
         let k = k.min(lesson.steps.len().saturating_sub(1));
-        if let Some(p) = PRESETS.iter().find(|p| p.key == lesson.scenario) {
-            store.load(p.key, p.yaml);
+        // Its scenario was fetched with it.
+        if let Some((p, text)) = PRESETS
+            .iter()
+            .find(|p| p.key == lesson.scenario)
+            .and_then(|p| Some((p, crate::data::preset_text(p)?)))
+        {
+            store.load(p.key, &text);
         }
         let seed = store.seed.get_untracked();
         let played = store
@@ -311,15 +316,16 @@ fn lesson_text(store: &Store, text: &str) -> impl IntoView {
 pub fn LessonBar() -> impl IntoView {
     let store = expect_context::<Store>();
     let ls = expect_context::<LessonState>();
+    let loader = expect_context::<Loader>();
     let l = lang();
     // When a step opens, its nouns light up on the diagram for a moment.
     let pointed = pointing::pointed();
     Effect::new(move |_| {
-        let (Some(i), k, lg) = (ls.open.get(), ls.step.get(), l.get()) else {
+        let (Some(_), k, lg) = (ls.open.get(), ls.step.get(), l.get()) else {
             return;
         };
-        let text = ls.lessons.with_value(|v| {
-            v.get(i)
+        let text = ls.lesson.with_value(|v| {
+            v.as_ref()
                 .and_then(|x| x.steps.get(k))
                 .map(|s| s.text.get(lg.code()).to_string())
         });
@@ -328,25 +334,20 @@ pub fn LessonBar() -> impl IntoView {
         }
     });
     let current = move || {
-        let i = ls.open.get()?;
-        ls.lessons.with_value(|v| v.get(i).cloned())
+        ls.open.get()?;
+        ls.lesson.get_value()
     };
-    let picker = move || {
-        ls.lessons.with_value(|v| {
-            v.iter()
-                .map(|lesson| {
-                    let id = lesson.id.clone();
-                    let title = lesson.title.clone();
-                    let sel = id.clone();
-                    view! {
-                        <option value=id data-content="lesson" selected=move || current().is_some_and(|c| c.id == sel)>
-                            {move || title.get(l.get().code()).to_string()}
-                        </option>
-                    }
-                })
-                .collect_view()
+    let picker = INDEX
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            view! {
+                <option value=e.id data-content="lesson" selected=move || ls.open.get() == Some(i)>
+                    {move || e.title(l.get())}
+                </option>
+            }
         })
-    };
+        .collect_view();
     let body = move || {
         let lesson = current()?;
         let lang = l.get().code();
@@ -430,7 +431,7 @@ pub fn LessonBar() -> impl IntoView {
                 <span>{t("lesson.title")}</span>
                 <select data-testid="lesson-select" on:change=move |ev| {
                     let id = event_target_value(&ev);
-                    if id.is_empty() { ls.close(); } else { ls.open_by_id(&store, &id, 0); }
+                    if id.is_empty() { ls.close(); } else { loader.run(Job::Lesson { id, page: 0 }); }
                 }>
                     <option value="" selected=move || ls.open.get().is_none()>{t("lesson.none")}</option>
                     {picker}

@@ -78,20 +78,54 @@ pub fn outcome_mark(o: &Outcome) -> &'static str {
 /// The URL parameters that were ignored, each with how to fix it (shown in
 /// the full app and in embeds, where a documentation author needs it most).
 #[component]
-pub fn UrlProblems(problems: Vec<crate::env::UrlProblem>) -> impl IntoView {
+pub fn UrlProblems(problems: RwSignal<Vec<crate::env::UrlProblem>>) -> impl IntoView {
     let l = lang();
-    (!problems.is_empty()).then(|| {
-        view! {
-            <div class="errors" role="alert" data-testid="url-problems">
-                <ul>
-                    {problems
-                        .into_iter()
-                        .map(|p| view! { <li data-param=p.param>{let p = p.clone(); move || p.describe(l.get())}</li> })
-                        .collect_view()}
-                </ul>
-            </div>
+    move || {
+        let problems = problems.get();
+        (!problems.is_empty()).then(|| {
+            view! {
+                <div class="errors" role="alert" data-testid="url-problems">
+                    <ul>
+                        {problems
+                            .into_iter()
+                            .map(|p| view! { <li data-param=p.param>{let p = p.clone(); move || p.describe(l.get())}</li> })
+                            .collect_view()}
+                    </ul>
+                </div>
+            }
+        })
+    }
+}
+
+/// A preset or lesson being fetched, or the fetch that failed with a retry
+/// (the Store and the editor's text are as they were).
+#[component]
+pub fn DataStatus() -> impl IntoView {
+    let loader = expect_context::<crate::data::Loader>();
+    move || {
+        if loader.busy.with(Option::is_some) {
+            return Some(
+                view! {
+                    <p class="data-loading small muted" role="status" data-testid="data-loading">
+                        <span class="spinner" aria-hidden="true"></span>
+                        {t("data.loading")}
+                    </p>
+                }
+                .into_any(),
+            );
         }
-    })
+        let (_, e) = loader.failed.get()?;
+        Some(
+            view! {
+                <div class="errors" role="alert" data-testid="data-error">
+                    <p>{t("data.failed")}</p>
+                    <p class="small muted">{e.0}</p>
+                    <button data-testid="data-retry" on:click=move |_| loader.retry()>{t("data.retry")}</button>
+                </div>
+            }
+            .into_any(),
+        )
+    }
 }
 
 #[cfg(test)]

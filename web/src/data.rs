@@ -1,0 +1,289 @@
+//! Files the app fetches on demand from its own origin: the presets' YAML
+//! (`data/scenarios/`, `data/http/`) and, in the whole app, the lessons
+//! (`data/lessons/`). Trunk copies them into the site beside the app's own
+//! files (`index.html`, `embed.html`), so the first download carries none of
+//! them; the default preset stays compiled in so start-up never waits.
+//!
+//! [`Loader`] runs one [`Job`] at a time (a later one supersedes an earlier
+//! one), shows that it is loading, and on failure keeps the job for a retry.
+//! A job changes the Store only once everything it needs has arrived, so a
+//! failed fetch never touches the scenario or the editor's text. Never asks
+//! another origin: every address is relative to the folder the app's files
+//! are served from.
+
+use crate::env::UrlProblem;
+use crate::scenarios::{Preset, PRESETS};
+use crate::state::Store;
+use kpv_core::model::Mode;
+use leptos::prelude::*;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+thread_local! {
+    /// Fetched files by site path, kept for the page's life.
+    static CACHE: RefCell<BTreeMap<String, String>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// A file that did not arrive: its path and why (English, technical).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FetchError(pub String);
+
+/// The folder the app's files are served from (`/docs/kpv/` in a sub-path
+/// build, `/docs/kpv/embed/` for its embed build), read from the loader's
+/// script element; empty (the page's own folder) when there is none.
+fn base() -> String {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector("script[data-kpv-wasm]").ok().flatten())
+        .and_then(|s| s.get_attribute("data-kpv-wasm"))
+        .and_then(|u| u.rfind('/').map(|i| u[..=i].to_string()))
+        .unwrap_or_default()
+}
+
+/// A file fetched before, if any.
+pub fn cached(path: &str) -> Option<String> {
+    CACHE.with(|c| c.borrow().get(path).cloned())
+}
+
+/// Fetch the site's file `path` (kept after the first time).
+pub async fn get(path: &str) -> Result<String, FetchError> {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen_futures::JsFuture;
+    if let Some(text) = cached(path) {
+        return Ok(text);
+    }
+    let fail = |why: &str| FetchError(format!("{path}: {why}"));
+    let window = web_sys::window().ok_or_else(|| fail("no window"))?;
+    let response = JsFuture::from(window.fetch_with_str(&format!("{}{path}", base())))
+        .await
+        .map_err(|_| fail("the request failed"))?;
+    let response: web_sys::Response = response.dyn_into().map_err(|_| fail("not a response"))?;
+    if !response.ok() {
+        return Err(fail(&format!("HTTP {}", response.status())));
+    }
+    let body = response.text().map_err(|_| fail("no body"))?;
+    let text = JsFuture::from(body)
+        .await
+        .ok()
+        .and_then(|t| t.as_string())
+        .ok_or_else(|| fail("the body could not be read"))?;
+    CACHE.with(|c| c.borrow_mut().insert(path.to_string(), text.clone()));
+    Ok(text)
+}
+
+/// A preset's text if it is at hand (compiled in, or every file fetched).
+pub fn preset_text(p: &Preset) -> Option<String> {
+    match p.yaml {
+        Some(y) => Some(y.to_string()),
+        None => p
+            .files
+            .iter()
+            .map(|f| cached(f))
+            .collect::<Option<Vec<_>>>()
+            .map(|parts| p.join(&parts)),
+    }
+}
+
+/// Fetch what a preset's text is made of.
+async fn fetch_preset(p: &Preset) -> Result<(), FetchError> {
+    if p.yaml.is_none() {
+        for f in p.files {
+            get(f).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The preset `key`'s text, fetched if needed.
+pub async fn preset(key: &str) -> Result<String, FetchError> {
+    let p = PRESETS
+        .iter()
+        .find(|p| p.key == key)
+        .ok_or_else(|| FetchError(format!("no preset {key}")))?;
+    fetch_preset(p).await?;
+    preset_text(p).ok_or_else(|| FetchError(format!("{key}: not loaded")))
+}
+
+/// What is being loaded, and what to do with it once it is there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Job {
+    /// Load a preset; at start-up also the address's `mode=` and `step=`.
+    Preset {
+        key: &'static str,
+        mode: Option<Mode>,
+        step: Option<u32>,
+    },
+    /// Open a lesson at a page (0-based), with its scenario.
+    #[cfg(feature = "full")]
+    Lesson { id: String, page: usize },
+}
+
+/// Runs [`Job`]s: fetches, then applies them to the Store.
+#[derive(Clone, Copy)]
+pub struct Loader {
+    store: Store,
+    /// The address's problems: a `step=` past the last hop is found only
+    /// once the preset is loaded.
+    problems: RwSignal<Vec<UrlProblem>>,
+    #[cfg(feature = "full")]
+    lessons: crate::components::lessons::LessonState,
+    /// The job being fetched.
+    pub busy: RwSignal<Option<Job>>,
+    /// The job whose fetch failed, and why (offered again by the retry).
+    pub failed: RwSignal<Option<(Job, FetchError)>>,
+    /// Bumped by every job: a slow fetch a later job superseded is dropped.
+    generation: StoredValue<u32>,
+}
+
+impl Loader {
+    pub fn new(
+        store: Store,
+        problems: RwSignal<Vec<UrlProblem>>,
+        #[cfg(feature = "full")] lessons: crate::components::lessons::LessonState,
+    ) -> Loader {
+        Loader {
+            store,
+            problems,
+            #[cfg(feature = "full")]
+            lessons,
+            busy: RwSignal::new(None),
+            failed: RwSignal::new(None),
+            generation: StoredValue::new(0),
+        }
+    }
+
+    /// Run `job`: at once when its files are at hand, else after fetching.
+    pub fn run(self, job: Job) {
+        let generation = self.generation.get_value().wrapping_add(1);
+        self.generation.set_value(generation);
+        self.failed.set(None);
+        if self.apply(&job) {
+            self.busy.set(None);
+            return;
+        }
+        self.busy.set(Some(job.clone()));
+        wasm_bindgen_futures::spawn_local(async move {
+            let fetched = self.fetch(&job).await;
+            if self.generation.try_get_value() != Some(generation) {
+                return;
+            }
+            self.busy.set(None);
+            match fetched {
+                Ok(()) if self.apply(&job) => {}
+                Ok(()) => self
+                    .failed
+                    .set(Some((job, FetchError("not loaded".to_string())))),
+                Err(e) => {
+                    // The scenario picker goes back to what is loaded.
+                    self.store.scenario.update(|_| {});
+                    self.failed.set(Some((job, e)));
+                }
+            }
+        });
+    }
+
+    /// Run the failed job again.
+    pub fn retry(self) {
+        if let Some((job, _)) = self.failed.get_untracked() {
+            self.run(job);
+        }
+    }
+
+    async fn fetch(&self, job: &Job) -> Result<(), FetchError> {
+        match job {
+            Job::Preset { key, .. } => preset(key).await.map(|_| ()),
+            #[cfg(feature = "full")]
+            Job::Lesson { id, .. } => {
+                let text = get(&crate::lessons::path(id)).await?;
+                let lesson = crate::lessons::parse(&text)
+                    .ok_or_else(|| FetchError(format!("lesson {id} has errors")))?;
+                preset(&lesson.scenario).await.map(|_| ())
+            }
+        }
+    }
+
+    /// Apply `job` if everything it needs is at hand; false if not.
+    fn apply(&self, job: &Job) -> bool {
+        match job {
+            Job::Preset { key, mode, step } => {
+                let Some(text) = PRESETS.iter().find(|p| p.key == *key).and_then(preset_text)
+                else {
+                    return false;
+                };
+                self.store.load(key, &text);
+                start_at(self.store, *mode, *step, self.problems);
+                true
+            }
+            #[cfg(feature = "full")]
+            Job::Lesson { id, page } => {
+                let Some(lesson) = cached(&crate::lessons::path(id))
+                    .as_deref()
+                    .and_then(crate::lessons::parse)
+                else {
+                    return false;
+                };
+                let ready = PRESETS
+                    .iter()
+                    .find(|p| p.key == lesson.scenario)
+                    .and_then(preset_text)
+                    .is_some();
+                ready && self.lessons.open_loaded(&self.store, lesson, *page)
+            }
+        }
+    }
+}
+
+/// The address's `mode=` and `step=` on the loaded scenario: one packet
+/// stopped at hop `step` (documentation pages link to a step).
+pub fn start_at(
+    store: Store,
+    mode: Option<Mode>,
+    step: Option<u32>,
+    problems: RwSignal<Vec<UrlProblem>>,
+) {
+    if let Some(m) = mode {
+        store.mode.set(m);
+    }
+    let Some(step) = step else {
+        return;
+    };
+    store.send(1, 0);
+    store.playing.set(false);
+    if let Some(f) = store.focused_flight() {
+        // Hops are numbered from 1; past the last one: stop there, and say so.
+        let hops = f.legs.len();
+        if step as usize > hops {
+            problems.update(|p| p.push(UrlProblem::step_beyond(step, hops)));
+        }
+        if let Some(t) = f.hop_time((step as usize).min(hops).saturating_sub(1)) {
+            store.now.set(t);
+        }
+    }
+}
+
+/// The repository file a site path is copied from (`data/` is `tests/`):
+/// native tests read the shipped data from disk.
+#[cfg(test)]
+pub fn from_disk(path: &str) -> String {
+    let rel = path.strip_prefix("data/").unwrap_or(path);
+    let file = format!("{}/../tests/{rel}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every preset's text is there to fetch, and its parts join as the
+    /// app joins them.
+    #[test]
+    fn every_preset_file_is_in_the_repository() {
+        for p in PRESETS {
+            for f in p.files {
+                assert!(f.starts_with("data/"), "{}: {f}", p.key);
+                assert!(!from_disk(f).is_empty(), "{f}");
+            }
+            assert_eq!(p.yaml.is_some(), p.files.is_empty(), "{}", p.key);
+        }
+    }
+}
