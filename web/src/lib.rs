@@ -207,6 +207,7 @@ pub fn App() -> impl IntoView {
     let lesson = opts.lesson.clone();
     #[cfg(not(feature = "full"))]
     let lesson = None::<String>;
+    let mut address_preset = false;
     if let Some(f) = share::current_fragment() {
         open_fragment(&f);
     } else if let Some(id) = lesson {
@@ -218,6 +219,7 @@ pub fn App() -> impl IntoView {
         #[cfg(not(feature = "full"))]
         let _ = id;
     } else {
+        address_preset = opts.scenario.is_some_and(|k| k != first.key);
         match opts.scenario.filter(|k| *k != first.key) {
             Some(key) => loader.run(data::Job::Preset {
                 key,
@@ -252,6 +254,12 @@ pub fn App() -> impl IntoView {
     };
     #[cfg(feature = "full")]
     let stored = env::load_editor();
+    #[cfg(not(feature = "full"))]
+    let _ = address_preset;
+    // The editor shows the address's preset once it has arrived, as it
+    // shows the default one at start (a stored text of the user's wins).
+    #[cfg(feature = "full")]
+    let follow_first_load = !matches!(stored, env::Stored::Text { .. }) && address_preset;
     #[cfg(feature = "full")]
     let draft = RwSignal::new(match &stored {
         env::Stored::Text { yaml, .. } => yaml.clone(),
@@ -353,7 +361,7 @@ pub fn App() -> impl IntoView {
                     <RulesView />
                     <EndpointList />
                 </div>
-                <Editor draft=draft stored=stored />
+                <Editor draft=draft stored=stored follow_first_load=follow_first_load />
                 <LoadBalancingLab />
                 <ScalingLab />
             </div>

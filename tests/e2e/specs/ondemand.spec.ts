@@ -66,3 +66,26 @@ test('the default scenario starts without a fetch; a lesson fetches its file and
   await expect(app.byId('scenario-select')).toHaveValue('loadbalancer-cluster');
   expect(fetched).toEqual(['/data/lessons/nodeport-loadbalancer.yaml', '/data/scenarios/loadbalancer-cluster.yaml']);
 });
+
+test('a preset the address names is shown in the editor once it arrives', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/?scenario=nodeport&lang=en');
+  await expect(app.byId('service-web')).toBeVisible();
+  // The editor holds the drawn scenario's text, not the default one.
+  await expect(app.byId('yaml-editor')).toHaveValue(/name: web/);
+  await expect(app.byId('yaml-editor')).not.toHaveValue(/alpaca/);
+});
+
+test('a preset that arrives after the user typed leaves the typed text alone', async ({ page }) => {
+  let release: () => void = () => {};
+  const held = new Promise<void>((r) => { release = r; });
+  await page.route('**/data/scenarios/nodeport.yaml', async (route) => { await held; await route.continue(); });
+  const app = new App(page);
+  await page.goto('/?scenario=nodeport&lang=en');
+  await expect(app.byId('data-loading')).toBeVisible();
+  await app.byId('yaml-editor').fill(MINE);
+  release();
+  await app.loaded();
+  await expect(app.byId('service-web')).toBeVisible();
+  await expect(app.byId('yaml-editor')).toHaveValue(MINE);
+});

@@ -224,7 +224,13 @@ fn load_file(file: web_sys::File, load: Callback<String>, problem: RwSignal<Opti
 }
 
 #[component]
-pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
+pub fn Editor(
+    draft: RwSignal<String>,
+    stored: Stored,
+    /// The address asked for a preset that is fetched after start-up: the
+    /// editor shows its text when it arrives, unless the user typed first.
+    follow_first_load: bool,
+) -> impl IntoView {
     let store = expect_context::<Store>();
     let l = lang();
     // Is the editor's text the user's own (typed), or one the app loaded?
@@ -434,6 +440,25 @@ pub fn Editor(draft: RwSignal<String>, stored: Stored) -> impl IntoView {
         if area.get().is_some() {
             draft.with_untracked(|d| show(d));
         }
+    });
+    // A preset the address asked for arrives after start-up: the editor
+    // takes its text once, as it would have if it had been there at start.
+    let armed = StoredValue::new(follow_first_load);
+    Effect::new(move |_| {
+        let text = store.yaml.get();
+        if !armed.get_value() {
+            return;
+        }
+        if own.get_untracked() {
+            armed.set_value(false);
+            return;
+        }
+        if draft.with_untracked(|d| *d == text) {
+            return;
+        }
+        armed.set_value(false);
+        show(&text);
+        draft.set(text);
     });
     // Other tabs: a different text saved there is a choice for the user.
     let storage_listener = window_event_listener(leptos::ev::storage, move |ev| {
