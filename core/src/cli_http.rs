@@ -11,7 +11,6 @@ use crate::model::{self, NamespacedName};
 #[cfg(feature = "json")]
 use crate::trace::Origin;
 use std::fmt::Write as _;
-use std::net::IpAddr;
 
 /// Where `kpv http` starts the request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -210,21 +209,12 @@ pub fn pick_proxy<'p>(
             )
         });
     }
-    let by_host: Vec<&ProxyWorkload> = match host.parse::<IpAddr>() {
-        Ok(ip) => proxies.iter().filter(|p| p.address == Some(ip)).collect(),
-        Err(_) => proxies
-            .iter()
-            .filter(|p| names_host(rt, &p.entry, host))
-            .collect(),
-    };
-    match (by_host.as_slice(), proxies) {
-        ([one], _) => Ok(one),
-        ([], [only]) => Ok(only),
-        _ => Err(format!(
+    http::proxy_for_host(rt, proxies, host).ok_or_else(|| {
+        format!(
             "`{host}` does not pick one entry point; use --via with one of: {}",
             choices()
-        )),
-    }
+        )
+    })
 }
 
 /// Run `kpv http`.

@@ -624,20 +624,8 @@ pub fn table_rows(prepared: &super::Prepared, entry: &EntryPoint) -> Vec<Routing
 
 pub use super::names_host;
 
-/// The entry point a request for `host` goes to: the one whose address it
-/// is, else the one that names it, else the only one there is.
+/// The entry point a request for `host` goes to (see
+/// [`super::proxy_for_host`]).
 pub fn entry_for_host(prepared: &super::Prepared, host: &str) -> Option<EntryPoint> {
-    let ps = &prepared.proxies;
-    let by_host: Vec<&super::controller::ProxyWorkload> = match host.parse::<std::net::IpAddr>() {
-        Ok(ip) => ps.iter().filter(|p| p.address == Some(ip)).collect(),
-        Err(_) => ps
-            .iter()
-            .filter(|p| names_host(&prepared.table, &p.entry, host))
-            .collect(),
-    };
-    match (by_host.as_slice(), ps.as_slice()) {
-        ([one], _) => Some(one.entry.clone()),
-        ([], [only]) => Some(only.entry.clone()),
-        _ => None,
-    }
+    super::proxy_for_host(&prepared.table, &prepared.proxies, host).map(|p| p.entry.clone())
 }
