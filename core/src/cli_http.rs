@@ -43,13 +43,7 @@ fn header(v: &str, flag: &str) -> Result<(String, String), String> {
 
 /// Parse `kpv http` / `kpv routes` arguments (after the subcommand).
 pub fn parse(sub: &str, args: &[String]) -> Result<(Common, Option<HttpArgs>), String> {
-    let mut common = Common {
-        files: Vec::new(),
-        mode: None,
-        scheduler: None,
-        node: None,
-        format: Format::Text,
-    };
+    let mut common = Common::default();
     let mut h = HttpArgs {
         url: String::new(),
         via: None,

@@ -155,18 +155,7 @@ pub fn trace(
     chooser: &mut Chooser,
     now_ms: u64,
 ) -> Trace {
-    let mut t = Trace {
-        request: req.clone(),
-        mode: sim.mode,
-        node: None,
-        verdict: Verdict::None,
-        endpoints: Vec::new(),
-        masquerade: false,
-        rules_compared: 0,
-        outcome: Outcome::Unrouted,
-        hops: Vec::new(),
-        established: false,
-    };
+    let mut t = Trace::new(req.clone(), sim.mode);
     let Some(pkt) = client(sim, req, &mut t) else {
         return t;
     };

@@ -189,6 +189,25 @@ pub struct Trace {
     pub established: bool,
 }
 
+impl Trace {
+    /// The trace of `request` before anything has happened: no node, no
+    /// verdict, no hops, and `Unrouted` until a stage says otherwise.
+    pub fn new(request: Request, mode: Mode) -> Trace {
+        Trace {
+            request,
+            mode,
+            node: None,
+            verdict: Verdict::None,
+            endpoints: Vec::new(),
+            masquerade: false,
+            rules_compared: 0,
+            outcome: Outcome::Unrouted,
+            hops: Vec::new(),
+            established: false,
+        }
+    }
+}
+
 /// A conntrack entry: the translation of an open connection.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ConntrackEntry {
