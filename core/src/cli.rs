@@ -58,8 +58,9 @@ OPTIONS:
     -h, --help      this help
 ";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Format {
+    #[default]
     Text,
     Json,
 }
@@ -75,7 +76,9 @@ pub enum From {
     External,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The options every command shares; none given: text, and the input's own
+/// mode, scheduler and node.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Common {
     pub files: Vec<String>,
     pub mode: Option<Mode>,
@@ -245,13 +248,7 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
             "unknown command `{sub}`; use rules, trace, check, share, http or routes"
         ));
     }
-    let mut common = Common {
-        files: Vec::new(),
-        mode: None,
-        scheduler: None,
-        node: None,
-        format: Format::Text,
-    };
+    let mut common = Common::default();
     let (mut src, mut dst, mut port) = (None, None, None);
     let mut protocol = Protocol::Tcp;
     let mut seed = 1u64;

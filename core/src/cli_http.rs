@@ -11,7 +11,6 @@ use crate::model::{self, NamespacedName};
 #[cfg(feature = "json")]
 use crate::trace::Origin;
 use std::fmt::Write as _;
-use std::net::IpAddr;
 
 /// Where `kpv http` starts the request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,13 +43,7 @@ fn header(v: &str, flag: &str) -> Result<(String, String), String> {
 
 /// Parse `kpv http` / `kpv routes` arguments (after the subcommand).
 pub fn parse(sub: &str, args: &[String]) -> Result<(Common, Option<HttpArgs>), String> {
-    let mut common = Common {
-        files: Vec::new(),
-        mode: None,
-        scheduler: None,
-        node: None,
-        format: Format::Text,
-    };
+    let mut common = Common::default();
     let mut h = HttpArgs {
         url: String::new(),
         via: None,
@@ -210,21 +203,12 @@ pub fn pick_proxy<'p>(
             )
         });
     }
-    let by_host: Vec<&ProxyWorkload> = match host.parse::<IpAddr>() {
-        Ok(ip) => proxies.iter().filter(|p| p.address == Some(ip)).collect(),
-        Err(_) => proxies
-            .iter()
-            .filter(|p| names_host(rt, &p.entry, host))
-            .collect(),
-    };
-    match (by_host.as_slice(), proxies) {
-        ([one], _) => Ok(one),
-        ([], [only]) => Ok(only),
-        _ => Err(format!(
+    http::proxy_for_host(rt, proxies, host).ok_or_else(|| {
+        format!(
             "`{host}` does not pick one entry point; use --via with one of: {}",
             choices()
-        )),
-    }
+        )
+    })
 }
 
 /// Run `kpv http`.

@@ -315,6 +315,14 @@ impl TargetKind {
 /// Every destination of every Service port, external ones first (the path the
 /// visualizer is about: LoadBalancer → NodePort → ClusterIP → Pod).
 pub fn targets(cluster: &Cluster) -> Vec<Target> {
+    let prepared = (!cluster.routing.is_empty()).then(|| http::prepare(cluster));
+    targets_with(cluster, prepared.as_ref())
+}
+
+/// [`targets`], the HTTP entry points read from `prepared` (the cluster's
+/// [`http::prepare`], `None` when it has no routing objects): a caller that
+/// keeps the prepared cluster for other uses prepares it once.
+pub fn targets_with(cluster: &Cluster, prepared: Option<&http::Prepared>) -> Vec<Target> {
     let mut out = Vec::new();
     let first_node_ip = cluster.nodes.first().and_then(|n| {
         n.primary_ip(IpFamily::V4)
@@ -372,8 +380,8 @@ pub fn targets(cluster: &Cluster) -> Vec<Target> {
         }
     }
     crate::order::sort_by_key(&mut out, |t| (t.kind_rank(), t.service.clone(), t.port));
-    if !cluster.routing.is_empty() {
-        let mut with_http = http_targets(cluster);
+    if let Some(prepared) = prepared {
+        let mut with_http = http_targets(prepared);
         with_http.append(&mut out);
         return with_http;
     }
@@ -382,13 +390,12 @@ pub fn targets(cluster: &Cluster) -> Vec<Target> {
 
 /// One target per Ingress or Gateway entry point a controller serves, with
 /// a request to a host it routes (HTTPS where it has a certificate).
-fn http_targets(cluster: &Cluster) -> Vec<Target> {
-    let prepared = http::prepare(cluster);
+fn http_targets(prepared: &http::Prepared) -> Vec<Target> {
     prepared
         .proxies
         .iter()
         .filter_map(|p| {
-            let url = http::send::default_url(&prepared, &p.entry);
+            let url = http::send::default_url(prepared, &p.entry);
             let request = http::send::parse_request("GET", &url, "").ok()?;
             Some(Target {
                 key: format!("http:{}", p.entry),

@@ -54,6 +54,43 @@ fn marked(files: &[&str]) -> (usize, usize) {
     found[0]
 }
 
+/// Two documents: the GatewayClass `eg` (Envoy Gateway), then the Gateway
+/// `web` of that class with these `listeners` (block list items).
+macro_rules! gateway_web {
+    ($listeners:literal) => {
+        concat!(
+            "apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web}
+spec:
+  gatewayClassName: eg
+  listeners:
+",
+            $listeners
+        )
+    };
+}
+
+/// The HTTPRoute `default/r` with this `spec` (its fields, indented).
+macro_rules! route_r {
+    ($spec:literal) => {
+        concat!(
+            "apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: r
+spec:
+",
+            $spec
+        )
+    };
+}
+
 const NODE: &str = "apiVersion: v1
 kind: Node
 metadata:
@@ -273,17 +310,12 @@ mode: userspace
         name: "HTTPRoute parentRef to a Gateway that does not exist",
         files: &[
             GATEWAY,
-            "apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata:
-  name: r
-spec:
-  parentRefs:
+            route_r!("  parentRefs:
     - name: web
     - name: nowhere # <-
   rules:
     - backendRefs: [{name: app, port: 80}]
-",
+"),
         ],
         message: "Accepted: False (NoMatchingParent) for parent default/nowhere",
         object: "HTTPRoute/default/r",
@@ -295,12 +327,7 @@ spec:
         name: "HTTPRoute backendRef to a Service that does not exist",
         files: &[
             GATEWAY,
-            "apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata:
-  name: r
-spec:
-  parentRefs: [{name: web}]
+            route_r!("  parentRefs: [{name: web}]
   rules:
     - backendRefs: [{name: app, port: 80}]
     - matches: [{path: {type: PathPrefix, value: /x}}]
@@ -309,7 +336,7 @@ spec:
           port: 80
         - name: missing # <-
           port: 80
-",
+"),
         ],
         message: "ResolvedRefs: False (BackendNotFound)",
         object: "HTTPRoute/default/r",
@@ -321,18 +348,13 @@ spec:
         name: "HTTPRoute backendRef to another namespace without a ReferenceGrant",
         files: &[
             GATEWAY,
-            "apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata:
-  name: r
-spec:
-  parentRefs: [{name: web}]
+            route_r!("  parentRefs: [{name: web}]
   rules:
     - backendRefs:
         - name: app # <-
           namespace: other
           port: 80
-",
+"),
         ],
         message: "ResolvedRefs: False (RefNotPermitted)",
         object: "HTTPRoute/default/r",
@@ -342,18 +364,7 @@ spec:
     },
     Case {
         name: "HTTPS listener whose certificate Secret does not exist",
-        files: &["apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: web}
-spec:
-  gatewayClassName: eg
-  listeners:
-    - name: http
+        files: &[gateway_web!("    - name: http
       protocol: HTTP
       port: 80
     - name: https
@@ -362,7 +373,7 @@ spec:
       tls:
         certificateRefs: # <-
           - name: no-such-secret
-"],
+")],
         message: "listener `https`: ResolvedRefs False",
         object: "Gateway/default/web",
         field: "spec.listeners[1].tls.certificateRefs",
@@ -371,20 +382,9 @@ spec:
     },
     Case {
         name: "two listeners with the same port, protocol and hostname",
-        files: &["apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: web}
-spec:
-  gatewayClassName: eg
-  listeners:
-    - {name: a, protocol: HTTP, port: 80}
+        files: &[gateway_web!("    - {name: a, protocol: HTTP, port: 80}
     - {name: b, protocol: HTTP, port: 80} # <-
-"],
+")],
         message: "listener `b`: Conflicted",
         object: "Gateway/default/web",
         field: "spec.listeners[1]",
@@ -478,23 +478,15 @@ spec:
 ];
 
 /// A Gateway and a Service `app` for the route cases (file 0).
-const GATEWAY: &str = "apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: eg}
-spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: web}
-spec:
-  gatewayClassName: eg
-  listeners: [{name: http, protocol: HTTP, port: 80}]
----
+const GATEWAY: &str = concat!(
+    gateway_web!("    - {name: http, protocol: HTTP, port: 80}\n"),
+    "---
 apiVersion: v1
 kind: Service
 metadata: {name: app}
 spec: {clusterIP: 10.96.0.30, ports: [{port: 80}]}
-";
+"
+);
 
 #[test]
 fn relation_diagnostics_are_placed_at_the_field_that_names_the_relation() {

@@ -23,6 +23,7 @@ use kpv_core::timeline::{Flight, LINGER_MS};
 use kpv_core::trace::{Origin, Outcome, Trace};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The replay and the flights laid out from it, kept between changes and
 /// updated in place (see [`Store::with_played`]).
@@ -208,6 +209,10 @@ pub struct Store {
     pub slices: Memo<Vec<EndpointSlice>>,
     pub proxy_slices: Memo<Vec<EndpointSlice>>,
     pub scene: Memo<Scene>,
+    /// The cluster made ready for HTTP requests (its proxies placed, the
+    /// routing tables compiled), prepared once per parse; `None` without
+    /// routing objects. The targets and the request form read it.
+    pub http_prepared: Memo<Option<Arc<kpv_core::http::Prepared>>>,
     pub targets: Memo<Vec<Target>>,
     /// The replay and flights, read with [`Store::with_played`].
     played: StoredValue<Played, LocalStorage>,
@@ -278,7 +283,14 @@ impl Store {
         let scene = Memo::new(move |_| {
             parsed.with(|(c, _)| slices.with(|s| kpv_core::scene::layout(c, s)))
         });
-        let targets = Memo::new(move |_| parsed.with(|(c, _)| replay::targets(c)));
+        let http_prepared = Memo::new(move |_| {
+            parsed.with(|(c, _)| {
+                (!c.routing.is_empty()).then(|| Arc::new(kpv_core::http::prepare(c)))
+            })
+        });
+        let targets = Memo::new(move |_| {
+            parsed.with(|(c, _)| http_prepared.with(|p| replay::targets_with(c, p.as_deref())))
+        });
         let played = StoredValue::new_local(Played::default());
         let replayed: Memo<u64> = Memo::new(move |prev: Option<&u64>| {
             let mode = mode.get();
@@ -394,6 +406,7 @@ impl Store {
             slices,
             proxy_slices,
             scene,
+            http_prepared,
             targets,
             played,
             replayed,
@@ -526,8 +539,9 @@ impl Store {
                 return Err(e);
             }
         };
-        let entry = self.parsed.with_untracked(|(c, _)| {
-            kpv_core::http::send::entry_for_host(&kpv_core::http::prepare(c), &req.authority)
+        let entry = self.http_prepared.with_untracked(|p| {
+            p.as_deref()
+                .and_then(|p| kpv_core::http::send::entry_for_host(p, &req.authority))
         });
         let key = self.targets.with_untracked(|ts| {
             ts.iter()

@@ -436,10 +436,7 @@ pub(super) fn walk(
         return d.answer(404, why);
     };
     d.route = Some(route);
-    let Some(r) = table.objects.routes.iter().find(|r| r.meta.id == m.route) else {
-        return d.answer(500, Reason::NoBackends);
-    };
-    let Some(rule) = r.rules.get(m.rule) else {
+    let Some(rule) = table.rule_of(m) else {
         return d.answer(500, Reason::NoBackends);
     };
     if let Some(early) = apply(&mut d, &rule.filters, &m.matching, req, l.listener.port) {
@@ -460,7 +457,8 @@ pub(super) fn walk(
     }) else {
         return d.answer(500, Reason::NoBackends);
     };
-    let ns = &r.meta.id.namespace;
+    // The route's own namespace (`rule_of` found it by this id).
+    let ns = &m.route.namespace;
     let exists =
         |id: &NamespacedName, port: u16| view.service_port(id, &PortRef::Number(port)).is_some();
     if let Some(problem) = backend_problem(&table.objects, &exists, ns, b) {

@@ -324,8 +324,8 @@ pub fn journey(
 }
 
 fn empty_trace(sim: &Sim<'_>, start: &Start) -> Trace {
-    Trace {
-        request: Request {
+    Trace::new(
+        Request {
             origin: start.origin.clone(),
             dst: Dest::Name(String::new()),
             port: 0,
@@ -333,14 +333,6 @@ fn empty_trace(sim: &Sim<'_>, start: &Start) -> Trace {
             src_port: 40000,
             keep_open: false,
         },
-        mode: sim.mode,
-        node: None,
-        verdict: crate::modes::Verdict::None,
-        endpoints: Vec::new(),
-        masquerade: false,
-        rules_compared: 0,
-        outcome: Outcome::Unrouted,
-        hops: Vec::new(),
-        established: false,
-    }
+        sim.mode,
+    )
 }

@@ -36,7 +36,7 @@ pub use walk::{walk, Decision, HttpRequest, Scheme};
 /// A cluster made ready for HTTP requests: the controllers' proxies placed
 /// (found or added, see [`controller`]) and the routing tables compiled
 /// against the cluster that has them.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Prepared {
     pub cluster: crate::model::Cluster,
     pub table: RoutingTable,
@@ -76,5 +76,27 @@ pub fn names_host(rt: &RoutingTable, entry: &EntryPoint, host: &str) -> bool {
                     .any(|m| m.hostnames.iter().any(|x| gateway_host_matches(x, host)))
         }),
         None => false,
+    }
+}
+
+/// The proxy a request for `host` (the URL's host) goes to: the one whose
+/// address it is, else the one whose table names it, else the only one
+/// there is. `None` when that is not exactly one.
+pub fn proxy_for_host<'p>(
+    rt: &RoutingTable,
+    proxies: &'p [controller::ProxyWorkload],
+    host: &str,
+) -> Option<&'p controller::ProxyWorkload> {
+    let by_host: Vec<&controller::ProxyWorkload> = match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => proxies.iter().filter(|p| p.address == Some(ip)).collect(),
+        Err(_) => proxies
+            .iter()
+            .filter(|p| names_host(rt, &p.entry, host))
+            .collect(),
+    };
+    match (by_host.as_slice(), proxies) {
+        ([one], _) => Some(one),
+        ([], [only]) => Some(only),
+        _ => None,
     }
 }

@@ -188,6 +188,17 @@ pub struct RoutingTable {
     pub objects: Objects,
 }
 
+impl RoutingTable {
+    /// The HTTPRoute rule a listener's match belongs to.
+    pub fn rule_of(&self, m: &CompiledMatch) -> Option<&RouteRule> {
+        self.objects
+            .routes
+            .iter()
+            .find(|r| r.meta.id == m.route)
+            .and_then(|r| r.rules.get(m.rule))
+    }
+}
+
 /// The IngressClass an Ingress belongs to: `spec.ingressClassName`, else
 /// the legacy annotation, else the one default IngressClass.
 pub fn ingress_class_of(objects: &Objects, ing: &Ingress) -> Option<String> {

@@ -3,16 +3,47 @@
 //! weights → filters), as text and as JSON. The only place routing tables
 //! become text.
 
-use super::model::{RoutingTable, Table};
-use super::objects::{Filter, PathMatch, PathType, RouteMatch};
+use super::model::{RoutingTable, ServiceTarget, Table};
+use super::objects::{BackendRef, Filter, ListenerProtocol, PathMatch, PathType, RouteMatch};
 use std::fmt::Write as _;
 
-fn path_type(t: PathType) -> &'static str {
+/// An Ingress path's type as the API writes it.
+pub fn path_type(t: PathType) -> &'static str {
     match t {
         PathType::Exact => "Exact",
         PathType::Prefix => "Prefix",
         PathType::ImplementationSpecific => "ImplementationSpecific",
     }
+}
+
+/// A listener's protocol as the API writes it.
+pub fn listener_protocol(p: &ListenerProtocol) -> &str {
+    match p {
+        ListenerProtocol::Http => "HTTP",
+        ListenerProtocol::Https => "HTTPS",
+        ListenerProtocol::Other(p) => p,
+    }
+}
+
+/// An Ingress backend: `ns/name:port`.
+pub fn service_target_text(b: &ServiceTarget) -> String {
+    format!("{}:{}", b.service, b.port)
+}
+
+/// A route's backendRef as `ns/name:port` (in the route's namespace
+/// `route_ns` when it names none; no port when it gives none).
+fn backend_ref_text(b: &BackendRef, route_ns: &str) -> String {
+    format!(
+        "{}/{}:{}",
+        b.target.namespace.as_deref().unwrap_or(route_ns),
+        b.target.name,
+        b.port.map(|p| p.to_string()).unwrap_or_default()
+    )
+}
+
+/// A route's backendRef with its weight: `ns/name:port w=N`.
+pub fn backend_text(b: &BackendRef, route_ns: &str) -> String {
+    format!("{} w={}", backend_ref_text(b, route_ns), b.weight)
 }
 
 /// One match as `PathPrefix /foo method=GET header:x=y query:a=b`.
@@ -108,8 +139,7 @@ pub fn render_text(rt: &RoutingTable) -> String {
                         let backend = p
                             .backend
                             .as_ref()
-                            .map(|b| format!("{}:{}", b.service, b.port))
-                            .unwrap_or_else(|| "(resource)".into());
+                            .map_or_else(|| "(resource)".into(), service_target_text);
                         let _ = writeln!(
                             s,
                             "    {} {} → {backend}  [Ingress {} rule {} path {}]",
@@ -123,8 +153,8 @@ pub fn render_text(rt: &RoutingTable) -> String {
                     if let Some((_, b)) = &h.default_backend {
                         let _ = writeln!(
                             s,
-                            "    (no path) → {}:{}  [defaultBackend]",
-                            b.service, b.port
+                            "    (no path) → {}  [defaultBackend]",
+                            service_target_text(b)
                         );
                     }
                 }
@@ -132,8 +162,8 @@ pub fn render_text(rt: &RoutingTable) -> String {
                     Some((ing, b)) => {
                         let _ = writeln!(
                             s,
-                            "  default → {}:{}  [Ingress {ing} defaultBackend]",
-                            b.service, b.port
+                            "  default → {}  [Ingress {ing} defaultBackend]",
+                            service_target_text(b)
                         );
                     }
                     None => {
@@ -148,11 +178,7 @@ pub fn render_text(rt: &RoutingTable) -> String {
                     t.class, t.controller
                 );
                 for l in &t.listeners {
-                    let proto = match &l.listener.protocol {
-                        super::objects::ListenerProtocol::Http => "HTTP".to_string(),
-                        super::objects::ListenerProtocol::Https => "HTTPS".to_string(),
-                        super::objects::ListenerProtocol::Other(p) => p.clone(),
-                    };
+                    let proto = listener_protocol(&l.listener.protocol);
                     let cert = l
                         .certificate
                         .as_ref()
@@ -172,28 +198,12 @@ pub fn render_text(rt: &RoutingTable) -> String {
                         } else {
                             m.hostnames.join(",")
                         };
-                        let rule = rt
-                            .objects
-                            .routes
-                            .iter()
-                            .find(|r| r.meta.id == m.route)
-                            .and_then(|r| r.rules.get(m.rule));
+                        let rule = rt.rule_of(m);
                         let backends = rule
                             .map(|r| {
                                 r.backends
                                     .iter()
-                                    .map(|b| {
-                                        format!(
-                                            "{}/{}:{} w={}",
-                                            b.target
-                                                .namespace
-                                                .as_deref()
-                                                .unwrap_or(&m.route.namespace),
-                                            b.target.name,
-                                            b.port.map(|p| p.to_string()).unwrap_or_default(),
-                                            b.weight
-                                        )
-                                    })
+                                    .map(|b| backend_text(b, &m.route.namespace))
                                     .collect::<Vec<_>>()
                                     .join(", ")
                             })
@@ -255,14 +265,14 @@ pub fn render_json(rt: &RoutingTable) -> serde_json::Value {
                     "paths": h.paths.iter().map(|p| json!({
                         "path": p.path,
                         "path_type": path_type(p.path_type),
-                        "backend": p.backend.as_ref().map(|b| format!("{}:{}", b.service, b.port)),
+                        "backend": p.backend.as_ref().map(service_target_text),
                         "ingress": p.ingress.to_string(),
                         "rule": p.rule,
                         "path_index": p.index,
                     })).collect::<Vec<_>>(),
-                    "default_backend": h.default_backend.as_ref().map(|(_, b)| format!("{}:{}", b.service, b.port)),
+                    "default_backend": h.default_backend.as_ref().map(|(_, b)| service_target_text(b)),
                 })).collect::<Vec<_>>(),
-                "default_backend": t.default_backend.as_ref().map(|(_, b)| format!("{}:{}", b.service, b.port)),
+                "default_backend": t.default_backend.as_ref().map(|(_, b)| service_target_text(b)),
             }),
             Table::Gateway(t) => json!({
                 "entry": entry.to_string(),
@@ -272,16 +282,12 @@ pub fn render_json(rt: &RoutingTable) -> serde_json::Value {
                 "listeners": t.listeners.iter().map(|l| json!({
                     "name": l.listener.name,
                     "port": l.listener.port,
-                    "protocol": match &l.listener.protocol {
-                        super::objects::ListenerProtocol::Http => "HTTP".to_string(),
-                        super::objects::ListenerProtocol::Https => "HTTPS".to_string(),
-                        super::objects::ListenerProtocol::Other(p) => p.clone(),
-                    },
+                    "protocol": listener_protocol(&l.listener.protocol),
                     "hostname": l.listener.hostname,
                     "tls_certificate": l.certificate.as_ref().map(|c| c.to_string()),
                     "attached_routes": l.attached_routes,
                     "matches": l.matches.iter().map(|m| {
-                        let rule = rt.objects.routes.iter().find(|r| r.meta.id == m.route).and_then(|r| r.rules.get(m.rule));
+                        let rule = rt.rule_of(m);
                         json!({
                             "route": m.route.to_string(),
                             "rule": m.rule,
@@ -289,7 +295,7 @@ pub fn render_json(rt: &RoutingTable) -> serde_json::Value {
                             "hostnames": m.hostnames,
                             "condition": match_text(&m.matching),
                             "backends": rule.map(|r| r.backends.iter().map(|b| json!({
-                                "backend": format!("{}/{}:{}", b.target.namespace.as_deref().unwrap_or(&m.route.namespace), b.target.name, b.port.map(|p| p.to_string()).unwrap_or_default()),
+                                "backend": backend_ref_text(b, &m.route.namespace),
                                 "weight": b.weight,
                             })).collect::<Vec<_>>()).unwrap_or_default(),
                             "filters": rule.map(|r| r.filters.iter().map(filter_text).collect::<Vec<_>>()).unwrap_or_default(),

@@ -537,7 +537,9 @@ impl RoutingRow {
 /// The rows of `entry`'s routing table, in evaluation order.
 pub fn table_rows(prepared: &super::Prepared, entry: &EntryPoint) -> Vec<RoutingRow> {
     use super::model::Table;
-    use super::render::{filter_text, match_text};
+    use super::render::{
+        backend_text, filter_text, listener_protocol, match_text, path_type, service_target_text,
+    };
     use super::walk::RouteRef;
     let mut out = Vec::new();
     match prepared.table.tables.get(entry) {
@@ -545,13 +547,7 @@ pub fn table_rows(prepared: &super::Prepared, entry: &EntryPoint) -> Vec<Routing
             for h in &t.hosts {
                 let host = h.host.clone().unwrap_or_else(|| "*".into());
                 for p in &h.paths {
-                    let kind = match p.path_type {
-                        super::objects::PathType::Exact => "Exact",
-                        super::objects::PathType::Prefix => "Prefix",
-                        super::objects::PathType::ImplementationSpecific => {
-                            "ImplementationSpecific"
-                        }
-                    };
+                    let kind = path_type(p.path_type);
                     out.push(RoutingRow {
                         section: format!("host {host}"),
                         tls: h.tls_secret.clone(),
@@ -560,7 +556,7 @@ pub fn table_rows(prepared: &super::Prepared, entry: &EntryPoint) -> Vec<Routing
                         to: p
                             .backend
                             .as_ref()
-                            .map_or_else(|| "—".into(), |b| format!("{}:{}", b.service, b.port)),
+                            .map_or_else(|| "—".into(), service_target_text),
                         route: Some(RouteRef {
                             kind: "Ingress",
                             name: p.ingress.clone(),
@@ -570,10 +566,10 @@ pub fn table_rows(prepared: &super::Prepared, entry: &EntryPoint) -> Vec<Routing
                     });
                 }
             }
-            let default = t.default_backend.as_ref().map_or_else(
-                || "404".to_string(),
-                |(_, b)| format!("{}:{}", b.service, b.port),
-            );
+            let default = t
+                .default_backend
+                .as_ref()
+                .map_or_else(|| "404".to_string(), |(_, b)| service_target_text(b));
             out.push(RoutingRow {
                 section: "defaultBackend".into(),
                 tls: None,
@@ -585,32 +581,14 @@ pub fn table_rows(prepared: &super::Prepared, entry: &EntryPoint) -> Vec<Routing
         }
         Some(Table::Gateway(g)) => {
             for l in &g.listeners {
-                let proto = match &l.listener.protocol {
-                    super::objects::ListenerProtocol::Http => "HTTP".to_string(),
-                    super::objects::ListenerProtocol::Https => "HTTPS".to_string(),
-                    super::objects::ListenerProtocol::Other(p) => p.clone(),
-                };
+                let proto = listener_protocol(&l.listener.protocol);
                 for m in &l.matches {
-                    let rule = prepared
-                        .table
-                        .objects
-                        .routes
-                        .iter()
-                        .find(|r| r.meta.id == m.route)
-                        .and_then(|r| r.rules.get(m.rule));
+                    let rule = prepared.table.rule_of(m);
                     let mut to: Vec<String> = rule
                         .map(|r| {
                             r.backends
                                 .iter()
-                                .map(|b| {
-                                    format!(
-                                        "{}/{}:{} w={}",
-                                        b.target.namespace.as_deref().unwrap_or(&m.route.namespace),
-                                        b.target.name,
-                                        b.port.map(|p| p.to_string()).unwrap_or_default(),
-                                        b.weight
-                                    )
-                                })
+                                .map(|b| backend_text(b, &m.route.namespace))
                                 .collect()
                         })
                         .unwrap_or_default();
@@ -646,20 +624,8 @@ pub fn table_rows(prepared: &super::Prepared, entry: &EntryPoint) -> Vec<Routing
 
 pub use super::names_host;
 
-/// The entry point a request for `host` goes to: the one whose address it
-/// is, else the one that names it, else the only one there is.
+/// The entry point a request for `host` goes to (see
+/// [`super::proxy_for_host`]).
 pub fn entry_for_host(prepared: &super::Prepared, host: &str) -> Option<EntryPoint> {
-    let ps = &prepared.proxies;
-    let by_host: Vec<&super::controller::ProxyWorkload> = match host.parse::<std::net::IpAddr>() {
-        Ok(ip) => ps.iter().filter(|p| p.address == Some(ip)).collect(),
-        Err(_) => ps
-            .iter()
-            .filter(|p| names_host(&prepared.table, &p.entry, host))
-            .collect(),
-    };
-    match (by_host.as_slice(), ps.as_slice()) {
-        ([one], _) => Some(one.entry.clone()),
-        ([], [only]) => Some(only.entry.clone()),
-        _ => None,
-    }
+    super::proxy_for_host(&prepared.table, &prepared.proxies, host).map(|p| p.entry.clone())
 }

@@ -104,26 +104,9 @@ pub struct HttpPlayed {
     pub journeys: Vec<Journey>,
 }
 
-/// The entry point a request goes to: the one whose table names the host
-/// (or whose address the host is), else the only one there is.
+/// The entry point a request goes to (see [`http::proxy_for_host`]).
 pub fn pick_proxy<'p>(prepared: &'p Prepared, req: &HttpRequest) -> Option<&'p ProxyWorkload> {
-    let by_host: Vec<&ProxyWorkload> = match req.authority.parse::<IpAddr>() {
-        Ok(ip) => prepared
-            .proxies
-            .iter()
-            .filter(|p| p.address == Some(ip))
-            .collect(),
-        Err(_) => prepared
-            .proxies
-            .iter()
-            .filter(|p| http::names_host(&prepared.table, &p.entry, &req.authority))
-            .collect(),
-    };
-    match (by_host.as_slice(), prepared.proxies.as_slice()) {
-        ([one], _) => Some(one),
-        ([], [only]) => Some(only),
-        _ => None,
-    }
+    http::proxy_for_host(&prepared.table, &prepared.proxies, &req.authority)
 }
 
 /// Send `count` requests (`spec`) through the scenario's controller.

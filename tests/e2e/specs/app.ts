@@ -49,6 +49,24 @@ export class App {
     return (await this.verdict.getAttribute('data-outcome')) ?? '';
   }
 
+  /** Open the app on `scenario` in `mode` and send one packet; its outcome. */
+  async openAndSend(scenario: string, mode: string): Promise<string> {
+    await this.open();
+    await this.selectScenario(scenario);
+    await this.selectMode(mode);
+    await this.send();
+    return this.outcome();
+  }
+
+  /** The `src` of the iframe the "Embed code" dialog offers. */
+  async embedSrc(): Promise<string> {
+    await this.byId('embed-snippet').click();
+    const code = await this.byId('embed-code').inputValue();
+    const src = code.match(/src="([^"]+)"/)?.[1]?.replaceAll('&amp;', '&');
+    expect(src, code).toBeTruthy();
+    return src!;
+  }
+
   async pause() {
     if ((await this.byId('play-pause').getAttribute('aria-pressed')) === 'true') await this.byId('play-pause').click();
   }

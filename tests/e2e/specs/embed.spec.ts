@@ -9,24 +9,18 @@ const ABSENT = ['yaml-editor', 'lab-run', 'scale-run', 'lesson-select', 'export-
 
 test('the embed code opens in the embed build on the same view: scenario, mode, packet and step', async ({ page, browser }) => {
   const app = new App(page);
-  await app.open();
-  await app.selectScenario('loadbalancer-local');
-  await app.selectMode('ipvs');
-  await app.send();
-  await app.outcome();
+  await app.openAndSend('loadbalancer-local', 'ipvs');
   await app.byId('step-back').click();
   await app.byId('step-back').click();
   const clock = await app.clock.innerText();
   const focused = await page.locator('[data-testid=packet].focused').getAttribute('data-id');
-  await app.byId('embed-snippet').click();
-  const code = await app.byId('embed-code').inputValue();
-  const src = code.match(/src="([^"]+)"/)?.[1]?.replaceAll('&amp;', '&');
+  const src = await app.embedSrc();
   expect(src).toMatch(new RegExp(`^${re(ROOT)}/embed/\\?lang=en&theme=light#v1\\.`));
 
   const fresh = await (await browser.newContext({ viewport: { width: 720, height: 405 } })).newPage();
   const problems = App.watch(fresh);
   const embed = new App(fresh);
-  await embed.open(src!);
+  await embed.open(src);
   await expect(embed.byId('share-error')).toHaveCount(0);
   await expect(embed.byId('app')).toHaveClass(/\bembed\b/);
   await expect(embed.clock).toHaveText(clock);
@@ -53,11 +47,10 @@ test('a damaged share link in the embed build is reported and the default scenar
 test('under a sub-path the embed code points at the embed build under that path, and it opens', async ({ page }) => {
   const app = new App(page);
   await app.open(`${SUB}/docs/kpv/?scenario=nodeport`);
-  await app.byId('embed-snippet').click();
-  const src = (await app.byId('embed-code').inputValue()).match(/src="([^"]+)"/)?.[1]?.replaceAll('&amp;', '&');
+  const src = await app.embedSrc();
   expect(src).toBe(`${SUB}/docs/kpv/embed/?lang=en&theme=light&scenario=nodeport&mode=iptables`);
   await page.goto('about:blank');
-  await app.open(src!);
+  await app.open(src);
   await expect(page.getByTestId('url-problems')).toHaveCount(0);
   await expect(app.byId('hop-caption')).toContainText('nodeport · iptables');
   for (const id of ABSENT) await expect(app.byId(id), id).toHaveCount(0);

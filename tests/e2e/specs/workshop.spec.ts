@@ -6,11 +6,7 @@ import { ROOT, SUB, re } from '../ports';
 
 test('a share link opened in a fresh page shows the same scenario, packet and step', async ({ page, browser }) => {
   const app = new App(page);
-  await app.open();
-  await app.selectScenario('loadbalancer-local');
-  await app.selectMode('ipvs');
-  await app.send();
-  await app.outcome();
+  await app.openAndSend('loadbalancer-local', 'ipvs');
   await app.send();
   const outcome = await app.outcome();
   // Step back into the middle of the second packet's path.

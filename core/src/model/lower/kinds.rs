@@ -98,6 +98,16 @@ pub(super) const ORDER: &[&str] = &[
     "EndpointSlice",
 ];
 
+/// Every kind kpv lowers: [`ORDER`], then the routing kinds
+/// ([`crate::model::routing::ROUTING_KINDS`]). An object of any other kind
+/// is skipped with a warning that lists these.
+pub(super) fn modelled() -> impl Iterator<Item = &'static str> {
+    ORDER
+        .iter()
+        .chain(crate::model::routing::ROUTING_KINDS)
+        .copied()
+}
+
 /// Classify `api_version` (empty when absent) for a modelled `kind`; `None`
 /// when kpv does not model the kind at all.
 pub(super) fn check(kind: &str, api_version: &str) -> Option<ApiVersionCheck> {

@@ -89,6 +89,29 @@ struct RawObject {
     node: Y,
 }
 
+impl RawObject {
+    /// `metadata.name`, or `?` when there is none (to name it in a warning).
+    fn name_or_unknown(&self) -> &str {
+        self.node
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(Y::as_str)
+            .unwrap_or("?")
+    }
+
+    /// Where this object's diagnostics go, as `object`.
+    fn ctx<'a>(&'a self, diags: &'a mut Vec<Diagnostic>, object: String) -> Ctx<'a> {
+        Ctx {
+            diags,
+            file: self.file,
+            doc: self.doc,
+            prefix: &self.prefix,
+            object,
+            errors: 0,
+        }
+    }
+}
+
 /// The objects of one document (a `kind: List`'s items, or itself), moved
 /// into `out` (no copy of the parsed tree: 10,000 objects were copied once).
 fn collect_objects(
@@ -179,14 +202,7 @@ struct Builder {
 
 impl Builder {
     fn ctx<'a>(&'a mut self, o: &'a RawObject, object: String) -> Ctx<'a> {
-        Ctx {
-            diags: &mut self.diags,
-            file: o.file,
-            doc: o.doc,
-            prefix: &o.prefix,
-            object,
-            errors: 0,
-        }
+        o.ctx(&mut self.diags, object)
     }
 
     fn build(&mut self, raw: &[RawObject]) {
@@ -233,18 +249,11 @@ impl Builder {
             }
         }
         self.routing(raw);
-        for o in raw.iter().filter(|o| {
-            !kinds::ORDER.contains(&o.kind.as_str())
-                && !crate::model::routing::ROUTING_KINDS.contains(&o.kind.as_str())
-        }) {
-            let name = o
-                .node
-                .get("metadata")
-                .and_then(|m| m.get("name"))
-                .and_then(Y::as_str)
-                .unwrap_or("?")
-                .to_string();
-            let obj = format!("{}/{}", o.kind, name);
+        for o in raw
+            .iter()
+            .filter(|o| !kinds::modelled().any(|k| k == o.kind))
+        {
+            let obj = format!("{}/{}", o.kind, o.name_or_unknown());
             let kind = o.kind.clone();
             let mut c = self.ctx(o, obj);
             c.warn(
@@ -252,9 +261,8 @@ impl Builder {
                 "kind",
                 format!("kind `{kind}` is not modelled and is skipped"),
                 &format!(
-                    "supported kinds: {}, {}",
-                    kinds::ORDER.join(", "),
-                    crate::model::routing::ROUTING_KINDS.join(", ")
+                    "supported kinds: {}",
+                    kinds::modelled().collect::<Vec<_>>().join(", ")
                 ),
             );
         }
@@ -302,13 +310,7 @@ impl Builder {
         let Some(check) = kinds::check(&o.kind, &version) else {
             return true;
         };
-        let name = o
-            .node
-            .get("metadata")
-            .and_then(|m| m.get("name"))
-            .and_then(Y::as_str)
-            .unwrap_or("?")
-            .to_string();
+        let name = o.name_or_unknown().to_string();
         let kind = o.kind.clone();
         let at = o.node.get("apiVersion").unwrap_or(&o.node);
         let mut c = self.ctx(o, format!("{kind}/{name}"));

@@ -44,14 +44,7 @@ impl Builder {
             let object = Self::object_name(o, &id);
             let n = &o.node;
             let api = n.get("apiVersion").and_then(Y::as_str).unwrap_or("");
-            let mut c = super::validate::Ctx {
-                diags: &mut self.diags,
-                file: o.file,
-                doc: o.doc,
-                prefix: &o.prefix,
-                object,
-                errors: 0,
-            };
+            let mut c = o.ctx(&mut self.diags, object);
             let out = &mut self.cluster.routing;
             match kind {
                 "Ingress" => {
