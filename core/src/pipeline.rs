@@ -378,6 +378,26 @@ pub fn pipelines(trace: &Trace) -> (Vec<Pipeline>, Vec<Option<Slot>>) {
     (out, slots)
 }
 
+/// Which connection each hop of a trace belongs to: 0 for the client's, 1
+/// for an HTTP proxy's new connection to the backend (the hops after the
+/// proxy's `Backend` step that connects), and the reply to the client's
+/// connection again. The path trail draws each connection as its own leg.
+pub fn connections(trace: &Trace) -> Vec<usize> {
+    let mut now = 0;
+    trace
+        .hops
+        .iter()
+        .map(|h| match &h.what {
+            HopKind::Reply => 0,
+            HopKind::Http(p) if p.connect.is_some() => {
+                now += 1;
+                now - 1
+            }
+            _ => now,
+        })
+        .collect()
+}
+
 /// Rules compared by the time each hop is reached: a chain's count is the
 /// furthest rule reached in it (a walk that returns from a jump resumes where
 /// it left), summed over the chains met so far — the live counter of the
