@@ -252,6 +252,45 @@ fn chip_of(action: &StepAction) -> Option<Chip> {
     })
 }
 
+/// The box `key` of a pipeline's boxes, added at the end (named `chain`)
+/// the first time the packet reaches it. Node and proxy pipelines alike.
+fn box_for(
+    boxes: &mut Vec<PipelineBox>,
+    key: &'static str,
+    chain: impl FnOnce() -> String,
+) -> usize {
+    match boxes.iter().position(|b| b.key == key) {
+        Some(b) => b,
+        None => {
+            boxes.push(PipelineBox {
+                key,
+                chain: chain(),
+                hops: Vec::new(),
+                chips: Vec::new(),
+            });
+            boxes.len() - 1
+        }
+    }
+}
+
+/// Hop `i` into box `b` of pipeline `p`, with what it did as a chip (once
+/// per box): the hop's slot.
+fn put(out: &mut [Pipeline], p: usize, b: usize, i: usize, chip: Option<Chip>) -> Slot {
+    let bx = &mut out[p].boxes[b];
+    let within = bx.hops.len();
+    bx.hops.push(i);
+    if let Some(c) = chip {
+        if !bx.chips.contains(&c) {
+            bx.chips.push(c);
+        }
+    }
+    Slot {
+        pipeline: p,
+        boxed: b,
+        within,
+    }
+}
+
 /// The pipelines of a trace (one per node whose rules it met, in order) and,
 /// for each hop, its slot (`None` for hops outside any node's rules: the
 /// client, the load balancer, the Pod).
@@ -274,39 +313,17 @@ pub fn pipelines(trace: &Trace) -> (Vec<Pipeline>, Vec<Option<Slot>>) {
                     out.len() - 1
                 }
             };
-            let boxes = &mut out[p].boxes;
             let key = h.stage.key();
-            let b = match boxes.iter().position(|b| b.key == key) {
-                Some(b) => b,
-                None => {
-                    boxes.push(PipelineBox {
-                        key,
-                        chain: key.to_string(),
-                        hops: Vec::new(),
-                        chips: Vec::new(),
-                    });
-                    boxes.len() - 1
-                }
-            };
-            let bx = &mut boxes[b];
-            let within = bx.hops.len();
-            bx.hops.push(i);
-            let chip = match (h.stage, &h.tls, h.respond) {
-                (_, Some(tls), _) => Some(Chip::Tls {
+            let b = box_for(&mut out[p].boxes, key, || key.to_string());
+            let chip = match (&h.tls, h.respond) {
+                (Some(tls), _) => Some(Chip::Tls {
                     sni: tls.sni.clone(),
                     certificate: tls.certificate.clone(),
                 }),
-                (_, _, Some(status)) => Some(Chip::Status { status }),
+                (_, Some(status)) => Some(Chip::Status { status }),
                 _ => None,
             };
-            if let Some(c) = chip {
-                bx.chips.push(c);
-            }
-            slots.push(Some(Slot {
-                pipeline: p,
-                boxed: b,
-                within,
-            }));
+            slots.push(Some(put(&mut out, p, b, i, chip)));
             last = Some((p, b));
             continue;
         }
@@ -350,42 +367,35 @@ pub fn pipelines(trace: &Trace) -> (Vec<Pipeline>, Vec<Option<Slot>>) {
             ),
             (_, None) => (None, String::new(), None),
         };
-        let boxes = &mut out[p].boxes;
         let b = match key {
             // A folded step stays in the box before it, if there is one.
             None if last.is_some_and(|l| l.0 == p) => last.map(|l| l.1).unwrap_or(0),
-            _ => {
-                let key = key.unwrap_or("rules");
-                match boxes.iter().position(|b| b.key == key) {
-                    Some(b) => b,
-                    None => {
-                        boxes.push(PipelineBox {
-                            key,
-                            chain,
-                            hops: Vec::new(),
-                            chips: Vec::new(),
-                        });
-                        boxes.len() - 1
-                    }
-                }
-            }
+            _ => box_for(&mut out[p].boxes, key.unwrap_or("rules"), || chain),
         };
-        let bx = &mut boxes[b];
-        let within = bx.hops.len();
-        bx.hops.push(i);
-        if let Some(c) = chip {
-            if !bx.chips.contains(&c) {
-                bx.chips.push(c);
-            }
-        }
-        slots.push(Some(Slot {
-            pipeline: p,
-            boxed: b,
-            within,
-        }));
+        slots.push(Some(put(&mut out, p, b, i, chip)));
         last = Some((p, b));
     }
     (out, slots)
+}
+
+/// Which connection each hop of a trace belongs to: 0 for the client's, 1
+/// for an HTTP proxy's new connection to the backend (the hops after the
+/// proxy's `Backend` step that connects), and the reply to the client's
+/// connection again. The path trail draws each connection as its own leg.
+pub fn connections(trace: &Trace) -> Vec<usize> {
+    let mut now = 0;
+    trace
+        .hops
+        .iter()
+        .map(|h| match &h.what {
+            HopKind::Reply => 0,
+            HopKind::Http(p) if p.connect.is_some() => {
+                now += 1;
+                now - 1
+            }
+            _ => now,
+        })
+        .collect()
 }
 
 /// Rules compared by the time each hop is reached: a chain's count is the

@@ -12,7 +12,7 @@ use kpv_core::http::send::{
     RequestProblem,
 };
 use kpv_core::model::{Cluster, Mode, NamespacedName};
-use kpv_core::pipeline::pipelines;
+use kpv_core::pipeline::{connections, pipelines};
 use kpv_core::replay::{self, Inputs, SentPacket};
 use kpv_core::scene::Place;
 use kpv_core::trace::{Dest, HopKind, Origin, Outcome, Trace};
@@ -154,6 +154,18 @@ fn https_requests_reach_a_backend_pod_on_a_second_connection() {
                 Some(HopKind::Reply)
             ));
             assert_eq!(decision(t).and_then(|d| d.status), Some(200));
+            // Two connections, each a leg of the trail: the client's up to
+            // the proxy's backend step (and its reply), then the proxy's own.
+            let conns = connections(t);
+            assert_eq!(conns.len(), t.hops.len());
+            let last = t.hops.len() - 1;
+            assert!(conns[..=bi].iter().all(|&n| n == 0), "{what}: {conns:?}");
+            assert!(
+                conns[bi + 1..last].iter().all(|&n| n == 1),
+                "{what}: {conns:?}"
+            );
+            assert!(bi + 1 < last, "{what}: the second connection has hops");
+            assert_eq!(conns[last], 0, "{what}: the reply is the client's");
             // The proxy's steps are one pipeline whose boxes are the stages.
             let (pipes, slots) = pipelines(t);
             let p = slots[li]
@@ -186,6 +198,10 @@ fn the_proxy_answers_itself_when_nothing_is_forwarded() {
         assert!(
             proxy_hops(t).next().is_some_and(|(_, p)| p.tls.is_none()),
             "{url}: no TLS"
+        );
+        assert!(
+            connections(t).iter().all(|&n| n == 0),
+            "{url}: one connection"
         );
         let pod = delivered_pod(t).expect("the connection ends at the proxy Pod");
         assert_eq!(Some(pod), Some(last.proxy.to_string()), "{url}");

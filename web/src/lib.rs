@@ -133,7 +133,10 @@ fn SideLists() -> impl IntoView {
                     on:click=move |_| tab.set(1)>{t("events.title")}" ("{move || count.get()}")"</button>
                 <Show when=move || has_http.get()>
                     <button role="tab" data-testid="tab-routing" aria-selected=move || (tab.get() == 2).to_string()
-                        on:click=move |_| tab.set(2)>{t("http.table.title")}</button>
+                        on:click=move |_| {
+                            tab.set(2);
+                            request_animation_frame(|| reveal_in_side(".side-lists"));
+                        }>{t("http.table.title")}</button>
                 </Show>
             </div>
             <div class="side-list" class:hidden=move || tab.get() != 0><HopList /></div>
@@ -142,6 +145,27 @@ fn SideLists() -> impl IntoView {
                 <div class="side-list"><components::request::RoutingTable /></div>
             </Show>
         </div>
+    }
+}
+
+/// Scroll the side column (not the page) so its element `selector` is in
+/// view: a tab opened at the bottom of a short column shows its list.
+#[cfg(feature = "full")]
+fn reveal_in_side(selector: &str) {
+    use wasm_bindgen::JsCast;
+    let doc = web_sys::window().and_then(|w| w.document());
+    let find = |sel: &str| {
+        doc.as_ref()
+            .and_then(|d| d.query_selector(sel).ok().flatten())
+            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    };
+    let (Some(side), Some(el)) = (find(".first-screen .side"), find(selector)) else {
+        return;
+    };
+    let bottom = el.offset_top() + el.offset_height();
+    let shown = side.offset_top() + side.scroll_top() + side.client_height();
+    if bottom > shown {
+        side.set_scroll_top(side.scroll_top() + bottom - shown);
     }
 }
 
@@ -350,6 +374,7 @@ pub fn App() -> impl IntoView {
                     <HopCaption />
                     <TrafficBar />
                     <PlaybackBar />
+                    <components::request::RequestCard />
                     <VerdictPanel />
                     <SideLists />
                 </aside>

@@ -276,3 +276,26 @@ test('lesson navigation keeps the language in the address', async ({ page }) => 
   await app.byId('lesson-close').click();
   await expect.poll(() => page.url()).toMatch(/\?lang=en$/);
 });
+
+for (const lang of ['en', 'ko']) {
+  test(`at 1280×720 in ${lang} the lesson picker's label is one line and the Local preset's skip reason stays inside its node`, async ({ page }) => {
+    await page.setViewportSize({ width: 1280, height: 720 });
+    const app = new App(page);
+    await app.open(`/?scenario=loadbalancer-local&lang=${lang}`);
+    const label = await page.getByTestId('lesson-panel').locator('label.lesson-pick > span').first().evaluate((el) => {
+      const r = el.getBoundingClientRect();
+      return { h: r.height, line: parseFloat(getComputedStyle(el).lineHeight) || parseFloat(getComputedStyle(el).fontSize) * 1.25, text: el.textContent };
+    });
+    expect(label.h, `"${label.text}" ${label.h}px for a ${label.line}px line`).toBeLessThan(label.line * 1.5);
+    const node = page.getByTestId('node-worker-3');
+    await expect(node).toHaveAttribute('data-lb-skipped', 'true');
+    const fit = await node.evaluate((g) => {
+      const border = g.querySelector('rect.node-box')!.getBoundingClientRect();
+      const text = g.querySelector('[data-testid=lb-skip-reason]')!.getBoundingClientRect();
+      return { border: [border.left, border.right], text: [text.left, text.right] };
+    });
+    expect(fit.text[0], JSON.stringify(fit)).toBeGreaterThanOrEqual(fit.border[0]);
+    expect(fit.text[1], JSON.stringify(fit)).toBeLessThanOrEqual(fit.border[1] - 4);
+    await page.screenshot({ path: `${shots}/local-skip-${lang}.png` });
+  });
+}

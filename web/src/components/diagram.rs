@@ -36,6 +36,32 @@ fn fits(w: f64, px: f64) -> usize {
     ((w / (px * 0.62)).floor() as usize).max(4)
 }
 
+/// Whether a character is drawn about a whole em wide (Hangul, CJK, full-width
+/// forms) rather than the 0.62 em [`fits`] assumes.
+fn wide(c: char) -> bool {
+    matches!(c as u32, 0x1100..=0x11FF | 0x2E80..=0xA4CF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0xFF00..=0xFF60)
+}
+
+/// `text` cut with `…` to fit `w` at `px`, wide characters counted a whole
+/// em: a Korean line is half again as wide as [`fits`] reckons.
+fn clip(text: &str, w: f64, px: f64) -> String {
+    let em = |c: char| if wide(c) { px } else { px * 0.62 };
+    if text.chars().map(em).sum::<f64>() <= w {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = em('…');
+    for c in text.chars() {
+        used += em(c);
+        if used > w {
+            break;
+        }
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
 /// A node's mode glyph: a shape per mode, so the modes differ with their
 /// words hidden (a rule list walked top to bottom, a hash table, a verdict
 /// map, a process).
@@ -94,6 +120,15 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
     let l = lang();
     let skipped = lb_skipped(store);
     let pointed = super::pointing::pointed();
+    // The ClusterIP the focused packet is addressed to at this hop (before
+    // kube-proxy rewrites it): its Service box is lit, so a connection to a
+    // Service (an HTTP proxy's with service-upstream) is seen going via it.
+    let via = Memo::new(move |_| {
+        let hop = store.current_hop()?;
+        store
+            .with_focused_trace(|t| t.hops.get(hop).map(|h| h.before.dst.ip().to_string()))
+            .flatten()
+    });
     move || {
         let skipped = skipped.get();
         let mode = store.mode.get();
@@ -182,6 +217,8 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                     let full = format!("{}\n{kind} {}\n{}", svc.id, svc.cluster_ip, svc.ports.join("\n"));
                     let key = format!("svc:{}", svc.id);
                     let line2 = format!("{kind} {}", svc.cluster_ip);
+                    let ip = svc.cluster_ip.clone();
+                    let ip2 = ip.clone();
                     // kpv-core's warnings about this Service (a selector that
                     // matches nothing, a pending load balancer): a mark with them.
                     let warned = store.warnings_by_object.with(|w| w.get(&format!("Service/{}", svc.id)).map(|m| m.join("\n")));
@@ -192,7 +229,9 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                     // wider than a narrow box; the whole text is the tooltip.
                     view! {
                         <g class="service" data-testid=format!("service-{}", svc.id.name) data-warning=warned
-                            data-ref=key.clone() class:pointed=move || pointed.has(&key)>
+                            data-ref=key.clone() class:pointed=move || pointed.has(&key)
+                            class:via=move || via.with(|v| v.as_deref() == Some(ip.as_str()))
+                            data-via=move || via.with(|v| v.as_deref() == Some(ip2.as_str())).to_string()>
                             <title>{full}</title>
                             <BoxRect rect=r class="service-box" />
                             <svg x=n(r.x) y=n(r.y) width=n(r.w) height=n(r.h)>
@@ -222,7 +261,7 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                         let text = tr(l.get(), "diagram.lb-skips").replace("{svc}", svc);
                         view! {
                             <text x=n(r.x + 10.0) y=n(r.y + r.h - 10.0) class="skip-reason" data-testid="lb-skip-reason">
-                                {short(&text, fits(r.w - 20.0, 16.5))}<title>{text.clone()}</title>
+                                {clip(&text, r.w - 20.0, 16.5)}<title>{text.clone()}</title>
                             </text>
                         }
                     });
@@ -573,31 +612,62 @@ fn PipelineStrip() -> impl IntoView {
     }
 }
 
-/// The route the focused packet has taken so far, kept after it arrives,
-/// with a mark where its header was rewritten.
-#[component]
-fn PathTrail() -> impl IntoView {
-    let store = expect_context::<Store>();
-    let trail = Memo::new(move |_| {
+/// The focused packet's trail so far: runs of legs on one connection
+/// (connection, points), and where each finished hop ended (hop, point).
+type Trail = Option<(
+    Vec<(usize, Vec<kpv_core::scene::Point>)>,
+    Vec<(usize, kpv_core::scene::Point)>,
+)>;
+
+fn trail_memo(store: Store) -> Memo<Trail> {
+    // Each hop's connection (an HTTP proxy opens a second one).
+    let conns = Memo::new(move |_| {
+        store
+            .with_focused_trace(kpv_core::pipeline::connections)
+            .unwrap_or_default()
+    });
+    Memo::new(move |_| {
         let now = store.now.get();
         let rm = store.reduced_motion.get();
-        store.with_focused_flight(|f| {
-            let mut pts: Vec<kpv_core::scene::Point> = Vec::new();
-            let mut ends: Vec<(usize, kpv_core::scene::Point)> = Vec::new();
-            for leg in f.legs.iter().filter(|l| l.start_ms <= now) {
-                if now >= leg.end_ms {
-                    pts.extend(leg.points.iter().copied());
-                    if let Some(p) = leg.points.last() {
-                        ends.push((leg.hop, *p));
+        conns.with(|conns| {
+            store.with_focused_flight(|f| {
+                // Runs of legs on one connection: (connection, points).
+                let mut runs: Vec<(usize, Vec<kpv_core::scene::Point>)> = Vec::new();
+                let mut ends: Vec<(usize, kpv_core::scene::Point)> = Vec::new();
+                for leg in f.legs.iter().filter(|l| l.start_ms <= now) {
+                    let c = conns.get(leg.hop).copied().unwrap_or(0);
+                    if runs.last().is_none_or(|r| r.0 != c) {
+                        // A new run starts where the last one ended.
+                        let from = runs.last().and_then(|r| r.1.last().copied());
+                        runs.push((c, from.into_iter().collect()));
                     }
-                } else if let Some(p) = f.position(now, rm) {
-                    pts.extend(leg.points.first().copied());
-                    pts.push(p.point);
+                    let Some((_, pts)) = runs.last_mut() else {
+                        continue;
+                    };
+                    if now >= leg.end_ms {
+                        pts.extend(leg.points.iter().copied());
+                        if let Some(p) = leg.points.last() {
+                            ends.push((leg.hop, *p));
+                        }
+                    } else if let Some(p) = f.position(now, rm) {
+                        pts.extend(leg.points.first().copied());
+                        pts.push(p.point);
+                    }
                 }
-            }
-            (pts, ends)
+                (runs, ends)
+            })
         })
-    });
+    })
+}
+
+/// The route the focused packet has taken so far, kept after it arrives,
+/// with a mark where its header was rewritten. Each connection is its own
+/// line (an HTTP proxy's second connection crosses the pipeline strip
+/// again): the current one strong, earlier ones faint and dashed (their
+/// numbers are [`TrailNumbers`]).
+#[component]
+fn PathTrail(trail: Memo<Trail>) -> impl IntoView {
+    let store = expect_context::<Store>();
     let changes = Memo::new(move |_| {
         trail.with(|t| {
             let Some((_, ends)) = t else {
@@ -619,16 +689,28 @@ fn PathTrail() -> impl IntoView {
     });
     move || {
         trail.with(|t| {
-            let (pts, _) = t.as_ref()?;
-            if pts.len() < 2 {
-                return None;
-            }
-            let d = pts
+            let (runs, _) = t.as_ref()?;
+            // Only the last run is strong: earlier connections (and the
+            // client's, while its reply goes back) are drawn faint.
+            let last = runs.len().checked_sub(1)?;
+            let paths = runs
                 .iter()
                 .enumerate()
-                .map(|(i, p)| format!("{}{} {}", if i == 0 { "M" } else { "L" }, n(p.x), n(p.y)))
-                .collect::<Vec<_>>()
-                .join(" ");
+                .filter(|(_, (_, pts))| pts.len() >= 2)
+                .map(|(i, (c, pts))| {
+                    let d = pts
+                        .iter()
+                        .enumerate()
+                        .map(|(i, p)| format!("{}{} {}", if i == 0 { "M" } else { "L" }, n(p.x), n(p.y)))
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    let now = i == last;
+                    view! {
+                        <path class="path-trail" class:earlier=!now d=d data-connection=(c + 1).to_string()
+                            data-testid=if now { "path-trail" } else { "path-trail-earlier" } />
+                    }
+                })
+                .collect_view();
             let marks = changes.get().into_iter().map(|p| view! {
                 <g class="trail-change" data-testid="trail-change" transform=format!("translate({} {})", n(p.x), n(p.y))>
                     <rect x="-7" y="-7" width="14" height="14" transform="rotate(45)" />
@@ -636,10 +718,55 @@ fn PathTrail() -> impl IntoView {
             }).collect_view();
             Some(view! {
                 <g class="trail">
-                    <path class="path-trail" data-testid="path-trail" d=d />
+                    {paths}
                     {marks}
                 </g>
             })
+        })
+    }
+}
+
+/// With two connections in the trail, each numbered where it starts, on
+/// top of the boxes (the current one's number strong).
+#[component]
+fn TrailNumbers(trail: Memo<Trail>) -> impl IntoView {
+    move || {
+        trail.with(|t| {
+            let (runs, _) = t.as_ref()?;
+            let current = runs.last()?.0;
+            if runs.iter().all(|r| r.0 == current) {
+                return None;
+            }
+            let mut badges: Vec<(usize, kpv_core::scene::Point)> = Vec::new();
+            for (c, pts) in runs {
+                if pts.len() < 2 || badges.iter().any(|(b, _)| b == c) {
+                    continue;
+                }
+                // Halfway along the connection's first real stretch.
+                let stretch = pts
+                    .windows(2)
+                    .find(|w| (w[1].x - w[0].x).abs() + (w[1].y - w[0].y).abs() > 40.0)
+                    .unwrap_or(&pts[..2]);
+                let at = kpv_core::scene::Point {
+                    x: (stretch[0].x + stretch[1].x) / 2.0,
+                    y: (stretch[0].y + stretch[1].y) / 2.0,
+                };
+                badges.push((*c, at));
+            }
+            let view = badges
+                .into_iter()
+                .map(|(c, p)| {
+                    view! {
+                        <g class="trail-number" class:earlier=c != current data-testid="trail-number"
+                            data-connection=(c + 1).to_string() transform=format!("translate({} {})", n(p.x), n(p.y))
+                            pointer-events="none">
+                            <circle r="13" />
+                            <text text-anchor="middle" y="6">{(c + 1).to_string()}</text>
+                        </g>
+                    }
+                })
+                .collect_view();
+            Some(view! { <g class="trail-numbers">{view}</g> })
         })
     }
 }
@@ -859,6 +986,7 @@ fn PacketCard() -> impl IntoView {
 pub fn Diagram() -> impl IntoView {
     let store = expect_context::<Store>();
     let open_pod = RwSignal::new(None::<NamespacedName>);
+    let trail = trail_memo(store);
     let view_box = move || {
         store
             .scene
@@ -867,14 +995,34 @@ pub fn Diagram() -> impl IntoView {
     view! {
         <svg class="diagram" data-testid="diagram" viewBox=view_box role="img" aria-label=t("a11y.diagram")
             preserveAspectRatio="xMidYMin meet">
-            <PathTrail />
+            <PathTrail trail=trail />
             <Cluster open_pod=open_pod />
             <PipelineStrip />
             <LiveChips />
+            <TrailNumbers trail=trail />
             <Packets />
             <PacketCard />
-            <super::request::RequestCard />
             <PodControls open_pod=open_pod />
         </svg>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clip;
+
+    #[test]
+    fn clip_counts_hangul_a_whole_em() {
+        // (text, width, px, expected)
+        for (text, w, px, want) in [
+            ("abcd", 100.0, 10.0, "abcd"),
+            ("abcdefghijklmnopqrstuvwxyz", 65.0, 10.0, "abcdefghi…"),
+            ("가나다라마바사", 70.0, 10.0, "가나다라마바사"),
+            ("가나다라마바사", 50.0, 10.0, "가나다라…"),
+            ("LB가 이 노드", 60.0, 10.0, "LB가 이 …"),
+        ] {
+            let got = clip(text, w, px);
+            assert_eq!(got, want, "{text} in {w}");
+        }
     }
 }

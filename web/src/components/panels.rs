@@ -293,8 +293,6 @@ pub fn HopCaption(#[prop(optional)] with_scenario: bool) -> impl IntoView {
     }
 }
 
-/// Scroll a list so its `selector` child is visible, whenever `key` changes,
-/// without scrolling the page (only the list's own scroll position moves).
 /// `text` around its 0-based line `m`: (before, the line with its newline, after).
 pub fn split_at_line(text: &str, m: Option<usize>) -> (&str, Option<&str>, &str) {
     let Some(m) = m else {
@@ -317,7 +315,10 @@ pub fn split_at_line(text: &str, m: Option<usize>) -> (&str, Option<&str>, &str)
     (&text[..start], Some(&text[start..end]), &text[end..])
 }
 
-fn keep_in_view<E>(
+/// Scroll a list so its `selector` child is visible, whenever `key` changes,
+/// without scrolling the page (only the list's own scroll position moves;
+/// the list must be `position: relative` and scroll itself).
+pub(crate) fn keep_in_view<E>(
     container: NodeRef<E>,
     selector: &'static str,
     key: impl Fn() -> Option<i64> + 'static,
@@ -336,10 +337,13 @@ fn keep_in_view<E>(
             };
             let child: web_sys::HtmlElement = wasm_bindgen::JsCast::unchecked_into(child);
             // The list is `position: relative`, so offsetTop is within it.
-            let top = child.offset_top();
+            let (top, h) = (child.offset_top(), child.offset_height());
             let (view_top, view_h) = (el.scroll_top(), el.client_height());
-            if top < view_top || top + child.offset_height() > view_top + view_h {
-                el.set_scroll_top((top - view_h / 3).max(0));
+            if top < view_top || top + h > view_top + view_h {
+                // A third of the way down, but never with its end cut off
+                // (nor its start, when it is taller than the list).
+                let at = (top - view_h / 3).max(top + h - view_h).min(top);
+                el.set_scroll_top(at.max(0));
             }
         });
     });

@@ -1,12 +1,12 @@
 //! HTTP routing in the app: the request form (shown when the target is an
-//! Ingress or Gateway entry point), the request card drawn next to the
-//! packet card (what the client sent and what the backend gets), and the
-//! routing-table panel with the rule that decided highlighted. Markup only:
+//! Ingress or Gateway entry point), the request card under the playback
+//! controls in the side column (what the client sent and what the backend gets), and
+//! the routing-table panel with the rule that decided highlighted, kept in
+//! view in its own scroll box. Markup only:
 //! requests are read, replayed and decided by kpv-core
 //! (`kpv_core::http::send`); the words are in `crate::hops_http`.
 
-use super::{lang, one_decimal};
-use crate::hops::short;
+use super::lang;
 use crate::hops_http::error_text;
 use crate::i18n::tr;
 use crate::state::Store;
@@ -159,17 +159,15 @@ pub fn RequestForm() -> impl IntoView {
 /// has decided) what the backend gets or the proxy's own answer.
 #[derive(Clone, Debug, PartialEq)]
 struct ReqCard {
+    /// The request line and the Host header (with the headers sent).
     sent: Vec<String>,
-    /// (line, changed by the proxy)
+    /// (line, changed by the proxy); the first is the heading.
     got: Vec<(String, bool)>,
 }
 
-const LINE_H: f64 = 20.0;
-const CHAR_W: f64 = 9.9;
-/// Characters per line of one column (two columns fit the scene's width).
-const COL_CHARS: usize = 40;
-/// Lines per column, the title included.
-const COL_LINES: usize = 3;
+/// Lines of what the backend gets, its heading included (the card's height
+/// stays bounded: it sits in the side column under the playback controls).
+const GOT_LINES: usize = 3;
 
 fn with_query(path: &str, query: &str) -> String {
     if query.is_empty() {
@@ -187,8 +185,7 @@ fn req_card(lg: crate::i18n::Lang, t: &Trace, hop: usize) -> Option<ReqCard> {
         .iter()
         .map(|(k, v)| format!(" · {k}: {v}"))
         .collect();
-    let sent = [
-        tr(lg, "http.card.request").to_string(),
+    let sent = vec![
         format!("{} {}", r.method, r.url()),
         format!("host: {}{headers}", r.host_header()),
     ];
@@ -227,45 +224,14 @@ fn req_card(lg: crate::i18n::Lang, t: &Trace, hop: usize) -> Option<ReqCard> {
             }
         }
     }
-    got.truncate(COL_LINES);
-    Some(ReqCard {
-        sent: sent.iter().map(|s| short(s, COL_CHARS)).collect(),
-        got: got
-            .into_iter()
-            .map(|(s, c)| (short(&s, COL_CHARS), c))
-            .collect(),
-    })
+    got.truncate(GOT_LINES);
+    Some(ReqCard { sent, got })
 }
 
-/// One column of the request card at `x`, `top`.
-fn column(lines: Vec<(String, bool)>, x: f64, top: f64) -> impl IntoView {
-    let chars = lines
-        .iter()
-        .map(|(s, _)| s.chars().count())
-        .max()
-        .unwrap_or(0);
-    let w = chars as f64 * CHAR_W + 20.0;
-    let h = lines.len() as f64 * LINE_H + 8.0;
-    let texts = lines
-        .into_iter()
-        .enumerate()
-        .map(|(i, (s, changed))| {
-            let y = top + 18.0 + i as f64 * LINE_H;
-            view! {
-                <text x=one_decimal(x + 10.0) y=one_decimal(y) class="mono"
-                    class:card-hop=i == 0 class:rewritten=changed>{s}</text>
-            }
-        })
-        .collect_view();
-    view! {
-        <rect x=one_decimal(x) y=one_decimal(top) width=one_decimal(w)
-            height=one_decimal(h) rx="6" />
-        {texts}
-    }
-}
-
-/// The request card, drawn under the nodes (where nothing else is): the
-/// request as sent beside what the backend gets, each change marked.
+/// The focused request's card, in the side column under the playback
+/// controls (the diagram has no room left for it in a tall cluster, and the
+/// embed leaves it out): the request as sent, then what the backend gets,
+/// each change marked with a sign as well as colour.
 #[component]
 pub fn RequestCard() -> impl IntoView {
     let store = expect_context::<Store>();
@@ -277,15 +243,31 @@ pub fn RequestCard() -> impl IntoView {
     });
     move || {
         card.get().map(|c| {
-            let top = store.scene.with(|s| s.height) + 4.0;
-            let left = 8.0;
-            let second = left + COL_CHARS as f64 * CHAR_W + 32.0;
-            let sent = c.sent.into_iter().map(|s| (s, false)).collect();
+            // One line each, cut with an ellipsis (the whole line is its
+            // tooltip): the card's height stays five lines at most.
+            let sent = c
+                .sent
+                .into_iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let tip = s.clone();
+                    view! { <p class:card-hop=i == 0 title=tip>{s}</p> }
+                })
+                .collect_view();
+            let got = c
+                .got
+                .into_iter()
+                .enumerate()
+                .map(|(i, (s, changed))| {
+                    let tip = s.clone();
+                    view! { <p class:card-hop=i == 0 class:rewritten=changed title=tip>{s}</p> }
+                })
+                .collect_view();
             view! {
-                <g class="packet-card request-card" data-testid="request-card" pointer-events="none">
-                    {column(sent, left, top)}
-                    {(!c.got.is_empty()).then(|| column(c.got, second, top))}
-                </g>
+                <section class="request-card" data-testid="request-card" aria-label=move || tr(l.get(), "http.card.request")>
+                    {sent}
+                    {got}
+                </section>
             }
         })
     }
@@ -321,6 +303,17 @@ pub fn RoutingTable() -> impl IntoView {
         Some((entry.to_string(), table_rows(&prepared, &entry)))
     });
     let matched = Memo::new(move |_| store.with_focused_trace(|t| decision(t).cloned()).flatten());
+    // The deciding row scrolls into view in the list's own scroll box when a
+    // request is decided (a long table in a short side column).
+    let hit_row = Memo::new(move |_| {
+        let d = matched.get()?;
+        rows.with(|r| {
+            let (_, rows) = r.as_ref()?;
+            rows.iter().position(|r| r.decided(&d)).map(|i| i as i64)
+        })
+    });
+    let list = NodeRef::<leptos::html::Ol>::new();
+    super::panels::keep_in_view(list, "li.matched", move || hit_row.get());
     move || {
         let lg = l.get();
         let Some((entry, rows)) = rows.get() else {
@@ -351,7 +344,7 @@ pub fn RoutingTable() -> impl IntoView {
         view! {
             <div class="routing-table" data-testid="routing-table">
                 <p class="small strong">{tr(lg, "http.table.heading").replace("{entry}", &entry)}</p>
-                <ol class="routing-rules">{body}</ol>
+                <ol class="routing-rules" data-testid="routing-rules" node_ref=list>{body}</ol>
             </div>
         }
         .into_any()
