@@ -299,8 +299,10 @@ pub fn RoutingTable() -> impl IntoView {
                     })
             })
         })?;
-        let prepared = store.parsed.with(|(c, _)| kpv_core::http::prepare(c));
-        Some((entry.to_string(), table_rows(&prepared, &entry)))
+        let rows = store
+            .http_prepared
+            .with(|p| p.as_deref().map(|p| table_rows(p, &entry)))?;
+        Some((entry.to_string(), rows))
     });
     let matched = Memo::new(move |_| store.with_focused_trace(|t| decision(t).cloned()).flatten());
     // The deciding row scrolls into view in the list's own scroll box when a
