@@ -502,15 +502,7 @@ pub fn to_json(j: &http::journey::Journey, backend: &[(String, String)]) -> serd
         .hops
         .iter()
         .map(|h| match h {
-            JourneyHop::Net(h) => json!({
-                "place": h.place,
-                "what": h.what,
-                "before": { "src": h.before.src.to_string(), "dst": h.before.dst.to_string() },
-                "after": { "src": h.after.src.to_string(), "dst": h.after.dst.to_string() },
-                "table_chain": h.step.as_ref().map(|s| s.table_chain.clone()),
-                "rule": h.step.as_ref().map(|s| s.rule.clone()),
-                "line": h.step.as_ref().and_then(|s| s.line),
-            }),
+            JourneyHop::Net(h) => crate::trace::hop_json(h),
             JourneyHop::Proxy { place, step } => json!({ "place": place, "what": step }),
         })
         .collect();

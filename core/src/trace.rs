@@ -19,9 +19,9 @@ use crate::packet::{IpFamily, Packet, Protocol};
 use crate::proxy::{self, ProxyInput};
 use crate::scene::Place;
 pub use crate::stages::{stages, Stage};
-#[cfg(feature = "json")]
-pub use render::to_json;
 pub use render::{describe_hop, describe_outcome, reason_text, render_text};
+#[cfg(feature = "json")]
+pub use render::{hop_json, to_json};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 

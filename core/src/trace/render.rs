@@ -25,15 +25,22 @@ pub fn to_json(t: &Trace) -> serde_json::Value {
         "mode": t.mode.as_str(),
         "rules_compared": t.rules_compared,
         "outcome": t.outcome,
-        "hops": t.hops.iter().map(|h| serde_json::json!({
-            "place": h.place,
-            "what": h.what,
-            "before": { "src": h.before.src.to_string(), "dst": h.before.dst.to_string() },
-            "after": { "src": h.after.src.to_string(), "dst": h.after.dst.to_string() },
-            "table_chain": h.step.as_ref().map(|s| s.table_chain.clone()),
-            "rule": h.step.as_ref().map(|s| s.rule.clone()),
-            "line": h.step.as_ref().and_then(|s| s.line),
-        })).collect::<Vec<_>>(),
+        "hops": t.hops.iter().map(hop_json).collect::<Vec<_>>(),
+    })
+}
+
+/// One hop of the `kpv trace` JSON contract (`kpv http` prints its network
+/// hops the same way).
+#[cfg(feature = "json")]
+pub fn hop_json(h: &Hop) -> serde_json::Value {
+    serde_json::json!({
+        "place": h.place,
+        "what": h.what,
+        "before": { "src": h.before.src.to_string(), "dst": h.before.dst.to_string() },
+        "after": { "src": h.after.src.to_string(), "dst": h.after.dst.to_string() },
+        "table_chain": h.step.as_ref().map(|s| s.table_chain.clone()),
+        "rule": h.step.as_ref().map(|s| s.rule.clone()),
+        "line": h.step.as_ref().and_then(|s| s.line),
     })
 }
 
