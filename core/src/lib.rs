@@ -23,6 +23,7 @@ pub mod fuzzing;
 #[doc(hidden)]
 pub mod generate;
 pub mod http;
+pub mod json_text;
 pub mod lab;
 pub mod lesson;
 pub mod model;
