@@ -12,6 +12,7 @@
 //! Every collection that reaches output is ordered (`BTreeMap`, sorted `Vec`).
 //! Only renderers produce text formats.
 
+pub mod base_n;
 pub mod choose;
 pub mod cli;
 pub mod cli_http;

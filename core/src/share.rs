@@ -144,7 +144,7 @@ pub fn encode(state: &ShareState) -> String {
     let packed = miniz_oxide::deflate::compress_to_vec(json.as_bytes(), 9);
     let mut out = String::with_capacity(PREFIX.len() + packed.len() * 4 / 3 + 4);
     out.push_str(PREFIX);
-    out.push_str(&data_encoding::BASE64URL_NOPAD.encode(&packed));
+    crate::base_n::push_base64url(&mut out, &packed);
     out
 }
 
@@ -179,9 +179,7 @@ pub fn decode(text: &str) -> Result<ShareState, ShareError> {
     if body.len() > MAX_ENCODED {
         return Err(ShareError::TooLong { chars: body.len() });
     }
-    let packed = data_encoding::BASE64URL_NOPAD
-        .decode(body.as_bytes())
-        .map_err(|_| ShareError::Base64)?;
+    let packed = crate::base_n::decode_base64url(body.as_bytes()).ok_or(ShareError::Base64)?;
     let json =
         miniz_oxide::inflate::decompress_to_vec_with_limit(&packed, MAX_INFLATED).map_err(|e| {
             match e.status {
