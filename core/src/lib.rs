@@ -12,6 +12,7 @@
 //! Every collection that reaches output is ordered (`BTreeMap`, sorted `Vec`).
 //! Only renderers produce text formats.
 
+pub mod base_n;
 pub mod choose;
 pub mod cli;
 pub mod cli_http;
@@ -23,6 +24,7 @@ pub mod fuzzing;
 #[doc(hidden)]
 pub mod generate;
 pub mod http;
+pub mod json_text;
 pub mod lab;
 pub mod lesson;
 pub mod model;

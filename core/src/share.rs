@@ -144,7 +144,7 @@ pub fn encode(state: &ShareState) -> String {
     let packed = miniz_oxide::deflate::compress_to_vec(json.as_bytes(), 9);
     let mut out = String::with_capacity(PREFIX.len() + packed.len() * 4 / 3 + 4);
     out.push_str(PREFIX);
-    out.push_str(&data_encoding::BASE64URL_NOPAD.encode(&packed));
+    crate::base_n::push_base64url(&mut out, &packed);
     out
 }
 
@@ -179,9 +179,7 @@ pub fn decode(text: &str) -> Result<ShareState, ShareError> {
     if body.len() > MAX_ENCODED {
         return Err(ShareError::TooLong { chars: body.len() });
     }
-    let packed = data_encoding::BASE64URL_NOPAD
-        .decode(body.as_bytes())
-        .map_err(|_| ShareError::Base64)?;
+    let packed = crate::base_n::decode_base64url(body.as_bytes()).ok_or(ShareError::Base64)?;
     let json =
         miniz_oxide::inflate::decompress_to_vec_with_limit(&packed, MAX_INFLATED).map_err(|e| {
             match e.status {
@@ -299,27 +297,29 @@ pub fn validate(s: &ShareState) -> Result<(), ShareError> {
 /// The JSON of [`ShareState`], written and read by hand: exactly the text
 /// serde's derives wrote (same keys, order and escapes, so links stay
 /// byte-identical), but the derived `Deserialize` impls (an internally tagged
-/// enum buffers through serde's `Content`) cost the .wasm about 20 KB gzip,
-/// while `serde_json::Value`, which the app already ships, reads it as well.
+/// enum buffers through serde's `Content`) cost the .wasm about 20 KB gzip.
+/// It is read with [`crate::json_text`], not serde_json, which the web app
+/// does not ship.
 mod codec {
     use super::ShareState;
     use crate::controller::{AppChange, AppState};
     use crate::http::model::EntryPoint;
     use crate::http::send::HttpSend;
     use crate::http::walk::{HttpRequest, Scheme};
+    use crate::json_text::{self, Json as Value};
     use crate::model::{Mode, NamespacedName, Scheduler};
     use crate::packet::Protocol;
     use crate::replay::SentPacket;
     use crate::trace::{Dest, Origin, Request};
-    use serde_json::{Map, Value};
     use std::fmt::Write as _;
     use std::net::IpAddr;
 
-    type Obj = Map<String, Value>;
+    /// A value known to be an object.
+    type Obj = Value;
     type R<T> = Result<T, String>;
 
     fn text(o: &mut String, s: &str) {
-        o.push_str(&serde_json::to_string(s).unwrap_or_default());
+        json_text::write_str(o, s);
     }
 
     fn key(o: &mut String, k: &str) {
@@ -442,7 +442,7 @@ mod codec {
         };
         let mut headers = Vec::new();
         for h in list(d, "headers")? {
-            match h.as_array().map(Vec::as_slice) {
+            match h.as_array() {
                 Some([k, v]) => headers.push((
                     string(k, "headers")?.to_string(),
                     string(v, "headers")?.to_string(),
@@ -601,10 +601,7 @@ mod codec {
     fn list<'a>(o: &'a Obj, k: &str) -> R<&'a [Value]> {
         match o.get(k) {
             None => Ok(&[]),
-            Some(v) => v
-                .as_array()
-                .map(Vec::as_slice)
-                .ok_or_else(|| wrong(k, v, "a sequence")),
+            Some(v) => v.as_array().ok_or_else(|| wrong(k, v, "a sequence")),
         }
     }
 
@@ -660,7 +657,7 @@ mod codec {
 
     pub(super) fn from_json(bytes: &[u8]) -> R<ShareState> {
         let text = std::str::from_utf8(bytes).map_err(|e| e.to_string())?;
-        let v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let v = json_text::parse(text).map_err(|e| e.to_string())?;
         let o = obj(&v, "the state")?;
         let mode = Mode::ALL[variant(o, "m", &MODES)?];
         let scheduler = match opt(o, "s") {

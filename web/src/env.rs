@@ -265,8 +265,7 @@ pub fn decode_stored(raw: Option<&str>) -> Stored {
         reason,
         raw: raw.to_string(),
     };
-    let parsed: Result<serde_json::Value, _> = serde_json::from_str(raw);
-    match parsed {
+    match kpv_core::json_text::parse(raw) {
         Ok(v) => match (
             v.get("version").and_then(|x| x.as_u64()),
             v.get("yaml").and_then(|x| x.as_str()),
@@ -284,9 +283,11 @@ pub fn decode_stored(raw: Option<&str>) -> Stored {
 
 pub fn encode_stored(yaml: &str, own: bool) -> String {
     // The text `json!({"own": own, "version": 1, "yaml": yaml})` wrote (keys
-    // sorted), without shipping serde_json's `Value` serializer.
-    let yaml = serde_json::to_string(yaml).unwrap_or_default();
-    format!("{{\"own\":{own},\"version\":1,\"yaml\":{yaml}}}")
+    // sorted), without shipping serde_json.
+    let mut out = format!("{{\"own\":{own},\"version\":1,\"yaml\":");
+    kpv_core::json_text::write_str(&mut out, yaml);
+    out.push('}');
+    out
 }
 
 /// Why a text was not saved.

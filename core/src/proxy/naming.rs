@@ -6,7 +6,6 @@
 
 use super::ServicePortName;
 use crate::packet::Protocol;
-use data_encoding::BASE32;
 use sha2::{Digest, Sha256};
 
 /// base32(sha256(text)), cut to `len` characters.
@@ -16,23 +15,12 @@ pub fn hash_prefix(text: &str, len: usize) -> String {
     s
 }
 
-/// Appends base32(sha256(text)) cut to `len` characters to `out`. Base32
-/// turns each 5 bytes into 8 characters, so only the bytes the prefix needs
-/// are encoded (chain names are made 100,000s of times at scale).
+/// Appends base32(sha256(text)) cut to `len` characters to `out`. Only the
+/// characters asked for are encoded (chain names are made 100,000s of times
+/// at scale).
 pub fn push_hash_prefix(out: &mut String, text: &str, len: usize) {
     let digest = Sha256::digest(text.as_bytes());
-    let bytes = len.div_ceil(8) * 5;
-    let mut buf = [0u8; 56];
-    let part = &digest[..bytes.min(digest.len())];
-    let n = BASE32.encode_len(part.len());
-    let Some(enc) = buf.get_mut(..n) else {
-        out.push_str(&BASE32.encode(&digest)[..len.min(52)]);
-        return;
-    };
-    BASE32.encode_mut(part, enc);
-    let cut = len.min(n);
-    // Base32 output is ASCII.
-    out.push_str(std::str::from_utf8(&enc[..cut]).unwrap_or_default());
+    crate::base_n::push_base32_prefix(out, &digest, len);
 }
 
 /// `a` then `b` in one allocation of the exact size (what `format!("{a}{b}")`
@@ -149,7 +137,7 @@ mod tests {
     #[test]
     fn hash_prefix_is_the_full_encoding_cut() {
         for len in [1, 8, 10, 16, 52, 56, 60] {
-            let full = BASE32.encode(&Sha256::digest(b"ns/svc:http"));
+            let full = data_encoding::BASE32.encode(&Sha256::digest(b"ns/svc:http"));
             let want: String = full.chars().take(len).collect();
             assert_eq!(hash_prefix("ns/svc:http", len), want, "{len}");
         }
