@@ -81,3 +81,17 @@ export async function inViewport(page: Page, testId: string) {
   expect(b!.y + b!.height, `${testId} bottom`).toBeLessThanOrEqual(vp.height + 0.5);
   expect(b!.x + b!.width, `${testId} right`).toBeLessThanOrEqual(vp.width + 0.5);
 }
+
+/** Step until `pred` holds for the current hop (at most `max` steps). */
+export async function stepUntil(app: App, pred: () => Promise<boolean>, max = 80) {
+  for (let i = 0; i < max; i++) {
+    if (await pred()) return true;
+    await app.byId('step-forward').click();
+  }
+  return pred();
+}
+
+/** The pipeline step the packet is at now (`data-step`), or null. */
+export const currentStep = (page: Page) =>
+  page.locator('[data-testid=pipeline-step][data-current=true]')
+    .evaluateAll((els) => els.map((e) => e.getAttribute('data-step'))[0] ?? null);

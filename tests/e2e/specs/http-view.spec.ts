@@ -6,22 +6,9 @@
 // Service; each connection of the journey is its own line of the trail.
 // Screenshots go to artifacts/screens.
 import { test, expect, Page } from '@playwright/test';
-import { App } from './app';
+import { App, currentStep, stepUntil } from './app';
 
 const shots = 'artifacts/screens';
-
-/** Step until `pred` holds (at most `max` steps). */
-async function stepUntil(app: App, pred: () => Promise<boolean>, max = 80) {
-  for (let i = 0; i < max; i++) {
-    if (await pred()) return true;
-    await app.byId('step-forward').click();
-  }
-  return pred();
-}
-
-const currentStep = (page: Page) =>
-  page.locator('[data-testid=pipeline-step][data-current=true]')
-    .evaluateAll((els) => els.map((e) => e.getAttribute('data-step'))[0] ?? null);
 
 /** The element's box is inside the viewport and nothing else is drawn over
  * it: the topmost element at points across it belongs to it. */

@@ -6,22 +6,9 @@
 // 1280×720 with the proxy drawn; Korean hops are Korean. Screenshots go to
 // artifacts/screens.
 import { test, expect, Page } from '@playwright/test';
-import { App } from './app';
+import { App, currentStep, stepUntil } from './app';
 
 const shots = 'artifacts/screens';
-
-/** Step until `pred` holds for the current hop (at most `max` steps). */
-async function stepUntil(app: App, pred: () => Promise<boolean>, max = 80) {
-  for (let i = 0; i < max; i++) {
-    if (await pred()) return true;
-    await app.byId('step-forward').click();
-  }
-  return pred();
-}
-
-const currentStep = (page: Page) =>
-  page.locator('[data-testid=pipeline-step][data-current=true]')
-    .evaluateAll((els) => els.map((e) => e.getAttribute('data-step'))[0] ?? null);
 
 const presets = [
   { key: 'ingress', entry: 'ingressclass/nginx', url: 'https://testhost.com/anything', cert: 'default/my-ssl-secret', pods: /^(test-1|test-2)$/, match: 'Prefix /' },

@@ -191,6 +191,37 @@ test('in Korean the hop descriptions, caption and pipeline words are Korean', as
   await page.screenshot({ path: `${shots}/learner-ko.png` });
 });
 
+test('in Korean the packet card is as wide as its text and stays inside the diagram at every hop', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/?scenario=loadbalancer-cluster&lang=ko&mode=iptables');
+  await app.speed('4');
+  await app.send();
+  await app.outcome();
+  await app.pause();
+  const card = app.byId('packet-card');
+  let seen = 0;
+  for (let i = 0; i < 60; i++) {
+    if (await card.isVisible()) {
+      const fit = await card.evaluate((g) => {
+        const svg = g.closest('svg')!.getBoundingClientRect();
+        const box = g.querySelector('rect')!.getBoundingClientRect();
+        const texts = [...g.querySelectorAll('text')].map((t) => ({ text: t.textContent ?? '', r: t.getBoundingClientRect() }));
+        return { svgRight: svg.right, box: { left: box.left, right: box.right }, texts: texts.map((t) => ({ text: t.text, left: t.r.left, right: t.r.right })) };
+      });
+      expect(fit.box.right, 'card inside the diagram').toBeLessThanOrEqual(fit.svgRight + 0.5);
+      for (const t of fit.texts) {
+        expect(t.right, `"${t.text}" inside its card`).toBeLessThanOrEqual(fit.box.right + 0.5);
+        expect(t.left, `"${t.text}" inside its card`).toBeGreaterThanOrEqual(fit.box.left - 0.5);
+      }
+      if (fit.texts.some((t) => /[\uAC00-\uD7AF]/.test(t.text))) seen++;
+    }
+    const before = await app.clockMs();
+    await app.byId('step-back').click();
+    if ((await app.clockMs()) === before) break;
+  }
+  expect(seen, 'hops with Korean words on the card').toBeGreaterThan(3);
+});
+
 test('?step=N stops at hop N counted from 1, as the event list numbers it', async ({ page }) => {
   const app = new App(page);
   await app.open('/?scenario=loadbalancer-cluster&step=3&lang=en');

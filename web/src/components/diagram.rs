@@ -46,7 +46,7 @@ fn wide(c: char) -> bool {
 /// em: a Korean line is half again as wide as [`fits`] reckons.
 fn clip(text: &str, w: f64, px: f64) -> String {
     let em = |c: char| if wide(c) { px } else { px * 0.62 };
-    if text.chars().map(em).sum::<f64>() <= w {
+    if drawn_width(text, px) <= w {
         return text.to_string();
     }
     let mut out = String::new();
@@ -60,6 +60,14 @@ fn clip(text: &str, w: f64, px: f64) -> String {
     }
     out.push('…');
     out
+}
+
+/// How wide `text` is drawn at `px`, wide characters a whole em, the rest
+/// 0.62 em.
+fn drawn_width(text: &str, px: f64) -> f64 {
+    text.chars()
+        .map(|c| if wide(c) { px } else { px * 0.62 })
+        .sum()
 }
 
 /// A node's mode glyph: a shape per mode, so the modes differ with their
@@ -898,8 +906,11 @@ fn card_at(trace: &Trace, pos: Position, lang: Lang, left: f64) -> Option<Card> 
     let dst_changed = hop.before.dst != hop.after.dst;
     let reply = matches!(hop.what, HopKind::Reply);
     let mark = |changed: bool| if changed { "✎ " } else { "" };
-    let max = (((CARD_RIGHT - left - 20.0) / CARD_CHAR_W).floor() as usize).clamp(16, CARD_CHARS);
-    let src = short(
+    // The card's font: CARD_CHAR_W is 0.62 em of it; Hangul is a whole em.
+    let px = CARD_CHAR_W / 0.62;
+    let room =
+        (CARD_RIGHT - left - 20.0).clamp(16.0 * CARD_CHAR_W, CARD_CHARS as f64 * CARD_CHAR_W);
+    let src = clip(
         &format!(
             "{}{} {}{}",
             mark(src_changed),
@@ -907,27 +918,29 @@ fn card_at(trace: &Trace, pos: Position, lang: Lang, left: f64) -> Option<Card> 
             hop.after.src,
             if reply { " ↩" } else { "" }
         ),
-        max,
+        room,
+        px,
     );
-    let dst = short(
+    let dst = clip(
         &format!(
             "{}{} {}",
             mark(dst_changed),
             tr(lang, "packet.dst"),
             hop.after.dst
         ),
-        max,
+        room,
+        px,
     );
-    let hop_text = short(
+    let hop_text = clip(
         &format!("{}. {}", pos.hop + 1, crate::hops::summary(lang, hop)),
-        max,
+        room,
+        px,
     );
-    let chars = [&hop_text, &src, &dst]
+    let w = [&hop_text, &src, &dst]
         .iter()
-        .map(|t| t.chars().count())
-        .max()
-        .unwrap_or(0);
-    let w = chars as f64 * CARD_CHAR_W + 20.0;
+        .map(|t| drawn_width(t, px))
+        .fold(0.0, f64::max)
+        + 20.0;
     Some(Card {
         x: CARD_RIGHT - w,
         w,
