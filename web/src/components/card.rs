@@ -1,0 +1,127 @@
+//! The focused packet's card in the diagram's top right corner: the hop it is
+//! at and its header as it is now, the rewritten field marked. Lines are
+//! measured as drawn (Hangul a whole em) so a Korean line never runs past
+//! the card; it never reaches over the entry row's boxes.
+
+use super::diagram::{clip, drawn_width, n};
+use crate::i18n::{tr, Lang};
+use crate::state::Store;
+use kpv_core::scene::{CARD_RIGHT, CARD_TOP};
+use kpv_core::timeline::Position;
+use kpv_core::trace::{HopKind, Trace};
+use leptos::prelude::*;
+
+/// What the packet card shows (compared, so unchanged frames touch nothing).
+#[derive(Clone, Debug, PartialEq)]
+struct Card {
+    x: f64,
+    w: f64,
+    hop: String,
+    src: String,
+    dst: String,
+    src_changed: bool,
+    dst_changed: bool,
+}
+
+/// Characters per line of the card (16.5 logical units of monospace: 18.7 px
+/// at 1280 wide, where the scene is drawn at 1.13).
+const CARD_CHARS: usize = 44;
+const CARD_CHAR_W: f64 = 9.9;
+
+/// The card for the focused packet at its current hop: what the hop was,
+/// then the header as it is now, the rewritten field marked with ✎ as well as
+/// colour (the event list has the before → after). `left` is where the entry
+/// row's boxes end: the card never reaches over them.
+fn card_at(trace: &Trace, pos: Position, lang: Lang, left: f64) -> Option<Card> {
+    let hop = trace.hops.get(pos.hop)?;
+    let src_changed = hop.before.src != hop.after.src;
+    let dst_changed = hop.before.dst != hop.after.dst;
+    let reply = matches!(hop.what, HopKind::Reply);
+    let mark = |changed: bool| if changed { "✎ " } else { "" };
+    // The card's font: CARD_CHAR_W is 0.62 em of it; Hangul is a whole em.
+    let px = CARD_CHAR_W / 0.62;
+    let room =
+        (CARD_RIGHT - left - 20.0).clamp(16.0 * CARD_CHAR_W, CARD_CHARS as f64 * CARD_CHAR_W);
+    let src = clip(
+        &format!(
+            "{}{} {}{}",
+            mark(src_changed),
+            tr(lang, "packet.src"),
+            hop.after.src,
+            if reply { " ↩" } else { "" }
+        ),
+        room,
+        px,
+    );
+    let dst = clip(
+        &format!(
+            "{}{} {}",
+            mark(dst_changed),
+            tr(lang, "packet.dst"),
+            hop.after.dst
+        ),
+        room,
+        px,
+    );
+    let hop_text = clip(
+        &format!("{}. {}", pos.hop + 1, crate::hops::summary(lang, hop)),
+        room,
+        px,
+    );
+    let w = [&hop_text, &src, &dst]
+        .iter()
+        .map(|t| drawn_width(t, px))
+        .fold(0.0, f64::max)
+        + 20.0;
+    Some(Card {
+        x: CARD_RIGHT - w,
+        w,
+        hop: hop_text,
+        src,
+        dst,
+        src_changed,
+        dst_changed,
+    })
+}
+
+/// The focused packet's card, in the top right corner where it never covers
+/// a node or Pod title. Its elements are made once; only their attributes
+/// and text follow the packet.
+#[component]
+pub(super) fn PacketCard() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let l = super::lang();
+    let card = Memo::new(move |_| {
+        let now = store.now.get();
+        let reduced = store.reduced_motion.get();
+        let lang = l.get();
+        let pos = store
+            .with_focused_flight(|f| f.position(now, reduced))
+            .flatten()?;
+        let left = store.scene.with(|s| {
+            let r = s.load_balancer.unwrap_or(s.client);
+            r.x + r.w + 8.0
+        });
+        store
+            .with_focused_trace(|trace| card_at(trace, pos, lang, left))
+            .flatten()
+    });
+    let get =
+        move |f: fn(&Card) -> String| move || card.with(|c| c.as_ref().map(f).unwrap_or_default());
+    view! {
+        <Show when=move || card.with(Option::is_some)>
+            <g class="packet-card" data-testid="packet-card" pointer-events="none">
+                <rect x=get(|c| n(c.x)) y=n(CARD_TOP) width=get(|c| n(c.w)) height="74" rx="6" />
+                <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 21.0) class="mono card-hop">{get(|c| c.hop.clone())}</text>
+                <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 44.0) class="mono"
+                    class:rewritten=move || card.with(|c| c.as_ref().is_some_and(|c| c.src_changed))>
+                    {get(|c| c.src.clone())}
+                </text>
+                <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 67.0) class="mono"
+                    class:rewritten=move || card.with(|c| c.as_ref().is_some_and(|c| c.dst_changed))>
+                    {get(|c| c.dst.clone())}
+                </text>
+            </g>
+        </Show>
+    }
+}
