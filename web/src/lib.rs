@@ -26,6 +26,7 @@ pub mod i18n;
 pub mod i18n_http;
 #[cfg(feature = "full")]
 pub mod lessons;
+pub mod modes;
 pub mod scenarios;
 pub mod share;
 pub mod state;
@@ -200,6 +201,16 @@ pub fn App() -> impl IntoView {
     provide_context(store);
     provide_context(components::events::Events::new(store));
     animation_loop(store);
+    #[cfg(feature = "split")]
+    leptos::task::spawn_local(async {
+        for m in [
+            kpv_core::model::Mode::Ipvs,
+            kpv_core::model::Mode::Nftables,
+            kpv_core::model::Mode::Userspace,
+        ] {
+            let _ = modes::load(m).await;
+        }
+    });
     let problems = RwSignal::new(opts.problems.clone());
     #[cfg(feature = "full")]
     provide_context(lessons);

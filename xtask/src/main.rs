@@ -11,6 +11,7 @@
 mod bench;
 mod pipeline;
 mod size;
+mod split;
 
 use std::env;
 use std::fs;
@@ -560,7 +561,8 @@ fn trunk_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
         dist,
     ]);
     pipeline::apply(&mut cmd);
-    if !(run(&mut cmd) && embed_build(tools, public_url, dist)) {
+    split_flags(&mut cmd, "");
+    if !(run(&mut cmd) && split(tools, dist) && embed_build(tools, public_url, dist)) {
         return false;
     }
     match size::precompress(Path::new(dist)) {
@@ -592,9 +594,61 @@ fn embed_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
         "--dist",
         &out.display().to_string(),
         "embed.html",
+        "--no-default-features",
     ]);
     pipeline::apply(&mut cmd);
-    run(&mut cmd)
+    split_flags(&mut cmd, "embed,");
+    run(&mut cmd) && split(tools, &out.display().to_string())
+}
+
+/// The web crate's split points on, and cargo's output linked with the
+/// relocations the split reads (appended to the wasm32 flags, never
+/// replacing them).
+fn split_flags(cmd: &mut Command, features: &str) {
+    cmd.args(["--features", &format!("{features}{}", split::FEATURE)]);
+    let var = "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS";
+    let before = cmd
+        .get_envs()
+        .find(|(k, _)| *k == var)
+        .and_then(|(_, v)| v)
+        .map(|v| v.to_string_lossy().into_owned());
+    let flags = match before {
+        Some(b) if !b.is_empty() => format!("{b} {}", split::EMIT_RELOCS),
+        _ => split::EMIT_RELOCS.to_string(),
+    };
+    cmd.env(var, flags);
+}
+
+/// Cut the split points of the site trunk has just written into `dist` out
+/// of its `.wasm` (see `split.rs`).
+fn split(tools: &Tools, dist: &str) -> bool {
+    let target = env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| tools.root.join("target"));
+    let input = target.join(WASM_TARGET).join("release/kpv-web.wasm");
+    let dist = tools.root.join(dist);
+    let cmd = |program: &str| tools.cmd(program);
+    match split::split_site(
+        &input,
+        &dist,
+        &["--low-memory-unused", "--zero-filled-memory"],
+        &|c| run(c),
+        &cmd,
+    ) {
+        Ok(files) => {
+            say(&format!(
+                "split {} into its first load and {} file(s) loaded on first use: {}",
+                dist.display(),
+                files.len(),
+                files.join(", ")
+            ));
+            true
+        }
+        Err(e) => {
+            say(&format!("splitting {}: {e}", dist.display()));
+            false
+        }
+    }
 }
 
 /// twiggy's top 20 of the full app's release `.wasm` as wasm-bindgen wrote it

@@ -54,10 +54,13 @@ pub struct FileSize {
     pub brotli: u64,
 }
 
-/// A site's files and totals.
+/// A site's files and totals. The totals (and the budgets) are the first
+/// load: `files`. The split files fetched when a reader first needs them
+/// (`split.rs`) are listed apart, in `on_demand`.
 #[derive(Debug, Default)]
 pub struct Site {
     pub files: Vec<FileSize>,
+    pub on_demand: Vec<FileSize>,
 }
 
 impl Site {
@@ -143,11 +146,17 @@ pub fn measure(dir: &Path) -> Result<Site, String> {
     let mut site = Site::default();
     for f in files_in(dir, &SHIPPED)? {
         let data = fs::read(&f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
-        site.files.push(FileSize {
-            name: f
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let list = if crate::split::is_on_demand(&name) {
+            &mut site.on_demand
+        } else {
+            &mut site.files
+        };
+        list.push(FileSize {
+            name,
             raw: data.len() as u64,
             gzip: gzip(&data).len() as u64,
             brotli: brotli(&data).len() as u64,
@@ -201,10 +210,28 @@ fn print_site(label: &str, site: &Site) {
     }
     println!(
         "size:   {:<44} {:>9} {:>9} {:>9}",
-        "total",
+        "total (first load)",
         site.raw(),
         site.gzip(),
         site.brotli()
+    );
+    if site.on_demand.is_empty() {
+        return;
+    }
+    println!("size:   loaded on first use (not in the first load):");
+    for f in &site.on_demand {
+        println!(
+            "size:   {:<44} {:>9} {:>9} {:>9}",
+            f.name, f.raw, f.gzip, f.brotli
+        );
+    }
+    let sum = |g: fn(&FileSize) -> u64| site.on_demand.iter().map(g).sum::<u64>();
+    println!(
+        "size:   {:<44} {:>9} {:>9} {:>9}",
+        "total (on first use)",
+        sum(|f| f.raw),
+        sum(|f| f.gzip),
+        sum(|f| f.brotli)
     );
 }
 

@@ -13,6 +13,7 @@ pub mod iptables;
 pub mod ipvs;
 pub(crate) mod lines;
 pub mod nftables;
+pub mod registry;
 pub mod small;
 pub mod userspace;
 
@@ -236,16 +237,41 @@ pub trait Dataplane {
     fn rule_count(&self) -> usize;
 }
 
-/// Compile a node's view in the given mode.
+/// A mode's compiler: one node's view in, its data plane out.
+pub type CompileFn = fn(&ProxyInput, CompileOptions) -> Box<dyn Dataplane>;
+
+/// The userspace compiler as a [`CompileFn`].
+pub fn compile_userspace(input: &ProxyInput, _opts: CompileOptions) -> Box<dyn Dataplane> {
+    Box::new(userspace::compile(input))
+}
+
+/// The iptables compiler as a [`CompileFn`].
+pub fn compile_iptables(input: &ProxyInput, _opts: CompileOptions) -> Box<dyn Dataplane> {
+    Box::new(iptables::compile(input))
+}
+
+/// The IPVS compiler as a [`CompileFn`] (the scheduler of `opts` overrides
+/// the configuration's).
+pub fn compile_ipvs(input: &ProxyInput, opts: CompileOptions) -> Box<dyn Dataplane> {
+    Box::new(ipvs::compile(
+        input,
+        opts.scheduler.unwrap_or(input.config.ipvs_scheduler),
+    ))
+}
+
+/// The nftables compiler as a [`CompileFn`].
+pub fn compile_nftables(input: &ProxyInput, _opts: CompileOptions) -> Box<dyn Dataplane> {
+    Box::new(nftables::compile(input))
+}
+
+/// Compile a node's view in the given mode. With the `lazy-modes` feature, a
+/// mode whose compiler has not been [registered](registry::register) yet
+/// compiles to [`registry::Unloaded`], which touches no packet; the app asks
+/// [`registry::ready`] first.
 pub fn compile(mode: Mode, input: &ProxyInput, opts: CompileOptions) -> Box<dyn Dataplane> {
-    match mode {
-        Mode::Userspace => Box::new(userspace::compile(input)),
-        Mode::Iptables => Box::new(iptables::compile(input)),
-        Mode::Ipvs => Box::new(ipvs::compile(
-            input,
-            opts.scheduler.unwrap_or(input.config.ipvs_scheduler),
-        )),
-        Mode::Nftables => Box::new(nftables::compile(input)),
+    match registry::compiler(mode) {
+        Some(f) => f(input, opts),
+        None => Box::new(registry::Unloaded(mode)),
     }
 }
 
