@@ -697,6 +697,30 @@ fn twiggy_top(tools: &Tools) -> bool {
 
 /// Clippy on the web crate as the embed build compiles it (`full` off), so
 /// code left unused there is caught too.
+/// The split points exist only in the release build's feature sets (`split`
+/// on wasm32, with the full app and with the embed), so clippy checks them
+/// there too.
+fn split_clippy(tools: &Tools) -> Count {
+    let full = format!("full,{}", split::FEATURE);
+    let embed = format!("embed,{}", split::FEATURE);
+    let ok = [full, embed].iter().all(|features| {
+        run(tools.cmd("cargo").args([
+            "clippy",
+            "-p",
+            "kpv-web",
+            "--no-default-features",
+            "--features",
+            features,
+            "--target",
+            WASM_TARGET,
+            "--",
+            "-D",
+            "warnings",
+        ]))
+    });
+    check(ok)
+}
+
 fn embed_clippy(tools: &Tools) -> Count {
     check(run(tools.cmd("cargo").args([
         "clippy",
@@ -836,6 +860,7 @@ fn test(tools: &Tools) {
         ]))),
     );
     add("clippy (embed build)", embed_clippy(tools));
+    add("clippy (split points, wasm32)", split_clippy(tools));
     add(
         "kpv-core for wasm32",
         check(run(tools.cmd("cargo").args([
