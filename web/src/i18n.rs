@@ -330,6 +330,8 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("share.err.damaged", "This share link is damaged or cut short; showing the default scenario.", "공유 링크가 손상되었거나 잘렸습니다. 기본 시나리오를 보여 줍니다."),
     ("share.err.invalid", "This share link holds values the app does not accept; showing the default scenario.", "공유 링크에 앱이 받을 수 없는 값이 있습니다. 기본 시나리오를 보여 줍니다."),
     ("share.err.scenario", "The scenario in this share link has errors; showing the default scenario.", "공유 링크의 시나리오에 오류가 있습니다. 기본 시나리오를 보여 줍니다."),
+    ("share.err.unavailable", "The part of the app that opens share links did not load (is the connection down?); showing the default scenario.", "공유 링크를 여는 앱의 일부를 불러오지 못했습니다(연결이 끊겼나요?). 기본 시나리오를 보여 줍니다."),
+    ("share.opening", "Opening the shared view…", "공유된 화면을 여는 중…"),
     ("data.loading", "Loading…", "불러오는 중…"),
     ("data.failed", "The file could not be loaded from the server. What is on screen and your editor text are unchanged.", "서버에서 파일을 불러오지 못했습니다. 화면과 편집기의 내용은 그대로입니다."),
     ("data.retry", "Try again", "다시 시도"),

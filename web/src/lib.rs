@@ -225,18 +225,27 @@ pub fn App() -> impl IntoView {
     // A share link in the fragment wins over the query's scenario; a bad one
     // is reported and the default scenario stays.
     let share_problem = RwSignal::new(None::<share::OpenError>);
+    // A link being opened (its reader's code may still be on the way).
+    let share_opening = RwSignal::new(false);
     let lang_in_query = opts.lang.is_some();
-    let open_fragment = move |fragment: &str| match share::open(&store, fragment) {
-        Ok(state) => {
-            share_problem.set(None);
-            // The reader's own `?lang=` wins over the author's language.
-            if let Some(l) = state.lang.as_deref().and_then(Lang::parse) {
-                if !lang_in_query {
-                    lang.set(l);
+    let open_fragment = move |fragment: String| {
+        share_opening.set(true);
+        leptos::task::spawn_local(async move {
+            let opened = share::open(store, &fragment).await;
+            share_opening.set(false);
+            match opened {
+                Ok(state) => {
+                    share_problem.set(None);
+                    // The reader's own `?lang=` wins over the author's language.
+                    if let Some(l) = state.lang.as_deref().and_then(Lang::parse) {
+                        if !lang_in_query {
+                            lang.set(l);
+                        }
+                    }
                 }
+                Err(e) => share_problem.set(Some(e)),
             }
-        }
-        Err(e) => share_problem.set(Some(e)),
+        });
     };
     #[cfg(feature = "full")]
     let lesson = opts.lesson.clone();
@@ -244,7 +253,7 @@ pub fn App() -> impl IntoView {
     let lesson = None::<String>;
     let mut address_preset = false;
     if let Some(f) = share::current_fragment() {
-        open_fragment(&f);
+        open_fragment(f);
     } else if let Some(id) = lesson {
         #[cfg(feature = "full")]
         loader.run(data::Job::Lesson {
@@ -267,7 +276,7 @@ pub fn App() -> impl IntoView {
     // A link pasted into the address bar of an open page.
     let hash_listener = window_event_listener(leptos::ev::hashchange, move |_| {
         if let Some(f) = share::current_fragment() {
-            open_fragment(&f);
+            open_fragment(f);
         }
     });
     on_cleanup(move || hash_listener.remove());
@@ -278,13 +287,39 @@ pub fn App() -> impl IntoView {
     let url_problems =
         view! { <UrlProblems problems=problems /> <components::DataStatus /> }.into_any();
     let share_error = move || {
+        if share_opening.get() {
+            let text = move || i18n::tr(lang.get(), "share.opening");
+            return Some(
+                view! {
+                    <p class="data-loading small muted" role="status" data-testid="share-opening">
+                        <span class="spinner" aria-hidden="true"></span>
+                        {text}
+                    </p>
+                }
+                .into_any(),
+            );
+        }
         share_problem.get().map(|e| {
+            let retry = e.retryable().then(|| {
+                let again = move |_| {
+                    if let Some(f) = share::current_fragment() {
+                        open_fragment(f);
+                    }
+                };
+                view! {
+                    <button type="button" data-testid="share-retry" on:click=again>
+                        {move || i18n::tr(lang.get(), "data.retry")}
+                    </button>
+                }
+            });
             view! {
                 <div class="errors" role="alert" data-testid="share-error">
                     <p>{let key = e.key(); move || i18n::tr(lang.get(), key)}</p>
                     <p class="small muted">{e.detail()}</p>
+                    {retry}
                 </div>
             }
+            .into_any()
         })
     };
     #[cfg(feature = "full")]

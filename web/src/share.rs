@@ -14,7 +14,7 @@
 use crate::i18n::Lang;
 use crate::scenarios::PRESETS;
 use crate::state::{Store, CUSTOM};
-use kpv_core::share::{self, ShareError, ShareState};
+use kpv_core::share::{ShareError, ShareState};
 use leptos::prelude::*;
 
 #[cfg(feature = "full")]
@@ -26,8 +26,8 @@ pub fn capture(store: &Store, lang: Lang) -> ShareState {
         scheduler: Some(store.scheduler.get_untracked()),
         seed: store.seed.get_untracked(),
         speed_percent: (store.speed.get_untracked() * 100.0).round().clamp(
-            *share::SPEED_RANGE.start() as f64,
-            *share::SPEED_RANGE.end() as f64,
+            *kpv_core::share::SPEED_RANGE.start() as f64,
+            *kpv_core::share::SPEED_RANGE.end() as f64,
         ) as u16,
         time_ms: store.now.get_untracked(),
         focus: store.focus.get_untracked(),
@@ -45,6 +45,9 @@ pub enum OpenError {
     Link(ShareError),
     /// The link decoded, but its scenario has errors (first one given).
     Scenario(String),
+    /// The code that reads links did not arrive (release build: it is
+    /// fetched when a link is first opened).
+    Unavailable,
 }
 
 impl OpenError {
@@ -61,6 +64,7 @@ impl OpenError {
                 "share.err.invalid"
             }
             OpenError::Scenario(_) => "share.err.scenario",
+            OpenError::Unavailable => "share.err.unavailable",
         }
     }
 
@@ -69,7 +73,42 @@ impl OpenError {
         match self {
             OpenError::Link(e) => e.to_string(),
             OpenError::Scenario(e) => e.clone(),
+            OpenError::Unavailable => String::new(),
         }
+    }
+
+    /// True when opening the same link again may work.
+    pub fn retryable(&self) -> bool {
+        matches!(self, OpenError::Unavailable)
+    }
+}
+
+/// kpv-core's share-link decoder.
+type Decode = fn(&str) -> Result<ShareState, ShareError>;
+
+/// The decoder. Only a reader who opens a link needs it (and the inflate
+/// code under it), so in the release build it is a split point, fetched
+/// here on first use; elsewhere it is linked in. None when it did not
+/// arrive.
+async fn decoder() -> Option<Decode> {
+    #[cfg(feature = "split")]
+    {
+        split::decoder().await.ok()
+    }
+    #[cfg(not(feature = "split"))]
+    {
+        Some(kpv_core::share::decode)
+    }
+}
+
+#[cfg(feature = "split")]
+mod split {
+    //! The share-link decoder's split point.
+    use wasm_split_helpers::{wasm_split, SplitLoaderError};
+
+    #[wasm_split(kpv_share_open, fallible)]
+    pub fn decoder() -> Result<super::Decode, SplitLoaderError> {
+        Ok(kpv_core::share::decode)
     }
 }
 
@@ -86,8 +125,9 @@ pub fn scenario_key(yaml: &str) -> &'static str {
 
 /// Decode `fragment` and load it into the Store (paused). On any error the
 /// Store is left as it was.
-pub fn open(store: &Store, fragment: &str) -> Result<ShareState, OpenError> {
-    let state = share::decode(fragment).map_err(OpenError::Link)?;
+pub async fn open(store: Store, fragment: &str) -> Result<ShareState, OpenError> {
+    let decode = decoder().await.ok_or(OpenError::Unavailable)?;
+    let state = decode(fragment).map_err(OpenError::Link)?;
     let (_, diags) = kpv_core::model::parse(&state.yaml);
     if let Some(d) = diags.iter().find(|d| d.is_error()) {
         return Err(OpenError::Scenario(d.to_string()));
@@ -152,7 +192,7 @@ pub fn misfit_key(e: &ShareError) -> &'static str {
 /// same state (checked against the decoder, limits and all); else the key
 /// of the message saying what does not fit.
 pub fn fragment(store: &Store, lang: Lang) -> Result<String, &'static str> {
-    share::encode_checked(&capture(store, lang)).map_err(|e| misfit_key(&e))
+    kpv_core::share::encode_checked(&capture(store, lang)).map_err(|e| misfit_key(&e))
 }
 
 #[cfg(feature = "full")]
