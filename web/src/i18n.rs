@@ -334,6 +334,7 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("share.opening", "Opening the shared view…", "공유된 화면을 여는 중…"),
     ("data.loading", "Loading…", "불러오는 중…"),
     ("mode.loading", "Loading the {mode} mode…", "{mode} 모드를 불러오는 중…"),
+    ("mode.failed.short", "The {mode} mode did not load", "{mode} 모드를 불러오지 못했습니다"),
     ("mode.failed", "The {mode} mode did not load (is the connection down?). The scenario, your editor text and everything else are unchanged.", "{mode} 모드를 불러오지 못했습니다(연결이 끊겼나요?). 시나리오와 편집기 내용 등 나머지는 모두 그대로입니다."),
     ("data.failed", "The file could not be loaded from the server. What is on screen and your editor text are unchanged.", "서버에서 파일을 불러오지 못했습니다. 화면과 편집기의 내용은 그대로입니다."),
     ("data.retry", "Try again", "다시 시도"),

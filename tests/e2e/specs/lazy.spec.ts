@@ -50,6 +50,7 @@ for (const lang of ['en', 'ko'] as const) {
     await expect(page.getByTestId('rules-mode-loading')).toBeVisible();
     await expect(page.getByTestId('mode-select')).toHaveAttribute('aria-busy', 'true');
     await expect(page.getByTestId('mode-busy')).toBeVisible();
+    expect((await page.getByTestId('mode-busy').boundingBox())!.width).toBeGreaterThan(10);
     await expect(page.getByTestId('hop-caption')).toContainText(lang === 'en' ? 'Loading the IPVS mode' : 'IPVS 모드를 불러오는 중');
     // Nothing is traced or drawn from a mode without its code.
     await expect(page.getByTestId('packet')).toHaveCount(0);

@@ -75,8 +75,9 @@ pub fn Toolbar() -> impl IntoView {
                 </select>
                 // The chosen mode's code on its way.
                 {move || store.mode_wait().filter(|(_, load)| *load != crate::modes::Load::Failed).map(|(m, load)| view! {
-                    <span class="spinner" data-testid="mode-busy" role="img"
-                        aria-label=move || super::modewait::wait_text(l.get(), m, load)></span>
+                    // Not a span: the top bar hides its labels' spans (their words).
+                    <i class="spinner" data-testid="mode-busy" role="img"
+                        aria-label=move || super::modewait::wait_text(l.get(), m, load, true)></i>
                 })}
             </label>
             <label class:hidden=move || store.mode.get() != Mode::Ipvs>

@@ -562,7 +562,7 @@ fn PipelineStrip() -> impl IntoView {
             })
         });
         let heading = if let Some((m, load)) = store.mode_wait() {
-            super::modewait::wait_text(lg, m, load)
+            super::modewait::wait_text(lg, m, load, true)
         } else if let Some(pod) = &proxy {
             tr(lg, "http.pipeline").replace("{pod}", &pod.name)
         } else if at_rest {

@@ -21,12 +21,13 @@ pub fn mode_name(mode: Mode) -> &'static str {
     }
 }
 
-/// "Loading the IPVS mode…", or that it did not load.
-pub fn wait_text(l: Lang, mode: Mode, load: Load) -> String {
-    let key = if load == Load::Failed {
-        "mode.failed"
-    } else {
-        "mode.loading"
+/// "Loading the IPVS mode…", or that it did not load (what else stays
+/// unless `short`: the caption and the diagram's heading have one line).
+pub fn wait_text(l: Lang, mode: Mode, load: Load, short: bool) -> String {
+    let key = match (load == Load::Failed, short) {
+        (false, _) => "mode.loading",
+        (true, false) => "mode.failed",
+        (true, true) => "mode.failed.short",
     };
     tr(l, key).replace("{mode}", mode_name(mode))
 }
@@ -41,7 +42,7 @@ pub fn ModeWait(#[prop(into)] modes: Signal<Vec<Mode>>, id: &'static str) -> imp
     let waiting = Memo::new(move |_| modes.with(|ms| store.loads.with(|l| l.waiting(ms))));
     move || {
         let (mode, load) = waiting.get()?;
-        let text = move || wait_text(l.get(), mode, load);
+        let text = move || wait_text(l.get(), mode, load, false);
         Some(if load == Load::Failed {
             let retry = move |_| crate::modes::request(store, &modes.get_untracked());
             view! {

@@ -95,11 +95,13 @@ pub fn VerdictPanel() -> impl IntoView {
         store
             .with_focused_trace(|trace| verdict_text(trace, done, lg))
             .unwrap_or_else(|| {
-                (
-                    "empty",
-                    "·".to_string(),
-                    tr(lg, "empty.packets").to_string(),
-                )
+                // Packets sent wait for the mode's code: say so, not "none sent".
+                let sent = store.packets.with(|ps| !ps.is_empty());
+                let words = match store.mode_wait().filter(|_| sent) {
+                    Some((m, load)) => super::modewait::wait_text(lg, m, load, true),
+                    None => tr(lg, "empty.packets").to_string(),
+                };
+                ("empty", "·".to_string(), words)
             })
     });
     view! {
@@ -284,7 +286,7 @@ pub fn HopCaption(#[prop(optional)] with_scenario: bool) -> impl IntoView {
             })
             .flatten()
             .unwrap_or_else(|| match waiting {
-                Some((m, load)) => super::modewait::wait_text(lg, m, load),
+                Some((m, load)) => super::modewait::wait_text(lg, m, load, true),
                 None => tr(lg, "caption.idle").to_string(),
             });
         if with_scenario {
