@@ -249,6 +249,21 @@ pub fn start_at(
     };
     store.send(1, 0);
     store.playing.set(false);
+    // The packet's flight exists once the mode's code is here.
+    let mode = store.mode.get_untracked();
+    if store.loads.with_untracked(|l| l.ready(mode)) {
+        return stop_at(store, step, problems);
+    }
+    leptos::task::spawn_local(async move {
+        if crate::modes::ensure(store, mode).await.is_ok() {
+            stop_at(store, step, problems);
+        }
+    });
+}
+
+/// Stop the focused packet at hop `step` (from 1; past the last one: at the
+/// last, and say so).
+fn stop_at(store: Store, step: u32, problems: RwSignal<Vec<UrlProblem>>) {
     if let Some(f) = store.focused_flight() {
         // Hops are numbered from 1; past the last one: stop there, and say so.
         let hops = f.legs.len();

@@ -66,7 +66,8 @@ fn prefers_reduced_motion() -> bool {
         .is_some_and(|m| m.matches())
 }
 
-/// Run the one animation loop while `playing` is true.
+/// Run the one animation loop while `playing` is true and the mode in use
+/// is ready.
 fn animation_loop(store: Store) {
     type Slot = Rc<RefCell<Option<gloo_render::AnimationFrame>>>;
     let slot: Slot = Rc::new(RefCell::new(None));
@@ -95,7 +96,9 @@ fn animation_loop(store: Store) {
     }
     let slot_for_effect = slot.clone();
     Effect::new(move |_| {
-        if store.playing.get() {
+        // Time stands still while the mode's code is on its way: no packet
+        // moves through a mode that cannot be computed yet.
+        if store.playing.get() && store.live_mode.with(Option::is_some) {
             schedule(store, slot_for_effect.clone(), None);
         } else {
             // Dropping the handle cancels the pending frame.
@@ -257,16 +260,10 @@ pub fn App() -> impl IntoView {
     provide_context(store);
     provide_context(components::events::Events::new(store));
     animation_loop(store);
-    #[cfg(feature = "split")]
-    leptos::task::spawn_local(async {
-        for m in [
-            kpv_core::model::Mode::Ipvs,
-            kpv_core::model::Mode::Nftables,
-            kpv_core::model::Mode::Userspace,
-        ] {
-            let _ = modes::load(m).await;
-        }
-    });
+    // The mode in use is fetched when chosen, the others once the first
+    // screen is drawn (web/src/modes.rs says why).
+    modes::follow(store);
+    modes::prefetch_when_idle(store);
     let problems = RwSignal::new(opts.problems.clone());
     #[cfg(feature = "full")]
     provide_context(lessons);

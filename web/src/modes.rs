@@ -1,19 +1,135 @@
 //! The userspace, IPVS and nftables compilers, as code the app loads when a
-//! scenario first needs one.
+//! scenario first needs one, and the one place that decides when to fetch.
 //!
 //! With the `split` feature (the release build) each of them is a split
 //! point: `cargo xtask build` cuts its code out of the first `.wasm` into a
 //! file of its own, fetched from the app's origin on first use and then
 //! registered with kpv-core ([`kpv_core::modes::registry`]). Without it
 //! (development builds, the tests) every compiler is linked in and loading
-//! is immediate. This module never decides anything about packets; the
-//! store asks [`ready`] and shows "loading" until it is true.
+//! is immediate.
+//!
+//! Which modes are here is an input of the Store ([`Loads`] in
+//! `Store::loads`): everything computed with a mode waits for it, so a
+//! memo never keeps a result computed without the mode's code. This module
+//! never decides anything about packets, and no other module knows about
+//! split points.
+//!
+//! When to fetch (decided here, once):
+//! - the mode in use is fetched as soon as it is chosen — at start-up
+//!   before the first frame is painted, so `?mode=ipvs`, a share link or a
+//!   `KubeProxyConfiguration` saying `mode: ipvs` waits as little as it can
+//!   ([`follow`]);
+//! - the other modes are prefetched one after another once the first screen
+//!   is drawn and the browser is idle ([`prefetch_when_idle`]): they never
+//!   compete with start-up for the network or the CPU, and a later click on
+//!   another mode usually finds its code already here;
+//! - a view that needs other modes (compare, the scaling lab) asks for them
+//!   with [`ensure`] when it is used; a failed fetch is tried again only when
+//!   the user asks (Retry, or choosing the mode again), never in a loop.
 
+use crate::state::Store;
 use kpv_core::model::Mode;
+use leptos::prelude::*;
 
-/// True when `mode`'s rules can be computed now.
+/// True when `mode`'s rules can be computed now (its code is linked in or
+/// has been registered).
 pub fn ready(mode: Mode) -> bool {
     kpv_core::modes::registry::ready(mode)
+}
+
+/// Where one mode's code is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Load {
+    /// Not asked for yet.
+    #[default]
+    Absent,
+    /// On its way.
+    Loading,
+    /// Here: [`kpv_core::modes::compile`] renders it for real.
+    Ready,
+    /// The last fetch failed (offline, not found); asking again retries.
+    Failed,
+}
+
+/// Where every mode's code is: the Store's input that says which modes
+/// computations may use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Loads([Load; 4]);
+
+fn slot(mode: Mode) -> usize {
+    match mode {
+        Mode::Userspace => 0,
+        Mode::Iptables => 1,
+        Mode::Ipvs => 2,
+        Mode::Nftables => 3,
+    }
+}
+
+/// The order the modes not in use are prefetched in: the ones a learner
+/// most often turns to first (IPVS and nftables are what the lessons and
+/// the compare view contrast with iptables; userspace is history).
+const PREFETCH_ORDER: [Mode; 4] = [Mode::Iptables, Mode::Ipvs, Mode::Nftables, Mode::Userspace];
+
+impl Loads {
+    /// Every mode as `ready` says: ready, or not asked for yet.
+    pub fn from_ready(ready: impl Fn(Mode) -> bool) -> Loads {
+        Loads(Mode::ALL.map(|m| if ready(m) { Load::Ready } else { Load::Absent }))
+    }
+
+    /// As this build has them: the linked modes (all of them without
+    /// `split`, iptables with it) and any already registered.
+    pub fn now() -> Loads {
+        Loads::from_ready(ready)
+    }
+
+    pub fn of(&self, mode: Mode) -> Load {
+        self.0[slot(mode)]
+    }
+
+    pub fn ready(&self, mode: Mode) -> bool {
+        self.of(mode) == Load::Ready
+    }
+
+    /// A fetch of `mode` starts: true if one was needed (it was absent or
+    /// had failed); a mode on its way or here stays as it is.
+    pub fn begin(&mut self, mode: Mode) -> bool {
+        let s = &mut self.0[slot(mode)];
+        match s {
+            Load::Absent | Load::Failed => {
+                *s = Load::Loading;
+                true
+            }
+            Load::Loading | Load::Ready => false,
+        }
+    }
+
+    /// A fetch of `mode` ended. A mode once ready stays ready.
+    pub fn finish(&mut self, mode: Mode, ok: bool) {
+        let s = &mut self.0[slot(mode)];
+        if *s != Load::Ready {
+            *s = if ok { Load::Ready } else { Load::Failed };
+        }
+    }
+
+    /// What a view that needs `modes` waits for: the first that failed
+    /// (say so, offer Retry), else the first not here yet; `None` when all
+    /// are ready.
+    pub fn waiting(&self, modes: &[Mode]) -> Option<(Mode, Load)> {
+        let not_ready = modes.iter().map(|m| (*m, self.of(*m)));
+        not_ready
+            .clone()
+            .find(|(_, l)| *l == Load::Failed)
+            .or_else(|| not_ready.clone().find(|(_, l)| *l != Load::Ready))
+    }
+
+    /// The modes worth prefetching: those never asked for (one that failed
+    /// waits for the user), in [`PREFETCH_ORDER`].
+    pub fn to_prefetch(&self) -> Vec<Mode> {
+        PREFETCH_ORDER
+            .into_iter()
+            .filter(|m| self.of(*m) == Load::Absent)
+            .collect()
+    }
 }
 
 /// Why a mode's code did not arrive (the browser says more in its console).
@@ -21,7 +137,7 @@ pub fn ready(mode: Mode) -> bool {
 pub struct LoadFailed(pub Mode);
 
 /// Fetch `mode`'s code if it is not here yet, and register it.
-pub async fn load(mode: Mode) -> Result<(), LoadFailed> {
+async fn load(mode: Mode) -> Result<(), LoadFailed> {
     if ready(mode) {
         return Ok(());
     }
@@ -45,6 +161,81 @@ pub async fn load(mode: Mode) -> Result<(), LoadFailed> {
     }
 }
 
+/// Make `mode` ready: fetch its code unless it is here (a fetch already on
+/// its way is joined, not repeated), and record the outcome in
+/// `store.loads`.
+pub async fn ensure(store: Store, mode: Mode) -> Result<(), LoadFailed> {
+    if ready(mode) {
+        if !store.loads.with_untracked(|l| l.ready(mode)) {
+            store.loads.try_update(|l| l.finish(mode, true));
+        }
+        return Ok(());
+    }
+    store.loads.try_update(|l| l.begin(mode));
+    let result = load(mode).await;
+    store.loads.try_update(|l| l.finish(mode, result.is_ok()));
+    result
+}
+
+/// [`ensure`] each of `modes` in turn; the first that failed, if any.
+pub async fn ensure_all(store: Store, modes: &[Mode]) -> Result<(), LoadFailed> {
+    for m in modes {
+        ensure(store, *m).await?;
+    }
+    Ok(())
+}
+
+/// Start fetching `modes` that are not here (Retry, a view opened).
+pub fn request(store: Store, modes: &[Mode]) {
+    let wanted: Vec<Mode> = modes
+        .iter()
+        .copied()
+        .filter(|m| !store.loads.with_untracked(|l| l.ready(*m)))
+        .collect();
+    for m in wanted {
+        leptos::task::spawn_local(async move {
+            let _ = ensure(store, m).await;
+        });
+    }
+}
+
+/// Fetch the mode in use whenever it changes to one whose code is not here
+/// (the buttons, a lesson step, `?mode=`, a share link, the scenario's
+/// `KubeProxyConfiguration`: all of them set `store.mode`). Only the mode
+/// is tracked: a failed fetch waits for Retry or another choice.
+pub fn follow(store: Store) {
+    Effect::new(move |_| {
+        let mode = store.mode.get();
+        if !store.loads.with_untracked(|l| l.ready(mode)) {
+            request(store, &[mode]);
+        }
+    });
+}
+
+/// Once the first screen has been painted and the browser is idle, fetch
+/// the modes never asked for, one at a time (see the module comment).
+pub fn prefetch_when_idle(store: Store) {
+    let run = move || {
+        leptos::task::spawn_local(async move {
+            for m in store.loads.with_untracked(Loads::to_prefetch) {
+                // One the user has asked for meanwhile is on its way already.
+                if store.loads.with_untracked(|l| l.of(m)) == Load::Absent {
+                    let _ = ensure(store, m).await;
+                }
+            }
+        })
+    };
+    // Two frames: the first screen is drawn by the time the second starts.
+    request_animation_frame(move || {
+        request_animation_frame(move || {
+            if request_idle_callback_with_handle(run).is_err() {
+                // No requestIdleCallback (Safari): soon after the first frame.
+                set_timeout(run, std::time::Duration::from_millis(300));
+            }
+        })
+    });
+}
+
 #[cfg(feature = "split")]
 mod split {
     //! One split point per mode: each returns its compiler, whose code (and
@@ -65,5 +256,88 @@ mod split {
     #[wasm_split(kpv_nftables, fallible)]
     pub fn nftables() -> Result<CompileFn, SplitLoaderError> {
         Ok(kpv_core::modes::compile_nftables)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the release build starts with: iptables linked, the rest not.
+    fn release() -> Loads {
+        Loads::from_ready(|m| m == Mode::Iptables)
+    }
+
+    #[test]
+    fn every_mode_is_ready_in_a_build_without_split() {
+        let l = Loads::now();
+        for m in Mode::ALL {
+            assert!(l.ready(m), "{m:?}");
+        }
+        assert_eq!(l.to_prefetch(), Vec::<Mode>::new());
+        assert_eq!(l.waiting(&Mode::ALL), None);
+    }
+
+    #[test]
+    fn a_fetch_begins_once_and_a_failed_one_begins_again_when_asked() {
+        // (state before, begin() says, state after begin)
+        for (before, starts, after) in [
+            (Load::Absent, true, Load::Loading),
+            (Load::Loading, false, Load::Loading),
+            (Load::Ready, false, Load::Ready),
+            (Load::Failed, true, Load::Loading),
+        ] {
+            let mut l = release();
+            l.0[slot(Mode::Ipvs)] = before;
+            assert_eq!(l.begin(Mode::Ipvs), starts, "{before:?}");
+            assert_eq!(l.of(Mode::Ipvs), after, "{before:?}");
+        }
+    }
+
+    #[test]
+    fn a_fetch_ends_ready_or_failed_and_ready_stays() {
+        for (ok, want) in [(true, Load::Ready), (false, Load::Failed)] {
+            let mut l = release();
+            l.begin(Mode::Nftables);
+            l.finish(Mode::Nftables, ok);
+            assert_eq!(l.of(Mode::Nftables), want);
+        }
+        let mut l = release();
+        l.finish(Mode::Iptables, false);
+        assert!(l.ready(Mode::Iptables), "a late failure does not unload");
+    }
+
+    #[test]
+    fn a_view_waits_for_a_failure_first_then_for_what_is_coming() {
+        let mut l = release();
+        assert_eq!(l.waiting(&[Mode::Iptables]), None);
+        assert_eq!(
+            l.waiting(&[Mode::Iptables, Mode::Ipvs, Mode::Nftables]),
+            Some((Mode::Ipvs, Load::Absent))
+        );
+        l.begin(Mode::Ipvs);
+        l.begin(Mode::Nftables);
+        l.finish(Mode::Nftables, false);
+        assert_eq!(
+            l.waiting(&[Mode::Iptables, Mode::Ipvs, Mode::Nftables]),
+            Some((Mode::Nftables, Load::Failed))
+        );
+        l.finish(Mode::Ipvs, true);
+        assert_eq!(l.waiting(&[Mode::Ipvs]), None);
+    }
+
+    #[test]
+    fn prefetch_takes_what_was_never_asked_for_in_order() {
+        let mut l = release();
+        assert_eq!(
+            l.to_prefetch(),
+            vec![Mode::Ipvs, Mode::Nftables, Mode::Userspace]
+        );
+        // The mode in use is already on its way; one that failed waits for
+        // the user.
+        l.begin(Mode::Nftables);
+        l.begin(Mode::Userspace);
+        l.finish(Mode::Userspace, false);
+        assert_eq!(l.to_prefetch(), vec![Mode::Ipvs]);
     }
 }

@@ -200,9 +200,19 @@ pub struct Store {
     pub focus: RwSignal<Option<u32>>,
     pub rules_node: RwSignal<Option<String>>,
     pub reduced_motion: RwSignal<bool>,
+    /// Which modes' code is here (the release build fetches all but
+    /// iptables on first use, [`crate::modes`]): an input like any other,
+    /// so what was computed while a mode was on its way is computed again
+    /// when it arrives.
+    pub loads: RwSignal<crate::modes::Loads>,
     /// The HTTP request form (used when the target is an entry point).
     pub http: crate::components::request::HttpForm,
     // Derived.
+    /// The mode in use when its code is here, else `None`: the one gate
+    /// every computation with a mode goes through (the mode itself may come
+    /// from the buttons, a lesson, the address, a share link or the
+    /// scenario's KubeProxyConfiguration; all of them set `mode`).
+    pub live_mode: Memo<Option<Mode>>,
     pub parsed: Memo<Parsed>,
     preparsed: StoredValue<Option<(String, Parsed)>, LocalStorage>,
     pub pod_ready: Memo<BTreeMap<NamespacedName, bool>>,
@@ -257,6 +267,11 @@ impl Store {
         let initial_sched = parsed.with_untracked(|(c, _)| c.proxy.ipvs_scheduler);
         let mode = RwSignal::new(initial_mode);
         let scheduler = RwSignal::new(initial_sched);
+        let loads = RwSignal::new(crate::modes::Loads::now());
+        let live_mode = Memo::new(move |_| {
+            let m = mode.get();
+            loads.with(|l| l.ready(m)).then_some(m)
+        });
         let changes = RwSignal::new(Vec::<AppChange>::new());
         let packets = RwSignal::new(Vec::<SentPacket>::new());
         let now = RwSignal::new(0u64);
@@ -293,11 +308,15 @@ impl Store {
         });
         let played = StoredValue::new_local(Played::default());
         let replayed: Memo<u64> = Memo::new(move |prev: Option<&u64>| {
-            let mode = mode.get();
+            // While the mode's code is on its way nothing is traced (no
+            // packet is drawn); it all replays when the code arrives.
+            let live = live_mode.get();
+            let mode = live.unwrap_or_else(|| mode.get());
             let sched = scheduler.get();
             parsed.with(|(c, _)| {
                 changes.with(|ch| {
                     packets.with(|ps| {
+                        let ps = if live.is_some() { ps.as_slice() } else { &[] };
                         scene.with(|sc| {
                             let inputs = replay::Inputs {
                                 cluster: c,
@@ -349,7 +368,7 @@ impl Store {
         });
         let rules: Memo<Option<NodeRules>> = Memo::new(move |_| {
             let node = rules_shown.get()?;
-            let mode = mode.get();
+            let mode = live_mode.get()?;
             let sched = scheduler.get();
             parsed.with(|(c, _)| {
                 proxy_slices.with(|sl| {
@@ -399,7 +418,9 @@ impl Store {
             focus,
             rules_node,
             reduced_motion: RwSignal::new(false),
+            loads,
             http: crate::components::request::HttpForm::new(),
+            live_mode,
             parsed,
             preparsed,
             pod_ready,
@@ -611,6 +632,13 @@ impl Store {
         let now = self.now.get();
         self.with_focused_flight(|f| (!f.is_empty()).then(|| f.hop_at(now)))
             .flatten()
+    }
+
+    /// What the mode in use waits for: `None` when its code is here, else
+    /// whether it is on its way or failed to come.
+    pub fn mode_wait(&self) -> Option<(Mode, crate::modes::Load)> {
+        let m = self.mode.get();
+        self.loads.with(|l| l.waiting(&[m]))
     }
 
     /// Set a Pod's app state from now on.

@@ -49,8 +49,16 @@ pub fn CompareView() -> impl IntoView {
         Mode::Nftables,
         Mode::Userspace,
     ]);
+    // The chosen modes' code is fetched when the view opens or one is
+    // ticked; a mode still on its way has no column yet (the line above the
+    // columns says so).
+    Effect::new(move |_| crate::modes::request(store, &chosen.get()));
     let runs = Memo::new(move |_| {
-        let modes = chosen.get();
+        let modes: Vec<Mode> = chosen.with(|c| {
+            store
+                .loads
+                .with(|l| c.iter().copied().filter(|m| l.ready(*m)).collect())
+        });
         let id = store.focused()?;
         let packet = store
             .packets
@@ -130,6 +138,7 @@ pub fn CompareView() -> impl IntoView {
                     </label>
                 }).collect_view()}
             </div>
+            <super::modewait::ModeWait modes=chosen id="compare-mode" />
             {move || match runs.get() {
                 None => view! { <p class="muted">{t("compare.empty")}</p> }.into_any(),
                 Some(runs) => {

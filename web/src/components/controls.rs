@@ -64,6 +64,7 @@ pub fn Toolbar() -> impl IntoView {
             <label>
                 <span>{t("label.mode")}</span>
                 <select data-testid="mode-select"
+                    aria-busy=move || store.mode_wait().is_some().to_string()
                     prop:value=move || store.mode.get().as_str()
                     on:change=move |ev| {
                         if let Some(m) = Mode::parse(&event_target_value(&ev)) {
@@ -72,6 +73,12 @@ pub fn Toolbar() -> impl IntoView {
                     }>
                     {mode_options}
                 </select>
+                // The chosen mode's code on its way.
+                {move || store.mode_wait().filter(|(_, load)| *load != crate::modes::Load::Failed).map(|(m, load)| view! {
+                    // Not a span: the top bar hides its labels' spans (their words).
+                    <i class="spinner" data-testid="mode-busy" role="img"
+                        aria-label=move || super::modewait::wait_text(l.get(), m, load, true)></i>
+                })}
             </label>
             <label class:hidden=move || store.mode.get() != Mode::Ipvs>
                 <span>{t("label.scheduler")}</span>

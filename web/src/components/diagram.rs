@@ -87,6 +87,8 @@ fn mode_glyph(mode: Mode) -> &'static str {
 /// decides, as the trace does), with the Service it fails for.
 fn lb_skipped(store: Store) -> Memo<BTreeMap<String, String>> {
     Memo::new(move |_| {
+        // Needs no mode's code: the health check reads kube-proxy's view of
+        // the endpoints (`Sim::input`), never a compiled data plane.
         let mode = store.mode.get();
         store.parsed.with(|(c, _)| {
             let local: Vec<&kpv_core::model::Service> = c
@@ -559,7 +561,9 @@ fn PipelineStrip() -> impl IntoView {
                     .and_then(|p| p.proxy.clone())
             })
         });
-        let heading = if let Some(pod) = &proxy {
+        let heading = if let Some((m, load)) = store.mode_wait() {
+            super::modewait::wait_text(lg, m, load, true)
+        } else if let Some(pod) = &proxy {
             tr(lg, "http.pipeline").replace("{pod}", &pod.name)
         } else if at_rest {
             tr(lg, "pipeline.rest").replace("{mode}", mode_word)
@@ -889,7 +893,10 @@ pub fn Diagram() -> impl IntoView {
             .scene
             .with(|s| format!("0 0 {} {}", n(s.width), n(s.height)))
     };
+    // The mode in use, while its code is on its way or failed to come.
+    let in_use = Signal::derive(move || vec![store.mode.get()]);
     view! {
+        <super::modewait::ModeWait modes=in_use id="mode" />
         <svg class="diagram" data-testid="diagram" viewBox=view_box role="img" aria-label=t("a11y.diagram")
             preserveAspectRatio="xMidYMin meet">
             <PathTrail trail=trail />

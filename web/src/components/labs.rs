@@ -80,7 +80,10 @@ pub fn LoadBalancingLab() -> impl IntoView {
             return;
         };
         let origin = store.current_origin(&target);
-        let mode = store.mode.get_untracked();
+        // Runs only in a mode whose code is here (the button waits for it).
+        let Some(mode) = store.live_mode.get_untracked() else {
+            return;
+        };
         let sched = store.scheduler.get_untracked();
         let run_of = LabRun {
             connections: n.get_untracked(),
@@ -174,7 +177,7 @@ pub fn LoadBalancingLab() -> impl IntoView {
                         on:change=move |ev| long_lived.set(event_target_checked(&ev)) />
                     <span>{t("lab.long-lived")}</span>
                 </label>
-                <button data-testid="lab-run" class="primary" on:click=start disabled=move || running.get()>{t("lab.run")}</button>
+                <button data-testid="lab-run" class="primary" on:click=start disabled=move || running.get() || store.live_mode.with(Option::is_none)>{t("lab.run")}</button>
                 <button data-testid="lab-stop" on:click=move |_| running.set(false) disabled=move || !running.get()>{t("lab.stop")}</button>
                 <progress data-testid="lab-progress" max=move || progress.get().1.max(1).to_string() value=move || progress.get().0.to_string()></progress>
             </div>
@@ -267,7 +270,11 @@ pub fn ScalingLab() -> impl IntoView {
     let points = RwSignal::new(Vec::<(ScalePoint, f64)>::new());
     let running = RwSignal::new(false);
     let progress = RwSignal::new((0usize, 0usize));
-    let start = move |_| {
+    // The modes it compiles, once a run is asked for (their code may still
+    // have to come: the run starts when it is here).
+    let needs = RwSignal::new(Vec::<Mode>::new());
+    let store = expect_context::<Store>();
+    let begin = move || {
         let lab = ScaleLab::new(&ScaleLab::SIZES, &SCALE_MODES, per_service.get_untracked());
         progress.set((0, lab.total()));
         points.set(Vec::new());
@@ -292,6 +299,14 @@ pub fn ScalingLab() -> impl IntoView {
             more && done < total
         });
     };
+    let start = move |_| {
+        needs.set(SCALE_MODES.to_vec());
+        leptos::task::spawn_local(async move {
+            if crate::modes::ensure_all(store, &SCALE_MODES).await.is_ok() {
+                begin();
+            }
+        });
+    };
     view! {
         <section class="panel lab" data-testid="lab-scale">
             <h2>{t("lab.scale.title")}</h2>
@@ -308,6 +323,7 @@ pub fn ScalingLab() -> impl IntoView {
                 <progress data-testid="scale-progress" max=move || progress.get().1.max(1).to_string() value=move || progress.get().0.to_string()></progress>
                 <span class="small mono" data-testid="scale-progress-text">{move || format!("{} / {}", progress.get().0, progress.get().1)}</span>
             </div>
+            <super::modewait::ModeWait modes=needs id="scale-mode" />
             <p class="legend small">
                 {SCALE_MODES.map(|m| view! { <span class=format!("key {}", mode_class(m))>{m.as_str()}</span> })}
             </p>

@@ -31,6 +31,9 @@ pub struct LessonState {
     pub result: RwSignal<Option<bool>>,
     /// The hop of the focused packet that settled the last checked answer.
     pub settled: RwSignal<Option<usize>>,
+    /// The step entered while its mode's code was on its way: entered
+    /// again when the code is here (the lesson bar watches for it).
+    waiting: StoredValue<Option<usize>>,
 }
 
 impl LessonState {
@@ -43,6 +46,7 @@ impl LessonState {
             choice: RwSignal::new(None),
             result: RwSignal::new(None),
             settled: RwSignal::new(None),
+            waiting: StoredValue::new(None),
         }
     }
 
@@ -78,9 +82,21 @@ impl LessonState {
             store.load(p.key, &text);
         }
         let seed = store.seed.get_untracked();
-        let played = store
+        let mut played = store
             .parsed
             .with_untracked(|(c, _)| lesson::play(c, &lesson, k, seed));
+        // A step in a mode whose code is not here yet: its traces (and so
+        // the answers) are computed again once the code has come, and the
+        // step waits with nothing to play or check meanwhile.
+        let unready = played
+            .as_ref()
+            .map(|p| p.mode)
+            .filter(|m| !store.loads.with_untracked(|l| l.ready(*m)));
+        if let Some(mode) = unready {
+            played = None;
+            store.mode.set(mode);
+        }
+        self.waiting.set_value(unready.map(|_| k));
         if let Some(p) = &played {
             store.mode.set(p.mode);
             if let Some(s) = p.scheduler {
@@ -318,6 +334,15 @@ pub fn LessonBar() -> impl IntoView {
     let ls = expect_context::<LessonState>();
     let loader = expect_context::<Loader>();
     let l = lang();
+    // A step whose mode's code was on its way is entered again once it is
+    // here (also after a Retry).
+    Effect::new(move |_| {
+        if store.live_mode.get().is_some() {
+            if let Some(k) = ls.waiting.get_value() {
+                ls.enter(&store, k);
+            }
+        }
+    });
     // When a step opens, its nouns light up on the diagram for a moment.
     let pointed = pointing::pointed();
     Effect::new(move |_| {

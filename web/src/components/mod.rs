@@ -14,6 +14,7 @@ pub mod events;
 pub mod labs;
 #[cfg(feature = "full")]
 pub mod lessons;
+pub mod modewait;
 pub mod panels;
 pub mod pointing;
 pub mod request;

@@ -95,11 +95,13 @@ pub fn VerdictPanel() -> impl IntoView {
         store
             .with_focused_trace(|trace| verdict_text(trace, done, lg))
             .unwrap_or_else(|| {
-                (
-                    "empty",
-                    "·".to_string(),
-                    tr(lg, "empty.packets").to_string(),
-                )
+                // Packets sent wait for the mode's code: say so, not "none sent".
+                let sent = store.packets.with(|ps| !ps.is_empty());
+                let words = match store.mode_wait().filter(|_| sent) {
+                    Some((m, load)) => super::modewait::wait_text(lg, m, load, true),
+                    None => tr(lg, "empty.packets").to_string(),
+                };
+                ("empty", "·".to_string(), words)
             })
     });
     view! {
@@ -266,7 +268,9 @@ pub fn HopCaption(#[prop(optional)] with_scenario: bool) -> impl IntoView {
         let hop = store.current_hop();
         let scenario = store.scenario.get();
         let mode = store.mode.get().as_str();
+        let waiting = store.mode_wait();
         let line = hop
+            .filter(|_| waiting.is_none())
             .and_then(|i| {
                 store.with_focused_trace(|t| {
                     t.hops.get(i).map(|h| {
@@ -281,7 +285,10 @@ pub fn HopCaption(#[prop(optional)] with_scenario: bool) -> impl IntoView {
                 })
             })
             .flatten()
-            .unwrap_or_else(|| tr(lg, "caption.idle").to_string());
+            .unwrap_or_else(|| match waiting {
+                Some((m, load)) => super::modewait::wait_text(lg, m, load, true),
+                None => tr(lg, "caption.idle").to_string(),
+            });
         if with_scenario {
             format!("{scenario} · {mode} · {line}")
         } else {
@@ -440,8 +447,12 @@ pub fn RulesView() -> impl IntoView {
             <p class="small muted">
                 {move || matched.get().map(|m| format!("{}: {} ({})", t("rules.compared")(), m.3, m.2)).unwrap_or_default()}
             </p>
-            <pre data-testid="rules-view" class="rules" node_ref=pre data-mode=move || store.mode.get().as_str()>
+            <super::modewait::ModeWait modes=Signal::derive(move || vec![store.mode.get()]) id="rules-mode" />
+            <pre data-testid="rules-view" class="rules" node_ref=pre data-mode=move || store.mode.get().as_str()
+                aria-busy=move || store.mode_wait().is_some().to_string()>
                 {move || match text() {
+                    // The mode's code on its way: the line above says so.
+                    None if store.mode_wait().is_some() => ().into_any(),
                     None => view! { <span class="muted">{t("empty.rules")}</span> }.into_any(),
                     Some(text) => {
                         // Three nodes, however long the ruleset: the text before the
