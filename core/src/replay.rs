@@ -62,6 +62,9 @@ struct Basis {
     scheduler: Option<Scheduler>,
     timing: Timing,
     changes: Vec<AppChange>,
+    /// Whether HTTP routing's code was there ([`http::registry::ready`]):
+    /// requests traced without it are traced again once it is.
+    http_ready: bool,
 }
 
 /// [`replay`] kept between calls, so the cost of an update follows what
@@ -107,7 +110,8 @@ fn readiness_in(
 
 /// An HTTP request's trace: its journey through the entry point's proxy
 /// (from an empty world state, so it depends on nothing sent before it).
-fn http_trace(
+/// Reached through [`http::registry`].
+pub(crate) fn http_trace(
     prepared: &http::Prepared,
     sim: &Sim<'_>,
     slices: &[crate::model::EndpointSlice],
@@ -128,6 +132,13 @@ impl Replay {
     /// replay order) of the first trace that was recomputed; traces before
     /// it are unchanged (`len()` when nothing changed).
     pub fn update(&mut self, inputs: &Inputs<'_>) -> usize {
+        self.update_with(inputs, http::registry::fns())
+    }
+
+    /// [`Replay::update`] with HTTP routing's table as given (`None`: its
+    /// code is not loaded, and HTTP requests are traced as plain packets to
+    /// their host; they are traced again once it is).
+    fn update_with(&mut self, inputs: &Inputs<'_>, fns: Option<http::registry::Fns>) -> usize {
         let mut order: Vec<&SentPacket> = inputs.packets.iter().collect();
         if !order.is_sorted_by_key(|p| (p.at_ms, p.id)) {
             crate::order::sort_by_key(&mut order, |p| (p.at_ms, p.id));
@@ -138,6 +149,7 @@ impl Replay {
                 && b.scheduler == inputs.scheduler
                 && b.timing == inputs.timing
                 && b.cluster == *inputs.cluster
+                && b.http_ready == fns.is_some()
         });
         let from_time = match &self.basis {
             Some(b) if same_basis => {
@@ -172,6 +184,7 @@ impl Replay {
                 scheduler: inputs.scheduler,
                 timing: inputs.timing,
                 changes: inputs.changes.to_vec(),
+                http_ready: fns.is_some(),
             });
         } else if let Some(b) = &mut self.basis {
             if b.changes != inputs.changes {
@@ -200,7 +213,7 @@ impl Replay {
                 .iter()
                 .any(|p| matches!(p.request.dst, Dest::Http(_)))
         {
-            self.http = Some(std::sync::Arc::new(http::prepare(inputs.cluster)));
+            self.http = fns.map(|f| std::sync::Arc::new((f.prepare)(inputs.cluster)));
         }
         let prepared = self.http.clone();
         type HttpSim<'s> = (
@@ -213,7 +226,8 @@ impl Replay {
             if i % CHECKPOINT_EVERY == 0 && self.checkpoints.len() == i / CHECKPOINT_EVERY {
                 self.checkpoints.push(self.state.clone());
             }
-            if let (Dest::Http(h), Some(prep)) = (&p.request.dst, prepared.as_deref()) {
+            if let (Dest::Http(h), Some(prep), Some(f)) = (&p.request.dst, prepared.as_deref(), fns)
+            {
                 let ready = readiness_in(&prep.cluster, inputs, p.at_ms);
                 if http_cached.as_ref().is_none_or(|(r, _, _)| *r != ready) {
                     let slices = controller::compute_slices(&prep.cluster, &ready);
@@ -222,7 +236,7 @@ impl Replay {
                     http_cached = Some((ready, slices, sim));
                 }
                 if let Some((_, slices, sim)) = &http_cached {
-                    if let Some(t) = http_trace(prep, sim, slices, h, p) {
+                    if let Some(t) = (f.trace)(prep, sim, slices, h, p) {
                         self.traces.push(t);
                         self.packets.push((*p).clone());
                         continue;
@@ -313,16 +327,33 @@ impl TargetKind {
 }
 
 /// Every destination of every Service port, external ones first (the path the
-/// visualizer is about: LoadBalancer → NodePort → ClusterIP → Pod).
+/// visualizer is about: LoadBalancer → NodePort → ClusterIP → Pod). The
+/// HTTP entry points are there when HTTP routing is ([`http::registry`]).
 pub fn targets(cluster: &Cluster) -> Vec<Target> {
-    let prepared = (!cluster.routing.is_empty()).then(|| http::prepare(cluster));
-    targets_with(cluster, prepared.as_ref())
+    targets_in(cluster, http::registry::fns())
+}
+
+/// [`targets`] with HTTP routing's table as given (`None`: not loaded, no
+/// entry points).
+fn targets_in(cluster: &Cluster, fns: Option<http::registry::Fns>) -> Vec<Target> {
+    let prepared = fns
+        .filter(|_| !cluster.routing.is_empty())
+        .map(|f| (f.prepare)(cluster));
+    targets_with_in(cluster, prepared.as_ref(), fns)
 }
 
 /// [`targets`], the HTTP entry points read from `prepared` (the cluster's
 /// [`http::prepare`], `None` when it has no routing objects): a caller that
 /// keeps the prepared cluster for other uses prepares it once.
 pub fn targets_with(cluster: &Cluster, prepared: Option<&http::Prepared>) -> Vec<Target> {
+    targets_with_in(cluster, prepared, http::registry::fns())
+}
+
+fn targets_with_in(
+    cluster: &Cluster,
+    prepared: Option<&http::Prepared>,
+    fns: Option<http::registry::Fns>,
+) -> Vec<Target> {
     let mut out = Vec::new();
     let first_node_ip = cluster.nodes.first().and_then(|n| {
         n.primary_ip(IpFamily::V4)
@@ -380,8 +411,8 @@ pub fn targets_with(cluster: &Cluster, prepared: Option<&http::Prepared>) -> Vec
         }
     }
     crate::order::sort_by_key(&mut out, |t| (t.kind_rank(), t.service.clone(), t.port));
-    if let Some(prepared) = prepared {
-        let mut with_http = http_targets(prepared);
+    if let Some((prepared, f)) = prepared.zip(fns) {
+        let mut with_http = (f.targets)(prepared);
         with_http.append(&mut out);
         return with_http;
     }
@@ -390,7 +421,8 @@ pub fn targets_with(cluster: &Cluster, prepared: Option<&http::Prepared>) -> Vec
 
 /// One target per Ingress or Gateway entry point a controller serves, with
 /// a request to a host it routes (HTTPS where it has a certificate).
-fn http_targets(prepared: &http::Prepared) -> Vec<Target> {
+/// Reached through [`http::registry`].
+pub(crate) fn http_targets(prepared: &http::Prepared) -> Vec<Target> {
     prepared
         .proxies
         .iter()
@@ -474,5 +506,85 @@ pub fn request(target: &Target, origin: Origin, n: u32) -> Request {
         protocol: target.protocol,
         src_port: 40000 + (n % 20000) as u16,
         keep_open: false,
+    }
+}
+
+#[cfg(test)]
+mod lazy_http_tests {
+    //! HTTP routing reached only through its table: without it (the web
+    //! release build before the routing file has loaded) there are no entry
+    //! points and requests are not routed; with it, both are back, and a
+    //! replay made without it is redone in full.
+    use super::*;
+    use crate::http::registry::FNS;
+
+    fn scenario(name: &str) -> Cluster {
+        let text = match name {
+            "ingress" => include_str!("../../tests/scenarios/ingress.yaml"),
+            _ => include_str!("../../tests/scenarios/gateway-api.yaml"),
+        };
+        crate::model::parse(text).0
+    }
+
+    fn http_sent(cluster: &Cluster) -> Vec<SentPacket> {
+        let t = targets_in(cluster, Some(FNS))
+            .into_iter()
+            .find(|t| t.kind == TargetKind::Http)
+            .unwrap_or_else(|| panic!("an entry point"));
+        vec![SentPacket {
+            id: 0,
+            at_ms: 5_000,
+            request: request(&t, default_origin(cluster, &t), 0),
+            seed: 7,
+        }]
+    }
+
+    fn proxy_hops(t: &Trace) -> usize {
+        t.hops
+            .iter()
+            .filter(|h| matches!(h.what, trace::HopKind::Http(_)))
+            .count()
+    }
+
+    #[test]
+    fn without_the_table_no_entry_point_and_no_request_is_routed() {
+        for name in ["ingress", "gateway-api"] {
+            let c = scenario(name);
+            let loaded = targets_in(&c, Some(FNS));
+            let unloaded = targets_in(&c, None);
+            assert!(loaded.iter().any(|t| t.kind == TargetKind::Http), "{name}");
+            assert!(
+                unloaded.iter().all(|t| t.kind != TargetKind::Http),
+                "{name}"
+            );
+            // Everything else is the same list, in the same order.
+            let plain: Vec<&Target> = loaded
+                .iter()
+                .filter(|t| t.kind != TargetKind::Http)
+                .collect();
+            assert_eq!(plain, unloaded.iter().collect::<Vec<_>>(), "{name}");
+
+            let packets = http_sent(&c);
+            let inputs = Inputs {
+                cluster: &c,
+                mode: Mode::Iptables,
+                scheduler: None,
+                timing: Timing::default(),
+                changes: &[],
+                packets: &packets,
+            };
+            let mut r = Replay::default();
+            r.update_with(&inputs, None);
+            assert_eq!(r.len(), 1);
+            assert_eq!(
+                proxy_hops(&r.traces()[0]),
+                0,
+                "{name}: routed without the table"
+            );
+            // The table arrives: the same inputs are traced again, through the proxy.
+            assert_eq!(r.update_with(&inputs, Some(FNS)), 0, "{name}");
+            assert!(proxy_hops(&r.traces()[0]) >= 4, "{name}");
+            assert_eq!(r.traces(), &replay(&inputs)[..], "{name}");
+        }
     }
 }

@@ -24,6 +24,7 @@ pub mod hops;
 pub mod hops_http;
 pub mod i18n;
 pub mod i18n_http;
+pub mod lazy_http;
 #[cfg(feature = "full")]
 pub mod lessons;
 pub mod modes;
@@ -119,10 +120,11 @@ fn SideLists() -> impl IntoView {
     let components::events::Events(all) = expect_context::<components::events::Events>();
     let tab = RwSignal::new(0u8);
     let has_http = Memo::new(move |_| {
-        store.targets.with(|ts| {
-            ts.iter()
-                .any(|t| t.kind == kpv_core::replay::TargetKind::Http)
-        })
+        store.http_pending.get()
+            || store.targets.with(|ts| {
+                ts.iter()
+                    .any(|t| t.kind == kpv_core::replay::TargetKind::Http)
+            })
     });
     let count = Memo::new(move |_| {
         let now = store.now.get();
@@ -264,6 +266,13 @@ pub fn App() -> impl IntoView {
     // screen is drawn (web/src/modes.rs says why).
     modes::follow(store);
     modes::prefetch_when_idle(store);
+    // HTTP routing's code is fetched when a scenario first has routing
+    // objects (never for one without).
+    Effect::new(move |_| {
+        if store.http_pending.get() && store.http_load.get() == state::HttpLoad::Idle {
+            store.load_http();
+        }
+    });
     let problems = RwSignal::new(opts.problems.clone());
     #[cfg(feature = "full")]
     provide_context(lessons);
@@ -340,6 +349,7 @@ pub fn App() -> impl IntoView {
     let url_problems = view! {
         <UrlProblems problems=problems />
         <components::DataStatus />
+        <components::request::HttpStatus />
         <KoreanStatus problem=korean_problem lang=lang />
     }
     .into_any();

@@ -153,18 +153,33 @@ pub type Parsed = (Cluster, Vec<Diagnostic>);
 
 /// A parse with its Ingress and Gateway controllers' proxies placed (found
 /// in the input or added as a controller would), so the diagram draws them
-/// like any Pod and Service.
+/// like any Pod and Service. Until HTTP routing's code is here
+/// ([`crate::lazy_http`]) the proxies wait for it.
 trait WithHttpProxies {
-    fn with_http_proxies(self) -> Parsed;
+    fn with_http_proxies(self, ready: Memo<bool>) -> Parsed;
 }
 
 impl WithHttpProxies for Parsed {
-    fn with_http_proxies(self) -> Parsed {
-        if self.0.routing.is_empty() {
+    fn with_http_proxies(self, ready: Memo<bool>) -> Parsed {
+        if self.0.routing.is_empty() || !ready.get() {
             return self;
         }
-        (kpv_core::http::prepare(&self.0).cluster, self.1)
+        match crate::lazy_http::fns() {
+            Some(f) => ((f.prepare)(&self.0).cluster, self.1),
+            None => self,
+        }
     }
+}
+
+/// Where HTTP routing's code is (see [`crate::lazy_http`]): linked in or
+/// registered (`Ready`), not asked for yet (`Idle`: the scenario has no
+/// routing objects), on its way, or failed to arrive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HttpLoad {
+    Idle,
+    Loading,
+    Ready,
+    Failed,
 }
 
 /// The scenario key of the user's own YAML.
@@ -207,6 +222,8 @@ pub struct Store {
     pub loads: RwSignal<crate::modes::Loads>,
     /// The HTTP request form (used when the target is an entry point).
     pub http: crate::components::request::HttpForm,
+    /// Whether HTTP routing's code is here ([`Store::load_http`] fetches it).
+    pub http_load: RwSignal<HttpLoad>,
     // Derived.
     /// The mode in use when its code is here, else `None`: the one gate
     /// every computation with a mode goes through (the mode itself may come
@@ -219,6 +236,11 @@ pub struct Store {
     pub slices: Memo<Vec<EndpointSlice>>,
     pub proxy_slices: Memo<Vec<EndpointSlice>>,
     pub scene: Memo<Scene>,
+    /// `http_load` is `Ready`.
+    pub http_ready: Memo<bool>,
+    /// The scenario has routing objects and their code is not here yet:
+    /// what depends on it says "loading" (or what failed).
+    pub http_pending: Memo<bool>,
     /// The cluster made ready for HTTP requests (its proxies placed, the
     /// routing tables compiled), prepared once per parse; `None` without
     /// routing objects. The targets and the request form read it.
@@ -249,6 +271,12 @@ pub fn timing() -> Timing {
 impl Store {
     pub fn new(scenario: &str, yaml: &str) -> Store {
         let yaml = RwSignal::new(yaml.to_string());
+        let http_load = RwSignal::new(if crate::lazy_http::ready() {
+            HttpLoad::Ready
+        } else {
+            HttpLoad::Idle
+        });
+        let http_ready = Memo::new(move |_| http_load.get() == HttpLoad::Ready);
         let preparsed = StoredValue::new_local(None::<(String, Parsed)>);
         let parsed = Memo::new(move |_| {
             yaml.with(|y| {
@@ -261,8 +289,10 @@ impl Store {
                     .flatten()
                     .unwrap_or_else(|| kpv_core::model::parse(y))
             })
-            .with_http_proxies()
+            .with_http_proxies(http_ready)
         });
+        let http_pending =
+            Memo::new(move |_| !http_ready.get() && parsed.with(|(c, _)| !c.routing.is_empty()));
         let initial_mode = parsed.with_untracked(|(c, _)| c.proxy.mode);
         let initial_sched = parsed.with_untracked(|(c, _)| c.proxy.ipvs_scheduler);
         let mode = RwSignal::new(initial_mode);
@@ -299,9 +329,8 @@ impl Store {
             parsed.with(|(c, _)| slices.with(|s| kpv_core::scene::layout(c, s)))
         });
         let http_prepared = Memo::new(move |_| {
-            parsed.with(|(c, _)| {
-                (!c.routing.is_empty()).then(|| Arc::new(kpv_core::http::prepare(c)))
-            })
+            let f = crate::lazy_http::fns().filter(|_| http_ready.get())?;
+            parsed.with(|(c, _)| (!c.routing.is_empty()).then(|| Arc::new((f.prepare)(c))))
         });
         let targets = Memo::new(move |_| {
             parsed.with(|(c, _)| http_prepared.with(|p| replay::targets_with(c, p.as_deref())))
@@ -313,10 +342,26 @@ impl Store {
             let live = live_mode.get();
             let mode = live.unwrap_or_else(|| mode.get());
             let sched = scheduler.get();
+            // HTTP requests wait for routing's code: none is traced without
+            // it (no wrong journey is drawn), all are once it is here.
+            let pending = http_pending.get();
             parsed.with(|(c, _)| {
                 changes.with(|ch| {
                     packets.with(|ps| {
-                        let ps = if live.is_some() { ps.as_slice() } else { &[] };
+                        let live_ps = if live.is_some() { ps.as_slice() } else { &[] };
+                        let kept: Vec<SentPacket>;
+                        let ps = if pending {
+                            kept = live_ps
+                                .iter()
+                                .filter(|p| {
+                                    !matches!(p.request.dst, kpv_core::trace::Dest::Http(_))
+                                })
+                                .cloned()
+                                .collect();
+                            &kept[..]
+                        } else {
+                            live_ps
+                        };
                         scene.with(|sc| {
                             let inputs = replay::Inputs {
                                 cluster: c,
@@ -421,12 +466,15 @@ impl Store {
             loads,
             http: crate::components::request::HttpForm::new(),
             live_mode,
+            http_load,
             parsed,
             preparsed,
             pod_ready,
             slices,
             proxy_slices,
             scene,
+            http_ready,
+            http_pending,
             http_prepared,
             targets,
             played,
@@ -437,6 +485,27 @@ impl Store {
             warnings_by_object,
             at_cap,
         }
+    }
+
+    /// Fetch HTTP routing's code (once the scenario has routing objects; a
+    /// failed fetch is tried again here, by the Retry button). Nothing the
+    /// user has is touched: requests sent meanwhile are traced when it is in.
+    pub fn load_http(&self) {
+        if matches!(
+            self.http_load.get_untracked(),
+            HttpLoad::Loading | HttpLoad::Ready
+        ) {
+            return;
+        }
+        self.http_load.set(HttpLoad::Loading);
+        let http_load = self.http_load;
+        leptos::task::spawn_local(async move {
+            let now = match crate::lazy_http::load().await {
+                Ok(()) => HttpLoad::Ready,
+                Err(crate::lazy_http::LoadFailed) => HttpLoad::Failed,
+            };
+            http_load.set(now);
+        });
     }
 
     /// Load another scenario: inputs that belonged to the old one are reset.
@@ -549,10 +618,14 @@ impl Store {
         url: &str,
         headers: &str,
     ) -> Result<(), kpv_core::http::send::RequestError> {
-        let req = kpv_core::http::send::parse_request(method, url, headers);
         self.http.method.set(method.to_string());
         self.http.url.set(url.to_string());
         self.http.headers.set(headers.to_string());
+        // Without routing's code the form keeps the request, unsent.
+        let Some(f) = crate::lazy_http::fns().filter(|_| self.http_ready.get_untracked()) else {
+            return Ok(());
+        };
+        let req = (f.parse_request)(method, url, headers);
         let req = match req {
             Ok(r) => r,
             Err(e) => {
@@ -562,7 +635,7 @@ impl Store {
         };
         let entry = self.http_prepared.with_untracked(|p| {
             p.as_deref()
-                .and_then(|p| kpv_core::http::send::entry_for_host(p, &req.authority))
+                .and_then(|p| (f.entry_for_host)(p, &req.authority))
         });
         let key = self.targets.with_untracked(|ts| {
             ts.iter()

@@ -111,7 +111,7 @@ pub fn pick_proxy<'p>(prepared: &'p Prepared, req: &HttpRequest) -> Option<&'p P
 
 /// Send `count` requests (`spec`) through the scenario's controller.
 /// `None` when the request cannot be read or no entry point takes it.
-pub(super) fn play(
+pub(crate) fn play(
     cluster: &Cluster,
     spec: &RequestSpec,
     origin: Option<&OriginSpec>,
@@ -212,7 +212,7 @@ fn forwarded_for(j: &Journey) -> Option<IpAddr> {
 }
 
 /// Does an HTTP answer hold for every journey of the step?
-pub(super) fn holds(cluster: &Cluster, answer: &Answer, played: &HttpPlayed) -> bool {
+pub(crate) fn holds(cluster: &Cluster, answer: &Answer, played: &HttpPlayed) -> bool {
     let js = &played.journeys;
     if js.is_empty() {
         return false;
@@ -250,7 +250,7 @@ pub(super) fn holds(cluster: &Cluster, answer: &Answer, played: &HttpPlayed) -> 
 /// that send a request (and only HTTP questions of those), no app change
 /// precedes a request (requests see the scenario at rest), and a choice
 /// naming a Service names one that exists.
-pub(super) fn check(lesson: &Lesson, cluster: &Cluster, out: &mut Vec<Diagnostic>) {
+pub(crate) fn check(lesson: &Lesson, cluster: &Cluster, out: &mut Vec<Diagnostic>) {
     if !lesson.steps.iter().any(|s| s.set.request.is_some()) {
         for (i, s) in lesson.steps.iter().enumerate() {
             check_kinds(i, s, false, out);

@@ -131,6 +131,12 @@ pub fn TrafficBar() -> impl IntoView {
                 .collect_view()
         })
     };
+    // The entry points join the list when HTTP routing's code is in.
+    let http_loading_option = move || {
+        store.http_pending.get().then(|| {
+            view! { <option disabled=true data-testid="target-http-loading">{tr(l.get(), "http.load.targets")}</option> }
+        })
+    };
     let origin_options = move || {
         store.parsed.with(|(c, _)| {
             let mut v = vec![
@@ -162,7 +168,7 @@ pub fn TrafficBar() -> impl IntoView {
             <label class="grow">
                 <span>{t("label.to")}</span>
                 <select data-testid="target-select" on:change=move |ev| store.target.set(event_target_value(&ev))>
-                    {target_options}
+                    {target_options}{http_loading_option}
                 </select>
             </label>
             <super::request::RequestForm />

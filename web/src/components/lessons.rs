@@ -358,6 +358,15 @@ pub fn LessonBar() -> impl IntoView {
             pointed.flash(noun_keys(&store, &text));
         }
     });
+    // A step that sends an HTTP request is played once HTTP routing's code
+    // is here (its scenario's routing objects asked for it).
+    Effect::new(move |was_ready: Option<bool>| {
+        let ready = store.http_ready.get();
+        if ready && was_ready == Some(false) && ls.played.with_untracked(Option::is_none) {
+            ls.enter(&store, ls.step.get_untracked());
+        }
+        ready
+    });
     let current = move || {
         ls.open.get()?;
         ls.lesson.get_value()

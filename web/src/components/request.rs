@@ -9,10 +9,8 @@
 use super::lang;
 use crate::hops_http::error_text;
 use crate::i18n::tr;
-use crate::state::Store;
-use kpv_core::http::send::{
-    decision, parse_request, proxy_hops, table_rows, HttpSend, ProxyStage, RequestError,
-};
+use crate::state::{HttpLoad, Store};
+use kpv_core::http::send::{decision, proxy_hops, HttpSend, ProxyStage, RequestError};
 use kpv_core::replay::{Target, TargetKind};
 use kpv_core::trace::{Dest, Trace};
 use leptos::prelude::*;
@@ -53,9 +51,13 @@ impl HttpForm {
 
     /// The target with the form's request, for an entry point (other
     /// targets pass through). A request that does not read sets the form's
-    /// error and is not sent.
+    /// error and is not sent. (Entry points are targets only once HTTP
+    /// routing's code is here.)
     pub fn apply(&self, mut target: Target) -> Result<Target, RequestError> {
         let Dest::Http(send) = &target.dst else {
+            return Ok(target);
+        };
+        let Some(f) = crate::lazy_http::fns() else {
             return Ok(target);
         };
         let url = self.url.get_untracked();
@@ -64,7 +66,7 @@ impl HttpForm {
         } else {
             url
         };
-        let parsed = parse_request(
+        let parsed = (f.parse_request)(
             &self.method.get_untracked().to_ascii_uppercase(),
             &url,
             &self.headers.get_untracked(),
@@ -299,9 +301,10 @@ pub fn RoutingTable() -> impl IntoView {
                     })
             })
         })?;
+        let f = crate::lazy_http::fns()?;
         let rows = store
             .http_prepared
-            .with(|p| p.as_deref().map(|p| table_rows(p, &entry)))?;
+            .with(|p| p.as_deref().map(|p| (f.table_rows)(p, &entry)))?;
         Some((entry.to_string(), rows))
     });
     let matched = Memo::new(move |_| store.with_focused_trace(|t| decision(t).cloned()).flatten());
@@ -318,6 +321,9 @@ pub fn RoutingTable() -> impl IntoView {
     super::panels::keep_in_view(list, "li.matched", move || hit_row.get());
     move || {
         let lg = l.get();
+        if store.http_pending.get() {
+            return view! { <HttpStatus /> }.into_any();
+        }
         let Some((entry, rows)) = rows.get() else {
             return view! { <p class="muted small" data-testid="routing-table">{tr(lg, "http.table.empty")}</p> }
                 .into_any();
@@ -350,5 +356,37 @@ pub fn RoutingTable() -> impl IntoView {
             </div>
         }
         .into_any()
+    }
+}
+
+/// While HTTP routing's code is on its way: what is loading, or what
+/// failed with a Retry (nothing the user has is lost meanwhile). Nothing
+/// once it is here or when the scenario has no routing objects.
+#[component]
+pub fn HttpStatus() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let l = lang();
+    move || {
+        if !store.http_pending.get() {
+            return None;
+        }
+        let lg = l.get();
+        Some(if store.http_load.get() == HttpLoad::Failed {
+            view! {
+                <div class="errors" role="alert" data-testid="http-load-error">
+                    <p>{tr(lg, "http.load.failed")}</p>
+                    <button data-testid="http-retry" on:click=move |_| store.load_http()>{tr(lg, "http.load.retry")}</button>
+                </div>
+            }
+            .into_any()
+        } else {
+            view! {
+                <p class="data-loading small muted" role="status" data-testid="http-loading">
+                    <span class="spinner" aria-hidden="true"></span>
+                    {tr(lg, "http.load.loading")}
+                </p>
+            }
+            .into_any()
+        })
     }
 }
