@@ -11,7 +11,9 @@
 //! the embed build (`--no-default-features --features embed`), which keeps
 //! the diagram, playback, the four modes, the captions and opening share
 //! links, and compiles out the editor, labs, lessons, exports and share-link
-//! writing. Those are gated here, where they are mounted.
+//! writing. Those are gated here, where they are mounted. In the full app
+//! the parts off the first screen are mounted through `lazy::Lazy`: in the
+//! release build their code is loaded on first use.
 
 pub mod components;
 pub mod data;
