@@ -471,6 +471,9 @@ pub const TABLE: &[(&str, &str, &str)] = words![
     ("compare.show", "⇄ Compare modes", "⇄ 모드 비교"),
     ("compare.back", "◀ Back to the diagram", "◀ 다이어그램으로 돌아가기"),
     ("compare.empty", "Send a packet to compare how each mode handles it.", "패킷을 보내면 모드마다 어떻게 처리하는지 비교합니다."),
+    ("lazy.loading", "Loading this part…", "이 부분을 불러오는 중…"),
+    ("lazy.failed", "This part could not be loaded from the server. Everything else, and your editor text, is unchanged.", "이 부분을 서버에서 불러오지 못했습니다. 나머지 화면과 편집기의 내용은 그대로입니다."),
+    ("lazy.exports", "Downloads and sharing", "내려받기와 공유"),
 ];
 
 /// The text of `key` in `lang` (the key itself if unknown, so a missing

@@ -11,7 +11,9 @@
 //! the embed build (`--no-default-features --features embed`), which keeps
 //! the diagram, playback, the four modes, the captions and opening share
 //! links, and compiles out the editor, labs, lessons, exports and share-link
-//! writing. Those are gated here, where they are mounted.
+//! writing. Those are gated here, where they are mounted. In the full app
+//! the parts off the first screen are mounted through `lazy::Lazy`: in the
+//! release build their code is loaded on first use.
 
 pub mod components;
 pub mod data;
@@ -26,6 +28,8 @@ pub mod i18n;
 pub mod i18n_http;
 pub mod lazy_http;
 #[cfg(feature = "full")]
+pub mod lazy;
+#[cfg(feature = "full")]
 pub mod lessons;
 pub mod modes;
 pub mod scenarios;
@@ -38,12 +42,10 @@ use components::controls::PlaybackBar;
 use components::diagram::Diagram;
 #[cfg(feature = "full")]
 use components::{
-    compare::{CompareToggle, CompareView},
-    controls::{Exports, Preferences, Toolbar, TrafficBar},
-    editor::Editor,
-    labs::{LoadBalancingLab, ScalingLab},
+    compare::CompareToggle,
+    controls::{Preferences, Toolbar, TrafficBar},
     lessons::{LessonBar, LessonState},
-    panels::{EndpointList, HopCaption, HopList, PodsPanel, RulesView, VerdictPanel},
+    panels::{HopCaption, HopList, VerdictPanel},
 };
 use components::{t, UrlProblems};
 use i18n::Lang;
@@ -179,6 +181,12 @@ fn reveal_in_side(selector: &str) {
 /// app's address): only the diagram and its bar.
 #[derive(Clone, Copy, Debug)]
 pub struct Embedded(pub bool);
+
+/// The full app's colour theme, for the parts that read it from context
+/// (the embed snippet names it).
+#[cfg(feature = "full")]
+#[derive(Clone, Copy, Debug)]
+pub struct Theme(pub RwSignal<&'static str>);
 
 /// The whole app.
 /// Fetch the Korean words whenever Korean is chosen and they are not here
@@ -397,11 +405,21 @@ pub fn App() -> impl IntoView {
     // shows the default one at start (a stored text of the user's wins).
     #[cfg(feature = "full")]
     let follow_first_load = !matches!(stored, env::Stored::Text { .. }) && address_preset;
+    // The editor's text lives here, not in the editor, which is loaded
+    // on first use: until it is, nothing can be typed, and nothing is lost.
     #[cfg(feature = "full")]
     let draft = RwSignal::new(match &stored {
         env::Stored::Text { yaml, .. } => yaml.clone(),
         _ => scenarios::SEED.to_string(),
     });
+    #[cfg(feature = "full")]
+    provide_context(lazy::EditorInputs {
+        draft,
+        stored,
+        follow_first_load,
+    });
+    #[cfg(feature = "full")]
+    provide_context(Theme(theme));
     Effect::new(move |_| {
         // The document's language follows the chosen one (screen readers, fonts).
         let code = lang.get().code();
@@ -453,8 +471,11 @@ pub fn App() -> impl IntoView {
     };
     #[cfg(feature = "full")]
     let comparing = RwSignal::new(false);
+    // Below the first screen, each part is loaded when the browser is idle
+    // after drawing it; the compare view, when asked for (`lazy.rs`).
     #[cfg(feature = "full")]
     let full = move |url_problems: AnyView| {
+        use lazy::{Lazy, Part, When};
         view! {
             <header class="topbar">
                 <h1 title=t("app.subtitle")>{t("app.title")}</h1>
@@ -477,7 +498,7 @@ pub fn App() -> impl IntoView {
             <div class="first-screen">
                 <div class="diagram-wrap">
                     // The compare view takes the diagram's place, on the first screen.
-                    <Show when=move || !comparing.get() fallback=|| view! { <CompareView /> }>
+                    <Show when=move || !comparing.get() fallback=|| view! { <Lazy part=Part::Compare when=When::Now /> }>
                         <Diagram />
                     </Show>
                     <CompareToggle comparing=comparing />
@@ -493,15 +514,15 @@ pub fn App() -> impl IntoView {
                 </aside>
             </div>
             <div class="below">
-                <PodsPanel />
-                <Exports theme=theme />
+                <Lazy part=Part::Pods when=When::Idle />
+                <Lazy part=Part::Exports when=When::Idle />
                 <div class="below-grid">
-                    <RulesView />
-                    <EndpointList />
+                    <Lazy part=Part::Rules when=When::Idle />
+                    <Lazy part=Part::Endpoints when=When::Idle />
                 </div>
-                <Editor draft=draft stored=stored follow_first_load=follow_first_load />
-                <LoadBalancingLab />
-                <ScalingLab />
+                <Lazy part=Part::Editor when=When::Idle />
+                <Lazy part=Part::LbLab when=When::Idle />
+                <Lazy part=Part::ScaleLab when=When::Idle />
             </div>
         }
     };

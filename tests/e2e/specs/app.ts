@@ -15,7 +15,11 @@ export class App {
     await this.page.goto(path);
     await expect(this.page.getByTestId('diagram')).toBeVisible();
     await this.loaded();
+    await this.parts();
   }
+
+  /** Wait for the parts below the first screen (loaded when the browser is idle after drawing it). */
+  async parts() { await expect(this.page.getByTestId('lazy-loading')).toHaveCount(0, { timeout: 20_000 }); }
 
   /** Wait for a preset or lesson being fetched (`?scenario=`, `?lesson=`, a pick) to be loaded. */
   async loaded() { await expect(this.page.getByTestId('data-loading')).toHaveCount(0, { timeout: 20_000 }); }
