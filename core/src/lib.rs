@@ -37,6 +37,7 @@ pub mod proxy;
 pub mod replay;
 pub mod scene;
 pub mod settle;
+pub mod sha256;
 pub mod share;
 pub mod stages;
 pub mod timeline;

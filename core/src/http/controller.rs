@@ -181,12 +181,11 @@ fn found(cluster: &Cluster, rt: &RoutingTable, entry: &EntryPoint) -> Option<Pro
 /// Gateway that is exactly Envoy Gateway's name (`envoy-`, `NS-NAME`,
 /// `NS/NAME`), and distinct long names stay distinct.
 fn fit_service_name(prefix: &str, base: &str, key: &str) -> String {
-    use sha2::{Digest, Sha256};
     if prefix.len() + base.len() <= 63 {
         return format!("{prefix}{base}");
     }
     let cut = base.get(..48).unwrap_or(base).trim_end_matches('-');
-    let digest = Sha256::digest(key.as_bytes());
+    let digest = crate::sha256::digest(key.as_bytes());
     let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
     format!("{prefix}{cut}-{hex}")
 }

@@ -6,7 +6,6 @@
 
 use super::ServicePortName;
 use crate::packet::Protocol;
-use sha2::{Digest, Sha256};
 
 /// base32(sha256(text)), cut to `len` characters.
 pub fn hash_prefix(text: &str, len: usize) -> String {
@@ -19,7 +18,7 @@ pub fn hash_prefix(text: &str, len: usize) -> String {
 /// characters asked for are encoded (chain names are made 100,000s of times
 /// at scale).
 pub fn push_hash_prefix(out: &mut String, text: &str, len: usize) {
-    let digest = Sha256::digest(text.as_bytes());
+    let digest = crate::sha256::digest(text.as_bytes());
     crate::base_n::push_base32_prefix(out, &digest, len);
 }
 
@@ -96,6 +95,7 @@ pub fn push_ip(out: &mut String, ip: std::net::IpAddr) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sha2::{Digest, Sha256};
 
     #[test]
     fn push_ip_and_decimal_write_what_display_writes() {

@@ -805,39 +805,48 @@ fn Packets() -> impl IntoView {
         let focused = store.focused();
         // Only the packets that can be on screen now: delivered ones are
         // retired, however many were sent before.
-        store.with_played(|played| {
-            kpv_core::order::map(played.on_screen(t).filter_map(|(id, trace, f)| {
-                let p = f.position(t, rm)?;
-                let mut class = String::from("packet");
-                let mut mark = "";
-                if p.done {
-                    class.push(' ');
-                    class.push_str(outcome_class(&trace.outcome));
-                    mark = outcome_mark(&trace.outcome);
-                }
-                if focused == Some(id) {
-                    class.push_str(" focused");
-                }
-                Some((
-                    id,
-                    Look {
-                        transform: format!("translate({} {})", n(p.point.x), n(p.point.y)),
-                        class,
-                        mark,
-                    },
-                ))
-            }))
-        })
+        // A Vec sorted by id, not a BTreeMap: built once per frame and only
+        // searched, it needs none of the map's code.
+        let mut looks: Vec<(u32, Look)> = store.with_played(|played| {
+            played
+                .on_screen(t)
+                .filter_map(|(id, trace, f)| {
+                    let p = f.position(t, rm)?;
+                    let mut class = String::from("packet");
+                    let mut mark = "";
+                    if p.done {
+                        class.push(' ');
+                        class.push_str(outcome_class(&trace.outcome));
+                        mark = outcome_mark(&trace.outcome);
+                    }
+                    if focused == Some(id) {
+                        class.push_str(" focused");
+                    }
+                    Some((
+                        id,
+                        Look {
+                            transform: format!("translate({} {})", n(p.point.x), n(p.point.y)),
+                            class,
+                            mark,
+                        },
+                    ))
+                })
+                .collect()
+        });
+        kpv_core::order::sort_by(&mut looks, |a, b| a.0.cmp(&b.0));
+        looks
     });
-    let ids = Memo::new(move |_| looks.with(|l| l.keys().copied().collect::<Vec<u32>>()));
+    let ids = Memo::new(move |_| looks.with(|l| l.iter().map(|(id, _)| *id).collect::<Vec<u32>>()));
     let group = NodeRef::<leptos::svg::G>::new();
     // What each element was last given, so unchanged attributes are not rewritten.
-    let applied = StoredValue::new_local(BTreeMap::<u32, Look>::new());
+    // Sorted by id, as `looks`.
+    let applied = StoredValue::new_local(Vec::<(u32, Look)>::new());
     Effect::new(move |_| {
         let Some(g) = group.get() else { return };
         looks.with(|looks| {
             applied.update_value(|applied| {
-                applied.retain(|id, _| looks.contains_key(id));
+                let find = |v: &[(u32, Look)], id: u32| v.binary_search_by(|(k, _)| k.cmp(&id));
+                applied.retain(|(id, _)| find(looks, *id).is_ok());
                 let children = g.children();
                 for i in 0..children.length() {
                     let Some(el) = children.item(i) else { continue };
@@ -847,8 +856,10 @@ fn Packets() -> impl IntoView {
                     else {
                         continue;
                     };
-                    let Some(look) = looks.get(&id) else { continue };
-                    let before = applied.get(&id);
+                    let Ok(at) = find(looks, id) else { continue };
+                    let look = &looks[at].1;
+                    let slot = find(applied, id);
+                    let before = slot.ok().map(|i| &applied[i].1);
                     if before.map(|b| &b.transform) != Some(&look.transform) {
                         let _ = el.set_attribute("transform", &look.transform);
                     }
@@ -860,7 +871,10 @@ fn Packets() -> impl IntoView {
                             text.set_text_content(Some(look.mark));
                         }
                     }
-                    applied.insert(id, look.clone());
+                    match slot {
+                        Ok(i) => applied[i].1 = look.clone(),
+                        Err(i) => applied.insert(i, (id, look.clone())),
+                    }
                 }
             });
         });

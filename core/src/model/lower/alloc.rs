@@ -9,13 +9,9 @@
 use super::services::{family_name, FamilyPolicy, PendingService};
 use super::*;
 use crate::diag::Span;
-use sha2::{Digest, Sha256};
 
 pub(super) fn hash64(s: &str) -> u64 {
-    let d = Sha256::digest(s.as_bytes());
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&d[..8]);
-    u64::from_be_bytes(b)
+    crate::sha256::prefix64(s)
 }
 
 /// Kubernetes' alphabet for generated names (no vowels, no confusable digits).

@@ -20,7 +20,6 @@
 //! clock or draw unseeded randomness.
 
 use crate::packet::Protocol;
-use sha2::{Digest, Sha256};
 
 /// Default `net.ipv4.ip_local_port_range`.
 pub const EPHEMERAL_LOW: u16 = 32768;
@@ -28,10 +27,7 @@ pub const EPHEMERAL_HIGH: u16 = 60999;
 
 /// The first 8 bytes of sha256(text), as an integer.
 pub fn hash64(text: &str) -> u64 {
-    let d = Sha256::digest(text.as_bytes());
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&d[..8]);
-    u64::from_be_bytes(b)
+    crate::sha256::prefix64(text)
 }
 
 /// Ports already bound, per protocol (the kernel's port space is per
