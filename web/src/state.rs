@@ -329,7 +329,9 @@ impl Store {
             parsed.with(|(c, _)| slices.with(|s| kpv_core::scene::layout(c, s)))
         });
         let http_prepared = Memo::new(move |_| {
-            let f = crate::lazy_http::fns().filter(|_| http_ready.get())?;
+            // Subscribed to readiness first, so it is prepared once it is in.
+            let ready = http_ready.get();
+            let f = crate::lazy_http::fns().filter(|_| ready)?;
             parsed.with(|(c, _)| (!c.routing.is_empty()).then(|| Arc::new((f.prepare)(c))))
         });
         let targets = Memo::new(move |_| {

@@ -131,6 +131,23 @@ pub fn TrafficBar() -> impl IntoView {
                 .collect_view()
         })
     };
+    // The select shows the target sent to: the one chosen, else the first
+    // (the entry point, once HTTP routing's code has put it first).
+    let target_select = NodeRef::<leptos::html::Select>::new();
+    Effect::new(move |_| {
+        let chosen = store.target.get();
+        let key = store.targets.with(|ts| {
+            ts.iter()
+                .find(|t| t.key == chosen)
+                .or_else(|| ts.first())
+                .map(|t| t.key.clone())
+        });
+        if let (Some(el), Some(key)) = (target_select.get(), key) {
+            if el.value() != key {
+                el.set_value(&key);
+            }
+        }
+    });
     // The entry points join the list when HTTP routing's code is in.
     let http_loading_option = move || {
         store.http_pending.get().then(|| {
@@ -167,7 +184,7 @@ pub fn TrafficBar() -> impl IntoView {
             </label>
             <label class="grow">
                 <span>{t("label.to")}</span>
-                <select data-testid="target-select" on:change=move |ev| store.target.set(event_target_value(&ev))>
+                <select data-testid="target-select" node_ref=target_select on:change=move |ev| store.target.set(event_target_value(&ev))>
                     {target_options}{http_loading_option}
                 </select>
             </label>

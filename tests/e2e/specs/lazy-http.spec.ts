@@ -1,0 +1,128 @@
+// HTTP routing (Ingress, Gateway API) is a file of its own, fetched when a
+// scenario first has routing objects: the default scenario never fetches it;
+// while it is on its way the HTTP parts say "loading" (never a wrong or empty
+// journey); once in, the request goes through the proxy as before; a fetch
+// that fails says so, and Retry recovers without losing anything.
+import { test, expect, Page, Route } from '@playwright/test';
+import { App } from './app';
+
+const shots = 'artifacts/screens';
+const HTTP_FILE = /kpv_http[^/]*\.wasm$/;
+
+const presets = [
+  { key: 'ingress', entry: 'ingressclass/nginx', url: 'https://testhost.com/anything' },
+  { key: 'gateway-api', entry: 'gateway/default/web', url: 'https://www.example.com/store' },
+];
+
+/** Hold the routing file's response until the returned function is called. */
+async function holdHttpFile(page: Page): Promise<{ release: () => void; asked: string[] }> {
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => { release = r; });
+  const asked: string[] = [];
+  await page.route(HTTP_FILE, async (route: Route) => {
+    asked.push(new URL(route.request().url()).pathname);
+    await gate;
+    await route.continue();
+  });
+  return { release, asked };
+}
+
+for (const p of presets) {
+  for (const lang of ['en', 'ko'] as const) {
+    test(`${p.key} (${lang}): HTTP parts say loading until the routing file arrives, then the real journey`, async ({ page }) => {
+      const problems = App.watch(page);
+      await page.setViewportSize({ width: 1280, height: 720 });
+      const held = await holdHttpFile(page);
+      const app = new App(page);
+      await app.open(`/?scenario=${p.key}&lang=${lang}`);
+
+      // Loading: said in the side column and in the targets list; no entry
+      // point, no request form, no request card, no proxy hop yet.
+      const loading = app.byId('http-loading');
+      await expect(loading).toBeVisible();
+      await expect(loading).toContainText(lang === 'en' ? 'Loading HTTP routing' : 'HTTP 라우팅');
+      await expect(app.byId('target-http-loading')).toHaveCount(1);
+      await expect(app.byId('request-form')).toHaveCount(0);
+      await expect(app.byId('request-card')).toHaveCount(0);
+      await expect(page.locator('[data-testid=hop][data-hop^=http-]')).toHaveCount(0);
+      // The Routing tab is there and says loading too.
+      await app.byId('tab-routing').click();
+      await expect(page.locator('.side-list [data-testid=http-loading]')).toBeVisible();
+      expect(held.asked.length).toBe(1);
+      await page.screenshot({ path: `${shots}/lazy-http-${p.key}-loading-${lang}.png` });
+
+      held.release();
+      await expect(loading).toHaveCount(0, { timeout: 20_000 });
+      await expect(app.byId('target-select')).toHaveValue(`http:${p.entry}`);
+      await expect(app.byId('request-form')).toBeVisible();
+      await expect(app.byId('routing-rules')).toBeVisible();
+      await app.byId('tab-hops').click();
+      await app.byId('request-url').fill(p.url);
+      await app.send();
+      await app.pause();
+      await expect(app.byId('request-card')).toContainText(p.url.replace(/^https:\/\/[^/]+/, ''));
+      await expect.poll(async () => page.locator('[data-testid=hop][data-hop^=http-]').count(), { timeout: 20_000 })
+        .toBeGreaterThanOrEqual(4);
+      await page.screenshot({ path: `${shots}/lazy-http-${p.key}-loaded-${lang}.png` });
+      expect(problems).toEqual([]);
+    });
+  }
+}
+
+test('a routing file that cannot be fetched is reported with a Retry that recovers; the typed request stays', async ({ page }) => {
+  let fail = true;
+  const asked: string[] = [];
+  await page.route(HTTP_FILE, (route) => {
+    asked.push(new URL(route.request().url()).pathname);
+    return fail ? route.abort() : route.continue();
+  });
+  const app = new App(page);
+  await app.open('/?scenario=ingress&lang=en');
+  const error = app.byId('http-load-error');
+  await expect(error).toBeVisible({ timeout: 20_000 });
+  await expect(error).toContainText('could not be loaded');
+  await expect(app.byId('request-card')).toHaveCount(0);
+  // The rest of the scenario is drawn and works meanwhile.
+  await expect(app.byId('service-service-api')).toBeVisible();
+  await page.screenshot({ path: `${shots}/lazy-http-failed-en.png` });
+
+  fail = false;
+  await app.byId('http-retry').click();
+  await expect(error).toHaveCount(0, { timeout: 20_000 });
+  await expect(app.byId('target-select')).toHaveValue('http:ingressclass/nginx');
+  await app.byId('request-url').fill('https://testhost.com/anything');
+  await app.send();
+  await app.pause();
+  await expect(app.byId('request-card')).toContainText('/anything');
+  expect(asked.length).toBeGreaterThanOrEqual(2);
+});
+
+test('in Korean a failed routing file says so in Korean', async ({ page }) => {
+  await page.route(HTTP_FILE, (route) => route.abort());
+  const app = new App(page);
+  await app.open('/?scenario=gateway-api&lang=ko');
+  const error = app.byId('http-load-error');
+  await expect(error).toBeVisible({ timeout: 20_000 });
+  await expect(error).toContainText('불러오지 못했습니다');
+  await expect(app.byId('http-retry')).toHaveText('다시 시도');
+  await page.screenshot({ path: `${shots}/lazy-http-failed-ko.png` });
+});
+
+test('the default scenario never fetches the routing file; the embed fetches it for an Ingress', async ({ page }) => {
+  const wasm: string[] = [];
+  page.on('request', (r) => { if (r.url().endsWith('.wasm')) wasm.push(new URL(r.url()).pathname); });
+  const app = new App(page);
+  await app.open('/?lang=en');
+  await expect(app.alpacaPods().first()).toBeVisible();
+  await app.send();
+  await app.outcome();
+  expect(wasm.filter((w) => HTTP_FILE.test(w))).toEqual([]);
+
+  await page.setViewportSize({ width: 720, height: 405 });
+  await page.goto('/embed/?scenario=ingress&lang=en');
+  await expect(page.getByTestId('diagram')).toBeVisible();
+  await expect.poll(() => wasm.filter((w) => HTTP_FILE.test(w)).length, { timeout: 20_000 }).toBeGreaterThanOrEqual(1);
+  await expect(app.byId('http-loading')).toHaveCount(0, { timeout: 20_000 });
+  await expect(app.byId('http-load-error')).toHaveCount(0);
+  await page.screenshot({ path: `${shots}/lazy-http-embed.png` });
+});
