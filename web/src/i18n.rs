@@ -3,6 +3,11 @@
 //! Components never write UI text inline: they ask [`tr`] for a key. The
 //! table holds both languages for every key (a test checks that none is
 //! missing or empty), so a workshop can switch language without leftovers.
+//!
+//! In the release build (feature `split`) the Korean column is not compiled
+//! in: it is a file of the site, `data/i18n/ko.tsv` (`assets/i18n/ko.tsv`,
+//! written from these tables and checked against them by a test), fetched
+//! when Korean is first chosen; until it has arrived [`tr`] gives English.
 
 use kpv_core::modes::DropReason;
 
@@ -32,8 +37,32 @@ impl Lang {
     }
 }
 
+/// A Korean text of the tables: itself, or nothing in the release build,
+/// which fetches it (see the module's comment).
+#[cfg(not(feature = "split"))]
+macro_rules! ko {
+    ($s:literal) => {
+        $s
+    };
+}
+#[cfg(feature = "split")]
+macro_rules! ko {
+    ($s:literal) => {
+        ""
+    };
+}
+pub(crate) use ko;
+
+/// A table of `(key, English, Korean)` entries, its Korean through [`ko`].
+macro_rules! words {
+    ($(($k:literal, $en:literal, $ko:literal $(,)?)),* $(,)?) => {
+        &[$(($k, $en, $crate::i18n::ko!($ko))),*]
+    };
+}
+pub(crate) use words;
+
 /// (key, English, Korean)
-pub const TABLE: &[(&str, &str, &str)] = &[
+pub const TABLE: &[(&str, &str, &str)] = words![
     (
         "app.title",
         "kube-proxy visualizer",
@@ -445,7 +474,8 @@ pub const TABLE: &[(&str, &str, &str)] = &[
 ];
 
 /// The text of `key` in `lang` (the key itself if unknown, so a missing
-/// entry is visible rather than blank).
+/// entry is visible rather than blank; English while the Korean words are
+/// still on their way).
 pub fn tr(lang: Lang, key: &'static str) -> &'static str {
     match TABLE
         .iter()
@@ -454,10 +484,119 @@ pub fn tr(lang: Lang, key: &'static str) -> &'static str {
     {
         Some((_, en, ko)) => match lang {
             Lang::En => en,
-            Lang::Ko => ko,
+            Lang::Ko => korean(key, ko).unwrap_or(en),
         },
         None => key,
     }
+}
+
+/// The path of the Korean words in the site.
+pub const KOREAN_FILE: &str = "data/i18n/ko.tsv";
+
+#[cfg(feature = "split")]
+static KOREAN: std::sync::OnceLock<std::collections::BTreeMap<&'static str, &'static str>> =
+    std::sync::OnceLock::new();
+
+#[cfg(not(feature = "split"))]
+fn korean(_key: &str, compiled: &'static str) -> Option<&'static str> {
+    Some(compiled)
+}
+
+#[cfg(feature = "split")]
+fn korean(key: &str, _compiled: &'static str) -> Option<&'static str> {
+    KOREAN.get()?.get(key).copied()
+}
+
+/// True when [`tr`] can give Korean.
+pub fn korean_ready() -> bool {
+    #[cfg(feature = "split")]
+    {
+        KOREAN.get().is_some()
+    }
+    #[cfg(not(feature = "split"))]
+    {
+        true
+    }
+}
+
+/// Fetch the Korean words (once) and make [`tr`] give them; the caller
+/// sets the language again so every text is drawn anew.
+pub async fn load_korean() -> Result<(), crate::data::FetchError> {
+    if korean_ready() {
+        return Ok(());
+    }
+    let text = crate::data::get(KOREAN_FILE).await?;
+    let entries =
+        parse_tsv(&text).map_err(|e| crate::data::FetchError(format!("{KOREAN_FILE}: {e}")))?;
+    #[cfg(feature = "split")]
+    {
+        // Kept for the page's life, as the compiled-in words are.
+        let map = entries
+            .into_iter()
+            .map(|(k, v)| -> (&'static str, &'static str) {
+                (Box::leak(k.into_boxed_str()), Box::leak(v.into_boxed_str()))
+            })
+            .collect();
+        let _ = KOREAN.set(map);
+    }
+    #[cfg(not(feature = "split"))]
+    let _ = entries;
+    Ok(())
+}
+
+/// `key<TAB>text` lines, the text with `\\`, `\n` and `\t` escaped.
+pub fn write_tsv<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut out = String::new();
+    for (k, v) in entries {
+        out.push_str(k);
+        out.push('\t');
+        for c in v.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                c => out.push(c),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The entries of a file [`write_tsv`] wrote; the first bad line's number
+/// and problem otherwise.
+pub fn parse_tsv(text: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        let (k, v) = line
+            .split_once('\t')
+            .ok_or_else(|| format!("line {}: no tab after the key", i + 1))?;
+        let mut value = String::with_capacity(v.len());
+        let mut chars = v.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                value.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('n') => value.push('\n'),
+                Some('t') => value.push('\t'),
+                Some('\\') => value.push('\\'),
+                other => {
+                    return Err(format!(
+                        "line {}: unknown escape \\{}",
+                        i + 1,
+                        other.map(String::from).unwrap_or_default()
+                    ))
+                }
+            }
+        }
+        out.push((k.to_string(), value));
+    }
+    Ok(out)
 }
 
 pub fn stage_key(s: kpv_core::trace::Stage) -> &'static str {
@@ -513,6 +652,52 @@ pub(crate) mod tests {
             }
         }
         out
+    }
+
+    /// The Korean file the release build fetches is exactly the tables'
+    /// Korean column. `KPV_WRITE_KO=1 cargo test -p kpv-web --lib i18n`
+    /// writes it after the tables change.
+    #[cfg(not(feature = "split"))]
+    #[test]
+    fn the_korean_file_is_the_tables_korean_column() {
+        let want = write_tsv(
+            TABLE
+                .iter()
+                .chain(crate::i18n_http::TABLE)
+                .map(|(k, _, ko)| (*k, *ko)),
+        );
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/i18n/ko.tsv");
+        if std::env::var_os("KPV_WRITE_KO").is_some() {
+            std::fs::write(path, &want).unwrap_or_else(|e| panic!("{path}: {e}"));
+        }
+        let have = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            have == want,
+            "assets/i18n/ko.tsv is not the tables' Korean: run KPV_WRITE_KO=1 cargo test -p kpv-web --lib i18n"
+        );
+        let back = parse_tsv(&have).unwrap_or_default();
+        assert_eq!(back.len(), TABLE.len() + crate::i18n_http::TABLE.len());
+        for ((k, v), (tk, _, tko)) in back.iter().zip(TABLE.iter().chain(crate::i18n_http::TABLE)) {
+            assert_eq!((k.as_str(), v.as_str()), (*tk, *tko));
+        }
+    }
+
+    #[test]
+    fn the_korean_file_format_round_trips_escapes_and_names_bad_lines() {
+        let entries = [("a.b", "한 줄\n두 줄"), ("c", "tab\there \\ back")];
+        let text = write_tsv(entries);
+        assert_eq!(text.lines().count(), 2);
+        let back = parse_tsv(&text).unwrap_or_default();
+        let back: Vec<(&str, &str)> = back.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(back, entries);
+        assert_eq!(
+            parse_tsv("no tab here\n"),
+            Err("line 1: no tab after the key".into())
+        );
+        assert_eq!(
+            parse_tsv("k\tbad \\x\n"),
+            Err("line 1: unknown escape \\x".into())
+        );
     }
 
     #[test]

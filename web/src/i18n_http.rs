@@ -4,7 +4,7 @@
 //! starts with `http.`. Never holds object names or addresses.
 
 /// (key, English, Korean)
-pub const TABLE: &[(&str, &str, &str)] = &[
+pub const TABLE: &[(&str, &str, &str)] = crate::i18n::words![
     ("http.target", "HTTP request via", "HTTP 요청 경유"),
     ("http.method", "Method", "메서드"),
     ("http.url", "URL", "URL"),

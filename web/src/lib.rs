@@ -179,6 +179,61 @@ fn reveal_in_side(selector: &str) {
 pub struct Embedded(pub bool);
 
 /// The whole app.
+/// Fetch the Korean words whenever Korean is chosen and they are not here
+/// yet (the release build; elsewhere they are compiled in), then draw every
+/// text anew. What went wrong, if anything, is returned for
+/// [`KoreanStatus`].
+fn korean_words(lang: RwSignal<Lang>) -> RwSignal<Option<String>> {
+    let problem = RwSignal::new(None::<String>);
+    let attempt = RwSignal::new(0u32);
+    Effect::new(move |_| {
+        attempt.track();
+        if lang.get() != Lang::Ko || i18n::korean_ready() {
+            return;
+        }
+        leptos::task::spawn_local(async move {
+            match i18n::load_korean().await {
+                Ok(()) => {
+                    problem.set(None);
+                    if lang.get_untracked() == Lang::Ko {
+                        lang.set(Lang::Ko);
+                    }
+                }
+                Err(e) => problem.set(Some(e.0)),
+            }
+        });
+    });
+    provide_context(KoreanRetry(attempt));
+    problem
+}
+
+/// Asks [`korean_words`] to fetch again.
+#[derive(Clone, Copy)]
+struct KoreanRetry(RwSignal<u32>);
+
+/// The Korean words did not arrive: said in both languages (the Korean
+/// words of this one message are compiled in), with a retry.
+#[component]
+fn KoreanStatus(problem: RwSignal<Option<String>>, lang: RwSignal<Lang>) -> impl IntoView {
+    let retry = use_context::<KoreanRetry>();
+    move || {
+        let why = problem.get()?;
+        (lang.get() == Lang::Ko).then(|| {
+            view! {
+                <div class="errors" role="alert" data-testid="korean-error">
+                    <p>"한국어 문구를 불러오지 못해 영어로 보여 줍니다 · The Korean text could not be loaded; showing English"</p>
+                    <p class="small muted">{why}</p>
+                    <button type="button" data-testid="korean-retry" on:click=move |_| {
+                        if let Some(r) = retry {
+                            r.0.update(|n| *n += 1);
+                        }
+                    }>"다시 시도 · Try again"</button>
+                </div>
+            }
+        })
+    }
+}
+
 #[component]
 pub fn App() -> impl IntoView {
     #[cfg(feature = "full")]
@@ -196,6 +251,7 @@ pub fn App() -> impl IntoView {
     let initial_lang = opts.lang.or_else(env::browser_lang).unwrap_or_default();
     let lang = RwSignal::new(initial_lang);
     provide_context(lang);
+    let korean_problem = korean_words(lang);
     // The default preset is compiled in: start-up never waits. Another one
     // the address asks for is fetched, and loaded when it arrives.
     let first = &scenarios::PRESETS[0];
@@ -281,8 +337,12 @@ pub fn App() -> impl IntoView {
     let large = RwSignal::new(false);
     let embed = opts.embed || cfg!(not(feature = "full"));
     provide_context(Embedded(embed));
-    let url_problems =
-        view! { <UrlProblems problems=problems /> <components::DataStatus /> }.into_any();
+    let url_problems = view! {
+        <UrlProblems problems=problems />
+        <components::DataStatus />
+        <KoreanStatus problem=korean_problem lang=lang />
+    }
+    .into_any();
     let share_error = move || {
         if share_opening.get() {
             let text = move || i18n::tr(lang.get(), "share.opening");

@@ -1,0 +1,45 @@
+// The release build fetches its Korean words (data/i18n/ko.tsv) when Korean
+// is first chosen, so an English reader never downloads them. A Korean
+// reader sees Korean; when the file cannot come, the page says so in both
+// languages, shows English, and a retry brings the Korean.
+import { test, expect } from '@playwright/test';
+import { App } from './app';
+
+const FILE = '**/data/i18n/ko.tsv';
+
+test('an English first load does not fetch the Korean words; choosing Korean does', async ({ page }) => {
+  const asked: string[] = [];
+  page.on('request', (r) => { if (r.url().includes('/data/i18n/ko.tsv')) asked.push(r.url()); });
+  const app = new App(page);
+  await app.open('/?lang=en');
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('kube-proxy visualizer');
+  await page.waitForTimeout(300);
+  expect(asked).toEqual([]);
+  await app.byId('lang-select').selectOption('ko');
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('kube-proxy 시각화 도구');
+  await expect(app.byId('send-packet')).toHaveText(/패킷 보내기/);
+  expect(asked.length).toBe(1);
+});
+
+test('the embed opened in Korean shows Korean', async ({ page }) => {
+  await page.goto('/embed/?scenario=alpaca-bandicoot&lang=ko');
+  await expect(page.getByTestId('diagram')).toBeVisible();
+  await expect(page.getByTestId('send-packet')).toHaveAttribute('title', /패킷/);
+});
+
+test('Korean words that cannot be fetched are said in both languages, English is shown, and a retry brings Korean', async ({ page }) => {
+  let fail = true;
+  await page.route(FILE, (route) => (fail ? route.fulfill({ status: 503, body: 'down' }) : route.continue()));
+  const app = new App(page);
+  await app.open('/?lang=ko');
+  const error = app.byId('korean-error');
+  await expect(error).toBeVisible();
+  await expect(error).toContainText('한국어 문구를 불러오지 못해');
+  await expect(error).toContainText('The Korean text could not be loaded');
+  await expect(error).toContainText('data/i18n/ko.tsv: HTTP 503');
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('kube-proxy visualizer');
+  fail = false;
+  await app.byId('korean-retry').click();
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('kube-proxy 시각화 도구');
+  await expect(error).toHaveCount(0);
+});
