@@ -136,6 +136,24 @@ test('a share link in nftables mode opens in the embed with nftables rules, afte
   expect(problems).toEqual([]);
 });
 
+test('in the embed a mode that cannot come is explained in Korean with a Retry, and the Retry brings it', async ({ page, browser }) => {
+  const app = new App(page);
+  await app.openAndSend('nodeport', 'nftables');
+  const src = (await app.embedSrc()).replace('lang=en', 'lang=ko');
+  const fresh = await (await browser.newContext({ viewport: { width: 720, height: 405 } })).newPage();
+  let fail = true;
+  await fresh.route(NFT, (route) => (fail ? route.abort('internetdisconnected') : route.continue()));
+  await fresh.goto(src);
+  const error = fresh.getByTestId('mode-error');
+  await expect(error).toContainText('nftables 모드를 불러오지 못했습니다');
+  await expect(fresh.getByTestId('packet')).toHaveCount(0);
+  await fresh.screenshot({ path: `${shots}/lazy-mode-error-embed-ko.png` });
+  fail = false;
+  await fresh.getByTestId('mode-retry').click();
+  await expect(error).toHaveCount(0);
+  await expect(fresh.locator('[data-testid=pipeline-step][data-step^=nft-]').first()).toBeAttached();
+});
+
 test('an iptables page fetches no mode file before its first screen is drawn, and prefetches the others after it', async ({ page }) => {
   await record(page);
   const asked: string[] = [];
