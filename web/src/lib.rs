@@ -26,9 +26,9 @@ pub mod hops;
 pub mod hops_http;
 pub mod i18n;
 pub mod i18n_http;
-pub mod lazy_http;
 #[cfg(feature = "full")]
 pub mod lazy;
+pub mod lazy_http;
 #[cfg(feature = "full")]
 pub mod lessons;
 pub mod modes;
