@@ -56,15 +56,6 @@ pub enum Load {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Loads([Load; 4]);
 
-fn slot(mode: Mode) -> usize {
-    match mode {
-        Mode::Userspace => 0,
-        Mode::Iptables => 1,
-        Mode::Ipvs => 2,
-        Mode::Nftables => 3,
-    }
-}
-
 /// The order the modes not in use are prefetched in: the ones a learner
 /// most often turns to first (IPVS and nftables are what the lessons and
 /// the compare view contrast with iptables; userspace is history).
@@ -83,7 +74,7 @@ impl Loads {
     }
 
     pub fn of(&self, mode: Mode) -> Load {
-        self.0[slot(mode)]
+        self.0[mode.index()]
     }
 
     pub fn ready(&self, mode: Mode) -> bool {
@@ -93,7 +84,7 @@ impl Loads {
     /// A fetch of `mode` starts: true if one was needed (it was absent or
     /// had failed); a mode on its way or here stays as it is.
     pub fn begin(&mut self, mode: Mode) -> bool {
-        let s = &mut self.0[slot(mode)];
+        let s = &mut self.0[mode.index()];
         match s {
             Load::Absent | Load::Failed => {
                 *s = Load::Loading;
@@ -105,7 +96,7 @@ impl Loads {
 
     /// A fetch of `mode` ended. A mode once ready stays ready.
     pub fn finish(&mut self, mode: Mode, ok: bool) {
-        let s = &mut self.0[slot(mode)];
+        let s = &mut self.0[mode.index()];
         if *s != Load::Ready {
             *s = if ok { Load::Ready } else { Load::Failed };
         }
@@ -288,7 +279,7 @@ mod tests {
             (Load::Failed, true, Load::Loading),
         ] {
             let mut l = release();
-            l.0[slot(Mode::Ipvs)] = before;
+            l.0[Mode::Ipvs.index()] = before;
             assert_eq!(l.begin(Mode::Ipvs), starts, "{before:?}");
             assert_eq!(l.of(Mode::Ipvs), after, "{before:?}");
         }

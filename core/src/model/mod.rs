@@ -444,6 +444,16 @@ pub enum Mode {
 impl Mode {
     pub const ALL: [Mode; 4] = [Mode::Userspace, Mode::Iptables, Mode::Ipvs, Mode::Nftables];
 
+    /// The mode's place in [`Mode::ALL`], for tables kept per mode.
+    pub fn index(self) -> usize {
+        match self {
+            Mode::Userspace => 0,
+            Mode::Iptables => 1,
+            Mode::Ipvs => 2,
+            Mode::Nftables => 3,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Userspace => "userspace",

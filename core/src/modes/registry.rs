@@ -48,25 +48,15 @@ fn loaded(_mode: Mode) -> Option<CompileFn> {
 static LOADED: [std::sync::OnceLock<CompileFn>; 4] = [const { std::sync::OnceLock::new() }; 4];
 
 #[cfg(feature = "lazy-modes")]
-fn slot(mode: Mode) -> usize {
-    match mode {
-        Mode::Userspace => 0,
-        Mode::Iptables => 1,
-        Mode::Ipvs => 2,
-        Mode::Nftables => 3,
-    }
-}
-
-#[cfg(feature = "lazy-modes")]
 fn loaded(mode: Mode) -> Option<CompileFn> {
-    LOADED[slot(mode)].get().copied()
+    LOADED[mode.index()].get().copied()
 }
 
 /// Make `f` the compiler of `mode` (its code has just loaded). The first
 /// registration stands; a mode linked into the build keeps its own.
 #[cfg(feature = "lazy-modes")]
 pub fn register(mode: Mode, f: CompileFn) {
-    let _ = LOADED[slot(mode)].set(f);
+    let _ = LOADED[mode.index()].set(f);
 }
 
 /// The data plane of a mode whose code is not loaded: it has no rules and
@@ -115,6 +105,13 @@ impl Dataplane for Unloaded {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_mode_has_its_own_place_in_the_per_mode_tables() {
+        for (i, mode) in Mode::ALL.into_iter().enumerate() {
+            assert_eq!(mode.index(), i, "{mode:?}");
+        }
+    }
 
     #[test]
     fn an_unloaded_mode_leaves_packets_alone_and_has_no_rules() {

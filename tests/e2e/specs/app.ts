@@ -99,3 +99,15 @@ export async function stepUntil(app: App, pred: () => Promise<boolean>, max = 80
 export const currentStep = (page: Page) =>
   page.locator('[data-testid=pipeline-step][data-current=true]')
     .evaluateAll((els) => els.map((e) => e.getAttribute('data-step'))[0] ?? null);
+
+/** A small scenario of the user's own, typed into the editor by the specs. */
+export const MINE = `apiVersion: v1
+kind: Service
+metadata:
+  name: mine
+spec:
+  selector:
+    app: mine
+  ports:
+    - port: 80
+`;

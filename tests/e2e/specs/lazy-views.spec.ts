@@ -5,22 +5,12 @@
 // part whose file fails says so in both languages with a Retry that works,
 // and the editor's text is never lost on the way.
 import { test, expect, Page } from '@playwright/test';
-import { App } from './app';
+import { App, MINE } from './app';
 
 /** The split files of the parts (the modes' files are not among them). */
 const PART_FILE = /\/split_kpv_(panels|exports|editor|labs|compare)-[0-9a-f]+\.wasm$/;
 const partOf = (url: string) => PART_FILE.exec(new URL(url).pathname)?.[1] ?? null;
 
-const MINE = `apiVersion: v1
-kind: Service
-metadata:
-  name: mine
-spec:
-  selector:
-    app: mine
-  ports:
-    - port: 80
-`;
 
 /** Record, in the page, when the diagram first appears. */
 async function markDiagram(page: Page) {

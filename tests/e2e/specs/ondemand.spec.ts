@@ -3,18 +3,8 @@
 // offers a retry that works, and leaves the scenario and the editor's text
 // as they were.
 import { test, expect } from '@playwright/test';
-import { App } from './app';
+import { App, MINE } from './app';
 
-const MINE = `apiVersion: v1
-kind: Service
-metadata:
-  name: mine
-spec:
-  selector:
-    app: mine
-  ports:
-    - port: 80
-`;
 
 for (const lang of ['en', 'ko'] as const) {
   test(`a preset that cannot be fetched is reported (${lang}), the editor text stays, and a retry loads it`, async ({ page }) => {
