@@ -235,6 +235,12 @@ impl Loader {
 
 /// The address's `mode=` and `step=` on the loaded scenario: one packet
 /// stopped at hop `step` (documentation pages link to a step).
+///
+/// The packet is sent once it can go where it should (an HTTP entry point
+/// waits for routing's code) and stopped once its flight exists (the mode's
+/// code is here): code still on its way, or a Retry after a failed fetch,
+/// delays the step but never changes it. Another packet sent or a reset
+/// meanwhile is the reader's own choice, and the step gives way.
 pub fn start_at(
     store: Store,
     mode: Option<Mode>,
@@ -247,18 +253,45 @@ pub fn start_at(
     let Some(step) = step else {
         return;
     };
-    store.send(1, 0);
-    store.playing.set(false);
-    // The packet's flight exists once the mode's code is here.
-    let mode = store.mode.get_untracked();
-    if store.loads.with_untracked(|l| l.ready(mode)) {
-        return stop_at(store, step, problems);
-    }
-    leptos::task::spawn_local(async move {
-        if crate::modes::ensure(store, mode).await.is_ok() {
-            stop_at(store, step, problems);
+    Effect::new(move |prev: Option<Stepping>| match prev {
+        None | Some(Stepping::Waiting) => {
+            if store.entry_waits() {
+                return Stepping::Waiting;
+            }
+            untrack(|| {
+                store.send(1, 0);
+                store.playing.set(false);
+            });
+            match store.focus.get_untracked() {
+                Some(id) => stopped(store, id, step, problems),
+                None => Stepping::Done,
+            }
         }
+        Some(Stepping::Sent(id)) => stopped(store, id, step, problems),
+        Some(Stepping::Done) => Stepping::Done,
     });
+}
+
+/// Where [`start_at`] is: waiting to send, waiting for packet `id`'s
+/// flight, or done.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stepping {
+    Waiting,
+    Sent(u32),
+    Done,
+}
+
+/// Stop packet `id` at `step` once its flight exists; done at once if the
+/// reader has moved on to another packet.
+fn stopped(store: Store, id: u32, step: u32, problems: RwSignal<Vec<UrlProblem>>) -> Stepping {
+    if store.focus.get() != Some(id) {
+        return Stepping::Done;
+    }
+    if store.with_focused_flight(|_| ()).is_none() {
+        return Stepping::Sent(id);
+    }
+    untrack(|| stop_at(store, step, problems));
+    Stepping::Done
 }
 
 /// Stop the focused packet at hop `step` (from 1; past the last one: at the

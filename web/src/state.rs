@@ -565,8 +565,24 @@ impl Store {
         })
     }
 
-    /// Send `n` new connections to the current target, `gap_ms` apart.
+    /// The target a Send would go to is an HTTP entry point whose routing
+    /// code is not here yet: the scenario's default target (the outermost
+    /// entry point, once routing is in) or an entry point chosen by a link.
+    /// Until it is here, Send is disabled rather than send the packet
+    /// somewhere else; a Service chosen by hand does not wait.
+    pub fn entry_waits(&self) -> bool {
+        self.http_pending.get()
+            && self.target.with(|key| {
+                key.is_empty() || self.targets.with(|ts| ts.iter().all(|t| &t.key != key))
+            })
+    }
+
+    /// Send `n` new connections to the current target, `gap_ms` apart
+    /// (nothing while [`Store::entry_waits`]).
     pub fn send(&self, n: u32, gap_ms: u64) {
+        if untrack(|| self.entry_waits()) {
+            return;
+        }
         let Some(target) = self.current_target() else {
             return;
         };

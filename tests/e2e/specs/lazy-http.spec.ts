@@ -4,7 +4,7 @@
 // journey); once in, the request goes through the proxy as before; a fetch
 // that fails says so, and Retry recovers without losing anything.
 import { test, expect, Page, Route } from '@playwright/test';
-import { App } from './app';
+import { App, currentStep, stepUntil } from './app';
 
 const shots = 'artifacts/screens';
 const HTTP_FILE = /kpv_http[^/]*\.wasm$/;
@@ -49,10 +49,13 @@ for (const p of presets) {
       await app.byId('tab-routing').click();
       await expect(page.locator('.side-list [data-testid=http-loading]')).toBeVisible();
       expect(held.asked.length).toBe(1);
+      // Send waits for the entry point rather than send to another target.
+      await expect(app.byId('send-packet')).toBeDisabled();
       await page.screenshot({ path: `${shots}/lazy-http-${p.key}-loading-${lang}.png` });
 
       held.release();
       await expect(loading).toHaveCount(0, { timeout: 20_000 });
+      await expect(app.byId('send-packet')).toBeEnabled();
       await expect(app.byId('target-select')).toHaveValue(`http:${p.entry}`);
       await expect(app.byId('request-form')).toBeVisible();
       await expect(app.byId('routing-rules')).toBeVisible();
@@ -125,4 +128,59 @@ test('the default scenario never fetches the routing file; the embed fetches it 
   await expect(app.byId('http-loading')).toHaveCount(0, { timeout: 20_000 });
   await expect(app.byId('http-load-error')).toHaveCount(0);
   await page.screenshot({ path: `${shots}/lazy-http-embed.png` });
+});
+
+test('in the embed, Send and Play wait for routing (disabled, saying why), then the request takes the HTTP journey', async ({ page }) => {
+  const problems = App.watch(page);
+  await page.setViewportSize({ width: 720, height: 405 });
+  const held = await holdHttpFile(page);
+  const app = new App(page);
+  await page.goto('/embed/?scenario=gateway-api&lang=en');
+  await expect(app.byId('diagram')).toBeVisible();
+  const send = app.byId('send-packet');
+  await expect(send).toBeDisabled();
+  await expect(send).toHaveAttribute('title', /Loading HTTP routing/);
+  await expect(app.byId('play-pause')).toBeDisabled();
+  // A click that gets through anyway sends nothing.
+  await send.dispatchEvent('click');
+  await expect(app.byId('hop-caption')).not.toContainText('New connection');
+  await page.screenshot({ path: `${shots}/lazy-http-embed-send-waits.png` });
+
+  held.release();
+  await expect(send).toBeEnabled({ timeout: 20_000 });
+  await expect(app.byId('play-pause')).toBeEnabled();
+  await app.send();
+  await app.pause();
+  expect(await stepUntil(app, async () => (await currentStep(page)) === 'backend')).toBe(true);
+  expect(problems).toEqual([]);
+});
+
+test('a ?step= link to an HTTP scenario waits for routing and stops where it would with routing at hand, in the embed and the full app', async ({ page }) => {
+  for (const path of ['/embed/', '/']) {
+    const url = `${path}?scenario=gateway-api&step=6&lang=en`;
+    const app = new App(page);
+    const at = async () => ({
+      step: await currentStep(page),
+      caption: await app.byId('hop-caption').innerText(),
+    });
+    // Where the link stops when routing is fetched at once (the release
+    // build still fetches it; the journey is the request's).
+    await page.goto(url);
+    await expect.poll(() => currentStep(page), { timeout: 20_000 }).not.toBeNull();
+    const want = await at();
+    // It is the request's journey: stepping on reaches the proxy's listener.
+    expect(await stepUntil(app, async () => (await currentStep(page)) === 'listener', 40), path).toBe(true);
+
+    // The same link with routing held back: nothing is sent meanwhile, and
+    // once it is in the packet stops at the same hop, paused.
+    const held = await holdHttpFile(page);
+    await page.goto(url);
+    await expect(app.byId('diagram')).toBeVisible();
+    await expect(app.byId('http-loading').first()).toBeAttached();
+    expect(await currentStep(page)).toBeNull();
+    held.release();
+    await expect.poll(at, { timeout: 20_000 }).toEqual(want);
+    await expect(app.byId('play-pause')).toHaveAttribute('aria-pressed', 'false');
+    await page.unroute(HTTP_FILE);
+  }
 });

@@ -179,3 +179,16 @@ test('an iptables page fetches no mode file before its first screen is drawn, an
   await expect(app.byId('mode-loading')).toHaveCount(0);
   expect(asked.length).toBe(before);
 });
+
+test('a ?step= link whose mode failed to load stops at its step once Retry brings the mode', async ({ page }) => {
+  let fail = true;
+  await page.route(IPVS, (route) => (fail ? route.abort('internetdisconnected') : route.continue()));
+  await page.goto('/?mode=ipvs&step=3&lang=en');
+  await expect(page.getByTestId('mode-error')).toBeVisible();
+  await expect(page.getByTestId('packet')).toHaveCount(0);
+  fail = false;
+  await page.getByTestId('mode-retry').first().click();
+  await expect(page.getByTestId('mode-error')).toHaveCount(0);
+  await expect(page.getByTestId('hop-caption')).toContainText('Hop 3 of');
+  await expect(page.getByTestId('play-pause')).toHaveAttribute('aria-pressed', 'false');
+});

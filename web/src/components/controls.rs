@@ -189,7 +189,9 @@ pub fn TrafficBar() -> impl IntoView {
                 </select>
             </label>
             <super::request::RequestForm />
-            <button data-testid="send-packet" class="primary" on:click=move |_| store.send(1, 0)>{send_label}</button>
+            <button data-testid="send-packet" class="primary" disabled=move || store.entry_waits()
+                title=move || store.entry_waits().then(|| tr(l.get(), "http.load.loading"))
+                on:click=move |_| store.send(1, 0)>{send_label}</button>
             <label class="narrow">
                 <span>{t("label.burst")}</span>
                 <input data-testid="burst-size" type="number" min="1" max="500"
@@ -199,7 +201,7 @@ pub fn TrafficBar() -> impl IntoView {
                         store.burst.set(v);
                     } />
             </label>
-            <button data-testid="send-burst" on:click=move |_| store.send(store.burst.get_untracked(), 60)>{t("btn.burst")}</button>
+            <button data-testid="send-burst" disabled=move || store.entry_waits() on:click=move |_| store.send(store.burst.get_untracked(), 60)>{t("btn.burst")}</button>
             <label class="check">
                 <input data-testid="continuous" type="checkbox"
                     prop:checked=move || store.continuous.get()
@@ -261,11 +263,14 @@ pub fn PlaybackBar() -> impl IntoView {
     view! {
         <div class="playback" role="group" aria-label=t("a11y.keys")>
             {embed.then(|| view! {
-                <button data-testid="send-packet" class="primary send" title=t("btn.send-one") on:click=move |_| store.send(1, 0)>
+                <button data-testid="send-packet" class="primary send" disabled=move || store.entry_waits()
+                    title=move || if store.entry_waits() { t("http.load.loading")() } else { t("btn.send-one")() }
+                    on:click=move |_| store.send(1, 0)>
                     "➤ "<span class="btn-text">{t("btn.send-one")}</span>
                 </button>
             })}
             <button data-testid="play-pause" class="primary"
+                disabled=move || embed && store.entry_waits() && store.packets.with(Vec::is_empty)
                 aria-pressed=move || store.playing.get().to_string()
                 on:click=move |_| {
                     if embed && !store.playing.get_untracked() && store.packets.with_untracked(Vec::is_empty) {
