@@ -225,6 +225,15 @@ pub fn url_options(lessons: &[(&str, usize)]) -> UrlOptions {
     parse_query(&search, lessons)
 }
 
+/// The language the app starts in: the address's `lang=`, else the
+/// browser's when it is one we have, else English.
+pub fn start_lang() -> Lang {
+    url_options(&[])
+        .lang
+        .or_else(browser_lang)
+        .unwrap_or_default()
+}
+
 /// The browser's preferred language, when it is one we have.
 pub fn browser_lang() -> Option<Lang> {
     let nav = web_sys::window()?.navigator();

@@ -244,6 +244,21 @@ fn KoreanStatus(problem: RwSignal<Option<String>>, lang: RwSignal<Lang>) -> impl
     }
 }
 
+/// Mount [`App`] on the page body. A reader who starts in Korean gets the
+/// Korean words first (the release build fetches them, see [`i18n`]), so the
+/// first screen is Korean rather than English for the moment they take; if
+/// they cannot come, the app starts in English and [`KoreanStatus`] says so.
+pub fn start() {
+    if env::start_lang() == Lang::Ko && !i18n::korean_ready() {
+        wasm_bindgen_futures::spawn_local(async {
+            let _ = i18n::load_korean().await;
+            leptos::mount::mount_to_body(App);
+        });
+    } else {
+        leptos::mount::mount_to_body(App);
+    }
+}
+
 #[component]
 pub fn App() -> impl IntoView {
     #[cfg(feature = "full")]
@@ -258,7 +273,7 @@ pub fn App() -> impl IntoView {
     // The embed build has no lessons: a `lesson=` is reported as unknown.
     #[cfg(not(feature = "full"))]
     let opts = env::url_options(&[]);
-    let initial_lang = opts.lang.or_else(env::browser_lang).unwrap_or_default();
+    let initial_lang = env::start_lang();
     let lang = RwSignal::new(initial_lang);
     provide_context(lang);
     let korean_problem = korean_words(lang);

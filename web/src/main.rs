@@ -1,4 +1,5 @@
-//! Entry point of the web app: mount [`kpv_web::App`] on the page body.
+//! Entry point of the web app: [`kpv_web::start`] mounts the app on the
+//! page body.
 fn main() {
-    leptos::mount::mount_to_body(kpv_web::App);
+    kpv_web::start();
 }

@@ -43,3 +43,26 @@ test('Korean words that cannot be fetched are said in both languages, English is
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('kube-proxy 시각화 도구');
   await expect(error).toHaveCount(0);
 });
+
+test('a page opened in Korean never shows English first: its first screen is already Korean', async ({ page }) => {
+  // Record every text the page's heading and Send button ever show, from
+  // the first script on.
+  await page.addInitScript(() => {
+    const w = window as unknown as { __seen: string[] };
+    w.__seen = [];
+    new MutationObserver(() => {
+      for (const sel of ['h1', '[data-testid=send-packet]']) {
+        const t = document.querySelector(sel)?.textContent ?? '';
+        if (t && !w.__seen.includes(t)) w.__seen.push(t);
+      }
+    }).observe(document, { subtree: true, childList: true, characterData: true });
+  });
+  // The Korean file is slow: English would have time to show.
+  await page.route(FILE, async (route) => { await new Promise((r) => setTimeout(r, 500)); await route.continue(); });
+  const app = new App(page);
+  await app.open('/?lang=ko');
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('kube-proxy 시각화 도구');
+  const seen = await page.evaluate(() => (window as unknown as { __seen: string[] }).__seen);
+  expect(seen).toContain('kube-proxy 시각화 도구');
+  expect(seen.filter((t) => /visualizer|Send/.test(t))).toEqual([]);
+});
