@@ -17,6 +17,27 @@ pub(super) struct PendingEndpoints {
 }
 
 impl Builder {
+    /// The `ports` list of an Endpoints subset or an EndpointSlice (at
+    /// `field`): each port with a valid number, its name and protocol.
+    fn endpoint_ports(c: &mut Ctx<'_>, list: Option<&Y>, field: &str) -> Vec<EndpointPort> {
+        let mut ports = Vec::new();
+        for (j, p) in c.seq(list, field).iter().enumerate() {
+            let pp = format!("{field}[{j}]");
+            let Some(port) = c.port(p.get("port"), &join(&pp, "port")) else {
+                continue;
+            };
+            let protocol = Self::protocol(c, p.get("protocol"), &join(&pp, "protocol"));
+            ports.push(EndpointPort {
+                name: c
+                    .string(p.get("name"), &join(&pp, "name"))
+                    .unwrap_or_default(),
+                port,
+                protocol,
+            });
+        }
+        ports
+    }
+
     /// The userspace proxier read v1.Endpoints only: EndpointSlices written
     /// by hand give it nothing, which a userspace scenario should be told.
     pub(super) fn check_userspace_sources(&mut self) {
@@ -102,25 +123,7 @@ impl Builder {
                     }
                 }
             }
-            let mut ports = Vec::new();
-            for (j, p) in c
-                .seq(s.get("ports"), &join(&path, "ports"))
-                .iter()
-                .enumerate()
-            {
-                let pp = format!("{path}.ports[{j}]");
-                let Some(port) = c.port(p.get("port"), &join(&pp, "port")) else {
-                    continue;
-                };
-                let protocol = Self::protocol(&mut c, p.get("protocol"), &join(&pp, "protocol"));
-                ports.push(EndpointPort {
-                    name: c
-                        .string(p.get("name"), &join(&pp, "name"))
-                        .unwrap_or_default(),
-                    port,
-                    protocol,
-                });
-            }
+            let ports = Self::endpoint_ports(&mut c, s.get("ports"), &join(&path, "ports"));
             subsets.push((addrs, ports));
         }
         Some(PendingEndpoints { id, subsets })
@@ -226,21 +229,7 @@ impl Builder {
                 hints: c.hints(e.get("hints"), &join(&path, "hints")),
             });
         }
-        let mut ports = Vec::new();
-        for (j, p) in c.seq(n.get("ports"), "ports").iter().enumerate() {
-            let pp = format!("ports[{j}]");
-            let Some(port) = c.port(p.get("port"), &join(&pp, "port")) else {
-                continue;
-            };
-            let protocol = Self::protocol(&mut c, p.get("protocol"), &join(&pp, "protocol"));
-            ports.push(EndpointPort {
-                name: c
-                    .string(p.get("name"), &join(&pp, "name"))
-                    .unwrap_or_default(),
-                port,
-                protocol,
-            });
-        }
+        let ports = Self::endpoint_ports(&mut c, n.get("ports"), "ports");
         let managed_by = labels
             .get("endpointslice.kubernetes.io/managed-by")
             .map(String::as_str);

@@ -687,40 +687,22 @@ fn glue_rules(
         }
         r.push(Rule::new(Nat, "KUBE-SERVICES", m, jump("KUBE-MARK-MASQ")));
     }
-    if nonempty(SetId::ExternalIp) {
-        let base = || {
-            vec![
-                comment(SetId::ExternalIp.comment()),
-                set(SetId::ExternalIp, DD),
-            ]
-        };
-        r.push(Rule::new(
-            Nat,
-            "KUBE-SERVICES",
-            base(),
-            jump("KUBE-MARK-MASQ"),
-        ));
-        let mut m = base();
-        m.push(Match::PhysdevNotIn);
-        m.push(Match::AddrTypeLocal {
-            source: true,
-            negate: true,
-        });
-        r.push(Rule::new(Nat, "KUBE-SERVICES", m, Target::Accept));
-        let mut m = base();
-        m.push(Match::AddrTypeLocal {
-            source: false,
-            negate: false,
-        });
-        r.push(Rule::new(Nat, "KUBE-SERVICES", m, Target::Accept));
-    }
-    if nonempty(SetId::ExternalIpLocal) {
-        let base = || {
-            vec![
-                comment(SetId::ExternalIpLocal.comment()),
-                set(SetId::ExternalIpLocal, DD),
-            ]
-        };
+    // External IPs: accepted (left to IPVS) when they arrive from outside
+    // through a physical device or are addressed to this node; all of them
+    // marked for masquerade first unless the Service is Local.
+    for id in [SetId::ExternalIp, SetId::ExternalIpLocal] {
+        if !nonempty(id) {
+            continue;
+        }
+        let base = || vec![comment(id.comment()), set(id, DD)];
+        if id == SetId::ExternalIp {
+            r.push(Rule::new(
+                Nat,
+                "KUBE-SERVICES",
+                base(),
+                jump("KUBE-MARK-MASQ"),
+            ));
+        }
         let mut m = base();
         m.push(Match::PhysdevNotIn);
         m.push(Match::AddrTypeLocal {
