@@ -89,9 +89,25 @@ pub fn split_site(
     run: &dyn Fn(&mut Command) -> bool,
     cmd: &dyn Fn(&str) -> Command,
 ) -> Result<Vec<String>, SplitError> {
+    let done = split_in(input, dist, wasm_opt_params, run, cmd);
+    // The scratch folder never stays in the site, whatever happened.
+    let _ = fs::remove_dir_all(dist.join(WORK_DIR));
+    done
+}
+
+/// Scratch folder of [`split_site`], inside `dist` (removed when it ends).
+const WORK_DIR: &str = ".split-work";
+
+fn split_in(
+    input: &Path,
+    dist: &Path,
+    wasm_opt_params: &[&str],
+    run: &dyn Fn(&mut Command) -> bool,
+    cmd: &dyn Fn(&str) -> Command,
+) -> Result<Vec<String>, SplitError> {
     let stem = bindgen_stem(dist)?;
     let wasm = fs::read(input).map_err(|e| err(format!("{}: {e}", input.display())))?;
-    let work = dist.join(".split-work");
+    let work = dist.join(WORK_DIR);
     let _ = fs::remove_dir_all(&work);
     let parts = work.join("parts");
     fs::create_dir_all(&parts).map_err(|e| err(format!("{}: {e}", parts.display())))?;
@@ -170,7 +186,6 @@ pub fn split_site(
     fs::write(dist.join(format!("{stem}.js")), js).map_err(|e| err(format!("{stem}.js: {e}")))?;
     fs::copy(&main_wasm, dist.join(format!("{stem}_bg.wasm")))
         .map_err(|e| err(format!("{stem}_bg.wasm: {e}")))?;
-    let _ = fs::remove_dir_all(&work);
     Ok(written)
 }
 
@@ -227,6 +242,21 @@ mod tests {
             rename_import("const a = 1;\n", "./__wasm_split.js", "./x.js"),
             None
         );
+    }
+
+    #[test]
+    fn a_failed_split_leaves_no_scratch_folder_in_the_site() {
+        let dist = std::env::temp_dir().join(format!("kpv-split-test-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dist);
+        fs::create_dir_all(&dist).unwrap();
+        fs::write(dist.join("kpv-web-00_bg.wasm"), b"trunk's").unwrap();
+        let input = dist.join("linked.wasm");
+        fs::write(&input, b"not a wasm module").unwrap();
+        let never = |_: &mut Command| panic!("no tool runs after a failed split");
+        let r = split_site(&input, &dist, &[], &never, &|c| Command::new(c));
+        assert!(r.is_err());
+        assert!(!dist.join(WORK_DIR).exists());
+        let _ = fs::remove_dir_all(&dist);
     }
 
     #[test]
