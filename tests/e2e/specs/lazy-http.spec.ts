@@ -51,6 +51,8 @@ for (const p of presets) {
       expect(held.asked.length).toBe(1);
       // Send waits for the entry point rather than send to another target.
       await expect(app.byId('send-packet')).toBeDisabled();
+      // The target shown is the entry point's "loading" line, not another target.
+      expect(await app.byId('target-select').evaluate((s: HTMLSelectElement) => s.selectedOptions[0]?.dataset.testid)).toBe('target-http-loading');
       await page.screenshot({ path: `${shots}/lazy-http-${p.key}-loading-${lang}.png` });
 
       held.release();

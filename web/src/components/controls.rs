@@ -132,16 +132,21 @@ pub fn TrafficBar() -> impl IntoView {
         })
     };
     // The select shows the target sent to: the one chosen, else the first
-    // (the entry point, once HTTP routing's code has put it first).
+    // (the entry point, once HTTP routing's code has put it first); while
+    // that entry point waits for routing's code, the "loading" line.
     let target_select = NodeRef::<leptos::html::Select>::new();
     Effect::new(move |_| {
         let chosen = store.target.get();
-        let key = store.targets.with(|ts| {
-            ts.iter()
-                .find(|t| t.key == chosen)
-                .or_else(|| ts.first())
-                .map(|t| t.key.clone())
-        });
+        let key = if store.entry_waits() {
+            Some(String::new())
+        } else {
+            store.targets.with(|ts| {
+                ts.iter()
+                    .find(|t| t.key == chosen)
+                    .or_else(|| ts.first())
+                    .map(|t| t.key.clone())
+            })
+        };
         if let (Some(el), Some(key)) = (target_select.get(), key) {
             if el.value() != key {
                 el.set_value(&key);
@@ -151,7 +156,7 @@ pub fn TrafficBar() -> impl IntoView {
     // The entry points join the list when HTTP routing's code is in.
     let http_loading_option = move || {
         store.http_pending.get().then(|| {
-            view! { <option disabled=true data-testid="target-http-loading">{tr(l.get(), "http.load.targets")}</option> }
+            view! { <option value="" disabled=true data-testid="target-http-loading">{tr(l.get(), "http.load.targets")}</option> }
         })
     };
     let origin_options = move || {
