@@ -247,17 +247,30 @@ fn KoreanStatus(problem: RwSignal<Option<String>>, lang: RwSignal<Lang>) -> impl
 /// Mount [`App`] on the page body. A reader who starts in Korean gets the
 /// Korean words first (the release build fetches them, see [`i18n`]), so the
 /// first screen is Korean rather than English for the moment they take; if
-/// they cannot come, the app starts in English and [`KoreanStatus`] says so.
+/// they cannot come, or take longer than [`KOREAN_WAIT_MS`], the app starts
+/// in English, and switches to Korean when they arrive or says what failed
+/// ([`KoreanStatus`]).
 pub fn start() {
-    if env::start_lang() == Lang::Ko && !i18n::korean_ready() {
-        wasm_bindgen_futures::spawn_local(async {
-            let _ = i18n::load_korean().await;
-            leptos::mount::mount_to_body(App);
-        });
-    } else {
+    if env::start_lang() != Lang::Ko || i18n::korean_ready() {
         leptos::mount::mount_to_body(App);
+        return;
     }
+    let mounted = Rc::new(std::cell::Cell::new(false));
+    let mount_once = move || {
+        if !mounted.replace(true) {
+            leptos::mount::mount_to_body(App);
+        }
+    };
+    let on_time = mount_once.clone();
+    set_timeout(on_time, std::time::Duration::from_millis(KOREAN_WAIT_MS));
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = i18n::load_korean().await;
+        mount_once();
+    });
 }
+
+/// How long the first screen waits for the Korean words at most.
+const KOREAN_WAIT_MS: u64 = 1500;
 
 #[component]
 pub fn App() -> impl IntoView {

@@ -66,3 +66,16 @@ test('a page opened in Korean never shows English first: its first screen is alr
   expect(seen).toContain('kube-proxy 시각화 도구');
   expect(seen.filter((t) => /visualizer|Send/.test(t))).toEqual([]);
 });
+
+test('a Korean file that hangs does not hold the page: it starts in English, then turns Korean when the file arrives', async ({ page }) => {
+  let release: () => void = () => {};
+  const held = new Promise<void>((r) => { release = r; });
+  await page.route(FILE, async (route) => { await held; await route.continue(); });
+  await page.goto('/?lang=ko');
+  // Drawn without the words, well before the file comes.
+  await expect(page.getByTestId('diagram')).toBeVisible({ timeout: 5_000 });
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('kube-proxy visualizer');
+  release();
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('kube-proxy 시각화 도구');
+  await expect(page.getByTestId('korean-error')).toHaveCount(0);
+});
