@@ -239,8 +239,9 @@ impl Loader {
 /// The packet is sent once it can go where it should (an HTTP entry point
 /// waits for routing's code) and stopped once its flight exists (the mode's
 /// code is here): code still on its way, or a Retry after a failed fetch,
-/// delays the step but never changes it. Another packet sent or a reset
-/// meanwhile is the reader's own choice, and the step gives way.
+/// delays the step but never changes it. Whatever the reader does meanwhile
+/// (another scenario or target, a packet of their own, a reset) is their
+/// own choice, and the step gives way.
 pub fn start_at(
     store: Store,
     mode: Option<Mode>,
@@ -253,16 +254,25 @@ pub fn start_at(
     let Some(step) = step else {
         return;
     };
+    let scenario = store.scenario.get_untracked();
+    let target = store.target.get_untracked();
     Effect::new(move |prev: Option<Stepping>| match prev {
         None | Some(Stepping::Waiting) => {
+            let moved_on = store.scenario.with(|s| *s != scenario)
+                || store.target.with(|t| *t != target)
+                || store.packets.with(|p| !p.is_empty());
+            if moved_on {
+                return Stepping::Done;
+            }
             if store.entry_waits() {
                 return Stepping::Waiting;
             }
-            untrack(|| {
-                store.send(1, 0);
+            let sent = untrack(|| {
+                let id = store.send_ids(1, 0);
                 store.playing.set(false);
+                id
             });
-            match store.focus.get_untracked() {
+            match sent {
                 Some(id) => stopped(store, id, step, problems),
                 None => Stepping::Done,
             }

@@ -580,16 +580,18 @@ impl Store {
     /// Send `n` new connections to the current target, `gap_ms` apart
     /// (nothing while [`Store::entry_waits`]).
     pub fn send(&self, n: u32, gap_ms: u64) {
+        self.send_ids(n, gap_ms);
+    }
+
+    /// [`Store::send`], returning the id of the packet it focused (the
+    /// first sent), if it sent any.
+    pub fn send_ids(&self, n: u32, gap_ms: u64) -> Option<u32> {
         if untrack(|| self.entry_waits()) {
-            return;
+            return None;
         }
-        let Some(target) = self.current_target() else {
-            return;
-        };
+        let target = self.current_target()?;
         // An entry point sends the request form's request.
-        let Ok(target) = self.http.apply(target) else {
-            return;
-        };
+        let target = self.http.apply(target).ok()?;
         let origin = self.current_origin(&target);
         let start = self.now.get_untracked();
         let seed = self.seed.get_untracked();
@@ -597,7 +599,7 @@ impl Store {
         let room = replay::MAX_PACKETS.saturating_sub(self.packets.with_untracked(Vec::len));
         let n = n.min(room as u32);
         if n == 0 {
-            return;
+            return None;
         }
         let base = self
             .with_played_untracked(Played::last_id)
@@ -619,10 +621,12 @@ impl Store {
             }
         });
         // One packet: focus it; a burst: focus its first.
-        if let Some(id) = last.map(|l| l + 1 - n) {
-            self.focus.set(Some(id));
+        let first = last.map(|l| l + 1 - n);
+        if first.is_some() {
+            self.focus.set(first);
         }
         self.playing.set(true);
+        first
     }
 
     /// Send one HTTP request (what a lesson step's `request:` does): the

@@ -186,3 +186,20 @@ test('a ?step= link to an HTTP scenario waits for routing and stops where it wou
     await page.unroute(HTTP_FILE);
   }
 });
+
+test('a ?step= link still waiting for routing gives way when the reader picks a target of their own', async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 720 });
+  const held = await holdHttpFile(page);
+  const app = new App(page);
+  await page.goto('/?scenario=gateway-api&step=6&lang=en');
+  await expect(app.byId('http-loading').first()).toBeVisible();
+  await app.parts();
+  // The reader picks a Service while the link's packet waits.
+  await app.selectTarget(/store-v1/);
+  held.release();
+  await expect(app.byId('http-loading')).toHaveCount(0, { timeout: 20_000 });
+  await page.waitForTimeout(500);
+  // Nothing was sent for them: no packet, no hop.
+  await expect(app.verdict).toHaveAttribute('data-outcome', 'empty');
+  await expect(app.byId('hop-caption')).not.toContainText('Hop ');
+});

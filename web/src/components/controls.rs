@@ -195,7 +195,7 @@ pub fn TrafficBar() -> impl IntoView {
             </label>
             <super::request::RequestForm />
             <button data-testid="send-packet" class="primary" disabled=move || store.entry_waits()
-                title=move || store.entry_waits().then(|| tr(l.get(), "http.load.loading"))
+                title=move || store.entry_waits().then(|| http_wait_text(l.get(), store))
                 on:click=move |_| store.send(1, 0)>{send_label}</button>
             <label class="narrow">
                 <span>{t("label.burst")}</span>
@@ -251,6 +251,7 @@ fn speed_value(speed: f64) -> &'static str {
 pub fn PlaybackBar() -> impl IntoView {
     let store = expect_context::<Store>();
     let embed = use_context::<crate::Embedded>().is_some_and(|e| e.0);
+    let l = lang();
     let clock = move || format!("t = {} s", super::seconds(store.now.get()));
     // Whether something is full screen (the browser also leaves it on Esc).
     let full = RwSignal::new(false);
@@ -269,7 +270,7 @@ pub fn PlaybackBar() -> impl IntoView {
         <div class="playback" role="group" aria-label=t("a11y.keys")>
             {embed.then(|| view! {
                 <button data-testid="send-packet" class="primary send" disabled=move || store.entry_waits()
-                    title=move || if store.entry_waits() { t("http.load.loading")() } else { t("btn.send-one")() }
+                    title=move || if store.entry_waits() { http_wait_text(l.get(), store) } else { t("btn.send-one")() }
                     on:click=move |_| store.send(1, 0)>
                     "➤ "<span class="btn-text">{t("btn.send-one")}</span>
                 </button>
@@ -430,5 +431,15 @@ pub fn Exports(theme: RwSignal<&'static str>) -> impl IntoView {
                 })}
             </div>
         </Show>
+    }
+}
+
+/// Why Send waits for the HTTP entry point: routing's code is loading, or
+/// did not load (the notice above the diagram has the Retry).
+fn http_wait_text(l: crate::i18n::Lang, store: Store) -> &'static str {
+    if store.http_load.get() == crate::state::HttpLoad::Failed {
+        tr(l, "http.load.failed")
+    } else {
+        tr(l, "http.load.loading")
     }
 }
