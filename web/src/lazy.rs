@@ -297,7 +297,7 @@ mod split {
     //! share one fetch). Each returns its part's builder, whose code (and
     //! everything only it reaches) lives in that group's file.
     use super::{views, Part, ViewFn};
-    use wasm_split_helpers::{wasm_split, SplitLoaderError};
+    use wasm_split_helpers::SplitLoaderError;
 
     pub async fn load(part: Part) -> Result<ViewFn, SplitLoaderError> {
         match part {
@@ -312,44 +312,19 @@ mod split {
         }
     }
 
-    #[wasm_split(kpv_panels, fallible)]
-    fn pods() -> Result<ViewFn, SplitLoaderError> {
-        Ok(views::pods)
-    }
-
-    #[wasm_split(kpv_panels, fallible)]
-    fn rules() -> Result<ViewFn, SplitLoaderError> {
-        Ok(views::rules)
-    }
-
-    #[wasm_split(kpv_panels, fallible)]
-    fn endpoints() -> Result<ViewFn, SplitLoaderError> {
-        Ok(views::endpoints)
-    }
-
-    #[wasm_split(kpv_exports, fallible)]
-    fn exports() -> Result<ViewFn, SplitLoaderError> {
-        Ok(views::exports)
-    }
-
-    #[wasm_split(kpv_editor, fallible)]
-    fn editor() -> Result<ViewFn, SplitLoaderError> {
-        Ok(views::editor)
-    }
-
-    #[wasm_split(kpv_labs, fallible)]
-    fn lb_lab() -> Result<ViewFn, SplitLoaderError> {
-        Ok(views::lb_lab)
-    }
-
-    #[wasm_split(kpv_labs, fallible)]
-    fn scale_lab() -> Result<ViewFn, SplitLoaderError> {
-        Ok(views::scale_lab)
-    }
-
-    #[wasm_split(kpv_compare, fallible)]
-    fn compare() -> Result<ViewFn, SplitLoaderError> {
-        Ok(views::compare)
+    split_points! {
+        kpv_panels {
+            fn pods -> ViewFn = views::pods;
+            fn rules -> ViewFn = views::rules;
+            fn endpoints -> ViewFn = views::endpoints;
+        }
+        kpv_exports { fn exports -> ViewFn = views::exports; }
+        kpv_editor { fn editor -> ViewFn = views::editor; }
+        kpv_labs {
+            fn lb_lab -> ViewFn = views::lb_lab;
+            fn scale_lab -> ViewFn = views::scale_lab;
+        }
+        kpv_compare { fn compare -> ViewFn = views::compare; }
     }
 }
 

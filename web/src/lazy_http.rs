@@ -49,11 +49,9 @@ pub async fn load() -> Result<(), LoadFailed> {
 mod split {
     //! The split point: it returns the table, whose code (and everything
     //! only it reaches) lives in the routing file.
-    use kpv_core::http::registry::Fns;
-    use wasm_split_helpers::{wasm_split, SplitLoaderError};
+    use kpv_core::http::registry::{Fns, FNS};
 
-    #[wasm_split(kpv_http, fallible)]
-    pub fn http() -> Result<Fns, SplitLoaderError> {
-        Ok(kpv_core::http::registry::FNS)
+    split_points! {
+        kpv_http { pub fn http -> Fns = FNS; }
     }
 }

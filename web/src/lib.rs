@@ -15,6 +15,21 @@
 //! the parts off the first screen are mounted through `lazy::Lazy`: in the
 //! release build their code is loaded on first use.
 
+/// Split points (the release build's `split` feature): each `fn name -> T =
+/// value;` becomes an async function giving `value`, whose code (and
+/// everything only it reaches) `cargo xtask build` cuts into the site file
+/// named after `file`, fetched the first time it is called. Functions of one
+/// `file` share it.
+#[cfg(feature = "split")]
+macro_rules! split_points {
+    ($($file:ident { $($vis:vis fn $name:ident -> $ty:ty = $value:expr;)* })*) => {$($(
+        #[wasm_split_helpers::wasm_split($file, fallible)]
+        $vis fn $name() -> Result<$ty, wasm_split_helpers::SplitLoaderError> {
+            Ok($value)
+        }
+    )*)*};
+}
+
 pub mod components;
 pub mod data;
 #[cfg(feature = "full")]

@@ -231,22 +231,12 @@ pub fn prefetch_when_idle(store: Store) {
 mod split {
     //! One split point per mode: each returns its compiler, whose code (and
     //! everything only it reaches) lives in that mode's own file.
-    use kpv_core::modes::CompileFn;
-    use wasm_split_helpers::{wasm_split, SplitLoaderError};
+    use kpv_core::modes::{self, CompileFn};
 
-    #[wasm_split(kpv_userspace, fallible)]
-    pub fn userspace() -> Result<CompileFn, SplitLoaderError> {
-        Ok(kpv_core::modes::compile_userspace)
-    }
-
-    #[wasm_split(kpv_ipvs, fallible)]
-    pub fn ipvs() -> Result<CompileFn, SplitLoaderError> {
-        Ok(kpv_core::modes::compile_ipvs)
-    }
-
-    #[wasm_split(kpv_nftables, fallible)]
-    pub fn nftables() -> Result<CompileFn, SplitLoaderError> {
-        Ok(kpv_core::modes::compile_nftables)
+    split_points! {
+        kpv_userspace { pub fn userspace -> CompileFn = modes::compile_userspace; }
+        kpv_ipvs { pub fn ipvs -> CompileFn = modes::compile_ipvs; }
+        kpv_nftables { pub fn nftables -> CompileFn = modes::compile_nftables; }
     }
 }
 

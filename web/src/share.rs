@@ -104,11 +104,8 @@ async fn decoder() -> Option<Decode> {
 #[cfg(feature = "split")]
 mod split {
     //! The share-link decoder's split point.
-    use wasm_split_helpers::{wasm_split, SplitLoaderError};
-
-    #[wasm_split(kpv_share_open, fallible)]
-    pub fn decoder() -> Result<super::Decode, SplitLoaderError> {
-        Ok(kpv_core::share::decode)
+    split_points! {
+        kpv_share_open { pub fn decoder -> super::Decode = kpv_core::share::decode; }
     }
 }
 
