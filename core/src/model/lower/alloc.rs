@@ -9,17 +9,14 @@
 use super::services::{family_name, FamilyPolicy, PendingService};
 use super::*;
 use crate::diag::Span;
-
-pub(super) fn hash64(s: &str) -> u64 {
-    crate::sha256::prefix64(s)
-}
+use crate::sha256::prefix64;
 
 /// Kubernetes' alphabet for generated names (no vowels, no confusable digits).
 const SAFE_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
 /// `rand.SafeEncodeString(fmt.Sprint(hash32))`, as pod-template-hash is made.
 pub(super) fn pod_template_hash(seed: &str) -> String {
-    let h = (hash64(seed) & 0xffff_ffff) as u32;
+    let h = (prefix64(seed) & 0xffff_ffff) as u32;
     h.to_string()
         .bytes()
         .map(|b| SAFE_ALPHABET[(b as usize) % SAFE_ALPHABET.len()] as char)
@@ -28,7 +25,7 @@ pub(super) fn pod_template_hash(seed: &str) -> String {
 
 /// A deterministic 5-character suffix, as `generateName` would append.
 pub(crate) fn name_suffix(seed: &str) -> String {
-    let mut h = hash64(seed);
+    let mut h = prefix64(seed);
     (0..5)
         .map(|_| {
             let c = SAFE_ALPHABET[(h % SAFE_ALPHABET.len() as u64) as usize] as char;
@@ -411,7 +408,7 @@ pub(super) fn allocate_ip(
             continue;
         }
         let usable = size - 3;
-        let start = (hash64(key) as u128) % usable;
+        let start = (prefix64(key) as u128) % usable;
         for k in 0..usable {
             let off = 2 + (start + k) % usable;
             if let Some(ip) = nth_addr(pool, off) {
@@ -436,7 +433,7 @@ fn allocate_port(range: (u16, u16), key: &str, used: &mut BTreeSet<u16>) -> Opti
     }
     let (lo, hi) = range;
     let size = u64::from(hi.saturating_sub(lo)) + 1;
-    let start = hash64(key) % size;
+    let start = prefix64(key) % size;
     (0..size)
         .map(|k| lo + ((start + k) % size) as u16)
         .find(|p| used.insert(*p))

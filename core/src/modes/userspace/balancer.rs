@@ -70,7 +70,7 @@ fn fingerprint_key(key: &str) -> String {
 fn sync_endpoints(b: &Balanced, state: &mut NodeState) {
     let mut sorted: Vec<String> = b.backends.iter().map(|e| e.to_string()).collect();
     crate::order::sort(&mut sorted);
-    let fp = (super::ports::hash64(&sorted.join(",")) >> 1) as i64;
+    let fp = (crate::sha256::prefix64(&sorted.join(",")) >> 1) as i64;
     let fk = fingerprint_key(b.key);
     match state.counters.get(&fk) {
         Some(&old) if old == fp => {}

@@ -169,7 +169,7 @@ fn shuffled(key: &str, sorted: &[SocketAddr]) -> Vec<SocketAddr> {
         }
         let _ = write!(text, "{e}");
     }
-    let mut chooser = Chooser::new(ports::hash64(&text));
+    let mut chooser = Chooser::new(crate::sha256::prefix64(&text));
     let mut v = sorted.to_vec();
     for i in (1..v.len()).rev() {
         let j = chooser.below(i + 1);

@@ -20,15 +20,11 @@
 //! clock or draw unseeded randomness.
 
 use crate::packet::Protocol;
+use crate::sha256::prefix64;
 
 /// Default `net.ipv4.ip_local_port_range`.
 pub const EPHEMERAL_LOW: u16 = 32768;
 pub const EPHEMERAL_HIGH: u16 = 60999;
-
-/// The first 8 bytes of sha256(text), as an integer.
-pub fn hash64(text: &str) -> u64 {
-    crate::sha256::prefix64(text)
-}
 
 /// Ports already bound, per protocol (the kernel's port space is per
 /// protocol: a TCP and a UDP socket may share a number). One bit per port,
@@ -89,7 +85,7 @@ impl PortSpace {
     /// would pick for `bind(0)`, and mark it used. `None` when the range is
     /// exhausted.
     pub fn allocate_listener(&mut self, protocol: Protocol, key: &str) -> Option<u16> {
-        let h = hash64(key);
+        let h = prefix64(key);
         let low = EPHEMERAL_LOW as u32;
         let high = EPHEMERAL_HIGH as u32 + 1; // exclusive
         let port = match protocol {
@@ -128,7 +124,7 @@ impl PortSpace {
         if lo >= hi {
             return None;
         }
-        let start = lo + (hash64(key) % u64::from(hi - lo)) as u32;
+        let start = lo + (prefix64(key) % u64::from(hi - lo)) as u32;
         let port = self
             .first_free(protocol, start, hi, 1)
             .or_else(|| self.first_free(protocol, lo, start, 1))?;
@@ -161,7 +157,7 @@ impl PortSpace {
 /// The source port of kube-proxy's own connection to a backend, for `key`
 /// (client, backend, attempt): even for TCP (`connect()`), anywhere for UDP.
 pub fn dial_source_port(protocol: Protocol, key: &str) -> u16 {
-    let h = hash64(key);
+    let h = prefix64(key);
     let low = EPHEMERAL_LOW as u64;
     let size = (EPHEMERAL_HIGH as u64 + 1) - low;
     let port = match protocol {
@@ -218,7 +214,7 @@ mod tests {
         key: &str,
     ) -> Option<u16> {
         let free = |p: u32| u16::try_from(p).is_ok_and(|p| !used.contains(&(protocol, p)));
-        let h = hash64(key);
+        let h = prefix64(key);
         let low = EPHEMERAL_LOW as u32;
         let high = EPHEMERAL_HIGH as u32 + 1;
         let port = match protocol {
