@@ -70,7 +70,6 @@ pub const TABLE: &[(&str, &str, &str)] = crate::i18n::words![
     ("http.table.matched", "matched", "일치"),
     ("http.load.loading", "Loading HTTP routing (Ingress, Gateway API)…", "HTTP 라우팅(Ingress, Gateway API)을 불러오는 중…"),
     ("http.load.failed", "HTTP routing (Ingress, Gateway API) could not be loaded from the server. Requests you sent are kept and are shown once it loads.", "서버에서 HTTP 라우팅(Ingress, Gateway API)을 불러오지 못했습니다. 보낸 요청은 그대로 있으며 불러온 뒤에 보입니다."),
-    ("http.load.retry", "Try again", "다시 시도"),
     ("http.load.targets", "HTTP entry points: loading…", "HTTP 진입점: 불러오는 중…"),
 ];
 

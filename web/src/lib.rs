@@ -203,7 +203,6 @@ pub struct Embedded(pub bool);
 #[derive(Clone, Copy, Debug)]
 pub struct Theme(pub RwSignal<&'static str>);
 
-/// The whole app.
 /// Fetch the Korean words whenever Korean is chosen and they are not here
 /// yet (the release build; elsewhere they are compiled in), then draw every
 /// text anew. What went wrong, if anything, is returned for
@@ -287,6 +286,7 @@ pub fn start() {
 /// How long the first screen waits for the Korean words at most.
 const KOREAN_WAIT_MS: u64 = 1500;
 
+/// The whole app.
 #[component]
 pub fn App() -> impl IntoView {
     #[cfg(feature = "full")]
@@ -301,7 +301,7 @@ pub fn App() -> impl IntoView {
     // The embed build has no lessons: a `lesson=` is reported as unknown.
     #[cfg(not(feature = "full"))]
     let opts = env::url_options(&[]);
-    let initial_lang = env::start_lang();
+    let initial_lang = opts.lang.or_else(env::browser_lang).unwrap_or_default();
     let lang = RwSignal::new(initial_lang);
     provide_context(lang);
     let korean_problem = korean_words(lang);

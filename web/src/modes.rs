@@ -162,7 +162,7 @@ pub async fn ensure(store: Store, mode: Mode) -> Result<(), LoadFailed> {
         }
         return Ok(());
     }
-    store.loads.try_update(|l| l.begin(mode));
+    store.loads.maybe_update(|l| l.begin(mode));
     let result = load(mode).await;
     store.loads.try_update(|l| l.finish(mode, result.is_ok()));
     result

@@ -189,12 +189,7 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                 }
                 shown
             });
-            let mode_word = match mode {
-                Mode::Iptables => "iptables",
-                Mode::Ipvs => "IPVS",
-                Mode::Nftables => "nftables",
-                Mode::Userspace => "userspace",
-            };
+            let mode_word = super::modewait::mode_name(mode);
             let edges = s
                 .edges
                 .iter()

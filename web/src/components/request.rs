@@ -375,7 +375,7 @@ pub fn HttpStatus() -> impl IntoView {
             view! {
                 <div class="errors" role="alert" data-testid="http-load-error">
                     <p>{tr(lg, "http.load.failed")}</p>
-                    <button data-testid="http-retry" on:click=move |_| store.load_http()>{tr(lg, "http.load.retry")}</button>
+                    <button data-testid="http-retry" on:click=move |_| store.load_http()>{tr(lg, "data.retry")}</button>
                 </div>
             }
             .into_any()
