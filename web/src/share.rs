@@ -125,8 +125,14 @@ pub fn scenario_key(yaml: &str) -> &'static str {
 pub async fn open(store: Store, fragment: &str) -> Result<ShareState, OpenError> {
     let decode = decoder().await.ok_or(OpenError::Unavailable)?;
     let state = decode(fragment).map_err(OpenError::Link)?;
-    let (_, diags) = kpv_core::model::parse(&state.yaml);
-    if let Some(d) = diags.iter().find(|d| d.is_error()) {
+    let mut parsed = kpv_core::model::parse(&state.yaml);
+    // Its Ingress and Gateway objects are checked too: with routing's code
+    // (fetched here if needed; if that fails the app says so, as for any
+    // scenario with routing objects).
+    if parsed.0.routing.awaiting_code && crate::lazy_http::load().await.is_ok() {
+        parsed = kpv_core::model::parse(&state.yaml);
+    }
+    if let Some(d) = parsed.1.iter().find(|d| d.is_error()) {
         return Err(OpenError::Scenario(d.to_string()));
     }
     store.load(scenario_key(&state.yaml), &state.yaml);

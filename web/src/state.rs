@@ -280,10 +280,17 @@ impl Store {
         let preparsed = StoredValue::new_local(None::<(String, Parsed)>);
         let parsed = Memo::new(move |_| {
             yaml.with(|y| {
-                // A text the editor has just parsed is not parsed again.
+                // A text the editor has just parsed is not parsed again,
+                // unless its routing objects waited for code that is here now.
                 preparsed
                     .try_update_value(|p| match p.take() {
-                        Some((text, parsed)) if text == *y => Some(parsed),
+                        Some((text, parsed))
+                            if text == *y
+                                && !(parsed.0.routing.awaiting_code
+                                    && crate::lazy_http::ready()) =>
+                        {
+                            Some(parsed)
+                        }
                         _ => None,
                     })
                     .flatten()

@@ -56,7 +56,14 @@ pub struct Fns {
     pub lesson_check: fn(&Lesson, &Cluster, &mut Vec<Diagnostic>),
     /// Does an HTTP answer hold for the requests played?
     pub lesson_holds: fn(&Cluster, &Answer, &HttpPlayed) -> bool,
+    /// The model's lowering of the routing kinds (Ingress, the Gateway API
+    /// kinds, their classes, Secrets, Namespaces, the controllers' markers).
+    pub(crate) lower_routing: LowerRoutingFn,
 }
+
+/// See [`Fns::lower_routing`].
+pub(crate) type LowerRoutingFn =
+    fn(&mut crate::model::lower::Builder, &[crate::model::lower::RawObject]);
 
 /// The table itself. Naming it links all of HTTP routing in: outside this
 /// module only the web app's split point does (it is what that file holds).
@@ -70,6 +77,7 @@ pub const FNS: Fns = Fns {
     lesson_play: crate::lesson::http::play,
     lesson_check: crate::lesson::http::check,
     lesson_holds: crate::lesson::http::holds,
+    lower_routing: crate::model::lower::lower_routing,
 };
 
 /// The table, when HTTP routing is in this build or has been registered.
@@ -128,11 +136,35 @@ mod tests {
         assert_eq!(f.lesson_play as usize, FNS.lesson_play as usize);
     }
 
+    /// One test, as the registration is once per process.
     #[cfg(feature = "lazy-http")]
     #[test]
     fn routing_is_absent_until_registered_then_stays() {
         assert!(linked().is_none());
+        // Before: the routing kinds wait for the code, unlowered and
+        // unchecked, and the cluster says so.
+        let text = include_str!("../../../tests/scenarios/ingress.yaml");
+        let broken = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: x}\nspec: {rules: [{host: UPPER.example}]}\n";
+        let (waiting, diags) = crate::model::parse(text);
+        assert!(waiting.routing.awaiting_code);
+        assert!(!waiting.routing.is_empty());
+        assert!(waiting.routing.ingresses.is_empty() && waiting.routing.markers.is_empty());
+        assert!(!waiting.services.is_empty());
+        assert!(!diags.iter().any(|d| d.is_error()));
+        let (plain, _) = crate::model::parse(
+            "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n",
+        );
+        assert!(!plain.routing.awaiting_code && plain.routing.is_empty());
+        let (_, d) = crate::model::parse(broken);
+        assert!(!d.iter().any(|d| d.is_error()));
         register(FNS);
+        // After: the same text is lowered as in a build that links it.
+        let (lowered, _) = crate::model::parse(text);
+        assert!(!lowered.routing.awaiting_code);
+        assert!(!lowered.routing.ingresses.is_empty());
+        assert_eq!(lowered.services, waiting.services);
+        let (_, d) = crate::model::parse(broken);
+        assert!(d.iter().any(|d| d.is_error()), "{d:?}");
         assert!(ready());
         // A second registration does not replace the first.
         fn other(_: &Cluster) -> Prepared {

@@ -6,7 +6,7 @@
 //! kube-proxy's modes.
 
 mod ip;
-mod lower;
+pub(crate) mod lower;
 pub mod routing;
 
 pub use ip::{parse_cidr_sloppy, parse_ip_sloppy};

@@ -337,11 +337,24 @@ pub struct RoutingObjects {
     pub envoy_service_routing: Vec<NamespacedName>,
     /// Every `EnvoyProxy` object (what a Gateway's parametersRef may name).
     pub envoy_proxies: Vec<NamespacedName>,
+    /// The input has Ingress, Gateway or HTTPRoute objects that were not
+    /// lowered because HTTP routing's code is not here yet (the web app
+    /// loads it on first use, [`crate::http::registry`]): every field above
+    /// is empty, and a parse once the code is here fills them. Never true
+    /// in a build that links routing in (the CLI, the tests).
+    #[serde(skip)]
+    pub awaiting_code: bool,
 }
 
 impl RoutingObjects {
+    /// No Ingress, Gateway or HTTPRoute: nothing for HTTP routing to do.
+    /// False while [`Self::awaiting_code`]: what the input holds is not
+    /// known yet.
     pub fn is_empty(&self) -> bool {
-        self.ingresses.is_empty() && self.gateways.is_empty() && self.routes.is_empty()
+        !self.awaiting_code
+            && self.ingresses.is_empty()
+            && self.gateways.is_empty()
+            && self.routes.is_empty()
     }
 
     /// A namespace's labels; a namespace not in the input has only its

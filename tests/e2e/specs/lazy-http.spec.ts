@@ -203,3 +203,26 @@ test('a ?step= link still waiting for routing gives way when the reader picks a 
   await expect(app.verdict).toHaveAttribute('data-outcome', 'empty');
   await expect(app.byId('hop-caption')).not.toContainText('Hop ');
 });
+
+test('an Ingress typed in the editor fetches routing\'s code and is checked once it is here', async ({ page }) => {
+  const problems = App.watch(page);
+  const held = await holdHttpFile(page);
+  const app = new App(page);
+  await app.open('/');
+  expect(held.asked).toEqual([]);
+  const editor = app.byId('yaml-editor');
+  const text = await editor.inputValue();
+  const ingress = 'apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web}\nspec:\n  rules:\n  - host: UPPER.example\n';
+  await editor.fill(`${text.trimEnd()}\n---\n${ingress}`);
+  // The check asks for the code the Ingress needs.
+  await expect.poll(() => held.asked.length, { timeout: 10_000 }).toBe(1);
+  held.release();
+  // Once it is here the text is checked again, with the API server's words.
+  const error = page.getByTestId('yaml-error');
+  await expect(error).toHaveCount(1, { timeout: 20_000 });
+  await expect(error).toContainText('spec.rules[0].host');
+  await expect(app.byId('yaml-apply')).toBeDisabled();
+  // The text typed is unchanged.
+  await expect(editor).toHaveValue(`${text.trimEnd()}\n---\n${ingress}`);
+  expect(problems).toEqual([]);
+});

@@ -266,15 +266,28 @@ pub fn Editor(
     // The parse of the checked text, kept so Apply does not parse it again.
     let last_parse =
         StoredValue::new_local(None::<(String, (kpv_core::model::Cluster, Vec<Diagnostic>))>);
+    // Ingress and Gateway objects are checked once HTTP routing's code is
+    // here: a text that has them fetches it, and is checked again then.
+    let awaiting = RwSignal::new(false);
     let diags = Memo::new(move |_| {
         checked.with(|c| {
             c.as_ref().map(|text| {
+                let _ = store.http_ready.get();
                 let parsed = kpv_core::model::parse(text);
+                let waits = parsed.0.routing.awaiting_code;
+                if awaiting.get_untracked() != waits {
+                    awaiting.set(waits);
+                }
                 let diags = parsed.1.clone();
                 last_parse.set_value(Some((text.clone(), parsed)));
                 diags
             })
         })
+    });
+    Effect::new(move |_| {
+        if awaiting.get() && store.http_load.get() == crate::state::HttpLoad::Idle {
+            store.load_http();
+        }
     });
     let errors = Memo::new(move |_| {
         diags.with(|ds| {

@@ -27,6 +27,7 @@ mod workloads;
 
 pub(crate) use alloc::name_suffix;
 pub use locate::locate_diagnostics;
+pub(crate) use routing::lower as lower_routing;
 use services::PendingService;
 use validate::{Ctx, NameRule};
 
@@ -80,7 +81,7 @@ pub fn parse_files(inputs: &[Input<'_>]) -> (Cluster, Vec<Diagnostic>) {
     (cluster, diags)
 }
 
-struct RawObject {
+pub(crate) struct RawObject {
     file: usize,
     doc: usize,
     /// Prefix of field paths (`items[3].` for `kind: List` members).
@@ -181,7 +182,7 @@ fn collect_objects(
     });
 }
 
-struct Builder {
+pub(crate) struct Builder {
     diags: Vec<Diagnostic>,
     cluster: Cluster,
     seen: BTreeSet<(String, String, String)>,
@@ -248,7 +249,17 @@ impl Builder {
                 }
             }
         }
-        self.routing(raw);
+        // HTTP routing's kinds are lowered by its own code, which the web
+        // app loads on first use: until then they wait (see
+        // `RoutingObjects::awaiting_code`).
+        match crate::http::registry::fns() {
+            Some(f) => (f.lower_routing)(self, raw),
+            None => {
+                self.cluster.routing.awaiting_code = raw
+                    .iter()
+                    .any(|o| matches!(o.kind.as_str(), "Ingress" | "Gateway" | "HTTPRoute"))
+            }
+        }
         for o in raw
             .iter()
             .filter(|o| !kinds::modelled().any(|k| k == o.kind))

@@ -12,10 +12,16 @@ use crate::model::routing::*;
 use crate::model::NamespacedName;
 use crate::yaml::Node as Y;
 
+/// Lower every routing object into `b`'s cluster, in input order (nothing
+/// in them refers to another routing object while lowering). Reached
+/// through [`crate::http::registry::Fns::lower_routing`] only, so that it
+/// lives with the rest of HTTP routing's code.
+pub(crate) fn lower(b: &mut Builder, raw: &[RawObject]) {
+    b.routing(raw);
+}
+
 impl Builder {
-    /// Lower every routing object, in input order (nothing in them refers
-    /// to another routing object while lowering).
-    pub(super) fn routing(&mut self, raw: &[RawObject]) {
+    fn routing(&mut self, raw: &[RawObject]) {
         for (i, o) in raw.iter().enumerate() {
             let kind = o.kind.as_str();
             if matches!(kind, "Deployment" | "Service") {
