@@ -80,7 +80,6 @@ pub const TABLE: &[(&str, &str, &str)] = words![
     ("label.to", "To", "목적지"),
     ("label.speed", "Speed", "속도"),
     ("label.burst", "Burst size", "묶음 크기"),
-    ("label.seed", "Seed", "시드"),
     (
         "mode.userspace",
         "userspace (legacy, removed in 1.26)",
@@ -292,34 +291,9 @@ pub const TABLE: &[(&str, &str, &str)] = words![
     ("stage.external-ip", "externalIP", "externalIP"),
     ("stage.cluster-ip", "ClusterIP", "ClusterIP"),
     ("stage.pod", "Pod", "파드"),
-    ("panel.editor", "Your manifests (YAML)", "내 매니페스트 (YAML)"),
-    ("editor.hint", "Paste Services, EndpointSlices, Pods, Deployments, Nodes — several documents, or the kind: List that kubectl get -o yaml prints. Everything stays in this browser.", "Service, EndpointSlice, Pod, Deployment, Node를 붙여 넣으세요. 여러 문서나 kubectl get -o yaml이 출력하는 kind: List 모두 됩니다. 모든 내용은 이 브라우저 안에만 있습니다."),
-    ("btn.apply", "Apply", "적용"),
-    ("btn.load-current", "Load current scenario", "현재 시나리오 불러오기"),
     ("btn.export-yaml", "Export scenario YAML", "시나리오 YAML 내보내기"),
     ("btn.export-rules", "Export node rules", "노드 규칙 내보내기"),
     ("btn.export-transcript", "Export trace transcript", "추적 기록 내보내기"),
-    ("editor.ok", "No errors", "오류 없음"),
-    ("editor.errors", "errors: the diagram keeps showing the last valid scenario", "개의 오류: 다이어그램은 마지막으로 유효했던 시나리오를 계속 보여 줍니다"),
-    ("editor.line", "line", "줄"),
-    ("editor.column", "column", "열"),
-    ("editor.stored-bad", "The saved editor text could not be read ({reason}). It is kept, not overwritten, until you choose: download it first, or replace it with this editor's text.", "저장된 편집기 내용을 읽을 수 없습니다({reason}). 선택할 때까지 덮어쓰지 않고 그대로 둡니다. 먼저 내려받거나, 이 편집기의 내용으로 바꾸세요."),
-    ("editor.stored-download", "Download it", "내려받기"),
-    ("editor.stored-replace", "Replace it with this editor's text", "이 편집기의 내용으로 바꾸기"),
-    ("editor.held", "Not saved yet: choose above what happens to the saved text.", "아직 저장하지 않았습니다. 저장된 내용을 어떻게 할지 위에서 고르세요."),
-    ("editor.storage-off", "The browser's storage is turned off for this page: the editor's text is not kept across reloads. Export it to keep it.", "이 페이지에서는 브라우저 저장소가 꺼져 있어 새로 고침하면 편집기 내용이 남지 않습니다. 보관하려면 내보내세요."),
-    ("editor.conflict", "Another tab saved a different text ({n} lines) for this editor. This tab saves nothing until you choose; the text you do not pick can be restored.", "다른 탭이 이 편집기에 다른 내용({n}줄)을 저장했습니다. 고를 때까지 이 탭은 저장하지 않으며, 고르지 않은 내용은 되돌릴 수 있습니다."),
-    ("editor.conflict.theirs", "Use the other tab's text", "다른 탭의 내용 쓰기"),
-    ("editor.conflict.mine", "Keep this tab's text", "이 탭의 내용 유지"),
-    ("editor.restore-what", "Restore brings back the text you wrote yourself ({n} lines, starting “{first}”); a text the app loaded (the current scenario, a file) can be loaded again.", "되돌리기는 직접 쓴 내용({n}줄, “{first}”로 시작)을 다시 가져옵니다. 앱이 불러온 내용(현재 시나리오, 파일)은 다시 불러올 수 있습니다."),
-    ("editor.pending", "Checking when you pause typing…", "입력을 멈추면 검사합니다…"),
-    ("editor.pending-large", "Large text ({size}): checked when you press Check or Apply, so typing stays quick.", "큰 내용({size})은 입력이 느려지지 않도록 검사나 적용을 누를 때 검사합니다."),
-    ("editor.busy-check", "Checking {size}…", "{size} 검사 중…"),
-    ("editor.busy-apply", "Checking and applying {size}…", "{size} 검사하고 적용하는 중…"),
-    ("editor.warnings", "warnings", "개의 경고"),
-    ("editor.more", "… and {n} more (the first 100 of each are listed)", "… 그리고 {n}개 더 (종류마다 처음 100개만 보여 줍니다)"),
-    ("btn.check", "Check", "검사"),
-    ("editor.applied", "Applied", "적용됨"),
     ("scenario.custom", "Your YAML", "내 YAML"),
     ("label.lang", "Language", "언어"),
     ("label.theme", "Theme", "테마"),
@@ -330,13 +304,6 @@ pub const TABLE: &[(&str, &str, &str)] = words![
     ("rules.node", "Node", "노드"),
     ("packet.src", "src", "출발"),
     ("packet.dst", "dst", "도착"),
-    ("editor.file-too-large", "the file is too large", "파일이 너무 큽니다"),
-    ("editor.file-not-utf8", "the file is not UTF-8 text", "파일이 UTF-8 텍스트가 아닙니다"),
-    ("editor.byte", "at byte", "바이트 위치"),
-    ("editor.unsaved", "This text is too large for the browser's storage: it is not saved across reloads. Export it to keep it.", "이 내용은 브라우저 저장소에 비해 너무 커서 새로 고침하면 남지 않습니다. 보관하려면 내보내세요."),
-    ("editor.file-unreadable", "the file could not be read", "파일을 읽을 수 없습니다"),
-    ("btn.open-file", "Open a file…", "파일 열기…"),
-    ("btn.restore-text", "Restore my text", "내가 쓴 내용 되돌리기"),
     ("btn.share", "Share link", "공유 링크"),
     ("btn.embed", "Embed code", "임베드 코드"),
     ("btn.fullscreen", "Full screen", "전체 화면"),
@@ -367,36 +334,6 @@ pub const TABLE: &[(&str, &str, &str)] = words![
     ("mode.failed", "The {mode} mode did not load (is the connection down?). The scenario and anything you typed are unchanged.", "{mode} 모드를 불러오지 못했습니다(연결이 끊겼나요?). 시나리오와 입력한 내용은 모두 그대로입니다."),
     ("data.failed", "The file could not be loaded from the server. What is on screen and anything you typed are unchanged.", "서버에서 파일을 불러오지 못했습니다. 화면과 입력한 내용은 그대로입니다."),
     ("data.retry", "Try again", "다시 시도"),
-    ("lab.lb.title", "Load-balancing lab", "로드밸런싱 실습"),
-    ("lab.lb.hint", "Send N new connections to the chosen destination with the current mode and scheduler, and count where each lands. The mark on each bar is what theory expects.", "현재 모드와 스케줄러로 선택한 목적지에 새 연결 N개를 보내고 어디에 도착하는지 셉니다. 막대의 표시는 이론상 기대값입니다."),
-    ("lab.n", "Connections", "연결 수"),
-    ("lab.long-lived", "Keep connections open", "연결 유지"),
-    ("lab.run", "Run", "실행"),
-    ("lab.stop", "Stop", "중지"),
-    ("lab.timed-out", "timed out", "시간 초과"),
-    ("lab.expect.random", "each endpoint is picked at random, so each share tends to 1/n", "엔드포인트를 무작위로 고르므로 각 몫은 1/n에 가까워집니다"),
-    ("lab.expect.rr", "endpoints are taken in turn, so the counts are exactly equal every n connections", "엔드포인트를 차례로 고르므로 n개 연결마다 수가 정확히 같습니다"),
-    ("lab.expect.count", "the endpoint with the fewest active connections wins, so counts stay within one of each other when connections stay open", "활성 연결이 가장 적은 엔드포인트가 선택되므로, 연결을 유지하면 수가 서로 하나 이내로 유지됩니다"),
-    ("lab.expect.hash", "the scheduler hashes the addresses and one client's address never changes, so every connection lands on one endpoint", "스케줄러가 주소를 해시하고 한 클라이언트의 주소는 바뀌지 않으므로 모든 연결이 한 엔드포인트로 갑니다"),
-    ("lab.expect.affinity", "sessionAffinity: ClientIP sends every connection of one client to the endpoint it first reached", "sessionAffinity: ClientIP는 한 클라이언트의 모든 연결을 처음 도착한 엔드포인트로 보냅니다"),
-    ("lab.expect.nothing", "no endpoint can be reached", "도달할 수 있는 엔드포인트가 없습니다"),
-    ("lab.scale.title", "Scaling lab", "확장성 실습"),
-    ("lab.scale.hint", "Generates clusters of 10 to 10,000 Services, compiles each mode's real ruleset in this browser, and counts the rules a new connection to the last Service is compared against: iptables walks a list (O(n)), IPVS and nftables look up a hash or map (O(1)).", "Service 10개부터 10,000개까지의 클러스터를 만들어 이 브라우저에서 각 모드의 실제 규칙을 컴파일하고, 마지막 Service로 가는 새 연결이 비교하는 규칙 수를 셉니다. iptables는 목록을 차례로 훑고(O(n)), IPVS와 nftables는 해시나 맵을 조회합니다(O(1))."),
-    ("lab.per-service", "Endpoints per Service", "Service당 엔드포인트"),
-    ("lab.compared", "Rules compared (first → last Service)", "비교한 규칙 수 (첫 → 마지막 Service)"),
-    ("lab.ruleset", "Ruleset size (lines)", "규칙 집합 크기 (줄)"),
-    ("lab.services", "Services", "Service 수"),
-    ("lab.time", "Time here", "여기서 걸린 시간"),
-    ("lesson.title", "Lesson", "수업"),
-    ("lesson.none", "— no lesson —", "— 수업 없음 —"),
-    ("lesson.step", "Step", "단계"),
-    ("lesson.check", "Check my answer", "답 확인"),
-    ("lesson.right", "Right! Watch the packets to see why.", "정답입니다! 패킷을 보며 이유를 확인하세요."),
-    ("lesson.wrong", "Not this time. The answer:", "아쉽네요. 정답:"),
-    ("lesson.play", "Play this step", "이 단계 재생"),
-    ("lesson.prev", "Previous", "이전"),
-    ("lesson.next", "Next", "다음"),
-    ("lesson.close", "Close the lesson", "수업 닫기"),
     (
         "a11y.diagram",
         "Cluster diagram: client, load balancer, nodes, Services and Pods",
@@ -467,24 +404,28 @@ pub const TABLE: &[(&str, &str, &str)] = words![
     ("events.empty", "No events yet. Click a Pod on the diagram to fail its readiness probe.", "아직 이벤트가 없습니다. 다이어그램에서 파드를 눌러 준비성 프로브를 실패시켜 보세요."),
     ("chip.endpoints", "endpoints {a} → {b}", "엔드포인트 {a} → {b}"),
     ("compare.title", "Compare modes: the same packet in each", "모드 비교: 같은 패킷을 각 모드로"),
-    ("lesson.settled", "Settled at hop {i}:", "{i}번째 홉에서 결정됩니다:"),
     ("compare.show", "⇄ Compare modes", "⇄ 모드 비교"),
     ("compare.back", "◀ Back to the diagram", "◀ 다이어그램으로 돌아가기"),
     ("compare.empty", "Send a packet to compare how each mode handles it.", "패킷을 보내면 모드마다 어떻게 처리하는지 비교합니다."),
-    ("lazy.loading", "Loading this part…", "이 부분을 불러오는 중…"),
-    ("lazy.failed", "This part could not be loaded from the server. Everything else, and your editor text, is unchanged.", "이 부분을 서버에서 불러오지 못했습니다. 나머지 화면과 편집기의 내용은 그대로입니다."),
-    ("lazy.exports", "Downloads and sharing", "내려받기와 공유"),
 ];
+
+/// The full app's own words (none in the embed build).
+#[cfg(feature = "full")]
+const FULL: &[(&str, &str, &str)] = crate::i18n_full::TABLE;
+#[cfg(not(feature = "full"))]
+const FULL: &[(&str, &str, &str)] = &[];
+
+/// Every entry of this build's tables: this one, HTTP routing's, the full
+/// app's own.
+pub fn entries() -> impl Iterator<Item = &'static (&'static str, &'static str, &'static str)> {
+    TABLE.iter().chain(crate::i18n_http::TABLE).chain(FULL)
+}
 
 /// The text of `key` in `lang` (the key itself if unknown, so a missing
 /// entry is visible rather than blank; English while the Korean words are
 /// still on their way).
 pub fn tr(lang: Lang, key: &'static str) -> &'static str {
-    match TABLE
-        .iter()
-        .chain(crate::i18n_http::TABLE)
-        .find(|(k, _, _)| *k == key)
-    {
+    match entries().find(|(k, _, _)| *k == key) {
         Some((_, en, ko)) => match lang {
             Lang::En => en,
             Lang::Ko => korean(key, ko).unwrap_or(en),
@@ -663,12 +604,7 @@ pub(crate) mod tests {
     #[cfg(not(feature = "split"))]
     #[test]
     fn the_korean_file_is_the_tables_korean_column() {
-        let want = write_tsv(
-            TABLE
-                .iter()
-                .chain(crate::i18n_http::TABLE)
-                .map(|(k, _, ko)| (*k, *ko)),
-        );
+        let want = write_tsv(entries().map(|(k, _, ko)| (*k, *ko)));
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/i18n/ko.tsv");
         if std::env::var_os("KPV_WRITE_KO").is_some() {
             std::fs::write(path, &want).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -679,8 +615,8 @@ pub(crate) mod tests {
             "assets/i18n/ko.tsv is not the tables' Korean: run KPV_WRITE_KO=1 cargo test -p kpv-web --lib i18n"
         );
         let back = parse_tsv(&have).unwrap_or_default();
-        assert_eq!(back.len(), TABLE.len() + crate::i18n_http::TABLE.len());
-        for ((k, v), (tk, _, tko)) in back.iter().zip(TABLE.iter().chain(crate::i18n_http::TABLE)) {
+        assert_eq!(back.len(), entries().count());
+        for ((k, v), (tk, _, tko)) in back.iter().zip(entries()) {
             assert_eq!((k.as_str(), v.as_str()), (*tk, *tko));
         }
     }
@@ -706,7 +642,7 @@ pub(crate) mod tests {
     #[test]
     fn both_languages_have_every_key_once() {
         let mut keys = BTreeSet::new();
-        for (k, en, ko) in TABLE {
+        for (k, en, ko) in entries() {
             assert!(keys.insert(*k), "duplicate key {k}");
             assert!(!en.trim().is_empty(), "{k}: English missing");
             assert!(!ko.trim().is_empty(), "{k}: Korean missing");
@@ -720,10 +656,13 @@ pub(crate) mod tests {
     /// must be in the table: a key missing from it would show raw.
     #[test]
     fn every_key_the_code_uses_is_in_the_table() {
-        let keys: BTreeSet<&str> = TABLE.iter().map(|(k, _, _)| *k).collect();
+        let keys: BTreeSet<&str> = entries().map(|(k, _, _)| *k).collect();
         let prefixes: BTreeSet<&str> = keys.iter().filter_map(|k| k.split('.').next()).collect();
         let mut missing = Vec::new();
-        for (path, lit) in source_literals("i18n.rs") {
+        for (path, lit) in source_literals("i18n.rs")
+            .into_iter()
+            .filter(|(p, _)| !p.ends_with("i18n_full.rs"))
+        {
             let key_like = lit.contains('.')
                 && lit
                     .chars()

@@ -40,6 +40,8 @@ pub mod export;
 pub mod hops;
 pub mod hops_http;
 pub mod i18n;
+#[cfg(feature = "full")]
+pub mod i18n_full;
 pub mod i18n_http;
 #[cfg(feature = "full")]
 pub mod lazy;
