@@ -138,8 +138,9 @@ impl Played {
         })
     }
 
-    /// Packets each Pod has received by `t` (decided deliveries only).
-    pub fn received(&self, t: u64) -> BTreeMap<NamespacedName, u32> {
+    /// Packets each Pod has received by `t` (decided deliveries only), by
+    /// Pod, sorted (read with [`lookup`]).
+    pub fn received(&self, t: u64) -> Vec<(NamespacedName, u32)> {
         self.deliveries
             .iter()
             .map(|(pod, times)| (pod.clone(), times.partition_point(|x| *x <= t) as u32))
@@ -255,13 +256,28 @@ pub struct Store {
     pub rules_shown: Memo<Option<String>>,
     /// The shown node's rules only (a 100-node cluster renders one ruleset).
     pub rules: Memo<Option<NodeRules>>,
-    /// Packets each Pod has received by now (decided deliveries only).
-    pub received: Memo<BTreeMap<NamespacedName, u32>>,
+    /// Packets each Pod has received by now (decided deliveries only),
+    /// sorted by Pod.
+    pub received: Memo<Vec<(NamespacedName, u32)>>,
     /// kpv-core's warnings by the object they are about (`Service/ns/name`,
     /// `Pod/ns/name`, `Node/name`); those about no object under "".
-    pub warnings_by_object: Memo<BTreeMap<String, Vec<String>>>,
+    pub warnings_by_object: Memo<Vec<(String, Vec<String>)>>,
     /// The session holds [`replay::MAX_PACKETS`] packets: sending stops.
     pub at_cap: Memo<bool>,
+}
+
+/// The value of `key` in `pairs`, sorted by key: the small maps the views
+/// read are kept as sorted `Vec`s (less code in the download than a
+/// `BTreeMap` of each kind).
+pub fn lookup<'a, K, Q, V>(pairs: &'a [(Q, V)], key: &K) -> Option<&'a V>
+where
+    K: Ord + ?Sized,
+    Q: std::borrow::Borrow<K>,
+{
+    pairs
+        .binary_search_by(|(k, _)| k.borrow().cmp(key))
+        .ok()
+        .map(|i| &pairs[i].1)
 }
 
 pub fn timing() -> Timing {
@@ -444,11 +460,13 @@ impl Store {
         });
         let warnings_by_object = Memo::new(move |_| {
             parsed.with(|(_, diags)| {
-                let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+                let mut out: Vec<(String, Vec<String>)> = Vec::new();
                 for d in diags.iter().filter(|d| !d.is_error()) {
-                    out.entry(d.object.clone().unwrap_or_default())
-                        .or_default()
-                        .push(d.message.clone());
+                    let key = d.object.as_deref().unwrap_or_default();
+                    match out.binary_search_by(|(k, _)| k.as_str().cmp(key)) {
+                        Ok(i) => out[i].1.push(d.message.clone()),
+                        Err(i) => out.insert(i, (key.to_string(), vec![d.message.clone()])),
+                    }
                 }
                 out
             })
@@ -875,6 +893,6 @@ mod tests {
             assert_eq!(kept.len(), packets.len());
         }
         assert!(kept.get(17).is_none(), "a packet removed is gone");
-        assert!(kept.received(200_000).values().sum::<u32>() > 0);
+        assert!(kept.received(200_000).iter().map(|(_, n)| n).sum::<u32>() > 0);
     }
 }

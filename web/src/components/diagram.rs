@@ -9,7 +9,7 @@ use super::card::PacketCard;
 use super::{lang, outcome_class, outcome_mark, t};
 use crate::hops::{chip_text, short, step_name};
 use crate::i18n::tr;
-use crate::state::Store;
+use crate::state::{lookup, Store};
 use kpv_core::controller::AppState;
 use kpv_core::model::{Mode, NamespacedName, ServiceType};
 use kpv_core::pipeline::{compared_so_far, pipelines, skeleton, Pipeline, Slot};
@@ -225,7 +225,7 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                     let ip2 = ip.clone();
                     // kpv-core's warnings about this Service (a selector that
                     // matches nothing, a pending load balancer): a mark with them.
-                    let warned = store.warnings_by_object.with(|w| w.get(&format!("Service/{}", svc.id)).map(|m| m.join("\n")));
+                    let warned = store.warnings_by_object.with(|w| lookup(w, format!("Service/{}", svc.id).as_str()).map(|m| m.join("\n")));
                     let mark = warned.clone().map(|m| view! {
                         <text class="warn-mark" data-testid="warning-mark" x=n(r.x + r.w - 20.0) y=n(r.y + 21.0)><title>{m}</title>"⚠"</text>
                     });
@@ -254,7 +254,7 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                     let r = nd.rect;
                     let key = format!("node:{}", nd.name);
                     // kpv-core's warnings about this Node: a mark with them.
-                    let warned = store.warnings_by_object.with(|w| w.get(&format!("Node/{}", nd.name)).map(|m| m.join("\n")));
+                    let warned = store.warnings_by_object.with(|w| lookup(w, format!("Node/{}", nd.name).as_str()).map(|m| m.join("\n")));
                     let mark = warned.clone().map(|m| view! {
                         <text class="warn-mark" data-testid="warning-mark" x=n(nd.proxy.x - 26.0) y=n(r.y + 24.0)><title>{m}</title>"⚠"</text>
                     });
@@ -295,14 +295,14 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                     let r = p.rect;
                     let is_ready = ready.get(&p.id).copied().unwrap_or(false);
                     let (mark, word) = if is_ready { ("✔", tr(l.get(), "state.ready")) } else { ("✖", tr(l.get(), "state.not-ready")) };
-                    let got = received.get(&p.id).copied().unwrap_or(0);
+                    let got = lookup(&received, &p.id).copied().unwrap_or(0);
                     let id = p.id.clone();
                     let tip = format!("{}\n{}\n{}", p.id, p.ip, p.labels.join(", "));
                     let state_w = 130.0;
                     let key = format!("pod:{}", p.id);
                     // kpv-core's warnings about this Pod (its node is missing,
                     // a probe names a port it lacks): a mark with them.
-                    let warned = store.warnings_by_object.with(|w| w.get(&format!("Pod/{}", p.id)).map(|m| m.join("\n")));
+                    let warned = store.warnings_by_object.with(|w| lookup(w, format!("Pod/{}", p.id).as_str()).map(|m| m.join("\n")));
                     // The mark goes before the name (the top right holds the probe chip).
                     let name_dx = if warned.is_some() { 28.0 } else { 8.0 };
                     let warn_mark = warned.clone().map(|m| view! {
