@@ -17,26 +17,33 @@ pub const FULL_BUDGET: u64 = 480 * 1024;
 /// Issue 16's budget for the embed build (`embed/`).
 pub const EMBED_BUDGET: u64 = 360 * 1024;
 
-/// What the test command enforces for the full app: its budget. The first
-/// load (the files above; the split files fetched on first use are listed
-/// apart and not counted) measured 490,585 B with every lever in: the
-/// nightly pipeline, fixed-point formatting, presets, lessons and the Korean
-/// words fetched on demand, no serde_json or data-encoding, and the split
-/// points (the three non-default modes, HTTP routing, share-link reading, and
-/// the parts below the first screen).
-pub const FULL_LIMIT: u64 = FULL_BUDGET;
+/// The full app is within its budget, which the test command enforces
+/// exactly. Its first load (the files above; the split files fetched on
+/// first use are listed apart and not counted) measured 474,677 B with every
+/// lever in: the nightly pipeline, fixed-point formatting, presets, lessons
+/// and the Korean words fetched on demand, no serde_json or data-encoding,
+/// and the split points (the three non-default modes, HTTP routing with its
+/// lowering, share-link reading, and the parts below the first screen).
+///
 /// The embed build is still over its budget (issue 16's 360 KB = 368,640 B):
-/// its first load measured 394,294 B with the same levers; the limit is that
-/// plus 0.4 %. When it reaches its budget this becomes [`EMBED_BUDGET`].
-pub const EMBED_LIMIT: u64 = 396_000;
+/// its first load measured 376,828 B with the same levers; what the test
+/// command enforces for it is that plus 0.4 %, and what remains to be done
+/// is said with the figures. When it reaches its budget this goes.
+pub const EMBED_OVER: Over = Over {
+    limit: 378_400,
+    remaining: "fewer monomorphised BTreeMap copies (Labels, the lowering's \
+         address and port sets, the modes' state maps), the cluster's derived Clone and \
+         PartialEq (the replay's basis), the model's lowering (Builder::build, one 64 KB \
+         function before wasm-opt)",
+};
 
-/// What remains to be done when a site is over its budget (issue 16).
-const FULL_REMAINING: &str = "fewer monomorphised BTreeMap copies (about 600 functions), \
-     fewer Leptos memos and views, the model's lowering (Builder::build, one 65 KB function before \
-     wasm-opt)";
-const EMBED_REMAINING: &str = "fewer monomorphised BTreeMap copies (about 600 functions), \
-     drop glue and derived Clone copies, the model's lowering (Builder::build, one 65 KB function \
-     before wasm-opt), Replay::update's whole-cluster comparison, fewer Leptos memos and views";
+/// A site allowed over its budget for now: the limit enforced instead, and
+/// what remains to be done.
+#[derive(Clone, Copy, Debug)]
+pub struct Over {
+    pub limit: u64,
+    pub remaining: &'static str,
+}
 
 /// The files a reader downloads: the app's code, style, page and loader.
 const SHIPPED: [&str; 4] = ["wasm", "js", "css", "html"];
@@ -234,11 +241,12 @@ fn print_site(label: &str, site: &Site) {
     );
 }
 
-/// The verdict of one site against its budget and enforced limit: true when
-/// within the limit. Over the budget but within the limit prints exactly how
-/// far over and what remains to be done.
-fn judge(label: &str, gzip: u64, budget: u64, limit: u64, remaining: &str) -> bool {
+/// The verdict of one site against its budget (or, when it is allowed
+/// `over`, that limit): true when within. Over the budget but within the
+/// limit prints exactly how far over and what remains to be done.
+fn judge(label: &str, gzip: u64, budget: u64, over: Option<Over>) -> bool {
     let kb = |b: u64| format!("{:.1} KB", b as f64 / 1024.0);
+    let (limit, remaining) = over.map_or((budget, ""), |o| (o.limit, o.remaining));
     if gzip <= budget {
         println!(
             "size: {label}: {gzip} B gzip -9 ({}) within the budget of {budget} B ({}); {} B to spare",
@@ -275,13 +283,7 @@ pub fn check(dist: &Path) -> bool {
     match measure(dist) {
         Ok(site) => {
             print_site(&format!("full app ({})", dist.display()), &site);
-            ok &= judge(
-                "full app",
-                site.gzip(),
-                FULL_BUDGET,
-                FULL_LIMIT,
-                FULL_REMAINING,
-            );
+            ok &= judge("full app", site.gzip(), FULL_BUDGET, None);
         }
         Err(e) => {
             println!("size: {e}");
@@ -293,13 +295,7 @@ pub fn check(dist: &Path) -> bool {
         match measure(&embed) {
             Ok(site) => {
                 print_site(&format!("embed ({})", embed.display()), &site);
-                ok &= judge(
-                    "embed",
-                    site.gzip(),
-                    EMBED_BUDGET,
-                    EMBED_LIMIT,
-                    EMBED_REMAINING,
-                );
+                ok &= judge("embed", site.gzip(), EMBED_BUDGET, Some(EMBED_OVER));
             }
             Err(e) => {
                 println!("size: {e}");
@@ -393,18 +389,24 @@ mod tests {
     }
 
     #[test]
-    fn judge_fails_only_above_the_limit() {
-        for (gzip, budget, limit, ok) in [
-            (100, 200, 200, true),
-            (200, 200, 200, true),
-            (201, 200, 200, false),
-            (201, 200, 202, true),
-            (203, 200, 202, false),
+    fn judge_fails_only_above_the_budget_or_the_limit_allowed() {
+        let over = |limit| {
+            Some(Over {
+                limit,
+                remaining: "more",
+            })
+        };
+        for (gzip, budget, allowed, ok) in [
+            (100, 200, None, true),
+            (200, 200, None, true),
+            (201, 200, None, false),
+            (201, 200, over(202), true),
+            (203, 200, over(202), false),
         ] {
             assert_eq!(
-                judge("t", gzip, budget, limit, "more"),
+                judge("t", gzip, budget, allowed),
                 ok,
-                "{gzip} {budget} {limit}"
+                "{gzip} {budget} {allowed:?}"
             );
         }
     }
