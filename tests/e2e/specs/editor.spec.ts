@@ -156,9 +156,12 @@ test('an address value the app does not know is reported with how to fix it; the
   await expect(page.getByTestId('url-problems')).toHaveCount(0);
 });
 
-/** The English texts of the translation table (web/src/i18n.rs) that differ from their Korean. */
+/** The English texts of the translation table (web/src/i18n*.rs) that differ from their Korean. */
 function englishTable(): string[] {
-  const src = fs.readFileSync(path.join(__dirname, '../../../web/src/i18n.rs'), 'utf8');
+  // Every table of the full app: its own, HTTP routing's and its parts'.
+  const src = ['i18n.rs', 'i18n_http.rs', 'i18n_full.rs']
+    .map((f) => fs.readFileSync(path.join(__dirname, '../../../web/src', f), 'utf8'))
+    .join('\n');
   const rows: [string, string][] = [];
   const row = /\(\s*"([a-z0-9.-]+)",\s*"((?:[^"\\]|\\.)*)",\s*"((?:[^"\\]|\\.)*)",?\s*\)/g;
   for (let m = row.exec(src); m; m = row.exec(src)) rows.push([m[2], m[3]]);

@@ -272,9 +272,12 @@ pub fn Editor(
     let diags = Memo::new(move |_| {
         checked.with(|c| {
             c.as_ref().map(|text| {
-                let _ = store.http_ready.get();
                 let parsed = kpv_core::model::parse(text);
                 let waits = parsed.0.routing.awaiting_code;
+                if waits {
+                    // Only such a text is parsed again when the code comes.
+                    let _ = store.http_ready.get();
+                }
                 if awaiting.get_untracked() != waits {
                     awaiting.set(waits);
                 }
