@@ -439,7 +439,7 @@ pub fn synthetic_cluster(n: usize, k: usize) -> Cluster {
     let mut c = Cluster {
         nodes: vec![Node {
             name: LAB_NODE.into(),
-            labels: BTreeMap::new(),
+            labels: crate::model::Labels::new(),
             addresses: vec![(
                 NodeAddressKind::InternalIP,
                 v4(u32::from(Ipv4Addr::new(192, 168, 0, 10))),

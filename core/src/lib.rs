@@ -42,4 +42,5 @@ pub mod share;
 pub mod stages;
 pub mod timeline;
 pub mod trace;
+pub mod vecmap;
 pub mod yaml;

@@ -91,18 +91,11 @@ pub struct Replay {
 
 /// kube-proxy's view changes only when a Pod's readiness at the proxy's
 /// lagging clock does: the readiness it would sync at time `t`.
-fn proxy_readiness(
-    inputs: &Inputs<'_>,
-    t: u64,
-) -> std::collections::BTreeMap<NamespacedName, bool> {
+fn proxy_readiness(inputs: &Inputs<'_>, t: u64) -> crate::controller::PodReady {
     readiness_in(inputs.cluster, inputs, t)
 }
 
-fn readiness_in(
-    cluster: &Cluster,
-    inputs: &Inputs<'_>,
-    t: u64,
-) -> std::collections::BTreeMap<NamespacedName, bool> {
+fn readiness_in(cluster: &Cluster, inputs: &Inputs<'_>, t: u64) -> crate::controller::PodReady {
     let slice_t = t.saturating_sub(inputs.timing.slice_delay_ms);
     let proxy_t = slice_t.saturating_sub(inputs.timing.proxy_delay_ms);
     controller::readiness_at(cluster, inputs.changes, proxy_t)
@@ -205,7 +198,7 @@ impl Replay {
         };
         self.packets.truncate(start);
         self.traces.truncate(start);
-        let mut cached: Option<(std::collections::BTreeMap<NamespacedName, bool>, Sim<'_>)> = None;
+        let mut cached: Option<(crate::controller::PodReady, Sim<'_>)> = None;
         // HTTP requests go through the cluster with its controllers' proxies
         // placed (prepared once per basis).
         if self.http.is_none()
@@ -217,7 +210,7 @@ impl Replay {
         }
         let prepared = self.http.clone();
         type HttpSim<'s> = (
-            std::collections::BTreeMap<NamespacedName, bool>,
+            crate::controller::PodReady,
             Vec<crate::model::EndpointSlice>,
             Sim<'s>,
         );

@@ -9,7 +9,7 @@ mod gateway_support;
 use gateway_support::*;
 use std::collections::BTreeMap;
 
-fn headers(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+fn headers(pairs: &[(&str, &str)]) -> kpv_core::http::walk::Headers {
     pairs
         .iter()
         .map(|(k, v)| (k.to_ascii_lowercase(), v.to_string()))

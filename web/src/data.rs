@@ -17,11 +17,10 @@ use crate::state::Store;
 use kpv_core::model::Mode;
 use leptos::prelude::*;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 
 thread_local! {
     /// Fetched files by site path, kept for the page's life.
-    static CACHE: RefCell<BTreeMap<String, String>> = const { RefCell::new(BTreeMap::new()) };
+    static CACHE: RefCell<kpv_core::vecmap::VecMap<String, String>> = const { RefCell::new(kpv_core::vecmap::VecMap::new()) };
 }
 
 /// A file that did not arrive: its path and why (English, technical).

@@ -39,7 +39,7 @@ pub struct Played {
     longest_ms: u64,
     /// Per Pod, when each packet delivered to it got there (sorted), so the
     /// count at time t is a binary search.
-    deliveries: BTreeMap<NamespacedName, Vec<u64>>,
+    deliveries: kpv_core::vecmap::VecMap<NamespacedName, Vec<u64>>,
     /// The scene the flights were laid out on.
     scene: Option<Scene>,
 }
@@ -88,7 +88,7 @@ impl Played {
                 .max(flight.end_ms.saturating_sub(flight.start_ms) + LINGER_MS);
             let delivered = match &t.outcome {
                 Outcome::Delivered { pod: Some(pod), .. } => {
-                    let times = self.deliveries.entry(pod.clone()).or_default();
+                    let times = self.deliveries.get_or_insert_with(pod.clone(), Vec::new);
                     let at = times.partition_point(|x| *x <= flight.outcome_ms);
                     times.insert(at, flight.outcome_ms);
                     Some((pod.clone(), flight.outcome_ms))
@@ -233,7 +233,7 @@ pub struct Store {
     pub live_mode: Memo<Option<Mode>>,
     pub parsed: Memo<Parsed>,
     preparsed: StoredValue<Option<(String, Parsed)>, LocalStorage>,
-    pub pod_ready: Memo<BTreeMap<NamespacedName, bool>>,
+    pub pod_ready: Memo<kpv_core::controller::PodReady>,
     pub slices: Memo<Vec<EndpointSlice>>,
     pub proxy_slices: Memo<Vec<EndpointSlice>>,
     pub scene: Memo<Scene>,

@@ -58,7 +58,7 @@ pub struct ClusterEvent {
 /// Ready endpoints (address and first port) per Service, from Pod readiness.
 fn ready_endpoints(
     cluster: &Cluster,
-    ready: &BTreeMap<NamespacedName, bool>,
+    ready: &super::PodReady,
 ) -> BTreeMap<NamespacedName, Vec<SocketAddr>> {
     let mut out: BTreeMap<NamespacedName, Vec<SocketAddr>> = BTreeMap::new();
     for s in compute_slices(cluster, ready) {

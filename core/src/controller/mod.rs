@@ -20,7 +20,6 @@ pub use slices::compute_slices;
 
 use crate::model::{Cluster, EndpointSlice, NamespacedName};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// Lags between the control loops, in simulated milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -47,25 +46,23 @@ impl Default for Timing {
 pub struct Snapshot {
     pub time_ms: u64,
     /// Pod readiness as the kubelet reports it now.
-    pub pod_ready: BTreeMap<NamespacedName, bool>,
+    pub pod_ready: PodReady,
     /// EndpointSlices as stored in the API now.
     pub slices: Vec<EndpointSlice>,
     /// EndpointSlices as kube-proxy last synced them (what the rules reflect).
     pub proxy_slices: Vec<EndpointSlice>,
 }
 
+/// Readiness by Pod (built in the cluster's Pod order, which is by id).
+pub type PodReady = crate::vecmap::VecMap<NamespacedName, bool>;
+
 /// Pod readiness at time `t` for every Pod.
-pub fn readiness_at(
-    cluster: &Cluster,
-    changes: &[AppChange],
-    t: u64,
-) -> BTreeMap<NamespacedName, bool> {
-    crate::order::map(
-        cluster
-            .pods
-            .iter()
-            .map(|p| (p.id.clone(), ready_at(p, changes, t))),
-    )
+pub fn readiness_at(cluster: &Cluster, changes: &[AppChange], t: u64) -> PodReady {
+    cluster
+        .pods
+        .iter()
+        .map(|p| (p.id.clone(), ready_at(p, changes, t)))
+        .collect()
 }
 
 /// Everything derived at time `t`.

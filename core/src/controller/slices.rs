@@ -20,10 +20,7 @@ use std::collections::BTreeMap;
 pub const MAX_ENDPOINTS_PER_SLICE: usize = 100;
 
 /// All EndpointSlices in effect, given each Pod's readiness.
-pub fn compute_slices(
-    cluster: &Cluster,
-    ready: &BTreeMap<NamespacedName, bool>,
-) -> Vec<EndpointSlice> {
+pub fn compute_slices(cluster: &Cluster, ready: &super::PodReady) -> Vec<EndpointSlice> {
     let mut out: Vec<EndpointSlice> = Vec::new();
     // Pods by (namespace, label, value), in Pod order: a selector's Pods are
     // among those with its first label, so each Service looks at those

@@ -21,7 +21,6 @@ use super::walk::{
 };
 use crate::choose::Chooser;
 use crate::model::{NamespacedName, PortRef};
-use std::collections::BTreeMap;
 
 /// How specifically a listener's hostname matches `name` (lower is more).
 fn listener_rank(l: &ListenerTable, name: &str) -> Option<(u8, std::cmp::Reverse<usize>)> {
@@ -92,7 +91,7 @@ fn matches(m: &RouteMatch, req: &HttpRequest) -> Option<bool> {
     Some(path_ok && method_ok && headers_ok && query_ok)
 }
 
-pub(super) fn modify(headers: &mut BTreeMap<String, String>, m: &HeaderModifier) {
+pub(super) fn modify(headers: &mut super::walk::Headers, m: &HeaderModifier) {
     for (k, v) in &m.set {
         headers.insert(k.to_ascii_lowercase(), v.clone());
     }

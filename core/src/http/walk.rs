@@ -10,7 +10,6 @@ use super::model::{EntryPoint, Implementation, RoutingTable, ServiceTarget, Tabl
 use crate::choose::Chooser;
 use crate::model::{NamespacedName, PortRef};
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -186,7 +185,7 @@ pub struct ForwardedRequest {
     pub path: String,
     pub query: String,
     /// Lower-case names; repeated values comma-joined.
-    pub headers: BTreeMap<String, String>,
+    pub headers: Headers,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -223,21 +222,27 @@ pub trait BackendView {
     fn ready_endpoints(&self, service: &NamespacedName, port: u16) -> usize;
 }
 
+/// Header names (lower case) and values, in name order.
+pub type Headers = crate::vecmap::VecMap<String, String>;
+
 /// The request's headers as the backend gets them (names lower case,
 /// repeats comma-joined).
-pub fn header_map(headers: &[(String, String)]) -> BTreeMap<String, String> {
-    let mut out: BTreeMap<String, String> = BTreeMap::new();
+pub fn header_map(headers: &[(String, String)]) -> Headers {
+    let mut out = Headers::new();
     for (k, v) in headers {
         let k = k.to_ascii_lowercase();
         if k == "host" {
             continue;
         }
-        out.entry(k)
-            .and_modify(|x| {
+        match out.get_mut(&k) {
+            Some(x) => {
                 x.push(',');
                 x.push_str(v);
-            })
-            .or_insert_with(|| v.clone());
+            }
+            None => {
+                out.insert(k, v.clone());
+            }
+        }
     }
     out
 }
@@ -270,16 +275,16 @@ impl Decision {
 
     /// The headers the client gets: the redirect's `location`, or the
     /// backend's reply headers through the ResponseHeaderModifier filters.
-    pub fn response_headers(&self, backend: &[(String, String)]) -> BTreeMap<String, String> {
+    pub fn response_headers(&self, backend: &[(String, String)]) -> Headers {
         if let Some(r) = &self.redirect {
-            return BTreeMap::from([("location".to_string(), r.location.clone())]);
+            return Headers::from([("location".to_string(), r.location.clone())]);
         }
         if self.status != Some(200) {
-            return BTreeMap::new();
+            return Headers::new();
         }
         // A preflight answered by the proxy carries only the CORS headers.
         let mut h = if self.reason == Reason::CorsPreflight {
-            BTreeMap::new()
+            Headers::new()
         } else {
             header_map(backend)
         };

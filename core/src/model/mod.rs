@@ -19,7 +19,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
-pub type Labels = BTreeMap<String, String>;
+/// An object's labels (or annotations, or a selector): few, and read by
+/// every view, so a [`crate::vecmap::VecMap`].
+pub type Labels = crate::vecmap::VecMap<String, String>;
 
 /// `namespace/name` of a namespaced object.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -9,7 +9,6 @@
 
 use crate::model::{Labels, NamespacedName, PortRef};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// Metadata the routing semantics read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -330,8 +329,8 @@ pub struct RoutingObjects {
     pub routes: Vec<HttpRoute>,
     pub grants: Vec<ReferenceGrant>,
     /// Secrets by id: `true` when of type `kubernetes.io/tls`.
-    pub secrets: BTreeMap<NamespacedName, bool>,
-    pub namespaces: BTreeMap<String, Labels>,
+    pub secrets: crate::vecmap::VecMap<NamespacedName, bool>,
+    pub namespaces: crate::vecmap::VecMap<String, Labels>,
     pub markers: Vec<ControllerMarker>,
     /// `EnvoyProxy` objects with `spec.routingType: Service`.
     pub envoy_service_routing: Vec<NamespacedName>,

@@ -16,7 +16,6 @@ use kpv_core::pipeline::{compared_so_far, pipelines, skeleton, Pipeline, Slot};
 use kpv_core::scene::Rect;
 use kpv_core::trace::HopKind;
 use leptos::prelude::*;
-use std::collections::BTreeMap;
 
 /// NodePorts written on a node's eth0 badge before "+N".
 const MAX_NODE_PORTS: usize = 4;
@@ -85,7 +84,7 @@ fn mode_glyph(mode: Mode) -> &'static str {
 /// Nodes the cloud load balancer skips: under `externalTrafficPolicy: Local`
 /// a node without a ready local endpoint fails the health check (kpv-core
 /// decides, as the trace does), with the Service it fails for.
-fn lb_skipped(store: Store) -> Memo<BTreeMap<String, String>> {
+fn lb_skipped(store: Store) -> Memo<kpv_core::model::Labels> {
     Memo::new(move |_| {
         // Needs no mode's code: the health check reads kube-proxy's view of
         // the endpoints (`Sim::input`), never a compiled data plane.
@@ -99,7 +98,7 @@ fn lb_skipped(store: Store) -> Memo<BTreeMap<String, String>> {
                         && s.external_traffic_policy == kpv_core::model::TrafficPolicy::Local
                 })
                 .collect();
-            let mut out = BTreeMap::new();
+            let mut out = kpv_core::model::Labels::new();
             if local.is_empty() {
                 return out;
             }

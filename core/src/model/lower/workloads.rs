@@ -251,7 +251,7 @@ impl Builder {
         let selector_node = get("selector").and_then(|s| s.get("matchLabels"));
         let selector = if kind == WorkloadKind::Job && selector_node.is_none() {
             // The Job controller makes its own selector (the Job's uid).
-            BTreeMap::from([("job-name".to_string(), id.name.clone())])
+            Labels::from([("job-name".to_string(), id.name.clone())])
         } else {
             let sel = c.labels(selector_node, "spec.selector.matchLabels");
             if sel.is_empty() {
