@@ -438,7 +438,7 @@ pub fn tr(lang: Lang, key: &'static str) -> &'static str {
 pub const KOREAN_FILE: &str = "data/i18n/ko.tsv";
 
 #[cfg(feature = "split")]
-static KOREAN: std::sync::OnceLock<std::collections::BTreeMap<&'static str, &'static str>> =
+static KOREAN: std::sync::OnceLock<kpv_core::vecmap::VecMap<&'static str, &'static str>> =
     std::sync::OnceLock::new();
 
 #[cfg(not(feature = "split"))]

@@ -21,6 +21,7 @@ use crate::choose::Chooser;
 use crate::model::{Mode, Scheduler};
 use crate::packet::Packet;
 use crate::proxy::ProxyInput;
+use crate::vecmap::VecMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
@@ -168,16 +169,18 @@ pub struct NodeOutcome {
 /// Mutable state a node's data plane keeps between connections: round-robin
 /// positions, connection counts per real server, `-m recent` affinity lists,
 /// IPVS persistence templates. Time is given in milliseconds by the caller.
+/// Each map holds an entry per Service (or per Service and client or
+/// endpoint) the node has handled: a [`VecMap`], as they are few.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct NodeState {
     /// Round-robin position per virtual service (IPVS rr/wrr, userspace).
-    pub rr: BTreeMap<String, i64>,
+    pub rr: VecMap<String, i64>,
     /// Extra per-scheduler integers (wrr current weight, ...).
-    pub counters: BTreeMap<String, i64>,
+    pub counters: VecMap<String, i64>,
     /// Active and inactive connection counts per (virtual service, real server).
-    pub conns: BTreeMap<(String, SocketAddr), ConnCount>,
+    pub conns: VecMap<(String, SocketAddr), ConnCount>,
     /// Affinity: (list or template name, client IP) → (endpoint, last seen ms).
-    pub affinity: BTreeMap<(String, IpAddr), (SocketAddr, u64)>,
+    pub affinity: VecMap<(String, IpAddr), (SocketAddr, u64)>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]

@@ -322,8 +322,9 @@ impl Builder {
         let mut ports = Vec::new();
         let mut ports_at = Vec::new();
         let mut names = BTreeSet::new();
-        let mut seen_ports: BTreeSet<(u16, Protocol)> = BTreeSet::new();
-        let mut seen_node_ports: BTreeSet<(u16, Protocol)> = BTreeSet::new();
+        // A Service's own ports are few: a list serves.
+        let mut seen_ports: Vec<(u16, Protocol)> = Vec::new();
+        let mut seen_node_ports: Vec<(u16, Protocol)> = Vec::new();
         let port_list = c.seq(spec.get("ports"), "spec.ports");
         for (i, p) in port_list.iter().enumerate() {
             let path = format!("spec.ports[{i}]");
@@ -384,7 +385,7 @@ impl Builder {
                 continue;
             };
             let protocol = Self::protocol(&mut c, p.get("protocol"), &join(&path, "protocol"));
-            if !seen_ports.insert((port, protocol)) {
+            if !first_time(&mut seen_ports, (port, protocol)) {
                 // field.Duplicate(portPath, core.ServicePort{Protocol, Port}),
                 // printed with Go's %#v.
                 c.err(
@@ -440,7 +441,7 @@ impl Builder {
                         );
                         return None;
                     }
-                    Some(v) if !seen_node_ports.insert((v, protocol)) => {
+                    Some(v) if !first_time(&mut seen_node_ports, (v, protocol)) => {
                         c.err(
                             at,
                             &field,
@@ -796,4 +797,13 @@ impl Builder {
             }
         }
     }
+}
+
+/// Add `x` to `seen`; false when it was there already.
+fn first_time<T: PartialEq>(seen: &mut Vec<T>, x: T) -> bool {
+    if seen.contains(&x) {
+        return false;
+    }
+    seen.push(x);
+    true
 }

@@ -295,7 +295,9 @@ impl IpvsDataplane {
             return done(w, Verdict::None, candidates, false);
         };
         let endpoint = rs.addr;
-        let counts = state.conns.entry((vs_key.clone(), endpoint)).or_default();
+        let counts = state
+            .conns
+            .get_or_insert_with((vs_key.clone(), endpoint), crate::modes::ConnCount::default);
         match packet.protocol {
             Protocol::Udp => counts.inactive = counts.inactive.saturating_add(1),
             Protocol::Tcp | Protocol::Sctp => counts.active = counts.active.saturating_add(1),
