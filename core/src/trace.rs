@@ -19,10 +19,10 @@ use crate::packet::{IpFamily, Packet, Protocol};
 use crate::proxy::{self, ProxyInput};
 use crate::scene::Place;
 pub use crate::stages::{stages, Stage};
+use crate::vecmap::VecMap;
 pub use render::{describe_hop, describe_outcome, reason_text, render_text};
 #[cfg(feature = "json")]
 pub use render::{hop_json, to_json};
-use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 
 mod render;
@@ -38,8 +38,9 @@ pub struct Sim<'a> {
     /// The slices as this mode's proxy reads them.
     slices: Vec<EndpointSlice>,
     opts: CompileOptions,
-    inputs: BTreeMap<(String, IpFamily), std::cell::OnceCell<Option<ProxyInput>>>,
-    planes: BTreeMap<(String, IpFamily), std::cell::OnceCell<Box<dyn Dataplane>>>,
+    /// By node and family, in that order (one entry per node and family).
+    inputs: VecMap<(String, IpFamily), std::cell::OnceCell<Option<ProxyInput>>>,
+    planes: VecMap<(String, IpFamily), std::cell::OnceCell<Box<dyn Dataplane>>>,
     /// App states (who answers) and the time they are read at.
     changes: Vec<AppChange>,
     /// The headless Services' slices, which cluster DNS answers from.
@@ -55,8 +56,8 @@ impl<'a> Sim<'a> {
         mode: Mode,
         scheduler: Option<Scheduler>,
     ) -> Sim<'a> {
-        let mut inputs = BTreeMap::new();
-        let mut planes = BTreeMap::new();
+        let mut inputs = VecMap::new();
+        let mut planes = VecMap::new();
         let dns_slices = crate::dns::slices_for_dns(cluster, slices);
         for node in &cluster.nodes {
             for family in [IpFamily::V4, IpFamily::V6] {
@@ -410,7 +411,9 @@ fn node_rules(
             }
             None => {
                 let dp = sim.dataplane(&node, family)?;
-                let ns = state.nodes.entry(node.clone()).or_default();
+                let ns = state
+                    .nodes
+                    .get_or_insert_with(node.clone(), crate::modes::NodeState::default);
                 let out = dp.process(&pkt, hook, ns, chooser, world, now_ms);
                 t.endpoints = out.candidates.clone();
                 t.rules_compared += out.rules_compared;

@@ -220,7 +220,8 @@ pub struct ConntrackEntry {
 /// State that outlives one connection.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct WorldState {
-    pub nodes: BTreeMap<String, NodeState>,
+    /// By node name: one entry per node a packet has reached.
+    pub nodes: crate::vecmap::VecMap<String, NodeState>,
     /// Keyed by the packet as it arrived at the node (protocol, src, dst).
     pub conntrack: BTreeMap<(Protocol, SocketAddr, SocketAddr), ConntrackEntry>,
 }
