@@ -582,6 +582,23 @@ impl Store {
         })
     }
 
+    /// The key of the target the target list shows (tracked): the one a
+    /// Send goes to, the chosen target else the first; "" (the "loading"
+    /// line) while [`Store::entry_waits`].
+    pub fn shown_target_key(&self) -> String {
+        if self.entry_waits() {
+            return String::new();
+        }
+        let chosen = self.target.get();
+        self.targets.with(|ts| {
+            ts.iter()
+                .find(|t| t.key == chosen)
+                .or_else(|| ts.first())
+                .map(|t| t.key.clone())
+                .unwrap_or_default()
+        })
+    }
+
     /// Where packets to `target` come from: the chosen origin, else the default.
     pub fn current_origin(&self, target: &Target) -> Origin {
         let key = self.origin.get_untracked();

@@ -150,3 +150,22 @@ test('screenshot of the main view mid-flight, for review', async ({ page }) => {
   await app.pause();
   await page.screenshot({ path: 'artifacts/visualizer.png', fullPage: true });
 });
+
+test('the target list shows the target a Send goes to from the first screen, and keeps a reader\'s choice', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/?scenario=loadbalancer-cluster&lang=ko');
+  const sel = app.byId('target-select');
+  const shown = () => sel.evaluate((s: HTMLSelectElement) => ({ index: s.selectedIndex, value: s.value, first: s.options[0]?.value ?? '' }));
+  // Never blank: the first target (where Send goes) is the one shown.
+  const start = await shown();
+  expect(start.index).toBe(0);
+  expect(start.value).toBe(start.first);
+  expect(start.value).not.toBe('');
+  await app.selectMode('userspace');
+  expect((await shown()).index).toBe(0);
+  // A target chosen by the reader stays shown across a mode change.
+  const second = await sel.evaluate((s: HTMLSelectElement) => s.options[1].value);
+  await sel.selectOption(second);
+  await app.selectMode('iptables');
+  await expect(sel).toHaveValue(second);
+});

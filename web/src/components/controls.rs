@@ -126,7 +126,7 @@ pub fn TrafficBar() -> impl IntoView {
                     };
                     let label = format!("{} — {} {}", tg.service.name, tr(l.get(), target_kind_key(tg.kind)), dst);
                     let selected_key = key.clone();
-                    view! { <option value=key selected=move || store.target.get() == selected_key>{label}</option> }
+                    view! { <option value=key selected=move || store.shown_target_key() == selected_key>{label}</option> }
                 })
                 .collect_view()
         })
@@ -135,19 +135,11 @@ pub fn TrafficBar() -> impl IntoView {
     // (the entry point, once HTTP routing's code has put it first); while
     // that entry point waits for routing's code, the "loading" line.
     let target_select = NodeRef::<leptos::html::Select>::new();
+    // Each option says whether it is the one shown (so the first drawing is
+    // right); this keeps the list's value right after a reader's own choice.
     Effect::new(move |_| {
-        let chosen = store.target.get();
-        let key = if store.entry_waits() {
-            Some(String::new())
-        } else {
-            store.targets.with(|ts| {
-                ts.iter()
-                    .find(|t| t.key == chosen)
-                    .or_else(|| ts.first())
-                    .map(|t| t.key.clone())
-            })
-        };
-        if let (Some(el), Some(key)) = (target_select.get(), key) {
+        let key = store.shown_target_key();
+        if let Some(el) = target_select.get() {
             if el.value() != key {
                 el.set_value(&key);
             }
