@@ -103,7 +103,7 @@ fn cluster_yaml(n: usize, affinity: bool) -> Vec<String> {
 fn input(n: usize, affinity: bool) -> ProxyInput {
     let files = cluster_yaml(n, affinity);
     let inputs: Vec<Input<'_>> = files.iter().map(|text| Input { text }).collect();
-    let (cluster, diags) = kpv_core::model::parse_files(&inputs);
+    let (cluster, diags) = kpv_core::Code::ALL.parse_files(&inputs);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     assert_eq!(cluster.services.len(), n);
     let input = proxy::build_input(&cluster, &cluster.endpoint_slices, "node-0", IpFamily::V4)
@@ -130,7 +130,7 @@ fn process(c: &mut Criterion, group: &str, inputs: &[(usize, ProxyInput)]) {
         .measurement_time(Duration::from_secs(2));
     for mode in MODES {
         for (n, input) in inputs {
-            let plane = modes::compile(mode, input, CompileOptions::default());
+            let plane = modes::Compilers::ALL.compile(mode, input, CompileOptions::default());
             let pkt = packet_to_last(*n);
             // The packet really reaches one of the last Service's endpoints.
             let out = plane.process(
@@ -184,7 +184,7 @@ fn scale(c: &mut Criterion) {
             g.bench_with_input(BenchmarkId::new(mode.as_str(), n), input, |b, input| {
                 // Freeing 100,000s of rules is not compiling: drop outside the timing.
                 b.iter_with_large_drop(|| {
-                    modes::compile(mode, black_box(input), CompileOptions::default())
+                    modes::Compilers::ALL.compile(mode, black_box(input), CompileOptions::default())
                 })
             });
         }
@@ -201,7 +201,7 @@ fn scale(c: &mut Criterion) {
         for (n, input) in &inputs {
             g.bench_with_input(BenchmarkId::new(mode.as_str(), n), input, |b, input| {
                 b.iter_batched(
-                    || modes::compile(mode, input, CompileOptions::default()),
+                    || modes::Compilers::ALL.compile(mode, input, CompileOptions::default()),
                     |plane| (plane.render_text(), plane),
                     BatchSize::PerIteration,
                 )
@@ -215,7 +215,7 @@ fn scale(c: &mut Criterion) {
     let yaml = &files[0];
     let mut g = slow_group(c, "parse");
     g.bench_function(BenchmarkId::from_parameter(1_000), |b| {
-        b.iter(|| kpv_core::model::parse(black_box(yaml)))
+        b.iter(|| kpv_core::Code::ALL.parse(black_box(yaml)))
     });
     g.finish();
 }

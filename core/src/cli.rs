@@ -3,6 +3,7 @@
 //! prints, so every behaviour here is tested natively without processes.
 
 use crate::model::{self, Mode, Scheduler};
+
 use crate::packet::Protocol;
 // `run` prints JSON on request, so it and its helpers need the `json` feature.
 #[cfg(feature = "json")]
@@ -12,7 +13,7 @@ use crate::{
     model::Cluster,
     modes::{self, CompileOptions},
     packet::IpFamily,
-    proxy,
+    Code,
 };
 #[cfg(feature = "json")]
 use std::fmt::Write as _;
@@ -440,7 +441,7 @@ fn render_diags(diags: &[Diagnostic], files: &[String]) -> String {
 #[cfg(feature = "json")]
 pub fn load(texts: &[String], files: &[String]) -> Result<(Cluster, String), Output> {
     let inputs: Vec<model::Input<'_>> = texts.iter().map(|t| model::Input { text: t }).collect();
-    let (cluster, diags) = model::parse_files(&inputs);
+    let (cluster, diags) = Code::ALL.parse_files(&inputs);
     let report = render_diags(&diags, files);
     if has_errors(&diags) {
         let errors = diags.iter().filter(|d| d.is_error()).count();
@@ -537,11 +538,7 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                 Err(e) => return fail(report, e),
             };
             let stdout = match common.format {
-                Format::Text => planes
-                    .iter()
-                    .map(|(_, dp)| dp.render_text())
-                    .collect::<Vec<_>>()
-                    .join("\n"),
+                Format::Text => modes::render_planes(&planes),
                 Format::Json => {
                     let mut json: Vec<serde_json::Value> =
                         planes.iter().map(|(_, dp)| dp.render_json()).collect();
@@ -637,7 +634,7 @@ pub fn share_state(
     common: &Common,
     args: &ShareArgs,
 ) -> Result<crate::share::ShareState, String> {
-    let target = crate::replay::targets(cluster)
+    let target = crate::replay::targets(cluster, crate::Code::ALL.replay().http)
         .into_iter()
         .next()
         .ok_or("the input has no Service to send packets to")?;
@@ -669,37 +666,19 @@ pub fn share_state(
     Ok(state)
 }
 
-/// One IP family's compiled data plane.
-#[cfg(feature = "json")]
-pub type FamilyPlane = (IpFamily, Box<dyn modes::Dataplane>);
-
-/// `kpv rules`' data planes for `node`: one per IP family the node has an
-/// address of (IPv6 only when some Service has an IPv6 ClusterIP), in
-/// family order. `kpv rules` prints their texts joined by an empty line.
+/// `kpv rules`' data planes for `node` ([`modes::node_planes`] from the
+/// slices kube-proxy has synced at rest); an error when the node has no
+/// address to build rules for.
 #[cfg(feature = "json")]
 pub fn rules_planes(
     cluster: &Cluster,
     node: &str,
     mode: Mode,
     scheduler: Option<Scheduler>,
-) -> Result<Vec<FamilyPlane>, String> {
+) -> Result<Vec<modes::FamilyPlane>, String> {
     let synced = controller::steady_slices(cluster);
-    let slices = proxy::slices_seen_by(mode, &synced);
     let opts = CompileOptions { scheduler };
-    let mut planes = Vec::new();
-    for family in [IpFamily::V4, IpFamily::V6] {
-        let has_family = cluster
-            .services
-            .iter()
-            .any(|s| s.cluster_ips.iter().any(|ip| IpFamily::of(ip) == family));
-        if family == IpFamily::V6 && !has_family {
-            continue;
-        }
-        let Some(input) = proxy::build_input(cluster, &slices, node, family) else {
-            continue;
-        };
-        planes.push((family, modes::compile(mode, &input, opts)));
-    }
+    let planes = modes::node_planes(cluster, &synced, node, mode, opts, Code::ALL.compilers);
     if planes.is_empty() {
         return Err(format!(
             "node `{node}` has no IP address to build rules for"
@@ -794,7 +773,13 @@ pub fn cli_trace(
         }
     };
     let slices = crate::controller::steady_slices(cluster);
-    let sim = Sim::new(cluster, &slices, cluster.proxy.mode, scheduler);
+    let sim = Sim::new(
+        cluster,
+        &slices,
+        cluster.proxy.mode,
+        scheduler,
+        crate::Code::ALL.compilers,
+    );
     let req = Request {
         origin,
         dst,

@@ -258,7 +258,13 @@ pub fn run_http(common: &Common, a: &HttpArgs, texts: &[String], files: &[String
         }
     };
     let slices = crate::controller::steady_slices(&cluster);
-    let sim = crate::trace::Sim::new(&cluster, &slices, cluster.proxy.mode, None);
+    let sim = crate::trace::Sim::new(
+        &cluster,
+        &slices,
+        cluster.proxy.mode,
+        None,
+        crate::Code::ALL.compilers,
+    );
     let j = http::journey::journey(
         &sim,
         &slices,
@@ -611,7 +617,7 @@ pub fn run_routes(common: &Common, texts: &[String], files: &[String]) -> Output
 pub fn check_json(texts: &[String], files: &[String]) -> Output {
     use serde_json::json;
     let inputs: Vec<model::Input<'_>> = texts.iter().map(|t| model::Input { text: t }).collect();
-    let (cluster, diags) = model::parse_files(&inputs);
+    let (cluster, diags) = crate::Code::ALL.parse_files(&inputs);
     let objects = cluster.routing.clone();
     let errors = crate::diag::has_errors(&diags);
     let mut diags = diags;

@@ -19,7 +19,7 @@ use crate::trace::{self, Dest, Origin, Request, Sim, WorldState};
 pub fn fuzz_one(bytes: &[u8]) {
     let text = String::from_utf8_lossy(bytes);
     yaml_promises(&text);
-    let (cluster, diags) = crate::model::parse(&text);
+    let (cluster, diags) = crate::Code::ALL.parse(&text);
     for d in &diags {
         real_position(d);
     }
@@ -37,7 +37,7 @@ pub fn fuzz_one(bytes: &[u8]) {
         Some((ip, p.port, p.protocol))
     });
     for mode in Mode::ALL {
-        let sim = Sim::new(&cluster, &slices, mode, None);
+        let sim = Sim::new(&cluster, &slices, mode, None, crate::Code::ALL.compilers);
         for family in [IpFamily::V4, IpFamily::V6] {
             if let Some(dp) = sim.dataplane(&node.name, family) {
                 exercise_renderers(dp);
@@ -89,7 +89,13 @@ fn exercise_http(cluster: &crate::model::Cluster) {
     let _ = crate::http::render::render_text(&rt);
     let _ = crate::http::status::diagnostics(&rt);
     let slices = crate::controller::steady_slices(&cluster);
-    let sim = Sim::new(&cluster, &slices, cluster.proxy.mode, None);
+    let sim = Sim::new(
+        &cluster,
+        &slices,
+        cluster.proxy.mode,
+        None,
+        crate::Code::ALL.compilers,
+    );
     for proxy in &proxies {
         for scheme in [crate::http::Scheme::Http, crate::http::Scheme::Https] {
             let req = crate::http::HttpRequest {
@@ -203,9 +209,10 @@ fn share_round_trip(link: &str) {
 fn share_replay(state: &crate::share::ShareState) {
     use crate::controller::{self, Timing};
     use crate::replay::{self, Inputs};
-    let (cluster, _) = crate::model::parse(&state.yaml);
+    let (cluster, _) = crate::Code::ALL.parse(&state.yaml);
     let timing = Timing::default();
     let traces = replay::replay(&Inputs {
+        code: crate::Code::ALL.replay(),
         cluster: &cluster,
         mode: state.mode,
         scheduler: state.scheduler,

@@ -281,7 +281,7 @@ mod tests {
             for family in [IpFamily::V4, IpFamily::V6] {
                 let text = yaml_in(&from_seed(seed), family);
                 assert_eq!(text, yaml_in(&from_seed(seed), family), "seed {seed}");
-                let (cluster, diags) = crate::model::parse(&text);
+                let (cluster, diags) = crate::Code::ALL.parse(&text);
                 assert!(
                     !crate::diag::has_errors(&diags),
                     "seed {seed}: {diags:#?}\n{text}"

@@ -14,7 +14,7 @@ use crate::model::{
     Cluster, Endpoint, EndpointPort, EndpointSlice, Mode, NamespacedName, Node, NodeAddressKind,
     PortRef, Scheduler, Service, ServicePort, ServiceType, SliceSource, TrafficPolicy,
 };
-use crate::modes::{self, AllAnswer, CompileOptions, Hook, NodeState};
+use crate::modes::{AllAnswer, CompileOptions, Compilers, Hook, NodeState};
 use crate::packet::{IpFamily, Packet, Protocol};
 use crate::replay::{self, Inputs, SentPacket, Target};
 use crate::trace::{self, Origin, Outcome, Sim, Trace, WorldState};
@@ -89,16 +89,17 @@ pub fn lab_packets(
 /// packet. Otherwise it is `replay` itself.
 pub fn run(
     cluster: &Cluster,
-    mode: Mode,
-    scheduler: Option<Scheduler>,
+    (mode, scheduler): (Mode, Option<Scheduler>),
     packets: &[SentPacket],
+    code: replay::Code,
 ) -> Vec<Trace> {
     match steady_slices(cluster, packets) {
         Some(slices) => {
-            let sim = Sim::new(cluster, &slices, mode, scheduler);
+            let sim = Sim::new(cluster, &slices, mode, scheduler, code.compilers);
             trace_all(&sim, packets, &mut WorldState::default())
         }
         None => replay::replay(&Inputs {
+            code,
             cluster,
             mode,
             scheduler,
@@ -139,9 +140,11 @@ fn trace_all(sim: &Sim<'_>, packets: &[SentPacket], state: &mut WorldState) -> V
 
 /// One load-balancing lab run: `connections` new connections from `origin`
 /// to `target` through `mode` (with `scheduler` for IPVS), their random
-/// choices drawn from `seed`; `long_lived` keeps every connection open.
+/// choices drawn from `seed`; `long_lived` keeps every connection open;
+/// traced with the code handed in (`code`).
 #[derive(Clone, Copy, Debug)]
 pub struct LabRun<'a> {
+    pub code: replay::Code,
     pub mode: Mode,
     pub scheduler: Option<Scheduler>,
     pub target: &'a Target,
@@ -158,8 +161,10 @@ impl<'a> LabRun<'a> {
         scheduler: Option<Scheduler>,
         target: &'a Target,
         origin: &'a Origin,
+        code: replay::Code,
     ) -> LabRun<'a> {
         LabRun {
+            code,
             mode,
             scheduler,
             target,
@@ -202,6 +207,7 @@ pub enum Landing {
 /// one go: the counts after the last step are the same.
 #[derive(Clone, Debug)]
 pub struct LbLab {
+    code: replay::Code,
     cluster: Cluster,
     mode: Mode,
     scheduler: Option<Scheduler>,
@@ -225,6 +231,7 @@ impl LbLab {
         );
         let steady = steady_slices(cluster, &packets);
         LbLab {
+            code: run.code,
             cluster: cluster.clone(),
             mode: run.mode,
             scheduler: run.scheduler,
@@ -256,12 +263,23 @@ impl LbLab {
         }
         let traces = match &self.steady {
             Some(slices) => {
-                let sim = Sim::new(&self.cluster, slices, self.mode, self.scheduler);
+                let sim = Sim::new(
+                    &self.cluster,
+                    slices,
+                    self.mode,
+                    self.scheduler,
+                    self.code.compilers,
+                );
                 trace_all(&sim, &self.packets[from..to], &mut self.state)
             }
             None => {
                 // Not steady: replay everything at once (it threads its own state).
-                let all = run(&self.cluster, self.mode, self.scheduler, &self.packets);
+                let all = run(
+                    &self.cluster,
+                    (self.mode, self.scheduler),
+                    &self.packets,
+                    self.code,
+                );
                 self.next = self.packets.len();
                 for t in &all {
                     self.count(t);
@@ -354,6 +372,7 @@ pub enum Expectation {
 /// connections and seed. The candidate endpoints come from tracing one packet.
 pub fn expected_share(cluster: &Cluster, lab: &LabRun<'_>) -> Expectation {
     let LabRun {
+        code,
         mode,
         scheduler,
         target,
@@ -361,7 +380,7 @@ pub fn expected_share(cluster: &Cluster, lab: &LabRun<'_>) -> Expectation {
         ..
     } = *lab;
     let packets = lab_packets(target, origin, 1, 0, false);
-    let traces = run(cluster, mode, scheduler, &packets);
+    let traces = run(cluster, (mode, scheduler), &packets, code);
     let Some(first) = traces.first() else {
         return Expectation::Nothing;
     };
@@ -511,8 +530,14 @@ pub fn synthetic_cluster(n: usize, k: usize) -> Cluster {
 }
 
 /// Compile the synthetic cluster of `n_services` × `endpoints_per_service`
-/// in `mode` and trace a Pod's connection to the first and the last Service.
-pub fn scale_point(n_services: usize, endpoints_per_service: usize, mode: Mode) -> ScalePoint {
+/// in `mode` (by its compiler among `compilers`) and trace a Pod's
+/// connection to the first and the last Service.
+pub fn scale_point(
+    n_services: usize,
+    endpoints_per_service: usize,
+    mode: Mode,
+    compilers: Compilers,
+) -> ScalePoint {
     let cluster = synthetic_cluster(n_services, endpoints_per_service);
     let mut point = ScalePoint {
         mode,
@@ -527,7 +552,7 @@ pub fn scale_point(n_services: usize, endpoints_per_service: usize, mode: Mode) 
     else {
         return point;
     };
-    let dp = modes::compile(mode, &input, CompileOptions::default());
+    let dp = compilers.compile(mode, &input, CompileOptions::default());
     point.rules = dp.rule_count();
     let client = SocketAddr::new(v4(u32::from(Ipv4Addr::new(10, 244, 0, 5))), 40000);
     let compared = |i: usize| {
@@ -560,6 +585,7 @@ pub fn scale_point(n_services: usize, endpoints_per_service: usize, mode: Mode) 
 /// progress between calls.
 #[derive(Clone, Debug)]
 pub struct ScaleLab {
+    compilers: Compilers,
     sizes: Vec<usize>,
     modes: Vec<Mode>,
     endpoints_per_service: usize,
@@ -571,8 +597,14 @@ impl ScaleLab {
     /// The default sizes of the lab: 10 to 10,000 Services.
     pub const SIZES: [usize; 7] = [10, 30, 100, 300, 1000, 3000, 10_000];
 
-    pub fn new(sizes: &[usize], modes: &[Mode], endpoints_per_service: usize) -> ScaleLab {
+    pub fn new(
+        sizes: &[usize],
+        modes: &[Mode],
+        endpoints_per_service: usize,
+        compilers: Compilers,
+    ) -> ScaleLab {
         ScaleLab {
+            compilers,
             sizes: sizes.to_vec(),
             modes: modes.to_vec(),
             endpoints_per_service,
@@ -600,7 +632,7 @@ impl ScaleLab {
         let size = *self.sizes.get(self.next / self.modes.len())?;
         let mode = *self.modes.get(self.next % self.modes.len())?;
         self.next += 1;
-        let p = scale_point(size, self.endpoints_per_service, mode);
+        let p = scale_point(size, self.endpoints_per_service, mode, self.compilers);
         self.points.push(p);
         Some(p)
     }

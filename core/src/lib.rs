@@ -16,6 +16,7 @@ pub mod base_n;
 pub mod choose;
 pub mod cli;
 pub mod cli_http;
+pub mod code;
 pub mod controller;
 pub mod diag;
 pub mod dns;
@@ -44,3 +45,5 @@ pub mod timeline;
 pub mod trace;
 pub mod vecmap;
 pub mod yaml;
+
+pub use code::Code;

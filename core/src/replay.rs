@@ -12,7 +12,8 @@
 use crate::choose::Chooser;
 use crate::controller::{self, AppChange, Timing};
 use crate::http;
-use crate::model::{Cluster, Mode, NamespacedName, Scheduler, ServiceType};
+use crate::model::{Cluster, EndpointSlice, Mode, NamespacedName, Scheduler, ServiceType};
+use crate::modes::Compilers;
 use crate::packet::{IpFamily, Protocol};
 use crate::trace::{self, Dest, Origin, Request, Sim, Trace, WorldState};
 use serde::{Deserialize, Serialize};
@@ -27,9 +28,66 @@ pub struct SentPacket {
     pub seed: u64,
 }
 
+/// The code a replay may call that a build may not have yet, handed in by
+/// the caller: the mode compilers, and HTTP routing. Native builds hand in
+/// [`Code::ALL`]; the web app hands in what has arrived so far.
+#[derive(Clone, Copy, Debug)]
+pub struct Code {
+    pub compilers: Compilers,
+    /// `None`: HTTP routing's code is not here; there are no entry points,
+    /// and HTTP requests are traced as plain packets to their host (and
+    /// again, through the proxies, once it is).
+    pub http: Option<HttpCode>,
+}
+
+impl Code {
+    /// Everything linked. Naming this links every mode and HTTP routing in.
+    pub const ALL: Code = Code {
+        compilers: Compilers::ALL,
+        http: Some(HttpCode::LINKED),
+    };
+}
+
+/// An HTTP request's trace in a replay.
+pub type HttpTraceFn = fn(
+    &http::Prepared,
+    &Sim<'_>,
+    &[EndpointSlice],
+    &http::send::HttpSend,
+    &SentPacket,
+) -> Option<Trace>;
+
+/// What a replay and its targets call of HTTP routing.
+#[derive(Clone, Copy)]
+pub struct HttpCode {
+    /// [`http::prepare`].
+    pub prepare: fn(&Cluster) -> http::Prepared,
+    /// One request's journey as a trace.
+    pub trace: HttpTraceFn,
+    /// One target per entry point a controller serves.
+    pub targets: fn(&http::Prepared) -> Vec<Target>,
+}
+
+impl HttpCode {
+    /// HTTP routing's own functions. Naming this links it in.
+    pub const LINKED: HttpCode = HttpCode {
+        prepare: http::prepare,
+        trace: http_trace,
+        targets: http_targets,
+    };
+}
+
+impl std::fmt::Debug for HttpCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HttpCode")
+    }
+}
+
 /// Everything that decides the traces.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Inputs<'a> {
+    /// The code handed in (see [`Code`]).
+    pub code: Code,
     pub cluster: &'a Cluster,
     pub mode: Mode,
     pub scheduler: Option<Scheduler>,
@@ -62,9 +120,12 @@ struct Basis {
     scheduler: Option<Scheduler>,
     timing: Timing,
     changes: Vec<AppChange>,
-    /// Whether HTTP routing's code was there ([`http::registry::ready`]):
-    /// requests traced without it are traced again once it is.
+    /// Whether HTTP routing's code was there ([`Code::http`]): requests
+    /// traced without it are traced again once it is.
     http_ready: bool,
+    /// Whether the mode's compiler was there: packets traced without it
+    /// are traced again once it is.
+    mode_ready: bool,
 }
 
 /// [`replay`] kept between calls, so the cost of an update follows what
@@ -103,8 +164,8 @@ fn readiness_in(cluster: &Cluster, inputs: &Inputs<'_>, t: u64) -> crate::contro
 
 /// An HTTP request's trace: its journey through the entry point's proxy
 /// (from an empty world state, so it depends on nothing sent before it).
-/// Reached through [`http::registry`].
-pub(crate) fn http_trace(
+/// Reached through [`HttpCode::trace`].
+fn http_trace(
     prepared: &http::Prepared,
     sim: &Sim<'_>,
     slices: &[crate::model::EndpointSlice],
@@ -125,13 +186,8 @@ impl Replay {
     /// replay order) of the first trace that was recomputed; traces before
     /// it are unchanged (`len()` when nothing changed).
     pub fn update(&mut self, inputs: &Inputs<'_>) -> usize {
-        self.update_with(inputs, http::registry::fns())
-    }
-
-    /// [`Replay::update`] with HTTP routing's table as given (`None`: its
-    /// code is not loaded, and HTTP requests are traced as plain packets to
-    /// their host; they are traced again once it is).
-    fn update_with(&mut self, inputs: &Inputs<'_>, fns: Option<http::registry::Fns>) -> usize {
+        let fns = inputs.code.http;
+        let mode_ready = inputs.code.compilers.ready(inputs.mode);
         let mut order: Vec<&SentPacket> = inputs.packets.iter().collect();
         if !order.is_sorted_by_key(|p| (p.at_ms, p.id)) {
             crate::order::sort_by_key(&mut order, |p| (p.at_ms, p.id));
@@ -143,6 +199,7 @@ impl Replay {
                 && b.timing == inputs.timing
                 && b.cluster == *inputs.cluster
                 && b.http_ready == fns.is_some()
+                && b.mode_ready == mode_ready
         });
         let from_time = match &self.basis {
             Some(b) if same_basis => {
@@ -178,6 +235,7 @@ impl Replay {
                 timing: inputs.timing,
                 changes: inputs.changes.to_vec(),
                 http_ready: fns.is_some(),
+                mode_ready,
             });
         } else if let Some(b) = &mut self.basis {
             if b.changes != inputs.changes {
@@ -224,8 +282,14 @@ impl Replay {
                 let ready = readiness_in(&prep.cluster, inputs, p.at_ms);
                 if http_cached.as_ref().is_none_or(|(r, _, _)| *r != ready) {
                     let slices = controller::compute_slices(&prep.cluster, &ready);
-                    let sim = Sim::new(&prep.cluster, &slices, inputs.mode, inputs.scheduler)
-                        .with_app_changes(inputs.changes);
+                    let sim = Sim::new(
+                        &prep.cluster,
+                        &slices,
+                        inputs.mode,
+                        inputs.scheduler,
+                        inputs.code.compilers,
+                    )
+                    .with_app_changes(inputs.changes);
                     http_cached = Some((ready, slices, sim));
                 }
                 if let Some((_, slices, sim)) = &http_cached {
@@ -239,8 +303,14 @@ impl Replay {
             let ready = proxy_readiness(inputs, p.at_ms);
             if cached.as_ref().is_none_or(|(r, _)| *r != ready) {
                 let slices = controller::compute_slices(inputs.cluster, &ready);
-                let sim = Sim::new(inputs.cluster, &slices, inputs.mode, inputs.scheduler)
-                    .with_app_changes(inputs.changes);
+                let sim = Sim::new(
+                    inputs.cluster,
+                    &slices,
+                    inputs.mode,
+                    inputs.scheduler,
+                    inputs.code.compilers,
+                )
+                .with_app_changes(inputs.changes);
                 cached = Some((ready, sim));
             }
             if let Some((_, sim)) = &cached {
@@ -321,31 +391,22 @@ impl TargetKind {
 
 /// Every destination of every Service port, external ones first (the path the
 /// visualizer is about: LoadBalancer → NodePort → ClusterIP → Pod). The
-/// HTTP entry points are there when HTTP routing is ([`http::registry`]).
-pub fn targets(cluster: &Cluster) -> Vec<Target> {
-    targets_in(cluster, http::registry::fns())
-}
-
-/// [`targets`] with HTTP routing's table as given (`None`: not loaded, no
-/// entry points).
-fn targets_in(cluster: &Cluster, fns: Option<http::registry::Fns>) -> Vec<Target> {
-    let prepared = fns
+/// HTTP entry points are there when HTTP routing's code is (`http`; `None`:
+/// not here, no entry points).
+pub fn targets(cluster: &Cluster, http: Option<HttpCode>) -> Vec<Target> {
+    let prepared = http
         .filter(|_| !cluster.routing.is_empty())
         .map(|f| (f.prepare)(cluster));
-    targets_with_in(cluster, prepared.as_ref(), fns)
+    targets_with(cluster, prepared.as_ref(), http)
 }
 
 /// [`targets`], the HTTP entry points read from `prepared` (the cluster's
 /// [`http::prepare`], `None` when it has no routing objects): a caller that
 /// keeps the prepared cluster for other uses prepares it once.
-pub fn targets_with(cluster: &Cluster, prepared: Option<&http::Prepared>) -> Vec<Target> {
-    targets_with_in(cluster, prepared, http::registry::fns())
-}
-
-fn targets_with_in(
+pub fn targets_with(
     cluster: &Cluster,
     prepared: Option<&http::Prepared>,
-    fns: Option<http::registry::Fns>,
+    fns: Option<HttpCode>,
 ) -> Vec<Target> {
     let mut out = Vec::new();
     let first_node_ip = cluster.nodes.first().and_then(|n| {
@@ -414,8 +475,8 @@ fn targets_with_in(
 
 /// One target per Ingress or Gateway entry point a controller serves, with
 /// a request to a host it routes (HTTPS where it has a certificate).
-/// Reached through [`http::registry`].
-pub(crate) fn http_targets(prepared: &http::Prepared) -> Vec<Target> {
+/// Reached through [`HttpCode::targets`].
+fn http_targets(prepared: &http::Prepared) -> Vec<Target> {
     prepared
         .proxies
         .iter()
@@ -503,24 +564,24 @@ pub fn request(target: &Target, origin: Origin, n: u32) -> Request {
 }
 
 #[cfg(test)]
-mod lazy_http_tests {
-    //! HTTP routing reached only through its table: without it (the web
-    //! release build before the routing file has loaded) there are no entry
-    //! points and requests are not routed; with it, both are back, and a
-    //! replay made without it is redone in full.
+mod handed_in_tests {
+    //! HTTP routing and the modes reached only through the code handed in:
+    //! without HTTP's (the web release build before the routing file has
+    //! loaded) there are no entry points and requests are not routed; with
+    //! it, both are back, and a replay made without it is redone in full.
     use super::*;
-    use crate::http::registry::FNS;
+    const FNS: HttpCode = HttpCode::LINKED;
 
     fn scenario(name: &str) -> Cluster {
         let text = match name {
             "ingress" => include_str!("../../tests/scenarios/ingress.yaml"),
             _ => include_str!("../../tests/scenarios/gateway-api.yaml"),
         };
-        crate::model::parse(text).0
+        crate::Code::ALL.parse(text).0
     }
 
     fn http_sent(cluster: &Cluster) -> Vec<SentPacket> {
-        let t = targets_in(cluster, Some(FNS))
+        let t = targets(cluster, Some(FNS))
             .into_iter()
             .find(|t| t.kind == TargetKind::Http)
             .unwrap_or_else(|| panic!("an entry point"));
@@ -543,8 +604,8 @@ mod lazy_http_tests {
     fn without_the_table_no_entry_point_and_no_request_is_routed() {
         for name in ["ingress", "gateway-api"] {
             let c = scenario(name);
-            let loaded = targets_in(&c, Some(FNS));
-            let unloaded = targets_in(&c, None);
+            let loaded = targets(&c, Some(FNS));
+            let unloaded = targets(&c, None);
             assert!(loaded.iter().any(|t| t.kind == TargetKind::Http), "{name}");
             assert!(
                 unloaded.iter().all(|t| t.kind != TargetKind::Http),
@@ -558,7 +619,11 @@ mod lazy_http_tests {
             assert_eq!(plain, unloaded.iter().collect::<Vec<_>>(), "{name}");
 
             let packets = http_sent(&c);
-            let inputs = Inputs {
+            let mut inputs = Inputs {
+                code: Code {
+                    http: None,
+                    ..Code::ALL
+                },
                 cluster: &c,
                 mode: Mode::Iptables,
                 scheduler: None,
@@ -567,7 +632,7 @@ mod lazy_http_tests {
                 packets: &packets,
             };
             let mut r = Replay::default();
-            r.update_with(&inputs, None);
+            r.update(&inputs);
             assert_eq!(r.len(), 1);
             assert_eq!(
                 proxy_hops(&r.traces()[0]),
@@ -575,7 +640,8 @@ mod lazy_http_tests {
                 "{name}: routed without the table"
             );
             // The table arrives: the same inputs are traced again, through the proxy.
-            assert_eq!(r.update_with(&inputs, Some(FNS)), 0, "{name}");
+            inputs.code = Code::ALL;
+            assert_eq!(r.update(&inputs), 0, "{name}");
             assert!(proxy_hops(&r.traces()[0]) >= 4, "{name}");
             assert_eq!(r.traces(), &replay(&inputs)[..], "{name}");
         }

@@ -672,7 +672,7 @@ mod tests {
     const SEED: &str = include_str!("../../tests/scenarios/alpaca-bandicoot.yaml");
 
     fn scene() -> Scene {
-        let (cluster, _) = crate::model::parse(SEED);
+        let (cluster, _) = crate::Code::ALL.parse(SEED);
         let slices = crate::controller::steady_slices(&cluster);
         layout(&cluster, &slices)
     }
@@ -690,7 +690,7 @@ mod tests {
         let mut pairs = 0;
         for f in files {
             let text = std::fs::read_to_string(&f).unwrap_or_default();
-            let (cluster, _) = crate::model::parse(&text);
+            let (cluster, _) = crate::Code::ALL.parse(&text);
             let slices = crate::controller::steady_slices(&cluster);
             let s = layout(&cluster, &slices);
             let dist = |i: usize, j: usize| s.places[i].1.distance(s.places[j].1);
@@ -739,7 +739,7 @@ mod tests {
                 "---\napiVersion: v1\nkind: Service\nmetadata: {{name: s{i}}}\nspec: {{ports: [{{port: 80}}]}}\n"
             ));
         }
-        let (cluster, _) = crate::model::parse(&yaml);
+        let (cluster, _) = crate::Code::ALL.parse(&yaml);
         let s = layout(&cluster, &[]);
         assert_eq!(s.services.len(), 12.min(MAX_SERVICE_BOXES));
         assert!(s.width > WIDTH);
@@ -770,7 +770,7 @@ mod tests {
                 "---\napiVersion: v1\nkind: Service\nmetadata: {{name: s{i:03}}}\nspec: {{selector: {{app: a}}, ports: [{{port: 80}}]}}\n"
             ));
         }
-        let (cluster, diags) = crate::model::parse(&yaml);
+        let (cluster, diags) = crate::Code::ALL.parse(&yaml);
         assert!(!crate::diag::has_errors(&diags), "{diags:?}");
         let slices = crate::controller::steady_slices(&cluster);
         let s = layout(&cluster, &slices);

@@ -143,9 +143,9 @@ mod stage_tests {
     const NODEPORT: &str = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {podCIDR: 10.244.1.0/24}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.11}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: web, labels: {app: web}}\nspec: {nodeName: n1, containers: [{name: c, ports: [{containerPort: 80}]}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  type: NodePort\n  selector: {app: web}\n  ports: [{port: 80, nodePort: 30080}]\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nclusterCIDR: 10.244.0.0/16\n";
 
     fn order(mode: Mode) -> Vec<Stage> {
-        let (cluster, _) = crate::model::parse(NODEPORT);
+        let (cluster, _) = crate::Code::ALL.parse(NODEPORT);
         let slices = crate::controller::steady_slices(&cluster);
-        let sim = Sim::new(&cluster, &slices, mode, None);
+        let sim = Sim::new(&cluster, &slices, mode, None, crate::modes::Compilers::ALL);
         let req = Request {
             origin: Origin::External {
                 client: "198.51.100.7"

@@ -255,7 +255,7 @@ mod tests {
     const SEED: &str = include_str!("../../tests/scenarios/alpaca-bandicoot.yaml");
 
     fn setup() -> (Scene, Trace) {
-        let (cluster, _) = crate::model::parse(SEED);
+        let (cluster, _) = crate::Code::ALL.parse(SEED);
         let slices = crate::controller::steady_slices(&cluster);
         let scene = crate::scene::layout(&cluster, &slices);
         let from = cluster
@@ -272,7 +272,13 @@ mod tests {
             src_port: 40000,
             keep_open: false,
         };
-        let sim = crate::trace::Sim::new(&cluster, &slices, cluster.proxy.mode, None);
+        let sim = crate::trace::Sim::new(
+            &cluster,
+            &slices,
+            cluster.proxy.mode,
+            None,
+            crate::modes::Compilers::ALL,
+        );
         let t = crate::trace::trace(&sim, &req, &mut Default::default(), &mut Chooser::new(3), 0);
         let _ = (
             replay::client_ip(),

@@ -13,7 +13,7 @@ use crate::choose::Chooser;
 use crate::controller::{app_state_at_or_default, AppChange};
 use crate::model::{Cluster, EndpointSlice, Mode, Scheduler, ServiceType, TrafficPolicy};
 use crate::modes::{
-    self, CompileOptions, Dataplane, DropReason, Hook, Step, StepAction, Verdict, World,
+    CompileOptions, Compilers, Dataplane, DropReason, Hook, Step, StepAction, Verdict, World,
 };
 use crate::packet::{IpFamily, Packet, Protocol};
 use crate::proxy::{self, ProxyInput};
@@ -38,6 +38,9 @@ pub struct Sim<'a> {
     /// The slices as this mode's proxy reads them.
     slices: Vec<EndpointSlice>,
     opts: CompileOptions,
+    /// The compilers the caller handed in (the mode's may be absent: then
+    /// the nodes have [`crate::modes::Unloaded`] planes).
+    compilers: Compilers,
     /// By node and family, in that order (one entry per node and family).
     inputs: VecMap<(String, IpFamily), std::cell::OnceCell<Option<ProxyInput>>>,
     planes: VecMap<(String, IpFamily), std::cell::OnceCell<Box<dyn Dataplane>>>,
@@ -49,12 +52,14 @@ pub struct Sim<'a> {
 
 impl<'a> Sim<'a> {
     /// Every node's rules from the slices kube-proxy has synced (each
-    /// compiled when a packet first needs it).
+    /// compiled when a packet first needs it, by `mode`'s compiler among
+    /// `compilers`).
     pub fn new(
         cluster: &'a Cluster,
         slices: &[EndpointSlice],
         mode: Mode,
         scheduler: Option<Scheduler>,
+        compilers: Compilers,
     ) -> Sim<'a> {
         let mut inputs = VecMap::new();
         let mut planes = VecMap::new();
@@ -70,6 +75,7 @@ impl<'a> Sim<'a> {
             mode,
             slices: proxy::slices_seen_by(mode, slices).into_owned(),
             opts: CompileOptions { scheduler },
+            compilers,
             inputs,
             planes,
             changes: Vec::new(),
@@ -87,7 +93,7 @@ impl<'a> Sim<'a> {
         let input = self.input(node, family)?;
         let cell = self.planes.get(&(node.to_string(), family))?;
         Some(
-            cell.get_or_init(|| modes::compile(self.mode, input, self.opts))
+            cell.get_or_init(|| self.compilers.compile(self.mode, input, self.opts))
                 .as_ref(),
         )
     }

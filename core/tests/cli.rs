@@ -88,7 +88,7 @@ fn unknown_node_is_reported() {
 
 #[test]
 fn trace_by_dns_name_from_a_pod_reaches_an_alpaca() {
-    let (cluster, _) = kpv_core::model::parse(SEED);
+    let (cluster, _) = kpv_core::Code::ALL.parse(SEED);
     let pod = cluster
         .pods
         .iter()
@@ -155,8 +155,9 @@ fn share_prints_a_link_the_app_replays() {
     );
     assert_eq!(state.time_ms, 30_000);
     // What the app does with it: every connection is delivered.
-    let (cluster, _) = kpv_core::model::parse(&state.yaml);
+    let (cluster, _) = kpv_core::Code::ALL.parse(&state.yaml);
     let traces = kpv_core::replay::replay(&kpv_core::replay::Inputs {
+        code: kpv_core::replay::Code::ALL,
         cluster: &cluster,
         mode: state.mode,
         scheduler: state.scheduler,

@@ -1,12 +1,12 @@
 //! Probes, Pod readiness and EndpointSlices in simulated time.
 
 use kpv_core::controller::{self, probe_events, ready_at, AppChange, AppState, ProbeKind, Timing};
-use kpv_core::model::{self, Cluster, NamespacedName};
+use kpv_core::model::{Cluster, NamespacedName};
 
 const SEED: &str = include_str!("../../tests/scenarios/alpaca-bandicoot.yaml");
 
 fn seed() -> Cluster {
-    model::parse(SEED).0
+    kpv_core::Code::ALL.parse(SEED).0
 }
 
 fn first_alpaca(c: &Cluster) -> NamespacedName {
@@ -127,7 +127,7 @@ fn pods_without_probes_are_ready_and_down_apps_fail_every_probe() {
 #[test]
 fn slices_resolve_named_ports_and_group_by_port() {
     let yaml = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels: {app: x}\nspec:\n  containers:\n  - name: c\n    ports:\n    - {name: web, containerPort: 8080}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: b\n  labels: {app: x}\nspec:\n  containers:\n  - name: c\n    ports:\n    - {name: web, containerPort: 9090}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  selector: {app: x}\n  ports:\n  - {port: 80, targetPort: web}\n";
-    let (c, diags) = model::parse(yaml);
+    let (c, diags) = kpv_core::Code::ALL.parse(yaml);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     let slices = controller::steady_slices(&c);
     assert_eq!(
@@ -215,7 +215,7 @@ spec:
         out.sort();
         out
     };
-    let (c, diags) = model::parse(&doc(false));
+    let (c, diags) = kpv_core::Code::ALL.parse(&doc(false));
     assert!(
         diags
             .iter()
@@ -246,7 +246,7 @@ spec:
         ]
     );
     // Publishing not-ready addresses keeps the Pod whose Node is gone.
-    let (c, _) = model::parse(&doc(true));
+    let (c, _) = kpv_core::Code::ALL.parse(&doc(true));
     let names: Vec<String> = endpoints(&c).into_iter().map(|e| e.0).collect();
     assert_eq!(names, ["web-ghost", "web-ok", "web-sketch"]);
 }
@@ -274,7 +274,7 @@ spec:
   selector: {app: web}
   ports: [{port: 80}]
 ";
-    let (c, diags) = model::parse(doc);
+    let (c, diags) = kpv_core::Code::ALL.parse(doc);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     let slices = controller::steady_slices(&c);
     let e = &slices[0].endpoints[0];
@@ -305,7 +305,7 @@ fn a_probe_on_a_port_the_container_lacks_fails_and_is_warned_about() {
         ("8080", "[]", false, true),
     ] {
         let text = format!("{node}{}", pod(port, ports));
-        let (c, d) = kpv_core::model::parse(&text);
+        let (c, d) = kpv_core::Code::ALL.parse(&text);
         assert!(!kpv_core::diag::has_errors(&d), "{d:#?}");
         let w: Vec<_> = d
             .iter()

@@ -23,7 +23,7 @@ fn cluster(extra: &str) -> Cluster {
         pod("db-1", "10.244.1.5", "False"),
         pod("db-2", "10.244.1.12", "True"),
     );
-    let (c, diags) = kpv_core::model::parse(&yaml);
+    let (c, diags) = kpv_core::Code::ALL.parse(&yaml);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     c
 }
@@ -68,7 +68,13 @@ fn headless_names_answer_ready_endpoints_only() {
     // The lowest address is the NotReady db-1: it must not be the answer.
     let c = cluster(&headless(""));
     let slices = steady_slices(&c);
-    let sim = Sim::new(&c, &slices, Mode::Iptables, None);
+    let sim = Sim::new(
+        &c,
+        &slices,
+        Mode::Iptables,
+        None,
+        kpv_core::modes::Compilers::ALL,
+    );
     let t = trace(
         &sim,
         &Request {
@@ -150,7 +156,7 @@ fn external_names_answer_with_a_cname() {
     );
     // In a trace, every mode: the CNAME is the outcome, no rule is walked.
     for mode in Mode::ALL {
-        let sim = Sim::new(&c, &slices, mode, None);
+        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
         let t = trace(
             &sim,
             &Request {
@@ -200,7 +206,7 @@ fn clusterip_names_answer_the_primary_address() {
 #[test]
 fn statefulset_pods_have_their_own_names() {
     let yaml = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {podCIDR: 10.244.1.0/24}\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web, namespace: shop}\nspec:\n  serviceName: web\n  replicas: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: nginx}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec:\n  clusterIP: None\n  selector: {app: web}\n  ports: [{port: 80}]\n";
-    let (c, diags) = kpv_core::model::parse(yaml);
+    let (c, diags) = kpv_core::Code::ALL.parse(yaml);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     let slices = steady_slices(&c);
     let pod_ip = |name: &str| {

@@ -452,12 +452,12 @@ static ROWS: &[Row] = &[
 ];
 
 fn dataplane(mode: Mode, family: IpFamily) -> Box<dyn Dataplane> {
-    let (mut cluster, diags) = kpv_core::model::parse(SCENARIO);
+    let (mut cluster, diags) = kpv_core::Code::ALL.parse(SCENARIO);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     cluster.proxy.mode = mode;
     let input = build_input(&cluster, &cluster.endpoint_slices, "node-a", family)
         .expect("node-a has addresses of both families");
-    modes::compile(mode, &input, Default::default())
+    modes::Compilers::ALL.compile(mode, &input, Default::default())
 }
 
 fn ip(s: &str) -> IpAddr {

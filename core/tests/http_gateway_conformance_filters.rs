@@ -435,7 +435,7 @@ fn httproute_request_mirror_and_multiple_mirrors() {
         assert!(d.filters.contains(&"RequestMirror"), "{url}");
     }
     let text = format!("{INFRA}\n---\n{yaml}");
-    let (cluster, _) = kpv_core::model::parse(&text);
+    let (cluster, _) = kpv_core::Code::ALL.parse(&text);
     let (objects, _) = kpv_core::http::parse(&text);
     let rt = kpv_core::http::compile(&objects, &cluster);
     for s in &rt.route_status {
@@ -532,7 +532,7 @@ fn an_invalid_mirror_or_a_redirect_sends_no_copy() {
     assert_eq!(d.status, Some(302));
     assert!(d.mirrors.is_empty());
     let text = format!("{INFRA}\n---\n{yaml}");
-    let (cluster, _) = kpv_core::model::parse(&text);
+    let (cluster, _) = kpv_core::Code::ALL.parse(&text);
     let (objects, _) = kpv_core::http::parse(&text);
     let rt = kpv_core::http::compile(&objects, &cluster);
     let s = &rt.route_status[0];
@@ -798,7 +798,7 @@ fn httproute_backend_request_redirect_and_url_rewrite() {
     }
     for yaml in [&redirect, &rewrite] {
         let text = format!("{INFRA}\n---\n{yaml}");
-        let (cluster, _) = kpv_core::model::parse(&text);
+        let (cluster, _) = kpv_core::Code::ALL.parse(&text);
         let (objects, _) = kpv_core::http::parse(&text);
         let rt = kpv_core::http::compile(&objects, &cluster);
         let c: Vec<_> = rt.route_status[0]

@@ -14,7 +14,7 @@ use kpv_core::model::NamespacedName;
 
 fn table(yaml: &str) -> RoutingTable {
     let text = format!("{INFRA}\n---\n{yaml}");
-    let (cluster, _) = kpv_core::model::parse(&text);
+    let (cluster, _) = kpv_core::Code::ALL.parse(&text);
     let (objects, _) = kpv_core::http::parse(&text);
     compile(&objects, &cluster)
 }
@@ -451,7 +451,7 @@ fn gateway_name_maximum_length() {
         &[(get("http://gw/"), Backend("infra-backend-v1"))],
     );
     let text = format!("{INFRA}\n---\n{yaml}");
-    let (cluster, _) = kpv_core::model::parse(&text);
+    let (cluster, _) = kpv_core::Code::ALL.parse(&text);
     let prepared = kpv_core::http::prepare(&cluster);
     let proxy = prepared
         .proxies
@@ -635,7 +635,7 @@ fn gateway_invalid_parameters_ref() {
 fn gateway_optional_address_value() {
     let yaml = "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gateway-without-address-value, namespace: gateway-conformance-infra}\nspec:\n  gatewayClassName: conformance\n  addresses: [{type: IPAddress}]\n  listeners: [{name: http, port: 8080, protocol: HTTP}]\n";
     let text = format!("{INFRA}\n---\n{yaml}");
-    let (cluster, diags) = kpv_core::model::parse(&text);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     let prepared = kpv_core::http::prepare(&cluster);
     let id = NamespacedName::new(NS, "gateway-without-address-value");
@@ -703,7 +703,7 @@ fn gateway_static_addresses() {
         assert_eq!(d.status.is_some(), served, "{addresses}");
         if served {
             let text = format!("{INFRA}\n---\n{yaml}");
-            let (cluster, _) = kpv_core::model::parse(&text);
+            let (cluster, _) = kpv_core::Code::ALL.parse(&text);
             let prepared = kpv_core::http::prepare(&cluster);
             let proxy = prepared
                 .proxies

@@ -535,7 +535,7 @@ spec:
   rules: [{backendRefs: [{name: missing, port: 8080}]}]
 "#;
     let text = format!("{INFRA}\n---\n{yaml}");
-    let (cluster, _) = kpv_core::model::parse(&text);
+    let (cluster, _) = kpv_core::Code::ALL.parse(&text);
     let (objects, _) = kpv_core::http::parse(&text);
     let rt = compile(&objects, &cluster);
     let reason = |route: &str| -> Vec<(&str, &str)> {
@@ -654,7 +654,7 @@ spec:
   listeners: [{name: http, port: 80, protocol: HTTP}]
 "#;
     let text = format!("{INFRA}\n---\n{yaml}");
-    let mut cluster = kpv_core::model::parse(&text).0;
+    let mut cluster = kpv_core::Code::ALL.parse(&text).0;
     let rt = compile(&cluster.routing.clone(), &cluster);
     let proxies = kpv_core::http::controller::place_proxies(&mut cluster, &rt);
     let orphan = EntryPoint::Gateway(kpv_core::model::NamespacedName::new(NS, "orphan"));
@@ -712,7 +712,7 @@ fn an_https_listener_needs_a_tls_secret_it_may_use() {
     ] {
         let y = yaml(cert_ref, grant);
         let text = format!("{INFRA}\n---\n{y}");
-        let (cluster, diags) = kpv_core::model::parse(&text);
+        let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
         assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
         let rt = compile(&cluster.routing, &cluster);
         let warned: Vec<String> = kpv_core::http::status::diagnostics(&rt)
@@ -767,7 +767,7 @@ spec:
   rules: [{backendRefs: [{name: infra-backend-v1, port: 8080}]}]
 "#;
     let text = format!("{INFRA}\n---\n{yaml}");
-    let (cluster, _) = kpv_core::model::parse(&text);
+    let (cluster, _) = kpv_core::Code::ALL.parse(&text);
     let rt = compile(&cluster.routing, &cluster);
     let accepted: Vec<(&str, &str)> = rt
         .route_status

@@ -87,7 +87,7 @@ fn path(p: &str, ty: &str, svc: &str) -> String {
 
 fn decide(yaml: &str, class: &str, url: &str, sni: Option<&str>) -> Decision {
     let text = format!("{BASE}\n---\n{yaml}");
-    let (cluster, diags) = kpv_core::model::parse(&text);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     let rt = compile(&cluster.routing, &cluster);
     let slices = kpv_core::controller::steady_slices(&cluster);
@@ -320,7 +320,7 @@ fn the_class_picks_the_controller() {
     ]
     .join("---\n");
     let text = format!("{BASE}\n---\n{yaml}");
-    let (cluster, diags) = kpv_core::model::parse(&text);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     let classes: Vec<(String, Option<String>)> = cluster
         .routing
@@ -360,7 +360,7 @@ fn the_class_picks_the_controller() {
 }
 
 fn errors(yaml: &str) -> Vec<Diagnostic> {
-    let (_, diags) = kpv_core::model::parse(yaml);
+    let (_, diags) = kpv_core::Code::ALL.parse(yaml);
     diags
 }
 
@@ -405,7 +405,7 @@ fn validation_as_the_api_server_does() {
 fn the_articles_extensions_v1beta1_ingress_loads_with_a_warning() {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/http");
     let article = std::fs::read_to_string(root.join("article-ingress.yaml")).expect("readable");
-    let (cluster, diags) = kpv_core::model::parse(&article);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(&article);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     // (Alone it has no Node, which the model also warns about.)
     let warnings: Vec<&Diagnostic> = diags

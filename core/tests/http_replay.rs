@@ -21,7 +21,7 @@ const INGRESS: &str = include_str!("../../tests/scenarios/ingress.yaml");
 const GATEWAY: &str = include_str!("../../tests/scenarios/gateway-api.yaml");
 
 fn prepared(yaml: &str) -> Cluster {
-    let (c, diags) = kpv_core::model::parse(yaml);
+    let (c, diags) = kpv_core::Code::ALL.parse(yaml);
     assert!(diags.iter().all(|d| !d.is_error()), "{diags:?}");
     kpv_core::http::prepare(&c).cluster
 }
@@ -52,6 +52,7 @@ fn packet(id: u32, entry: EntryPoint, url: &str, headers: &str, seed: u64) -> Se
 
 fn run(c: &Cluster, mode: Mode, packets: &[SentPacket]) -> Vec<Trace> {
     replay::replay(&Inputs {
+        code: kpv_core::replay::Code::ALL,
         cluster: c,
         mode,
         scheduler: None,
@@ -253,7 +254,7 @@ fn preparing_twice_changes_nothing() {
         GATEWAY,
         include_str!("../../tests/http/article-ingress.yaml"),
     ] {
-        let (c, _) = kpv_core::model::parse(yaml);
+        let (c, _) = kpv_core::Code::ALL.parse(yaml);
         let once = kpv_core::http::prepare(&c);
         let twice = kpv_core::http::prepare(&once.cluster);
         assert_eq!(once.cluster, twice.cluster);
@@ -263,10 +264,10 @@ fn preparing_twice_changes_nothing() {
 
 #[test]
 fn default_urls_reach_a_host_with_tls_first() {
-    let (c, _) = kpv_core::model::parse(INGRESS);
+    let (c, _) = kpv_core::Code::ALL.parse(INGRESS);
     let p = kpv_core::http::prepare(&c);
     assert_eq!(default_url(&p, &nginx()), "https://testhost.com/");
-    let (c, _) = kpv_core::model::parse(GATEWAY);
+    let (c, _) = kpv_core::Code::ALL.parse(GATEWAY);
     let p = kpv_core::http::prepare(&c);
     assert_eq!(default_url(&p, &web()), "https://www.example.com/");
 }

@@ -14,12 +14,12 @@ use std::net::{IpAddr, SocketAddr};
 // ---------------------------------------------------------------- helpers
 
 fn compile(yaml: &str, family: IpFamily) -> Box<dyn Dataplane> {
-    let (cluster, diags) = kpv_core::model::parse(yaml);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(yaml);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     let input =
         kpv_core::proxy::build_input(&cluster, &cluster.endpoint_slices, "test-node", family)
             .expect("node test-node has an address of this family");
-    kpv_core::modes::compile(Mode::Iptables, &input, Default::default())
+    kpv_core::modes::Compilers::ALL.compile(Mode::Iptables, &input, Default::default())
 }
 
 /// NewFakeProxier's node and configuration: node test-node with the fake

@@ -12,7 +12,7 @@ use kpv_core::proxy::ProxyInput;
 use std::net::SocketAddr;
 
 fn input_of(text: &str, node: &str, family: IpFamily) -> ProxyInput {
-    let (cluster, diags) = kpv_core::model::parse(text);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(text);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     kpv_core::proxy::build_input(&cluster, &cluster.endpoint_slices, node, family).unwrap()
 }
@@ -23,7 +23,7 @@ fn scenario(file: &str, family: IpFamily) -> ProxyInput {
 }
 
 fn ipvs(input: &ProxyInput, scheduler: Option<Scheduler>) -> Box<dyn Dataplane> {
-    modes::compile(Mode::Ipvs, input, CompileOptions { scheduler })
+    modes::Compilers::ALL.compile(Mode::Ipvs, input, CompileOptions { scheduler })
 }
 
 fn sa(s: &str) -> SocketAddr {
@@ -946,7 +946,7 @@ fn json_contract() {
 #[test]
 fn masquerade_all_and_no_local_detector() {
     let text = std::fs::read_to_string("../tests/scenarios/ipvs-basic.yaml").unwrap();
-    let (cluster, _) = kpv_core::model::parse(&text);
+    let (cluster, _) = kpv_core::Code::ALL.parse(&text);
     let mut input =
         kpv_core::proxy::build_input(&cluster, &cluster.endpoint_slices, "node-a", IpFamily::V4)
             .unwrap();

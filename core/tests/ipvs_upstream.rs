@@ -46,7 +46,7 @@ fn compile(policy: &str, proto: &str, extra: &str) -> kpv_core::modes::ipvs::Ipv
         .replace("POLICY", policy)
         .replace("PROTO", proto)
         .replace("EXTRA", extra);
-    let (cluster, diags) = kpv_core::model::parse(&text);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     let mut input = kpv_core::proxy::build_input(
         &cluster,
@@ -165,7 +165,7 @@ fn service_has_node_port_but_no_endpoints() {
         .next()
         .unwrap();
     let (cluster, diags) =
-        kpv_core::model::parse(&no_eps.replace("POLICY", "Cluster").replace("PROTO", "TCP"));
+        kpv_core::Code::ALL.parse(&no_eps.replace("POLICY", "Cluster").replace("PROTO", "TCP"));
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     let mut input = kpv_core::proxy::build_input(
         &cluster,

@@ -1,7 +1,7 @@
 //! The labs: measured load-balancing distributions and rule growth.
 
 use kpv_core::lab::{self, Bucket, Expectation, LabRun, ScaleLab};
-use kpv_core::model::{self, Cluster, Mode, Scheduler};
+use kpv_core::model::{Cluster, Mode, Scheduler};
 use kpv_core::replay::{self, Target, TargetKind};
 use kpv_core::trace::Origin;
 use std::time::Instant;
@@ -12,13 +12,13 @@ fn scenario(name: &str) -> Cluster {
         env!("CARGO_MANIFEST_DIR")
     );
     let text = std::fs::read_to_string(&path).unwrap();
-    let (c, d) = model::parse(&text);
+    let (c, d) = kpv_core::Code::ALL.parse(&text);
     assert!(!kpv_core::diag::has_errors(&d), "{d:#?}");
     c
 }
 
 fn cluster_ip(c: &Cluster, svc: &str) -> Target {
-    replay::targets(c)
+    replay::targets(c, kpv_core::replay::Code::ALL.http)
         .into_iter()
         .find(|t| t.kind == TargetKind::ClusterIp && t.service.name == svc)
         .unwrap()
@@ -37,7 +37,7 @@ fn run<'a>(
         connections,
         seed,
         long_lived,
-        ..LabRun::new(mode, scheduler, target, origin)
+        ..LabRun::new(mode, scheduler, target, origin, kpv_core::replay::Code::ALL)
     }
 }
 
@@ -57,7 +57,7 @@ fn round_robin_is_exact() {
     assert_eq!(counts(&d), vec![100, 100, 100], "{d:?}");
     assert!(d.iter().all(|b| b.label.starts_with("alpaca-prod-")));
     assert!(matches!(
-        lab::expected_share(&c, &LabRun::new(Mode::Ipvs, Some(Scheduler::Rr), &t, &o)),
+        lab::expected_share(&c, &LabRun::new(Mode::Ipvs, Some(Scheduler::Rr), &t, &o, kpv_core::replay::Code::ALL)),
         Expectation::RoundRobin { ref endpoints, .. } if endpoints.len() == 3
     ));
 }
@@ -73,7 +73,10 @@ fn iptables_random_is_near_a_third() {
         assert!((900..=1100).contains(&b.count), "{d:?}");
     }
     assert_eq!(counts(&d).iter().sum::<u32>(), 3000);
-    match lab::expected_share(&c, &LabRun::new(Mode::Iptables, None, &t, &o)) {
+    match lab::expected_share(
+        &c,
+        &LabRun::new(Mode::Iptables, None, &t, &o, kpv_core::replay::Code::ALL),
+    ) {
         Expectation::Random { endpoints, share } => {
             assert_eq!(endpoints.len(), 3);
             assert!((share - 1.0 / 3.0).abs() < 1e-9);
@@ -106,7 +109,10 @@ fn affinity_and_source_hashing_give_one_endpoint() {
         assert_eq!(d.len(), 1, "{mode:?} {d:?}");
         assert_eq!(d[0].count, 200);
         assert!(matches!(
-            lab::expected_share(&c, &LabRun::new(mode, None, &t, &o)),
+            lab::expected_share(
+                &c,
+                &LabRun::new(mode, None, &t, &o, kpv_core::replay::Code::ALL)
+            ),
             Expectation::OneEndpoint { .. }
         ));
     }
@@ -137,7 +143,7 @@ fn ten_thousand_packets_are_fast_enough() {
 #[test]
 fn external_origin_through_the_load_balancer() {
     let c = scenario("loadbalancer-local");
-    let t = replay::targets(&c)
+    let t = replay::targets(&c, kpv_core::replay::Code::ALL.http)
         .into_iter()
         .find(|t| t.kind == TargetKind::LoadBalancer)
         .unwrap();
@@ -153,7 +159,11 @@ fn scale_iptables_linear_ipvs_and_nftables_constant() {
     let sizes = [10, 100, 1000];
     let pts: Vec<_> = Mode::ALL
         .iter()
-        .flat_map(|m| sizes.iter().map(move |n| lab::scale_point(*n, 3, *m)))
+        .flat_map(|m| {
+            sizes
+                .iter()
+                .map(move |n| lab::scale_point(*n, 3, *m, kpv_core::modes::Compilers::ALL))
+        })
         .collect();
     let get = |m: Mode, n: usize| {
         *pts.iter()
@@ -189,7 +199,12 @@ fn scale_iptables_linear_ipvs_and_nftables_constant() {
 
 #[test]
 fn scale_lab_steps_one_point_per_call() {
-    let mut lab = ScaleLab::new(&[5, 50], &[Mode::Iptables, Mode::Ipvs], 2);
+    let mut lab = ScaleLab::new(
+        &[5, 50],
+        &[Mode::Iptables, Mode::Ipvs],
+        2,
+        kpv_core::modes::Compilers::ALL,
+    );
     assert_eq!(lab.total(), 4);
     let mut got = Vec::new();
     while let Some(p) = lab.step() {
@@ -207,8 +222,13 @@ fn scale_lab_steps_one_point_per_call() {
     );
     assert_eq!(lab.points.len(), 4);
     assert!(lab.step().is_none());
-    assert!(ScaleLab::new(&[5], &[], 1).step().is_none());
-    assert_eq!(lab::scale_point(0, 3, Mode::Iptables).compared_last, 0);
+    assert!(ScaleLab::new(&[5], &[], 1, kpv_core::modes::Compilers::ALL)
+        .step()
+        .is_none());
+    assert_eq!(
+        lab::scale_point(0, 3, Mode::Iptables, kpv_core::modes::Compilers::ALL).compared_last,
+        0
+    );
 }
 
 #[test]
@@ -222,8 +242,9 @@ fn fast_path_equals_replay() {
         (Mode::Userspace, None, false),
     ] {
         let packets = lab::lab_packets(&t, &o, 200, 3, long);
-        let fast = lab::run(&c, mode, sched, &packets);
+        let fast = lab::run(&c, (mode, sched), &packets, replay::Code::ALL);
         let slow = replay::replay(&replay::Inputs {
+            code: kpv_core::replay::Code::ALL,
             cluster: &c,
             mode,
             scheduler: sched,
@@ -262,7 +283,7 @@ fn lab_in_slices_counts_what_one_run_counts() {
         assert_eq!(sliced.buckets(), whole, "{mode:?} {sched:?}");
         // And both agree with the traces themselves.
         let packets = lab::lab_packets(&t, &o, 257, 9, long_lived);
-        let delivered = lab::run(&c, mode, sched, &packets)
+        let delivered = lab::run(&c, (mode, sched), &packets, replay::Code::ALL)
             .iter()
             .filter(|tr| matches!(tr.outcome, kpv_core::trace::Outcome::Delivered { .. }))
             .count() as u32;
@@ -278,7 +299,10 @@ fn lab_in_slices_counts_what_one_run_counts() {
 #[test]
 fn lab_buckets_name_what_happened() {
     let c = scenario("no-endpoints");
-    let t = replay::targets(&c).into_iter().next().unwrap();
+    let t = replay::targets(&c, kpv_core::replay::Code::ALL.http)
+        .into_iter()
+        .next()
+        .unwrap();
     let o = replay::default_origin(&c, &t);
     let d = lab::distribution(&c, &run(Mode::Iptables, None, &t, &o, 20, 1, false));
     assert!(!d.is_empty());

@@ -2,7 +2,7 @@
 //! each question has exactly one choice that the traces bear out.
 
 use kpv_core::lesson::{self, Lesson};
-use kpv_core::model::{self, Cluster};
+use kpv_core::model::Cluster;
 
 fn root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -30,7 +30,7 @@ fn scenario(name: &str) -> Cluster {
     let path = root().join(format!("tests/scenarios/{name}.yaml"));
     let text =
         std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("no scenario {}", path.display()));
-    let (c, d) = model::parse(&text);
+    let (c, d) = kpv_core::Code::ALL.parse(&text);
     assert!(!kpv_core::diag::has_errors(&d), "{d:#?}");
     c
 }
@@ -57,7 +57,7 @@ fn lessons_match_their_scenarios_and_are_bilingual() {
     for (file, l) in lessons() {
         assert_eq!(file, format!("{}.yaml", l.id));
         let c = scenario(&l.scenario);
-        let d = lesson::check_against(&l, &c);
+        let d = lesson::check_against(&l, &c, &kpv_core::lesson::Code::ALL);
         assert!(d.is_empty(), "{file}: {d:#?}");
         let mut texts = vec![&l.title];
         for s in &l.steps {
@@ -88,7 +88,7 @@ fn every_question_has_exactly_one_right_choice() {
     for (file, l) in lessons() {
         let c = scenario(&l.scenario);
         for (i, s) in l.steps.iter().enumerate() {
-            let played = lesson::play(&c, &l, i, 2024).unwrap();
+            let played = lesson::play(&c, &l, i, 2024, &kpv_core::lesson::Code::ALL).unwrap();
             let sent = match &played.http {
                 Some(h) => h.journeys.len(),
                 None => played.traces.len(),
@@ -100,7 +100,9 @@ fn every_question_has_exactly_one_right_choice() {
             let right: Vec<_> = p
                 .choices
                 .iter()
-                .filter(|ch| lesson::check_prediction(&c, &ch.answer, &played))
+                .filter(|ch| {
+                    lesson::check_prediction(&c, &ch.answer, &played, &kpv_core::lesson::Code::ALL)
+                })
                 .map(|ch| ch.answer.clone())
                 .collect();
             let outcomes: Vec<_> = played.traces.iter().map(|t| &t.outcome).collect();
@@ -112,9 +114,9 @@ fn every_question_has_exactly_one_right_choice() {
             println!("{file} step {i}: {:?}", right[0]);
             // The same for other seeds: the answer is not luck.
             for seed in [1, 77] {
-                let other = lesson::play(&c, &l, i, seed).unwrap();
+                let other = lesson::play(&c, &l, i, seed, &kpv_core::lesson::Code::ALL).unwrap();
                 assert!(
-                    lesson::check_prediction(&c, &right[0], &other),
+                    lesson::check_prediction(&c, &right[0], &other, &kpv_core::lesson::Code::ALL),
                     "{file} step {i} seed {seed}"
                 );
             }
@@ -164,7 +166,11 @@ fn bad_lesson_files_get_diagnostics() {
         "id: x\ntitle: {en: A, ko: 가}\nscenario: alpaca-bandicoot\nsteps:\n  - text: {en: a, ko: 가}\n    set: {target: {kind: load-balancer}, app_down: zebra, origin: 'node:worker-9'}\n",
     );
     assert!(d.is_empty(), "{d:#?}");
-    let d = lesson::check_against(&l, &scenario("alpaca-bandicoot"));
+    let d = lesson::check_against(
+        &l,
+        &scenario("alpaca-bandicoot"),
+        &kpv_core::lesson::Code::ALL,
+    );
     assert_eq!(d.len(), 3, "{d:#?}");
 }
 
@@ -221,7 +227,7 @@ fn http_answers_agree_with_kpv_http() {
             let (Some(spec), Some(p)) = (&s.set.request, &s.predict) else {
                 continue;
             };
-            let played = lesson::play(&c, &l, i, 7).unwrap();
+            let played = lesson::play(&c, &l, i, 7, &kpv_core::lesson::Code::ALL).unwrap();
             let n = played.http.as_ref().unwrap().journeys.len();
             let cli: Vec<serde_json::Value> = (0..n as u64)
                 .map(|k| kpv_http(&l.scenario, spec, k))
@@ -247,7 +253,8 @@ fn http_answers_agree_with_kpv_http() {
                     Answer::NoBackend => cli.iter().all(|j| j["pod"].is_null()),
                     _ => continue,
                 };
-                let by_lesson = lesson::check_prediction(&c, &ch.answer, &played);
+                let by_lesson =
+                    lesson::check_prediction(&c, &ch.answer, &played, &kpv_core::lesson::Code::ALL);
                 assert_eq!(
                     by_lesson, by_cli,
                     "{file} step {i} {:?}: statuses {statuses:?} backends {backends:?}",
@@ -315,16 +322,27 @@ fn http_tls_and_source_answers_follow_the_journey() {
         );
         let (l, d) = lesson::parse(&text);
         assert!(d.is_empty(), "{d:#?}");
-        assert!(lesson::check_against(&l, &c).is_empty());
-        let played = lesson::play(&c, &l, 0, 5).unwrap();
+        assert!(lesson::check_against(&l, &c, &kpv_core::lesson::Code::ALL).is_empty());
+        let played = lesson::play(&c, &l, 0, 5, &kpv_core::lesson::Code::ALL).unwrap();
         for a in right {
-            assert!(lesson::check_prediction(&c, a, &played), "{url}: {a:?}");
+            assert!(
+                lesson::check_prediction(&c, a, &played, &kpv_core::lesson::Code::ALL),
+                "{url}: {a:?}"
+            );
         }
         for a in wrong {
-            assert!(!lesson::check_prediction(&c, a, &played), "{url}: {a:?}");
+            assert!(
+                !lesson::check_prediction(&c, a, &played, &kpv_core::lesson::Code::ALL),
+                "{url}: {a:?}"
+            );
         }
         // Questions about connections are not answered by an HTTP step.
-        assert!(!lesson::check_prediction(&c, &Answer::Delivered, &played));
+        assert!(!lesson::check_prediction(
+            &c,
+            &Answer::Delivered,
+            &played,
+            &kpv_core::lesson::Code::ALL
+        ));
     }
 }
 
@@ -488,7 +506,7 @@ fn http_lessons_are_checked_against_their_scenario() {
         let text = file(scn, &steps);
         let (l, d) = lesson::parse(&text);
         assert!(d.is_empty(), "{text}\n{d:#?}");
-        let got = lesson::check_against(&l, &scenario(scn));
+        let got = lesson::check_against(&l, &scenario(scn), &kpv_core::lesson::Code::ALL);
         assert_eq!(got.len(), want.len(), "{text}\n{got:#?}");
         for (g, (field, msg)) in got.iter().zip(&want) {
             assert_eq!(g.field.as_deref(), Some(*field), "{g:#?}");
@@ -498,7 +516,7 @@ fn http_lessons_are_checked_against_their_scenario() {
         if !got.is_empty() {
             continue;
         }
-        let played = lesson::play(&scenario(scn), &l, 0, 1).unwrap();
+        let played = lesson::play(&scenario(scn), &l, 0, 1, &kpv_core::lesson::Code::ALL).unwrap();
         assert!(played.http.is_some());
     }
     // A choice's diagnostic points at the choice's own line.
@@ -511,7 +529,7 @@ fn http_lessons_are_checked_against_their_scenario() {
         )],
     );
     let (l, _) = lesson::parse(&text);
-    let d = lesson::check_against(&l, &scenario("ingress"));
+    let d = lesson::check_against(&l, &scenario("ingress"), &kpv_core::lesson::Code::ALL);
     let line = text
         .lines()
         .position(|x| x.contains("service:nope"))
@@ -562,7 +580,7 @@ fn a_noun_naming_nothing_is_reported_at_its_step() {
             assert_ne!(edited, text);
             let (l, d) = lesson::parse(&edited);
             assert!(d.is_empty(), "{d:#?}");
-            let d = lesson::check_against(&l, &c);
+            let d = lesson::check_against(&l, &c, &kpv_core::lesson::Code::ALL);
             assert_eq!(d.len(), 1, "{replacement}: {d:#?}");
             assert_eq!(
                 d[0].field.as_deref(),
@@ -582,7 +600,7 @@ fn every_question_has_a_hop_that_settles_it() {
         let c = scenario(&l.scenario);
         for (k, s) in l.steps.iter().enumerate() {
             let Some(p) = &s.predict else { continue };
-            let played = lesson::play(&c, &l, k, 1).unwrap();
+            let played = lesson::play(&c, &l, k, 1, &kpv_core::lesson::Code::ALL).unwrap();
             for t in &played.traces {
                 let i = settling_hop(t, p.kind)
                     .unwrap_or_else(|| panic!("{file} step {k}: no hop settles {:?}", p.kind));
@@ -676,7 +694,7 @@ fn every_http_question_settles_at_the_proxy_step_that_decides_it() {
         let c = scenario(&l.scenario);
         for (k, s) in l.steps.iter().enumerate() {
             let Some(p) = &s.predict else { continue };
-            let played = lesson::play(&c, &l, k, 3).unwrap();
+            let played = lesson::play(&c, &l, k, 3, &kpv_core::lesson::Code::ALL).unwrap();
             let Some(h) = &played.http else { continue };
             for j in &h.journeys {
                 let req = Request {

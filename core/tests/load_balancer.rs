@@ -67,7 +67,7 @@ endpoints:
     conditions: {{ready: true}}
 "
     );
-    kpv_core::model::parse(&text)
+    kpv_core::Code::ALL.parse(&text)
 }
 
 const READY: &str = "{ready: true}";
@@ -81,7 +81,7 @@ fn ip(s: &str) -> IpAddr {
 
 fn rules(c: &Cluster, mode: Mode) -> String {
     let slices = steady_slices(c);
-    let sim = Sim::new(c, &slices, mode, None);
+    let sim = Sim::new(c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
     sim.dataplane("worker-1", IpFamily::V4)
         .map(|dp| dp.render_text())
         .unwrap_or_default()
@@ -89,7 +89,7 @@ fn rules(c: &Cluster, mode: Mode) -> String {
 
 fn from_outside(c: &Cluster, mode: Mode, client: &str, dst: &str, seed: u64) -> Trace {
     let slices = steady_slices(c);
-    let sim = Sim::new(c, &slices, mode, None);
+    let sim = Sim::new(c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
     let req = Request {
         origin: Origin::External { client: ip(client) },
         dst: Dest::Ip(ip(dst)),

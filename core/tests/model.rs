@@ -2,7 +2,7 @@
 //! test per class of bad input (each must give a located diagnostic, never a panic).
 
 use kpv_core::diag::{Diagnostic, Severity, Span};
-use kpv_core::model::{self, NamespacedName, ServiceType, SliceSource};
+use kpv_core::model::{NamespacedName, ServiceType, SliceSource};
 use std::net::IpAddr;
 
 const SEED: &str = include_str!("../../tests/scenarios/alpaca-bandicoot.yaml");
@@ -13,7 +13,7 @@ fn ip(s: &str) -> IpAddr {
 
 /// Parse and return the diagnostics of one severity.
 fn diags_of(yaml: &str, sev: Severity) -> Vec<Diagnostic> {
-    let (_, diags) = model::parse(yaml);
+    let (_, diags) = kpv_core::Code::ALL.parse(yaml);
     diags.into_iter().filter(|d| d.severity == sev).collect()
 }
 
@@ -31,7 +31,7 @@ fn check_error(yaml: &str, needle: &str, field: &str, line: usize) {
 
 #[test]
 fn seed_scenario_parses_without_errors() {
-    let (cluster, diags) = model::parse(SEED);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(SEED);
     assert!(diags.is_empty(), "{diags:#?}");
     assert_eq!(cluster.nodes.len(), 3);
     assert_eq!(cluster.workloads.len(), 2);
@@ -80,12 +80,12 @@ fn seed_scenario_parses_without_errors() {
 
 #[test]
 fn parsing_is_deterministic_and_allocation_is_stable() {
-    let (a, _) = model::parse(SEED);
-    let (b, _) = model::parse(SEED);
+    let (a, _) = kpv_core::Code::ALL.parse(SEED);
+    let (b, _) = kpv_core::Code::ALL.parse(SEED);
     assert_eq!(a, b);
     // Adding an unrelated Service does not move the others' addresses.
     let more = format!("{SEED}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: zebra\nspec:\n  type: NodePort\n  selector: {{app: zebra}}\n  ports:\n  - port: 80\n");
-    let (c, _) = model::parse(&more);
+    let (c, _) = kpv_core::Code::ALL.parse(&more);
     for s in &a.services {
         let same = c.service(&s.id).map(|x| x.cluster_ips.clone());
         assert_eq!(same, Some(s.cluster_ips.clone()), "{}", s.id);
@@ -169,7 +169,7 @@ fn selector_matching_nothing_is_a_warning() {
 fn duplicate_names_are_errors_and_the_first_wins() {
     let yaml = "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  ports:\n  - port: 80\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  ports:\n  - port: 81\n";
     check_error(yaml, "duplicate Service", "metadata.name", 12);
-    let (cluster, _) = model::parse(yaml);
+    let (cluster, _) = kpv_core::Code::ALL.parse(yaml);
     assert_eq!(cluster.services.len(), 1);
     assert_eq!(cluster.services[0].ports[0].port, 80);
 }
@@ -203,7 +203,7 @@ fn multi_port_services_need_port_names() {
 
 #[test]
 fn leading_zeros_are_normalised() {
-    let (cluster, diags) = model::parse("apiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  clusterIP: 010.096.000.010\n  externalIPs: [001.002.003.004]\n  ports:\n  - port: 80\n");
+    let (cluster, diags) = kpv_core::Code::ALL.parse("apiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  clusterIP: 010.096.000.010\n  externalIPs: [001.002.003.004]\n  ports:\n  - port: 80\n");
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     assert_eq!(cluster.services[0].cluster_ips, vec![ip("10.96.0.10")]);
     assert_eq!(cluster.services[0].external_ips, vec![ip("1.2.3.4")]);
@@ -212,7 +212,7 @@ fn leading_zeros_are_normalised() {
 #[test]
 fn kind_list_items_are_objects_with_item_paths() {
     let yaml = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n  metadata:\n    name: a\n  spec:\n    ports:\n    - port: 80\n- apiVersion: v1\n  kind: Service\n  metadata:\n    name: b\n  spec:\n    ports:\n    - port: 0\n";
-    let (cluster, diags) = model::parse(yaml);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(yaml);
     assert_eq!(cluster.services.len(), 2);
     let e = diags
         .iter()
@@ -224,7 +224,7 @@ fn kind_list_items_are_objects_with_item_paths() {
 #[test]
 fn legacy_endpoints_of_selectorless_services_are_mirrored() {
     let yaml = "apiVersion: v1\nkind: Service\nmetadata:\n  name: db\nspec:\n  ports:\n  - port: 5432\n---\napiVersion: v1\nkind: Endpoints\nmetadata:\n  name: db\nsubsets:\n- addresses:\n  - ip: 203.0.113.50\n  notReadyAddresses:\n  - ip: 203.0.113.51\n  ports:\n  - port: 5432\n";
-    let (cluster, diags) = model::parse(yaml);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(yaml);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     assert_eq!(cluster.endpoint_slices.len(), 1);
     let s = &cluster.endpoint_slices[0];
@@ -255,7 +255,7 @@ fn arbitrary_bytes_never_panic_the_parser() {
         "kind: Pod\nmetadata:\n  name: p\nspec:\n  containers: [{ports: [{containerPort: x}]}]",
     ];
     for s in samples {
-        let _ = model::parse(s);
+        let _ = kpv_core::Code::ALL.parse(s);
     }
 }
 
@@ -264,7 +264,7 @@ fn arbitrary_bytes_never_panic_the_parser() {
 #[test]
 fn a_node_without_addresses_is_warned_about_on_that_node() {
     let text = "apiVersion: v1\nkind: Node\nmetadata: {name: bare}\nspec: {podCIDR: 10.244.1.0/24}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: full}\nspec: {podCIDR: 10.244.2.0/24}\nstatus: {addresses: [{type: InternalIP, address: 192.168.5.5}]}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: host-only}\nstatus: {addresses: [{type: Hostname, address: host-only}]}\n";
-    let (c, d) = kpv_core::model::parse(text);
+    let (c, d) = kpv_core::Code::ALL.parse(text);
     let warned: Vec<(&str, Option<usize>)> = d
         .iter()
         .filter(|d| d.field.as_deref() == Some("status.addresses"))

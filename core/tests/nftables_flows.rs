@@ -47,11 +47,11 @@ clusterCIDR: "{cluster_cidr}"
 }
 
 fn compile_yaml(yaml: &str, family: IpFamily) -> Box<dyn Dataplane> {
-    let (cluster, diags) = kpv_core::model::parse(yaml);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(yaml);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     let input = build_input(&cluster, &cluster.endpoint_slices, "test-node", family)
         .expect("test-node exists");
-    modes::compile(Mode::Nftables, &input, Default::default())
+    modes::Compilers::ALL.compile(Mode::Nftables, &input, Default::default())
 }
 
 fn scenario(

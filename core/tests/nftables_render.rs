@@ -11,7 +11,7 @@ use kpv_core::proxy::{build_input, ProxyInput, ServicePortName};
 const OVERALL: &str = include_str!("../../tests/scenarios/nftables-overall.yaml");
 
 fn overall_input() -> ProxyInput {
-    let (cluster, diags) = kpv_core::model::parse(OVERALL);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(OVERALL);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     let mut input = build_input(
         &cluster,
@@ -122,7 +122,7 @@ fn priorities_print_like_nft() {
 
 #[test]
 fn overall_listing_snapshot() {
-    let dp = modes::compile(Mode::Nftables, &overall_input(), Default::default());
+    let dp = modes::Compilers::ALL.compile(Mode::Nftables, &overall_input(), Default::default());
     insta::assert_snapshot!("nftables_overall_listing", dp.render_text());
 }
 
@@ -222,7 +222,7 @@ endpoints:
 - {addresses: ["fd00:10:180::2:1"], nodeName: test-node}
 ports: [{name: p80, port: 80, protocol: TCP}]
 "#;
-    let (cluster, diags) = kpv_core::model::parse(yaml);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(yaml);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     let input = build_input(
         &cluster,
@@ -231,7 +231,7 @@ ports: [{name: p80, port: 80, protocol: TCP}]
         IpFamily::V6,
     )
     .expect("test-node");
-    let dp = modes::compile(Mode::Nftables, &input, Default::default());
+    let dp = modes::Compilers::ALL.compile(Mode::Nftables, &input, Default::default());
     insta::assert_snapshot!("nftables_ipv6_listing", dp.render_text());
 }
 
@@ -251,11 +251,17 @@ nftables: {masqueradeBit: 5}
         .chain([config])
         .collect::<Vec<_>>()
         .join("\n---\n");
-    let (cluster, diags) = kpv_core::model::parse(&text);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
     assert!(diags.is_empty(), "{diags:#?}");
     let slices = kpv_core::controller::steady_slices(&cluster);
     let rules = |mode: Mode| {
-        let sim = kpv_core::trace::Sim::new(&cluster, &slices, mode, None);
+        let sim = kpv_core::trace::Sim::new(
+            &cluster,
+            &slices,
+            mode,
+            None,
+            kpv_core::modes::Compilers::ALL,
+        );
         sim.dataplane("test-node", IpFamily::V4)
             .map(|dp| dp.render_text())
             .unwrap_or_default()

@@ -216,7 +216,7 @@ pub fn sort_nftables_transaction(tx: &str) -> String {
 }
 
 fn overall_input() -> ProxyInput {
-    let (cluster, diags) = kpv_core::model::parse(OVERALL);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(OVERALL);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     let mut input = build_input(
         &cluster,
@@ -365,7 +365,7 @@ addressType: IPv4
 endpoints: [{addresses: ["10.0.2.1"]}]
 ports: [{name: p8080, port: 8080, protocol: TCP}]
 "#;
-    let (cluster, diags) = kpv_core::model::parse(yaml);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(yaml);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     let input = build_input(
         &cluster,

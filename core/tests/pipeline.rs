@@ -28,15 +28,21 @@ fn scenarios() -> Vec<(String, Cluster)> {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            (name, kpv_core::model::parse(&text).0)
+            (name, kpv_core::Code::ALL.parse(&text).0)
         })
         .collect()
 }
 
 fn traced(cluster: &Cluster, mode: Mode, kind: TargetKind) -> Option<Trace> {
     let slices = steady_slices(cluster);
-    let sim = Sim::new(cluster, &slices, mode, None);
-    let target = replay::targets(cluster)
+    let sim = Sim::new(
+        cluster,
+        &slices,
+        mode,
+        None,
+        kpv_core::modes::Compilers::ALL,
+    );
+    let target = replay::targets(cluster, kpv_core::replay::Code::ALL.http)
         .into_iter()
         .find(|t| t.kind == kind)?;
     let origin = replay::default_origin(cluster, &target);
@@ -215,8 +221,14 @@ fn every_hop_moves_the_packet_or_rewrites_it_and_no_node_has_more_than_nine_step
         let slices = steady_slices(&cluster);
         let scene = kpv_core::scene::layout(&cluster, &slices);
         for mode in Mode::ALL {
-            let sim = Sim::new(&cluster, &slices, mode, None);
-            for target in replay::targets(&cluster) {
+            let sim = Sim::new(
+                &cluster,
+                &slices,
+                mode,
+                None,
+                kpv_core::modes::Compilers::ALL,
+            );
+            for target in replay::targets(&cluster, kpv_core::replay::Code::ALL.http) {
                 let origin = replay::default_origin(&cluster, &target);
                 let req = replay::request(&target, origin, 0);
                 let t = trace(&sim, &req, &mut Default::default(), &mut Chooser::new(1), 0);

@@ -18,7 +18,7 @@ fn scenarios_dir() -> PathBuf {
 fn load(name: &str) -> Cluster {
     let path = scenarios_dir().join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-    let (cluster, diags) = kpv_core::model::parse(&text);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
     assert!(!kpv_core::diag::has_errors(&diags), "{name}: {diags:#?}");
     cluster
 }
@@ -81,7 +81,7 @@ fn every_scenario_file_parses_without_errors() {
     entries.sort();
     for path in entries {
         let text = std::fs::read_to_string(&path).expect("readable");
-        let (cluster, diags) = kpv_core::model::parse(&text);
+        let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
         assert!(!kpv_core::diag::has_errors(&diags), "{path:?}: {diags:#?}");
         assert!(!cluster.nodes.is_empty(), "{path:?} has no Node");
         assert!(!cluster.services.is_empty(), "{path:?} has no Service");
@@ -124,7 +124,7 @@ fn nodeport_answers_on_every_node_even_without_a_local_pod() {
     let c = load("nodeport.yaml");
     let slices = steady_slices(&c);
     for mode in DATAPLANES {
-        let sim = Sim::new(&c, &slices, mode, None);
+        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
         // worker-3 runs no web Pod (the two replicas are on worker-1 and -2).
         let t = one(
             &sim,
@@ -162,7 +162,7 @@ fn loadbalancer_cluster_loses_the_client_ip() {
     let c = load("loadbalancer-cluster.yaml");
     let slices = steady_slices(&c);
     for mode in DATAPLANES {
-        let sim = Sim::new(&c, &slices, mode, None);
+        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
         let mut nodes = std::collections::BTreeSet::new();
         for seed in 0..60 {
             let t = one(
@@ -218,7 +218,7 @@ fn loadbalancer_local_keeps_the_client_ip_and_skips_nodes_without_endpoints() {
     let c = load("loadbalancer-local.yaml");
     let slices = steady_slices(&c);
     for mode in DATAPLANES {
-        let sim = Sim::new(&c, &slices, mode, None);
+        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
         let mut nodes = std::collections::BTreeSet::new();
         for seed in 0..100 {
             let t = one(
@@ -266,7 +266,7 @@ fn loadbalancer_local_node_without_endpoints_drops_direct_nodeport_traffic() {
     let c = load("loadbalancer-local.yaml");
     let slices = steady_slices(&c);
     for mode in [Mode::Iptables, Mode::Nftables] {
-        let sim = Sim::new(&c, &slices, mode, None);
+        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
         let t = one(
             &sim,
             &req(
@@ -296,7 +296,7 @@ fn no_endpoints_rejects_in_every_rule_based_mode() {
         .flat_map(|s| &s.endpoints)
         .all(|e| !e.ready && !e.serving));
     for mode in DATAPLANES {
-        let sim = Sim::new(&c, &slices, mode, None);
+        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
         for (origin, dst, port) in [
             (
                 Origin::Node {
@@ -327,7 +327,7 @@ fn session_affinity_sends_one_client_to_one_pod() {
     let slices = steady_slices(&c);
     let shop = pod_of(&c, "shop");
     for mode in Mode::ALL {
-        let sim = Sim::new(&c, &slices, mode, None);
+        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
         let mut state = WorldState::default();
         let mut chooser = Chooser::new(11);
         let mut seen = std::collections::BTreeSet::new();
@@ -359,7 +359,13 @@ fn session_affinity_sends_one_client_to_one_pod() {
     for s in &mut plain.services {
         s.session_affinity_seconds = None;
     }
-    let sim = Sim::new(&plain, &slices, Mode::Iptables, None);
+    let sim = Sim::new(
+        &plain,
+        &slices,
+        Mode::Iptables,
+        None,
+        kpv_core::modes::Compilers::ALL,
+    );
     let mut state = WorldState::default();
     let mut chooser = Chooser::new(11);
     let spread: std::collections::BTreeSet<_> = (41000..41012)
@@ -389,7 +395,7 @@ fn external_database_is_reached_through_its_service() {
     let slices = steady_slices(&c);
     let orders = pod_of(&c, "orders");
     for mode in Mode::ALL {
-        let sim = Sim::new(&c, &slices, mode, None);
+        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
         for name in [
             "orders-db",
             "orders-db.default",
@@ -444,7 +450,8 @@ fn userspace_retries_a_dead_pod_where_iptables_times_out() {
         src: ip("192.168.49.12"),
     };
     let run = |mode: Mode| -> Vec<Trace> {
-        let sim = Sim::new(&c, &slices, mode, None).with_app_changes(&changes);
+        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL)
+            .with_app_changes(&changes);
         let mut state = WorldState::default();
         let mut chooser = Chooser::new(5);
         (0..12)

@@ -19,7 +19,7 @@ proptest! {
     #[test]
     fn parse_never_panics_on_bytes(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
         let text = String::from_utf8_lossy(&bytes);
-        let _ = kpv_core::model::parse(&text);
+        let _ = kpv_core::Code::ALL.parse(&text);
     }
 
     /// Real YAML cut at a random place with random bytes spliced in: deeper
@@ -34,7 +34,7 @@ proptest! {
         let at = at.min(bytes.len());
         bytes.splice(at..at, junk);
         let text = String::from_utf8_lossy(&bytes);
-        let _ = kpv_core::model::parse(&text);
+        let _ = kpv_core::Code::ALL.parse(&text);
     }
 }
 
@@ -69,7 +69,7 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let text = yaml(&svcs);
-        let (cluster, diags) = kpv_core::model::parse(&text);
+        let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
         prop_assert!(!kpv_core::diag::has_errors(&diags), "{:#?}\n{}", diags, text);
         let input = build_input(&cluster, &cluster.endpoint_slices, "node-a", IpFamily::V4)
             .expect("node-a");
@@ -79,7 +79,7 @@ proptest! {
             ("198.51.100.7", Hook::Prerouting), // outside
         ];
         for mode in Mode::ALL {
-            let dp = modes::compile(mode, &input, Default::default());
+            let dp = modes::Compilers::ALL.compile(mode, &input, Default::default());
             let text = dp.render_text();
             prop_assert!(!text.is_empty());
             let mut state = NodeState::default();

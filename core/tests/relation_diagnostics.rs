@@ -26,7 +26,7 @@ struct Case {
 /// Model diagnostics, then the HTTP status ones, all located.
 fn diagnostics(files: &[&str]) -> Vec<Diagnostic> {
     let inputs: Vec<Input<'_>> = files.iter().map(|t| Input { text: t }).collect();
-    let (cluster, mut diags) = model::parse_files(&inputs);
+    let (cluster, mut diags) = kpv_core::Code::ALL.parse_files(&inputs);
     let prepared = http::prepare(&cluster);
     let mut status = http::status::diagnostics(&prepared.table);
     status.extend(http::status::ingress_diagnostics(

@@ -63,8 +63,8 @@ struct World {
 
 impl World {
     fn new(text: &str) -> World {
-        let (cluster, _) = kpv_core::model::parse(text);
-        let targets = replay::targets(&cluster);
+        let (cluster, _) = kpv_core::Code::ALL.parse(text);
+        let targets = replay::targets(&cluster, kpv_core::replay::Code::ALL.http);
         let mode = cluster.proxy.mode;
         World {
             cluster,
@@ -124,6 +124,7 @@ impl World {
 
     fn inputs(&self) -> Inputs<'_> {
         Inputs {
+            code: kpv_core::replay::Code::ALL,
             cluster: &self.cluster,
             mode: self.mode,
             scheduler: Some(Scheduler::Rr),

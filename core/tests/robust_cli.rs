@@ -368,7 +368,7 @@ fn options_apply_to_their_commands_once() {
 /// agree.
 #[test]
 fn trace_refuses_mixed_address_families() {
-    let (cluster, _) = kpv_core::model::parse(SEED);
+    let (cluster, _) = kpv_core::Code::ALL.parse(SEED);
     let pod = cluster
         .pods
         .first()

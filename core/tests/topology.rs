@@ -96,7 +96,7 @@ endpoints:
 }
 
 fn parse(text: &str) -> (Cluster, Vec<Diagnostic>) {
-    kpv_core::model::parse(text)
+    kpv_core::Code::ALL.parse(text)
 }
 
 fn prefer_close() -> Cluster {
@@ -116,7 +116,7 @@ fn prefer_close() -> Cluster {
 /// rules of `mode`: the DNAT targets, or IPVS's real servers.
 fn used(c: &Cluster, mode: Mode, node: &str) -> BTreeSet<&'static str> {
     let slices = steady_slices(c);
-    let sim = Sim::new(c, &slices, mode, None);
+    let sim = Sim::new(c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
     let text = sim
         .dataplane(node, IpFamily::V4)
         .map(|dp| dp.render_text())
@@ -178,7 +178,7 @@ fn traced_packets_stay_in_the_zone() {
     let c = prefer_close();
     let slices = steady_slices(&c);
     for mode in MODES {
-        let sim = Sim::new(&c, &slices, mode, None);
+        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
         let mut reached = BTreeSet::new();
         for seed in 0..30 {
             let req = Request {

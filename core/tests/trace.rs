@@ -17,7 +17,7 @@ const LB_CLUSTER: &str = include_str!("../../tests/scenarios/loadbalancer-cluste
 const FLOWS: &str = include_str!("../../tests/scenarios/packet-flows.yaml");
 
 fn parse(text: &str) -> Cluster {
-    let (c, diags) = kpv_core::model::parse(text);
+    let (c, diags) = kpv_core::Code::ALL.parse(text);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     c
 }
@@ -85,7 +85,7 @@ fn external_client_through_the_load_balancer_to_a_pod_on_another_node() {
     let client = sa("198.51.100.7:40000");
     let lb = sa("203.0.113.10:80");
     for mode in [Mode::Iptables, Mode::Ipvs, Mode::Nftables] {
-        let sim = Sim::new(&c, &slices, mode, None);
+        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
         // Find a seed where the load balancer picks worker-3 (no web Pod).
         let t = (0..200)
             .map(|seed| {
@@ -166,7 +166,13 @@ fn external_client_through_the_load_balancer_to_a_pod_on_another_node() {
 fn local_pod_needs_no_pod_network_hop() {
     let c = parse(LB_CLUSTER);
     let slices = steady_slices(&c);
-    let sim = Sim::new(&c, &slices, Mode::Iptables, None);
+    let sim = Sim::new(
+        &c,
+        &slices,
+        Mode::Iptables,
+        None,
+        kpv_core::modes::Compilers::ALL,
+    );
     let mut saw = false;
     for seed in 0..100 {
         let t = trace(
@@ -225,7 +231,7 @@ fn an_established_connection_keeps_its_endpoint_after_it_leaves_the_slice() {
             45000,
         );
         let first = trace(
-            &Sim::new(&c, &slices, mode, None),
+            &Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL),
             &r,
             &mut state,
             &mut chooser,
@@ -235,7 +241,7 @@ fn an_established_connection_keeps_its_endpoint_after_it_leaves_the_slice() {
         let ep = first.verdict.endpoint().expect("first connection DNATed");
         // The endpoint leaves the EndpointSlice; kube-proxy resyncs.
         let later = without_endpoint(&slices, ep.ip());
-        let sim2 = Sim::new(&c, &later, mode, None);
+        let sim2 = Sim::new(&c, &later, mode, None, kpv_core::modes::Compilers::ALL);
         let again = trace(&sim2, &r, &mut state, &mut chooser, 5_000);
         assert!(again.established, "{mode:?}");
         assert!(
@@ -276,7 +282,7 @@ fn same_seed_same_trace_other_seeds_spread() {
     };
     let r = req(from, Dest::Name("alpaca-service".into()), 8080, 40000);
     for mode in [Mode::Iptables, Mode::Nftables] {
-        let sim = Sim::new(&c, &slices, mode, None);
+        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
         let one = |seed| {
             trace(
                 &sim,
@@ -295,7 +301,13 @@ fn same_seed_same_trace_other_seeds_spread() {
         );
     }
     // IPVS round robin spreads by state, not by seed.
-    let sim = Sim::new(&c, &slices, Mode::Ipvs, None);
+    let sim = Sim::new(
+        &c,
+        &slices,
+        Mode::Ipvs,
+        None,
+        kpv_core::modes::Compilers::ALL,
+    );
     let mut state = WorldState::default();
     let eps: BTreeSet<SocketAddr> = (0..3)
         .filter_map(|i| {
@@ -320,7 +332,13 @@ fn same_seed_same_trace_other_seeds_spread() {
 fn dns_names_resolve_like_cluster_dns() {
     let c = parse(SEED);
     let slices = steady_slices(&c);
-    let sim = Sim::new(&c, &slices, Mode::Iptables, None);
+    let sim = Sim::new(
+        &c,
+        &slices,
+        Mode::Iptables,
+        None,
+        kpv_core::modes::Compilers::ALL,
+    );
     let svc_ip = c
         .service(&NamespacedName::new("default", "alpaca-service"))
         .and_then(|s| s.cluster_ips.first().copied())
@@ -503,7 +521,7 @@ fn a_pod_reaches_another_nodes_node_port_through_that_nodes_rules() {
     let slices = steady_slices(&c);
     let web1 = pod_of(&c, "web-1");
     for mode in [Mode::Iptables, Mode::Ipvs, Mode::Nftables, Mode::Userspace] {
-        let sim = Sim::new(&c, &slices, mode, None);
+        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
         for origin in [
             Origin::Pod { pod: web1.clone() },
             Origin::Node {
@@ -617,7 +635,13 @@ endpoints:
 ";
     let c = parse(text);
     let slices = steady_slices(&c);
-    let sim = Sim::new(&c, &slices, Mode::Iptables, None);
+    let sim = Sim::new(
+        &c,
+        &slices,
+        Mode::Iptables,
+        None,
+        kpv_core::modes::Compilers::ALL,
+    );
     let mut seen = BTreeSet::new();
     for seed in 0..32 {
         // From outside the cluster CIDR: the ClusterIP rule masquerades.
@@ -665,7 +689,7 @@ fn an_untranslated_loopback_connection_stays_on_the_node() {
         .expect("a NodePort");
     for (mode, translated) in [(Mode::Nftables, false), (Mode::Iptables, true)] {
         let slices = steady_slices(&c);
-        let sim = Sim::new(&c, &slices, mode, None);
+        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
         let origin = Origin::Node {
             node: node.clone(),
             src: ip("127.0.0.1"),
@@ -701,7 +725,13 @@ apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: default, labels: {ap
 apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec:\n  selector: {app: web}\n  ipFamilyPolicy: RequireDualStack\n  ipFamilies: [IPv4, IPv6]\n  clusterIPs: [10.96.0.20, \"fd00:10:96::20\"]\n  ports: [{port: 80}]\n";
     let c = parse(yaml);
     let slices = steady_slices(&c);
-    let sim = Sim::new(&c, &slices, Mode::Iptables, None);
+    let sim = Sim::new(
+        &c,
+        &slices,
+        Mode::Iptables,
+        None,
+        kpv_core::modes::Compilers::ALL,
+    );
     let client = NamespacedName::new("default", "client");
     for (dst, src, pod) in [
         ("fd00:10:96::20", "fd00:244:1::5", "fd00:244:1::6"),

@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 const BASIC: &str = include_str!("../../tests/scenarios/userspace-basic.yaml");
 
 fn input_of(yaml: &str, node: &str, family: IpFamily) -> ProxyInput {
-    let (cluster, diags) = kpv_core::model::parse(yaml);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(yaml);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     kpv_core::proxy::build_input(&cluster, &cluster.endpoint_slices, node, family).unwrap()
 }
@@ -1019,7 +1019,7 @@ fn snapshot_ipv6_text() {
 #[test]
 fn via_the_shared_compile_entry_point() {
     let input = input_of(BASIC, "node-a", IpFamily::V4);
-    let dp = kpv_core::modes::compile(Mode::Userspace, &input, Default::default());
+    let dp = kpv_core::modes::Compilers::ALL.compile(Mode::Userspace, &input, Default::default());
     assert_eq!(dp.mode(), Mode::Userspace);
     assert_eq!(dp.render_text(), basic().render_text());
     assert_eq!(dp.rule_count(), basic().rule_count());
@@ -1204,7 +1204,7 @@ spec:
   ports: [{name: http, port: 80, targetPort: 8080}]
 ";
     let yaml = format!("{BASIC}{slice}");
-    let (cluster, diags) = kpv_core::model::parse(&yaml);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(&yaml);
     assert!(
         diags.iter().any(
             |d| d.message.contains("reads Endpoints, not EndpointSlices")
@@ -1219,7 +1219,13 @@ spec:
         seen.iter().any(|s| s.service_name == "web"),
         "mirrored Endpoints stay"
     );
-    let sim = kpv_core::trace::Sim::new(&cluster, &slices, Mode::Userspace, None);
+    let sim = kpv_core::trace::Sim::new(
+        &cluster,
+        &slices,
+        Mode::Userspace,
+        None,
+        kpv_core::modes::Compilers::ALL,
+    );
     let text = sim
         .dataplane("node-a", IpFamily::V4)
         .map(|dp| dp.render_text())
@@ -1230,7 +1236,13 @@ spec:
     let cli = kpv_core::cli::run(&cmd, std::slice::from_ref(&yaml), cmd.files());
     assert!(!cli.stdout.contains("10.244.1.77"), "{}", cli.stdout);
     // The other modes read it.
-    let sim = kpv_core::trace::Sim::new(&cluster, &slices, Mode::Iptables, None);
+    let sim = kpv_core::trace::Sim::new(
+        &cluster,
+        &slices,
+        Mode::Iptables,
+        None,
+        kpv_core::modes::Compilers::ALL,
+    );
     let text = sim
         .dataplane("node-a", IpFamily::V4)
         .map(|dp| dp.render_text())

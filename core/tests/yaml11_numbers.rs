@@ -7,7 +7,7 @@ fn port_of(port: &str) -> Option<u16> {
         "apiVersion: v1\nkind: Node\nmetadata: {{name: n1}}\nstatus: {{addresses: [{{type: InternalIP, address: 10.0.0.1}}]}}\n---\n\
          apiVersion: v1\nkind: Service\nmetadata: {{name: s}}\nspec: {{ports: [{{port: {port}}}]}}\n"
     );
-    let (cluster, _) = kpv_core::model::parse(&yaml);
+    let (cluster, _) = kpv_core::Code::ALL.parse(&yaml);
     cluster
         .services
         .first()
@@ -34,7 +34,7 @@ fn service_ports_are_read_as_kubectl_reads_them() {
 fn yes_is_true_for_a_boolean_field() {
     let yaml = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {addresses: [{type: InternalIP, address: 10.0.0.1}]}\n---\n\
         apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {publishNotReadyAddresses: yes, ports: [{port: 80}]}\n";
-    let (cluster, diags) = kpv_core::model::parse(yaml);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(yaml);
     assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
     assert!(cluster
         .services

@@ -384,7 +384,7 @@ fn duplicate_keys_are_reported_at_the_second() {
 #[test]
 fn duplicate_keys_reach_the_model() {
     let src = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  ports:\n  - port: 80\n  ports:\n  - port: 81\n";
-    let (cluster, diags) = kpv_core::model::parse(src);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(src);
     let dup: Vec<&Diagnostic> = diags
         .iter()
         .filter(|d| d.message.contains("mapping key"))
@@ -487,7 +487,7 @@ spec:
   ports:
   - port: 82
 ";
-    let (cluster, diags) = kpv_core::model::parse(src);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(src);
     assert!(
         !diags
             .iter()

@@ -268,7 +268,7 @@ mod tests {
     #[test]
     fn korean_summaries_have_no_english_prose_in_any_mode() {
         let yaml = include_str!("../../tests/scenarios/loadbalancer-cluster.yaml");
-        let (cluster, _) = kpv_core::model::parse(yaml);
+        let (cluster, _) = kpv_core::Code::ALL.parse(yaml);
         let slices = steady_slices(&cluster);
         // Words that are names, not prose: object names, chain parts.
         let names: Vec<String> = cluster
@@ -319,8 +319,8 @@ mod tests {
                 .contains(&w)
         };
         for mode in Mode::ALL {
-            let sim = Sim::new(&cluster, &slices, mode, None);
-            for target in replay::targets(&cluster) {
+            let sim = Sim::new(&cluster, &slices, mode, None, kpv_core::Code::ALL.compilers);
+            for target in replay::targets(&cluster, kpv_core::Code::ALL.replay().http) {
                 let origin = replay::default_origin(&cluster, &target);
                 let t = trace(
                     &sim,

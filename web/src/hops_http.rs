@@ -170,9 +170,9 @@ mod tests {
             include_str!("../../tests/scenarios/ingress.yaml"),
             include_str!("../../tests/scenarios/gateway-api.yaml"),
         ] {
-            let (c, _) = kpv_core::model::parse(yaml);
+            let (c, _) = kpv_core::Code::ALL.parse(yaml);
             let c = kpv_core::http::prepare(&c).cluster;
-            let targets = replay::targets(&c);
+            let targets = replay::targets(&c, kpv_core::Code::ALL.replay().http);
             let t = targets.first().expect("an HTTP target");
             let packets = [SentPacket {
                 id: 0,
@@ -181,6 +181,7 @@ mod tests {
                 seed: 3,
             }];
             let traces = replay::replay(&Inputs {
+                code: kpv_core::Code::ALL.replay(),
                 cluster: &c,
                 mode: c.proxy.mode,
                 scheduler: None,

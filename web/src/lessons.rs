@@ -128,8 +128,8 @@ mod tests {
                 l.id,
                 l.scenario
             );
-            let (cluster, _) = kpv_core::model::parse(&by_key_from_disk(&l.scenario));
-            let problems = lesson::check_against(&l, &cluster);
+            let (cluster, _) = kpv_core::Code::ALL.parse(&by_key_from_disk(&l.scenario));
+            let problems = lesson::check_against(&l, &cluster, &kpv_core::Code::ALL.lesson());
             assert!(problems.is_empty(), "{}: {problems:?}", l.id);
         }
     }

@@ -30,6 +30,7 @@ macro_rules! split_points {
     )*)*};
 }
 
+pub mod code;
 pub mod components;
 pub mod data;
 #[cfg(feature = "full")]

@@ -4,9 +4,9 @@
 //! With the `split` feature (the release build) each of them is a split
 //! point: `cargo xtask build` cuts its code out of the first `.wasm` into a
 //! file of its own, fetched from the app's origin on first use and then
-//! registered with kpv-core ([`kpv_core::modes::registry`]). Without it
-//! (development builds, the tests) every compiler is linked in and loading
-//! is immediate.
+//! kept here (the only place that keeps loaded code: kpv-core is handed
+//! the compilers, [`compilers`]). Without it (development builds, the
+//! tests) every compiler is linked in and loading is immediate.
 //!
 //! Which modes are here is an input of the Store ([`Loads`] in
 //! `Store::loads`): everything computed with a mode waits for it, so a
@@ -29,12 +29,36 @@
 
 use crate::state::Store;
 use kpv_core::model::Mode;
+use kpv_core::modes::Compilers;
 use leptos::prelude::*;
 
+/// The compilers whose code has arrived (by [`Mode::index`]).
+#[cfg(feature = "split")]
+static LOADED: [std::sync::OnceLock<kpv_core::modes::CompileFn>; 4] =
+    [const { std::sync::OnceLock::new() }; 4];
+
+/// The compilers this app can hand kpv-core now: iptables and those that
+/// have arrived (all of them in a build without `split`).
+pub fn compilers() -> Compilers {
+    #[cfg(feature = "split")]
+    {
+        Mode::ALL
+            .into_iter()
+            .fold(Compilers::IPTABLES, |c, m| match LOADED[m.index()].get() {
+                Some(f) => c.with(m, *f),
+                None => c,
+            })
+    }
+    #[cfg(not(feature = "split"))]
+    {
+        Compilers::ALL
+    }
+}
+
 /// True when `mode`'s rules can be computed now (its code is linked in or
-/// has been registered).
+/// has arrived).
 pub fn ready(mode: Mode) -> bool {
-    kpv_core::modes::registry::ready(mode)
+    compilers().ready(mode)
 }
 
 /// Where one mode's code is.
@@ -45,7 +69,7 @@ pub enum Load {
     Absent,
     /// On its way.
     Loading,
-    /// Here: [`kpv_core::modes::compile`] renders it for real.
+    /// Here: [`compilers`] has it.
     Ready,
     /// The last fetch failed (offline, not found); asking again retries.
     Failed,
@@ -127,7 +151,7 @@ impl Loads {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LoadFailed(pub Mode);
 
-/// Fetch `mode`'s code if it is not here yet, and register it.
+/// Fetch `mode`'s code if it is not here yet, and keep it.
 async fn load(mode: Mode) -> Result<(), LoadFailed> {
     if ready(mode) {
         return Ok(());
@@ -141,7 +165,11 @@ async fn load(mode: Mode) -> Result<(), LoadFailed> {
             Mode::Iptables => return Ok(()),
         };
         match loaded {
-            Ok(f) => kpv_core::modes::registry::register(mode, f),
+            Ok(f) => {
+                // The first arrival stands (two fetches of one file give
+                // the same function).
+                let _ = LOADED[mode.index()].set(f);
+            }
             Err(_) => return Err(LoadFailed(mode)),
         }
     }

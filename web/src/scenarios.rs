@@ -176,7 +176,7 @@ mod tests {
                 p.key,
                 fingerprint(&text)
             );
-            let (_, diags) = kpv_core::model::parse(&text);
+            let (_, diags) = kpv_core::Code::ALL.parse(&text);
             assert!(!kpv_core::diag::has_errors(&diags), "{}: {diags:#?}", p.key);
         }
     }
@@ -211,8 +211,11 @@ mod tests {
             ),
         ] {
             let p = PRESETS.iter().find(|p| p.key == key).expect(key);
-            let (c, diags) = kpv_core::model::parse(&text_from_disk(p));
-            let first = kpv_core::replay::targets(&c).into_iter().next().expect(key);
+            let (c, diags) = kpv_core::Code::ALL.parse(&text_from_disk(p));
+            let first = kpv_core::replay::targets(&c, kpv_core::Code::ALL.replay().http)
+                .into_iter()
+                .next()
+                .expect(key);
             assert_eq!(first.key, format!("http:{entry}"), "{key}");
             match &first.dst {
                 kpv_core::trace::Dest::Http(h) => assert_eq!(h.request.url(), url, "{key}"),

@@ -125,12 +125,12 @@ pub fn scenario_key(yaml: &str) -> &'static str {
 pub async fn open(store: Store, fragment: &str) -> Result<ShareState, OpenError> {
     let decode = decoder().await.ok_or(OpenError::Unavailable)?;
     let state = decode(fragment).map_err(OpenError::Link)?;
-    let mut parsed = kpv_core::model::parse(&state.yaml);
+    let mut parsed = crate::code::now().parse(&state.yaml);
     // Its Ingress and Gateway objects are checked too: with routing's code
     // (fetched here if needed; if that fails the app says so, as for any
     // scenario with routing objects).
     if parsed.0.routing.awaiting_code && crate::lazy_http::load().await.is_ok() {
-        parsed = kpv_core::model::parse(&state.yaml);
+        parsed = crate::code::now().parse(&state.yaml);
     }
     if let Some(d) = parsed.1.iter().find(|d| d.is_error()) {
         return Err(OpenError::Scenario(d.to_string()));

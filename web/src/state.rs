@@ -165,8 +165,8 @@ impl WithHttpProxies for Parsed {
         if self.0.routing.is_empty() || !ready.get() {
             return self;
         }
-        match crate::lazy_http::fns() {
-            Some(f) => ((f.prepare)(&self.0).cluster, self.1),
+        match crate::lazy_http::http() {
+            Some(f) => ((f.replay.prepare)(&self.0).cluster, self.1),
             None => self,
         }
     }
@@ -310,7 +310,7 @@ impl Store {
                         _ => None,
                     })
                     .flatten()
-                    .unwrap_or_else(|| kpv_core::model::parse(y))
+                    .unwrap_or_else(|| crate::code::now().parse(y))
             })
             .with_http_proxies(http_ready)
         });
@@ -354,11 +354,16 @@ impl Store {
         let http_prepared = Memo::new(move |_| {
             // Subscribed to readiness first, so it is prepared once it is in.
             let ready = http_ready.get();
-            let f = crate::lazy_http::fns().filter(|_| ready)?;
-            parsed.with(|(c, _)| (!c.routing.is_empty()).then(|| Arc::new((f.prepare)(c))))
+            let f = crate::lazy_http::http().filter(|_| ready)?;
+            parsed.with(|(c, _)| (!c.routing.is_empty()).then(|| Arc::new((f.replay.prepare)(c))))
         });
         let targets = Memo::new(move |_| {
-            parsed.with(|(c, _)| http_prepared.with(|p| replay::targets_with(c, p.as_deref())))
+            parsed.with(|(c, _)| {
+                http_prepared.with(|p| {
+                    let http = crate::lazy_http::http().map(|h| h.replay);
+                    replay::targets_with(c, p.as_deref(), http)
+                })
+            })
         });
         let played = StoredValue::new_local(Played::default());
         let replayed: Memo<u64> = Memo::new(move |prev: Option<&u64>| {
@@ -389,6 +394,7 @@ impl Store {
                         };
                         scene.with(|sc| {
                             let inputs = replay::Inputs {
+                                code: crate::code::now().replay(),
                                 cluster: c,
                                 mode,
                                 scheduler: Some(sched),
@@ -442,13 +448,22 @@ impl Store {
             let sched = scheduler.get();
             parsed.with(|(c, _)| {
                 proxy_slices.with(|sl| {
-                    let seen = kpv_core::proxy::slices_seen_by(mode, sl);
                     let opts = kpv_core::modes::CompileOptions {
                         scheduler: Some(sched),
                     };
-                    let input = kpv_core::proxy::build_input(c, &seen, &node, IpFamily::V4)
-                        .or_else(|| kpv_core::proxy::build_input(c, &seen, &node, IpFamily::V6))?;
-                    let text = kpv_core::modes::compile(mode, &input, opts).render_text();
+                    // Every family the node has, as `kpv rules` prints them.
+                    let planes = kpv_core::modes::node_planes(
+                        c,
+                        sl,
+                        &node,
+                        mode,
+                        opts,
+                        crate::modes::compilers(),
+                    );
+                    if planes.is_empty() {
+                        return None;
+                    }
+                    let text = kpv_core::modes::render_planes(&planes);
                     Some(NodeRules { node, text })
                 })
             })
@@ -686,7 +701,7 @@ impl Store {
         self.http.url.set(url.to_string());
         self.http.headers.set(headers.to_string());
         // Without routing's code the form keeps the request, unsent.
-        let Some(f) = crate::lazy_http::fns().filter(|_| self.http_ready.get_untracked()) else {
+        let Some(f) = crate::lazy_http::http().filter(|_| self.http_ready.get_untracked()) else {
             return Ok(());
         };
         let req = (f.parse_request)(method, url, headers);
@@ -864,10 +879,10 @@ mod tests {
     /// a mode switch, a Played shows what one built afresh shows.
     #[test]
     fn played_in_place_equals_played_afresh() {
-        let (cluster, _) = kpv_core::model::parse(SEED);
+        let (cluster, _) = kpv_core::Code::ALL.parse(SEED);
         let slices = controller::steady_slices(&cluster);
         let scene = kpv_core::scene::layout(&cluster, &slices);
-        let targets = replay::targets(&cluster);
+        let targets = replay::targets(&cluster, kpv_core::Code::ALL.replay().http);
         let mut packets: Vec<SentPacket> = Vec::new();
         let mut kept = Played::default();
         let mut mode = cluster.proxy.mode;
@@ -895,6 +910,7 @@ mod tests {
         for step in steps {
             step(&mut packets, &mut mode);
             let inputs = Inputs {
+                code: kpv_core::Code::ALL.replay(),
                 cluster: &cluster,
                 mode,
                 scheduler: None,

@@ -878,20 +878,6 @@ fn test(tools: &Tools) {
         "cargo test",
         cargo_tests(tools.cmd("cargo").args(["test", "--workspace"])),
     );
-    // The registries of the code the web app loads on first use, as the
-    // release build has them: nothing linked until registered.
-    add(
-        "cargo test (lazy-modes, lazy-http)",
-        cargo_tests(tools.cmd("cargo").args([
-            "test",
-            "-p",
-            "kpv-core",
-            "--lib",
-            "--features",
-            "lazy-modes,lazy-http",
-            "registry",
-        ])),
-    );
     add("kernel check (netfilter)", kernel_check(tools, &[]));
     add(
         "wasm-bindgen-test (Chromium)",

@@ -188,7 +188,7 @@ mod tests {
 
     #[test]
     fn a_failing_readiness_probe_plays_out_as_kubectl_shows_it_and_back() {
-        let (cluster, _) = crate::model::parse(SEED);
+        let (cluster, _) = crate::Code::ALL.parse(SEED);
         let Some(pod) = cluster
             .pods
             .iter()
@@ -262,7 +262,7 @@ mod tests {
 
     #[test]
     fn an_app_taken_down_is_refused_not_503() {
-        let (cluster, _) = crate::model::parse(SEED);
+        let (cluster, _) = crate::Code::ALL.parse(SEED);
         let Some(pod) = cluster.pods.iter().find(|p| p.readiness_probe().is_some()) else {
             panic!("no Pod with a readiness probe")
         };

@@ -24,7 +24,6 @@ pub mod journey;
 pub mod matching;
 pub mod model;
 pub mod objects;
-pub mod registry;
 pub mod render;
 pub mod send;
 pub mod status;

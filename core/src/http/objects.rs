@@ -1,6 +1,7 @@
 //! The routing objects as [`crate::http`] reads them: the model's typed
 //! routing kinds ([`crate::model::routing`]), lowered and validated with the
-//! rest of the input by [`crate::model::parse`]. Nothing here decides routing.
+//! rest of the input by [`crate::model::parse`] (handed HTTP routing's own
+//! lowering). Nothing here decides routing.
 
 pub use crate::model::routing::*;
 
@@ -11,7 +12,7 @@ pub type Objects = RoutingObjects;
 
 /// The routing objects of one YAML stream, with every diagnostic of it.
 pub fn parse(text: &str) -> (Objects, Vec<Diagnostic>) {
-    let (cluster, diags) = crate::model::parse(text);
+    let (cluster, diags) = crate::model::parse(text, Some(crate::model::RoutingLowerer::LINKED));
     (cluster.routing, diags)
 }
 
@@ -21,6 +22,7 @@ pub fn parse_files(texts: &[&str]) -> (Objects, Vec<Diagnostic>) {
         .iter()
         .map(|t| crate::model::Input { text: t })
         .collect();
-    let (cluster, diags) = crate::model::parse_files(&inputs);
+    let (cluster, diags) =
+        crate::model::parse_files(&inputs, Some(crate::model::RoutingLowerer::LINKED));
     (cluster.routing, diags)
 }

@@ -115,7 +115,7 @@ pub(crate) fn play(
     cluster: &Cluster,
     spec: &RequestSpec,
     origin: Option<&OriginSpec>,
-    (mode, scheduler): (Mode, Option<Scheduler>),
+    (mode, scheduler, compilers): (Mode, Option<Scheduler>, crate::modes::Compilers),
     count: u32,
     seeds: &mut Chooser,
 ) -> Option<HttpPlayed> {
@@ -128,7 +128,7 @@ pub(crate) fn play(
             client: crate::replay::client_ip(),
         });
     let slices = crate::controller::steady_slices(&prepared.cluster);
-    let sim = crate::trace::Sim::new(&prepared.cluster, &slices, mode, scheduler);
+    let sim = crate::trace::Sim::new(&prepared.cluster, &slices, mode, scheduler, compilers);
     let journeys = (0..count)
         .map(|_| {
             journey::journey(

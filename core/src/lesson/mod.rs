@@ -21,10 +21,67 @@ pub use read::parse;
 use crate::controller::{AppChange, AppState, Timing};
 use crate::diag::{Diagnostic, Span};
 use crate::model::{Cluster, Mode, NamespacedName, Scheduler};
+use crate::modes::Compilers;
 use crate::packet::IpFamily;
 use crate::replay::{self, Inputs, SentPacket, Target, TargetKind};
 use crate::trace::{Origin, Outcome, Trace};
 use serde::Serialize;
+
+/// The code the lessons may call that a build may not have yet, handed in
+/// by the caller: a replay's ([`replay::Code`]) and the lessons' own HTTP
+/// part. Native builds hand in [`Code::ALL`].
+#[derive(Clone, Copy, Debug)]
+pub struct Code {
+    pub replay: replay::Code,
+    /// `None`: HTTP routing's code is not here; a step's request is not
+    /// played and a lesson's requests are not checked (the app checks again
+    /// once it is).
+    pub http: Option<HttpCode>,
+}
+
+impl Code {
+    /// Everything linked. Naming this links every mode and HTTP routing in.
+    pub const ALL: Code = Code {
+        replay: replay::Code::ALL,
+        http: Some(HttpCode::LINKED),
+    };
+}
+
+/// A lesson step's requests played (see [`play`]).
+pub type HttpPlayFn = fn(
+    &Cluster,
+    &RequestSpec,
+    Option<&OriginSpec>,
+    (Mode, Option<Scheduler>, Compilers),
+    u32,
+    &mut crate::choose::Chooser,
+) -> Option<HttpPlayed>;
+
+/// What the lessons call of HTTP routing.
+#[derive(Clone, Copy)]
+pub struct HttpCode {
+    /// A step's requests.
+    pub play: HttpPlayFn,
+    /// A lesson's requests and HTTP questions checked against its scenario.
+    pub check: fn(&Lesson, &Cluster, &mut Vec<Diagnostic>),
+    /// Does an HTTP answer hold for the requests played?
+    pub holds: fn(&Cluster, &Answer, &HttpPlayed) -> bool,
+}
+
+impl HttpCode {
+    /// The lessons' HTTP functions. Naming this links HTTP routing in.
+    pub const LINKED: HttpCode = HttpCode {
+        play: http::play,
+        check: http::check,
+        holds: http::holds,
+    };
+}
+
+impl std::fmt::Debug for HttpCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HttpCode")
+    }
+}
 
 /// A text in both languages of the app.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -301,8 +358,8 @@ fn pod_by_prefix<'c>(cluster: &'c Cluster, prefix: &str) -> Option<&'c crate::mo
     cluster.pods.iter().find(|p| p.id.name.starts_with(prefix))
 }
 
-fn find_target(cluster: &Cluster, spec: &TargetSpec) -> Option<Target> {
-    replay::targets(cluster)
+fn find_target(cluster: &Cluster, spec: &TargetSpec, code: &Code) -> Option<Target> {
+    replay::targets(cluster, code.replay.http)
         .into_iter()
         .find(|t| t.kind == spec.kind && spec.service.as_ref().is_none_or(|s| t.service.name == *s))
 }
@@ -352,7 +409,7 @@ fn origin_name(o: &OriginSpec) -> String {
 
 /// Check a parsed lesson against its scenario: every target, origin and Pod
 /// it names exists.
-pub fn check_against(lesson: &Lesson, cluster: &Cluster) -> Vec<Diagnostic> {
+pub fn check_against(lesson: &Lesson, cluster: &Cluster, code: &Code) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for (i, s) in lesson.steps.iter().enumerate() {
         let mut err = |field: &str, msg: String| {
@@ -366,7 +423,7 @@ pub fn check_against(lesson: &Lesson, cluster: &Cluster) -> Vec<Diagnostic> {
             out.push(d);
         };
         if let Some(t) = &s.set.target {
-            if find_target(cluster, t).is_none() {
+            if find_target(cluster, t, code).is_none() {
                 err(
                     "target",
                     format!(
@@ -412,10 +469,10 @@ pub fn check_against(lesson: &Lesson, cluster: &Cluster) -> Vec<Diagnostic> {
     }
     // Without HTTP routing's code (not loaded yet) requests are not
     // checked: the app checks a lesson again once it is.
-    if let Some(f) = crate::http::registry::fns() {
-        (f.lesson_check)(lesson, cluster, &mut out);
+    if let Some(f) = code.http {
+        (f.check)(lesson, cluster, &mut out);
     }
-    if replay::targets(cluster).is_empty() {
+    if replay::targets(cluster, code.replay.http).is_empty() {
         out.push(Diagnostic::error(format!(
             "scenario `{}` has no destination to send to",
             lesson.scenario
@@ -458,13 +515,21 @@ pub struct Played {
 /// the scenario at rest instead. `None` when the step does not exist, the
 /// scenario has no destination, or the step's request reaches no entry
 /// point.
-pub fn play(cluster: &Cluster, lesson: &Lesson, step: usize, seed: u64) -> Option<Played> {
+pub fn play(
+    cluster: &Cluster,
+    lesson: &Lesson,
+    step: usize,
+    seed: u64,
+    code: &Code,
+) -> Option<Played> {
     if step >= lesson.steps.len() {
         return None;
     }
     let mut mode = cluster.proxy.mode;
     let mut scheduler = None;
-    let mut target = replay::targets(cluster).into_iter().next()?;
+    let mut target = replay::targets(cluster, code.replay.http)
+        .into_iter()
+        .next()?;
     let mut origin_spec: Option<OriginSpec> = None;
     let mut changes = Vec::new();
     let mut watched: Vec<NamespacedName> = Vec::new();
@@ -477,7 +542,12 @@ pub fn play(cluster: &Cluster, lesson: &Lesson, step: usize, seed: u64) -> Optio
         if s.set.scheduler.is_some() {
             scheduler = s.set.scheduler;
         }
-        if let Some(t) = s.set.target.as_ref().and_then(|t| find_target(cluster, t)) {
+        if let Some(t) = s
+            .set
+            .target
+            .as_ref()
+            .and_then(|t| find_target(cluster, t, code))
+        {
             target = t;
         }
         if s.set.origin.is_some() {
@@ -509,11 +579,11 @@ pub fn play(cluster: &Cluster, lesson: &Lesson, step: usize, seed: u64) -> Optio
     let start = step as u64 * STEP_MS + SETTLE_MS;
     let mut seeds = crate::choose::Chooser::new(seed ^ (step as u64).wrapping_mul(0x9E37_79B9));
     if let Some(spec) = request {
-        let http = (crate::http::registry::fns()?.lesson_play)(
+        let http = (code.http?.play)(
             cluster,
             spec,
             origin_spec.as_ref(),
-            (mode, scheduler),
+            (mode, scheduler, code.replay.compilers),
             send,
             &mut seeds,
         )?;
@@ -538,6 +608,7 @@ pub fn play(cluster: &Cluster, lesson: &Lesson, step: usize, seed: u64) -> Optio
         })
         .collect();
     let traces = replay::replay(&Inputs {
+        code: code.replay,
         cluster,
         mode,
         scheduler,
@@ -559,13 +630,13 @@ pub fn play(cluster: &Cluster, lesson: &Lesson, step: usize, seed: u64) -> Optio
 }
 
 /// Does `answer` hold for the step's traces?
-pub fn check_prediction(cluster: &Cluster, answer: &Answer, played: &Played) -> bool {
+pub fn check_prediction(cluster: &Cluster, answer: &Answer, played: &Played, code: &Code) -> bool {
     if http::is_http(answer.kind()) {
         return played
             .http
             .as_ref()
-            .zip(crate::http::registry::fns())
-            .is_some_and(|(h, f)| (f.lesson_holds)(cluster, answer, h));
+            .zip(code.http)
+            .is_some_and(|(h, f)| (f.holds)(cluster, answer, h));
     }
     let traces = &played.traces;
     if traces.is_empty() {

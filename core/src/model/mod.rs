@@ -11,7 +11,7 @@ pub mod routing;
 
 pub use ip::{parse_cidr_sloppy, parse_ip_sloppy};
 pub(crate) use lower::name_suffix;
-pub use lower::{locate_diagnostics, parse, parse_files, Input};
+pub use lower::{locate_diagnostics, parse, parse_files, Input, RoutingLowerer};
 
 use crate::packet::{IpFamily, Protocol};
 use ipnet::IpNet;
@@ -447,7 +447,7 @@ impl Mode {
     pub const ALL: [Mode; 4] = [Mode::Userspace, Mode::Iptables, Mode::Ipvs, Mode::Nftables];
 
     /// The mode's place in [`Mode::ALL`], for tables kept per mode.
-    pub fn index(self) -> usize {
+    pub const fn index(self) -> usize {
         match self {
             Mode::Userspace => 0,
             Mode::Iptables => 1,

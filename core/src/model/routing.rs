@@ -337,10 +337,10 @@ pub struct RoutingObjects {
     /// Every `EnvoyProxy` object (what a Gateway's parametersRef may name).
     pub envoy_proxies: Vec<NamespacedName>,
     /// The input has Ingress, Gateway or HTTPRoute objects that were not
-    /// lowered because HTTP routing's code is not here yet (the web app
-    /// loads it on first use, [`crate::http::registry`]): every field above
-    /// is empty, and a parse once the code is here fills them. Never true
-    /// in a build that links routing in (the CLI, the tests).
+    /// lowered because the parse was not handed HTTP routing's lowering
+    /// ([`crate::model::RoutingLowerer`]; the web app loads it on first
+    /// use): every field above is empty, and a parse with it fills them.
+    /// Never true where the caller hands in everything (the CLI, the tests).
     #[serde(skip)]
     pub awaiting_code: bool,
 }

@@ -9,13 +9,15 @@
 //! balancer, conntrack of established flows, routing between nodes, delivery)
 //! is [`crate::trace`]'s job, shared by every mode.
 
+pub mod compilers;
 pub mod iptables;
 pub mod ipvs;
 pub(crate) mod lines;
 pub mod nftables;
-pub mod registry;
 pub mod small;
 pub mod userspace;
+
+pub use compilers::{Compilers, Unloaded};
 
 use crate::choose::Chooser;
 use crate::model::{Mode, Scheduler};
@@ -267,15 +269,49 @@ pub fn compile_nftables(input: &ProxyInput, _opts: CompileOptions) -> Box<dyn Da
     Box::new(nftables::compile(input))
 }
 
-/// Compile a node's view in the given mode. With the `lazy-modes` feature, a
-/// mode whose compiler has not been [registered](registry::register) yet
-/// compiles to [`registry::Unloaded`], which touches no packet; the app asks
-/// [`registry::ready`] first.
-pub fn compile(mode: Mode, input: &ProxyInput, opts: CompileOptions) -> Box<dyn Dataplane> {
-    match registry::compiler(mode) {
-        Some(f) => f(input, opts),
-        None => Box::new(registry::Unloaded(mode)),
+/// One IP family's compiled data plane.
+pub type FamilyPlane = (crate::packet::IpFamily, Box<dyn Dataplane>);
+
+/// A node's data planes in `mode` from the slices its kube-proxy has
+/// synced: one per IP family the node has an address of (IPv6 only when
+/// some Service has an IPv6 ClusterIP), in family order. `kpv rules`, the
+/// app's rules panel and the kernel check all show these; empty when the
+/// node has no address.
+pub fn node_planes(
+    cluster: &crate::model::Cluster,
+    synced: &[crate::model::EndpointSlice],
+    node: &str,
+    mode: Mode,
+    opts: CompileOptions,
+    compilers: Compilers,
+) -> Vec<FamilyPlane> {
+    use crate::packet::IpFamily;
+    let slices = crate::proxy::slices_seen_by(mode, synced);
+    let mut planes = Vec::new();
+    for family in [IpFamily::V4, IpFamily::V6] {
+        let has_family = cluster
+            .services
+            .iter()
+            .any(|s| s.cluster_ips.iter().any(|ip| IpFamily::of(ip) == family));
+        if family == IpFamily::V6 && !has_family {
+            continue;
+        }
+        let Some(input) = crate::proxy::build_input(cluster, &slices, node, family) else {
+            continue;
+        };
+        planes.push((family, compilers.compile(mode, &input, opts)));
     }
+    planes
+}
+
+/// The text of a node's data planes ([`node_planes`]), as `kpv rules`
+/// prints it: each family's text, joined by an empty line.
+pub fn render_planes(planes: &[FamilyPlane]) -> String {
+    planes
+        .iter()
+        .map(|(_, dp)| dp.render_text())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]

@@ -169,7 +169,7 @@ pub struct Fixture {
 impl Fixture {
     pub fn new(yaml: &str) -> Fixture {
         let text = format!("{INFRA}\n---\n{yaml}");
-        let (cluster, diags) = kpv_core::model::parse(&text);
+        let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
         assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
         let (objects, hd) = kpv_core::http::parse(&text);
         assert!(!kpv_core::diag::has_errors(&hd), "{hd:#?}");
@@ -236,7 +236,7 @@ pub fn check(yaml: &str, gateway: &str, table: &[(Req, Want)]) {
 /// Each parentRef's conditions of route `name`, as (type, status, reason).
 pub fn conditions(yaml: &str, name: &str) -> Vec<(&'static str, &'static str, &'static str)> {
     let text = format!("{INFRA}\n---\n{yaml}");
-    let (cluster, _) = kpv_core::model::parse(&text);
+    let (cluster, _) = kpv_core::Code::ALL.parse(&text);
     let (objects, _) = kpv_core::http::parse(&text);
     let rt = compile(&objects, &cluster);
     rt.route_status
@@ -256,7 +256,7 @@ pub fn backend(ns: &str, name: &str) -> String {
 /// Attached-route counts of a Gateway's listeners, in listener order.
 pub fn attached(yaml: &str, gateway: &str) -> Vec<usize> {
     let text = format!("{INFRA}\n---\n{yaml}");
-    let (cluster, _) = kpv_core::model::parse(&text);
+    let (cluster, _) = kpv_core::Code::ALL.parse(&text);
     let (objects, _) = kpv_core::http::parse(&text);
     let rt = compile(&objects, &cluster);
     let id = kpv_core::model::NamespacedName::new(NS, gateway);

@@ -71,6 +71,7 @@ pub fn CompareView() -> impl IntoView {
                         .iter()
                         .filter_map(|&mode| {
                             let inputs = replay::Inputs {
+                                code: crate::code::now().replay(),
                                 cluster: c,
                                 mode,
                                 scheduler: Some(sched),

@@ -103,7 +103,8 @@ fn lb_skipped(store: Store) -> Memo<kpv_core::model::Labels> {
                 return out;
             }
             store.proxy_slices.with(|sl| {
-                let sim = kpv_core::trace::Sim::new(c, sl, mode, None);
+                let sim =
+                    kpv_core::trace::Sim::new(c, sl, mode, None, crate::code::now().compilers);
                 for n in &c.nodes {
                     let family = if n.primary_ip(kpv_core::packet::IpFamily::V4).is_some() {
                         kpv_core::packet::IpFamily::V4

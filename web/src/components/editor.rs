@@ -272,7 +272,7 @@ pub fn Editor(
     let diags = Memo::new(move |_| {
         checked.with(|c| {
             c.as_ref().map(|text| {
-                let parsed = kpv_core::model::parse(text);
+                let parsed = crate::code::now().parse(text);
                 let waits = parsed.0.routing.awaiting_code;
                 if waits {
                     // Only such a text is parsed again when the code comes.

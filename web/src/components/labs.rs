@@ -89,7 +89,13 @@ pub fn LoadBalancingLab() -> impl IntoView {
             connections: n.get_untracked(),
             seed: seed.get_untracked(),
             long_lived: long_lived.get_untracked(),
-            ..LabRun::new(mode, Some(sched), &target, &origin)
+            ..LabRun::new(
+                mode,
+                Some(sched),
+                &target,
+                &origin,
+                crate::code::now().replay(),
+            )
         };
         let (lab, e) = store
             .parsed
@@ -275,7 +281,12 @@ pub fn ScalingLab() -> impl IntoView {
     let needs = RwSignal::new(Vec::<Mode>::new());
     let store = expect_context::<Store>();
     let begin = move || {
-        let lab = ScaleLab::new(&ScaleLab::SIZES, &SCALE_MODES, per_service.get_untracked());
+        let lab = ScaleLab::new(
+            &ScaleLab::SIZES,
+            &SCALE_MODES,
+            per_service.get_untracked(),
+            crate::modes::compilers(),
+        );
         progress.set((0, lab.total()));
         points.set(Vec::new());
         lab_state.set(Some(lab));

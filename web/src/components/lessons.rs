@@ -82,9 +82,9 @@ impl LessonState {
             store.load(p.key, &text);
         }
         let seed = store.seed.get_untracked();
-        let mut played = store
-            .parsed
-            .with_untracked(|(c, _)| lesson::play(c, &lesson, k, seed));
+        let mut played = store.parsed.with_untracked(|(c, _)| {
+            lesson::play(c, &lesson, k, seed, &crate::code::now().lesson())
+        });
         // A step in a mode whose code is not here yet: its traces (and so
         // the answers) are computed again once the code has come, and the
         // step waits with nothing to play or check meanwhile.
@@ -173,9 +173,9 @@ impl LessonState {
             .and_then(|p| p.choices.get(choice))
             .map(|c| c.answer.clone());
         if let Some(answer) = answer {
-            let right = store
-                .parsed
-                .with_untracked(|(c, _)| lesson::check_prediction(c, &answer, &played));
+            let right = store.parsed.with_untracked(|(c, _)| {
+                lesson::check_prediction(c, &answer, &played, &crate::code::now().lesson())
+            });
             self.result.set(Some(right));
         }
         self.play(store);
@@ -395,7 +395,14 @@ pub fn LessonBar() -> impl IntoView {
             store.parsed.with_untracked(|(c, _)| {
                 p.choices
                     .iter()
-                    .find(|ch| lesson::check_prediction(c, &ch.answer, played))
+                    .find(|ch| {
+                        lesson::check_prediction(
+                            c,
+                            &ch.answer,
+                            played,
+                            &crate::code::now().lesson(),
+                        )
+                    })
                     .map(|ch| ch.text.get(lang).to_string())
             })
         };

@@ -57,7 +57,7 @@ impl HttpForm {
         let Dest::Http(send) = &target.dst else {
             return Ok(target);
         };
-        let Some(f) = crate::lazy_http::fns() else {
+        let Some(f) = crate::lazy_http::http() else {
             return Ok(target);
         };
         let url = self.url.get_untracked();
@@ -301,7 +301,7 @@ pub fn RoutingTable() -> impl IntoView {
                     })
             })
         })?;
-        let f = crate::lazy_http::fns()?;
+        let f = crate::lazy_http::http()?;
         let rows = store
             .http_prepared
             .with(|p| p.as_deref().map(|p| (f.table_rows)(p, &entry)))?;

@@ -27,7 +27,6 @@ mod workloads;
 
 pub(crate) use alloc::name_suffix;
 pub use locate::locate_diagnostics;
-pub(crate) use routing::lower as lower_routing;
 use services::PendingService;
 use validate::{Ctx, NameRule};
 
@@ -42,13 +41,36 @@ pub struct Input<'a> {
     pub text: &'a str,
 }
 
-/// Parse one YAML stream into a cluster.
-pub fn parse(text: &str) -> (Cluster, Vec<Diagnostic>) {
-    parse_files(&[Input { text }])
+/// The lowering of HTTP routing's kinds (Ingress, the Gateway API kinds,
+/// their classes, Secrets, Namespaces, the controllers' markers), handed in
+/// by the caller: its code lives with the rest of HTTP routing, which the
+/// web app loads on first use.
+#[derive(Clone, Copy)]
+pub struct RoutingLowerer(fn(&mut Builder, &[RawObject]));
+
+impl RoutingLowerer {
+    /// The lowering itself. Naming this links it in.
+    pub const LINKED: RoutingLowerer = RoutingLowerer(routing::lower);
+}
+
+impl std::fmt::Debug for RoutingLowerer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RoutingLowerer")
+    }
+}
+
+/// Parse one YAML stream into a cluster. Without `routing` the routing
+/// objects are left unlowered and the cluster says so
+/// ([`RoutingObjects::awaiting_code`](super::routing::RoutingObjects::awaiting_code)).
+pub fn parse(text: &str, routing: Option<RoutingLowerer>) -> (Cluster, Vec<Diagnostic>) {
+    parse_files(&[Input { text }], routing)
 }
 
 /// Parse several YAML streams (as `kpv rules a.yaml b.yaml`) into one cluster.
-pub fn parse_files(inputs: &[Input<'_>]) -> (Cluster, Vec<Diagnostic>) {
+pub fn parse_files(
+    inputs: &[Input<'_>],
+    routing: Option<RoutingLowerer>,
+) -> (Cluster, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let mut raw: Vec<RawObject> = Vec::new();
     let limits = Limits::default();
@@ -71,6 +93,7 @@ pub fn parse_files(inputs: &[Input<'_>]) -> (Cluster, Vec<Diagnostic>) {
         workload_origin: BTreeMap::new(),
         service_subnet: Vec::new(),
         service_port_paths: BTreeMap::new(),
+        routing,
     };
     b.build(&raw);
     let Builder {
@@ -184,6 +207,8 @@ fn collect_objects(
 
 pub(crate) struct Builder {
     diags: Vec<Diagnostic>,
+    /// HTTP routing's lowering, when the caller handed it in.
+    routing: Option<RoutingLowerer>,
     cluster: Cluster,
     seen: BTreeSet<(String, String, String)>,
     /// Pods a controller bound to a node itself (a DaemonSet's): when the
@@ -252,8 +277,8 @@ impl Builder {
         // HTTP routing's kinds are lowered by its own code, which the web
         // app loads on first use: until then they wait (see
         // `RoutingObjects::awaiting_code`).
-        match crate::http::registry::fns() {
-            Some(f) => (f.lower_routing)(self, raw),
+        match self.routing {
+            Some(RoutingLowerer(f)) => f(self, raw),
             None => {
                 self.cluster.routing.awaiting_code = raw
                     .iter()

@@ -14,8 +14,8 @@ use crate::yaml::Node as Y;
 
 /// Lower every routing object into `b`'s cluster, in input order (nothing
 /// in them refers to another routing object while lowering). Reached
-/// through [`crate::http::registry::Fns::lower_routing`] only, so that it
-/// lives with the rest of HTTP routing's code.
+/// through [`super::RoutingLowerer`] only, so that it lives with the rest of
+/// HTTP routing's code.
 pub(crate) fn lower(b: &mut Builder, raw: &[RawObject]) {
     b.routing(raw);
 }

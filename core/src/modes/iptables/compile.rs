@@ -576,7 +576,7 @@ mod tests {
                  spec: {{selector: {{app: x}}, ports: [{{name: p, port: 80}}, {{name: q, port: 81}}]}}\n"
             ));
         }
-        let (cluster, diags) = crate::model::parse(&yaml);
+        let (cluster, diags) = crate::Code::ALL.parse(&yaml);
         assert!(!crate::diag::has_errors(&diags), "{diags:?}");
         let slices = crate::controller::steady_slices(&cluster);
         let input =

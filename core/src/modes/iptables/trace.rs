@@ -383,7 +383,7 @@ mod tests {
 
     #[test]
     fn indexed_walk_equals_linear_walk() {
-        let (cluster, diags) = crate::model::parse(&crate::modes::testdata::cluster_yaml());
+        let (cluster, diags) = crate::Code::ALL.parse(&crate::modes::testdata::cluster_yaml());
         assert!(!crate::diag::has_errors(&diags), "{diags:#?}");
         let input =
             crate::proxy::build_input(&cluster, &cluster.endpoint_slices, "node-a", IpFamily::V4)

@@ -896,7 +896,7 @@ mod tests {
     #[test]
     fn indexed_set_lookup_equals_a_scan() {
         let text = include_str!("../../../../tests/scenarios/session-affinity.yaml");
-        let (cluster, _) = crate::model::parse(text);
+        let (cluster, _) = crate::Code::ALL.parse(text);
         let slices = crate::controller::steady_slices(&cluster);
         let mut checked = 0;
         for node in &cluster.nodes {

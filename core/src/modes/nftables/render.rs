@@ -652,7 +652,7 @@ mod tests {
         let mut checked = 0;
         for path in files {
             let text = std::fs::read_to_string(&path).expect("scenario");
-            let (cluster, _) = crate::model::parse(&text);
+            let (cluster, _) = crate::Code::ALL.parse(&text);
             let slices = crate::controller::steady_slices(&cluster);
             for node in &cluster.nodes {
                 for family in [IpFamily::V4, IpFamily::V6] {

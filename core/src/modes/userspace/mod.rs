@@ -766,7 +766,7 @@ mod index_tests {
 
     #[test]
     fn indexed_walk_equals_linear_walk() {
-        let (cluster, diags) = crate::model::parse(&testdata::cluster_yaml());
+        let (cluster, diags) = crate::Code::ALL.parse(&testdata::cluster_yaml());
         assert!(!crate::diag::has_errors(&diags), "{diags:#?}");
         let input =
             crate::proxy::build_input(&cluster, &cluster.endpoint_slices, "node-a", IpFamily::V4)
