@@ -87,7 +87,7 @@ fn exercise_http(cluster: &crate::model::Cluster) {
         proxies,
     } = crate::http::prepare(cluster);
     let _ = crate::http::render::render_text(&rt);
-    let _ = crate::http::status::diagnostics(&rt);
+    let _ = crate::http::report::diagnostics(&rt);
     let slices = crate::controller::steady_slices(&cluster);
     let sim = Sim::new(
         &cluster,

@@ -15,7 +15,6 @@
 pub mod base_n;
 pub mod choose;
 pub mod cli;
-pub mod cli_http;
 pub mod code;
 pub mod controller;
 pub mod diag;
@@ -40,7 +39,6 @@ pub mod scene;
 pub mod settle;
 pub mod sha256;
 pub mod share;
-pub mod stages;
 pub mod timeline;
 pub mod trace;
 pub mod vecmap;

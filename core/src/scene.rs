@@ -78,19 +78,7 @@ impl Point {
     }
 }
 
-/// A place a packet can be at; the vertices of the topology graph.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(tag = "kind", content = "name", rename_all = "kebab-case")]
-pub enum Place {
-    Client,
-    LoadBalancer,
-    /// A node's eth0 (where NodePorts listen).
-    NodeEth(String),
-    /// A node's netfilter / kube-proxy rules box.
-    NodeProxy(String),
-    Service(NamespacedName),
-    Pod(NamespacedName),
-}
+pub use crate::trace::Place;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct NodeBox {

@@ -17,8 +17,6 @@ use crate::modes::{
 };
 use crate::packet::{IpFamily, Packet, Protocol};
 use crate::proxy::{self, ProxyInput};
-use crate::scene::Place;
-pub use crate::stages::{stages, Stage};
 use crate::vecmap::VecMap;
 pub use render::{describe_hop, describe_outcome, reason_text, render_text};
 #[cfg(feature = "json")]
@@ -26,9 +24,14 @@ pub use render::{hop_json, to_json};
 use std::net::{IpAddr, SocketAddr};
 
 mod render;
+mod stages;
 mod types;
 
-pub use types::{ConntrackEntry, Dest, Hop, HopKind, Origin, Outcome, Request, Trace, WorldState};
+pub use stages::{stages, Stage};
+
+pub use types::{
+    ConntrackEntry, Dest, Hop, HopKind, Origin, Outcome, Place, Request, Trace, WorldState,
+};
 
 /// The data planes of every node, compiled on first use: a trace meets one
 /// or two nodes, so a 100-node cluster compiles those, not a hundred.

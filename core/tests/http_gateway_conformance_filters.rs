@@ -548,7 +548,7 @@ fn an_invalid_mirror_or_a_redirect_sends_no_copy() {
             ("ResolvedRefs", "False", "BackendNotFound")
         ]
     );
-    let diags = kpv_core::http::status::diagnostics(&rt);
+    let diags = kpv_core::http::report::diagnostics(&rt);
     assert!(
         diags.iter().any(|d| d.field.as_deref()
             == Some("spec.rules[0].filters[0].requestMirror.backendRef.name")),

@@ -617,7 +617,7 @@ fn gateway_invalid_parameters_ref() {
         "gateway-with-envoy-proxy",
         &[(get("http://gw/"), Backend("infra-backend-v1"))],
     );
-    let diags = kpv_core::http::status::diagnostics(&rt);
+    let diags = kpv_core::http::report::diagnostics(&rt);
     assert!(
         diags.iter().any(|d| d.object.as_deref()
             == Some("Gateway/gateway-conformance-infra/gateway-invalid-parameters-ref")
@@ -693,7 +693,7 @@ fn gateway_static_addresses() {
             [accepted, programmed],
             "{addresses}"
         );
-        let warned = kpv_core::http::status::diagnostics(&rt).iter().any(|d| {
+        let warned = kpv_core::http::report::diagnostics(&rt).iter().any(|d| {
             d.field.as_deref() == Some("spec.addresses")
                 && (d.message.contains(accepted.2) || d.message.contains(programmed.2))
         });

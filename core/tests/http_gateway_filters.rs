@@ -715,7 +715,7 @@ fn an_https_listener_needs_a_tls_secret_it_may_use() {
         let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
         assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
         let rt = compile(&cluster.routing, &cluster);
-        let warned: Vec<String> = kpv_core::http::status::diagnostics(&rt)
+        let warned: Vec<String> = kpv_core::http::report::diagnostics(&rt)
             .into_iter()
             .map(|d| d.message)
             .collect();

@@ -4,7 +4,7 @@
 //! sends requests through `kpv_core::http::walk`.
 
 use kpv_core::choose::Chooser;
-use kpv_core::cli_http::{request, HttpArgs, HttpFrom};
+use kpv_core::cli::requests::{request, HttpArgs, HttpFrom};
 use kpv_core::diag::Diagnostic;
 use kpv_core::http::journey::ClusterBackends;
 use kpv_core::http::walk::{Decision, Reason};

@@ -28,7 +28,7 @@ fn diagnostics(files: &[&str]) -> Vec<Diagnostic> {
     let inputs: Vec<Input<'_>> = files.iter().map(|t| Input { text: t }).collect();
     let (cluster, mut diags) = kpv_core::Code::ALL.parse_files(&inputs);
     let prepared = http::prepare(&cluster);
-    let mut status = http::status::diagnostics(&prepared.table);
+    let mut status = http::report::diagnostics(&prepared.table);
     status.extend(http::status::ingress_diagnostics(
         &prepared.table.objects,
         &prepared.cluster,

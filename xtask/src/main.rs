@@ -12,6 +12,8 @@ mod bench;
 mod pipeline;
 mod size;
 mod split;
+#[cfg(test)]
+mod tidy;
 
 use std::env;
 use std::fs;

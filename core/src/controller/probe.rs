@@ -7,7 +7,7 @@
 //! Liveness failing `failureThreshold` times restarts the container, which
 //! makes it NotReady until readiness succeeds again.
 
-use crate::model::{Container, NamespacedName, Pod, PortRef, Probe, ProbeAction, ReportedReady};
+use crate::model::{NamespacedName, Pod, Probe, ReportedReady};
 use serde::{Deserialize, Serialize};
 
 /// What a Pod's application is doing (set by the user, independently of what
@@ -87,26 +87,6 @@ fn probe_ok(kind: ProbeKind, state: AppState) -> bool {
     }
 }
 
-/// The port name a probe gives that no port of its container has: the
-/// kubelet cannot resolve it, so that probe fails on every run.
-pub fn unresolved_port<'a>(container: &'a Container, p: &'a Probe) -> Option<&'a str> {
-    let name = match &p.action {
-        ProbeAction::HttpGet {
-            port: PortRef::Name(n),
-            ..
-        }
-        | ProbeAction::TcpSocket {
-            port: PortRef::Name(n),
-        } => n,
-        _ => return None,
-    };
-    (!container
-        .ports
-        .iter()
-        .any(|cp| cp.name.as_deref() == Some(name.as_str())))
-    .then_some(name.as_str())
-}
-
 /// Whether `pod`'s probe of `kind` names a port its container lacks.
 fn never_passes(pod: &Pod, kind: ProbeKind) -> bool {
     pod.containers.iter().any(|c| {
@@ -114,7 +94,7 @@ fn never_passes(pod: &Pod, kind: ProbeKind) -> bool {
             ProbeKind::Readiness => c.readiness_probe.as_ref(),
             ProbeKind::Liveness => c.liveness_probe.as_ref(),
         };
-        p.is_some_and(|p| unresolved_port(c, p).is_some())
+        p.is_some_and(|p| p.unresolved_port(c).is_some())
     })
 }
 

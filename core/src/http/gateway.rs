@@ -8,16 +8,15 @@
 //! 500; no ready endpoints: 503). Decides only; no text.
 
 use super::matching::{gateway_host_matches, prefix_matches, replace_prefix};
-use super::model::{
-    CompiledMatch, EntryPoint, GatewayTable, ListenerTable, RoutingTable, ServiceTarget,
-};
+use super::model::{CompiledMatch, GatewayTable, ListenerTable, RoutingTable, ServiceTarget};
 use super::objects::Objects;
 use super::objects::{
     Cors, Filter, HeaderModifier, ListenerProtocol, PathMatch, PathModifier, RouteMatch,
 };
 use super::status::{backend_problem, mirror_ref};
-use super::walk::{
-    BackendView, Compared, Decision, HttpRequest, Mirror, Reason, Redirect, RouteRef, Scheme,
+use super::values::{
+    BackendView, Compared, Decision, EntryPoint, Headers, HttpRequest, Mirror, Reason, Redirect,
+    RouteRef, Scheme,
 };
 use crate::choose::Chooser;
 use crate::model::{NamespacedName, PortRef};
@@ -91,7 +90,7 @@ fn matches(m: &RouteMatch, req: &HttpRequest) -> Option<bool> {
     Some(path_ok && method_ok && headers_ok && query_ok)
 }
 
-pub(super) fn modify(headers: &mut super::walk::Headers, m: &HeaderModifier) {
+pub(super) fn modify(headers: &mut Headers, m: &HeaderModifier) {
     for (k, v) in &m.set {
         headers.insert(k.to_ascii_lowercase(), v.clone());
     }

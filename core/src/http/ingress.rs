@@ -7,10 +7,10 @@
 //! text.
 
 use super::matching::{implementation_specific_matches, ingress_host_matches, prefix_matches};
-use super::model::{EntryPoint, HostEntry, IngressTable, RoutingTable};
+use super::model::{HostEntry, IngressTable, RoutingTable};
 use super::objects::PathType;
-use super::walk::{
-    BackendView, Compared, Decision, HttpRequest, Reason, Redirect, RouteRef, Scheme,
+use super::values::{
+    BackendView, Compared, Decision, EntryPoint, HttpRequest, Reason, Redirect, RouteRef, Scheme,
 };
 
 fn host_entry<'t>(t: &'t IngressTable, host: &str) -> Option<&'t HostEntry> {

@@ -14,7 +14,7 @@ use super::walk::{add_forwarded, walk, BackendView, Decision, HttpRequest};
 use crate::choose::Chooser;
 use crate::model::{Cluster, EndpointSlice, NamespacedName, PortRef};
 use crate::packet::{Packet, Protocol};
-use crate::scene::Place;
+use crate::trace::Place;
 use crate::trace::{self, Dest, Hop, HopKind, Origin, Outcome, Request, Sim, Trace, WorldState};
 use serde::Serialize;
 use std::net::{IpAddr, SocketAddr};

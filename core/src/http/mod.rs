@@ -17,6 +17,7 @@
 //! and never edits the kube-proxy model's objects except to add the
 //! controller workload a real controller would have created.
 
+mod addresses;
 pub mod controller;
 mod gateway;
 mod ingress;
@@ -25,8 +26,10 @@ pub mod matching;
 pub mod model;
 pub mod objects;
 pub mod render;
+pub mod report;
 pub mod send;
 pub mod status;
+pub mod values;
 pub mod walk;
 
 pub use model::{compile, EntryPoint, RoutingTable};

@@ -6,41 +6,10 @@
 use super::matching::rank_len;
 use super::objects::*;
 use super::status::{self, ParentStatus};
+pub use super::values::EntryPoint;
 use crate::model::{Cluster, NamespacedName, PortRef};
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// Where a request enters HTTP routing.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(tag = "kind", content = "name", rename_all = "lowercase")]
-pub enum EntryPoint {
-    Gateway(NamespacedName),
-    #[serde(rename = "ingressclass")]
-    IngressClass(String),
-}
-
-impl std::fmt::Display for EntryPoint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            EntryPoint::Gateway(id) => write!(f, "gateway/{id}"),
-            EntryPoint::IngressClass(n) => write!(f, "ingressclass/{n}"),
-        }
-    }
-}
-
-impl EntryPoint {
-    /// Parse `gateway/NAMESPACE/NAME` or `ingressclass/NAME`.
-    pub fn parse(s: &str) -> Option<EntryPoint> {
-        if let Some(rest) = s.strip_prefix("gateway/") {
-            let (ns, name) = rest.split_once('/')?;
-            return (!ns.is_empty() && !name.is_empty())
-                .then(|| EntryPoint::Gateway(NamespacedName::new(ns, name)));
-        }
-        s.strip_prefix("ingressclass/")
-            .filter(|n| !n.is_empty() && !n.contains('/'))
-            .map(|n| EntryPoint::IngressClass(n.to_string()))
-    }
-}
 
 /// A Service port a rule sends to.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -454,7 +423,7 @@ fn static_address(
         }
         let Some(v) = value else { continue };
         match v.parse::<std::net::IpAddr>() {
-            Ok(ip) if super::controller::usable_static_address(cluster, ip) => {
+            Ok(ip) if super::addresses::usable_static_address(cluster, ip) => {
                 chosen = chosen.or(Some(ip));
             }
             _ => problem = Some("AddressNotUsable"),

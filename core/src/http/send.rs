@@ -12,92 +12,33 @@
 //! only; never words anything.
 
 use super::journey::{Journey, JourneyHop, ProxyStep};
-use super::model::EntryPoint;
-use super::walk::{Decision, HttpRequest, Scheme};
+use super::values::{Decision, Scheme};
+pub use super::values::{
+    EntryPoint, HttpRequest, HttpSend, ProxyHop, ProxyStage, RequestError, RequestField,
+    RequestProblem, TlsEnd,
+};
 use crate::model::NamespacedName;
 use crate::trace::{Hop, HopKind, Request, Trace};
 use serde::Serialize;
-use std::net::SocketAddr;
 
-/// An HTTP request sent through an entry point (what `Dest::Http` carries).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct HttpSend {
-    pub entry: EntryPoint,
-    pub request: HttpRequest,
-}
-
-/// The parts of a request form, for a [`RequestError`]'s location.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RequestField {
-    Method,
-    Url,
-    /// A header line (numbered from 1).
-    Header(usize),
-}
-
-/// What is wrong with a request form.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RequestProblem {
-    /// The method is empty or not letters only.
-    BadMethod,
-    /// The URL does not start with `http://` or `https://`.
-    NoScheme,
-    /// The URL has no host, or its port is not 1–65535.
-    BadAuthority,
-    /// The URL contains a space or a control character.
-    BadCharacter,
-    /// A header line without `:`.
-    HeaderNoColon,
-    /// A header line whose name is empty or has a space.
-    HeaderBadName,
-    /// `Host:` whose value is not `NAME[:PORT]`.
-    BadHostHeader,
-}
-
-/// A request form's error: which part, at which column (from 1, in
-/// characters), and what is wrong.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct RequestError {
-    pub field: RequestField,
-    pub column: usize,
-    pub problem: RequestProblem,
-}
-
-impl RequestError {
-    /// The error in the CLI's words (`kpv http`, lessons): what is wrong
-    /// with which part of `method`, `url` and `headers`.
-    pub fn describe(&self, url: &str, method: &str, headers: &[(String, String)]) -> String {
-        let header = |n: usize| {
-            headers
-                .get(n.saturating_sub(1))
-                .map(|(k, v)| format!("-H '{k}: {v}'"))
-                .unwrap_or_default()
-        };
-        match (self.problem, self.field) {
-            (RequestProblem::BadMethod, _) => format!("-X `{method}` is not an HTTP method"),
-            (RequestProblem::NoScheme, _) => {
-                format!("`{url}`: the URL must start with http:// or https://")
-            }
-            (RequestProblem::BadAuthority, _) => {
-                format!("`{url}`: cannot read HOST[:PORT] after the scheme")
-            }
-            (RequestProblem::BadCharacter, _) => format!(
-                "`{url}`: a space or control character at column {}",
-                self.column
-            ),
-            (RequestProblem::BadHostHeader, RequestField::Header(n)) => {
-                format!("{}: not a host", header(n))
-            }
-            (_, RequestField::Header(n)) => {
-                format!("{}: the header name is empty or has a space", header(n))
-            }
-            (RequestProblem::HeaderNoColon, _) => "a header line has no `:`".to_string(),
-            (RequestProblem::HeaderBadName | RequestProblem::BadHostHeader, _) => {
-                "a header cannot be read".to_string()
-            }
+impl HttpRequest {
+    /// The request a URL (`http(s)://HOST[:PORT]/PATH[?QUERY]`), a method
+    /// and headers describe, as curl sends it: a `Host` header overrides
+    /// the Host (DNS still resolves the URL's host); the SNI is `sni`, else
+    /// the URL's host. The error says what cannot be read.
+    pub fn from_url(
+        url: &str,
+        method: &str,
+        headers: &[(String, String)],
+        sni: Option<&str>,
+    ) -> Result<HttpRequest, String> {
+        let lines: String = headers.iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
+        let mut r =
+            parse_request(method, url, &lines).map_err(|e| e.describe(url, method, headers))?;
+        if let (Some(sni), Scheme::Https) = (sni, r.scheme) {
+            r.sni = Some(sni.to_string());
         }
+        Ok(r)
     }
 }
 
@@ -237,62 +178,6 @@ impl HttpRequest {
     }
 }
 
-/// The proxy's pipeline steps, in order (stable names: `data-step` in the app).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ProxyStage {
-    /// The listener (Gateway) or the controller's port (Ingress) took the
-    /// connection; on HTTPS, TLS ends here.
-    Listener,
-    /// The route object (HTTPRoute or Ingress) chosen for the host.
-    Route,
-    /// The rule and match that decided (with how many were compared).
-    Rule,
-    /// The filters applied (header modifiers, rewrites).
-    Filters,
-    /// The new connection to the backend, or the proxy's own answer.
-    Backend,
-}
-
-impl ProxyStage {
-    pub fn key(self) -> &'static str {
-        match self {
-            ProxyStage::Listener => "listener",
-            ProxyStage::Route => "route",
-            ProxyStage::Rule => "rule",
-            ProxyStage::Filters => "filters",
-            ProxyStage::Backend => "backend",
-        }
-    }
-}
-
-/// TLS as it ended at the proxy.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct TlsEnd {
-    pub sni: String,
-    /// The Secret presented (`None`: the controller's own certificate).
-    pub certificate: Option<NamespacedName>,
-}
-
-/// One step inside the proxy Pod (a hop of kind `HopKind::Http`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ProxyHop {
-    pub stage: ProxyStage,
-    /// The proxy Pod.
-    pub proxy: NamespacedName,
-    /// The request as the client sent it.
-    pub request: HttpRequest,
-    /// On the listener step of an HTTPS request.
-    pub tls: Option<TlsEnd>,
-    /// On the backend step: the proxy's new connection (from, to, through
-    /// the ClusterIP).
-    pub connect: Option<(SocketAddr, SocketAddr, bool)>,
-    /// On the backend step without a connection: the status the proxy
-    /// answers with itself.
-    pub respond: Option<u16>,
-    pub decision: Decision,
-}
-
 /// A journey as one trace: the client's connection up to the proxy Pod,
 /// the proxy's steps, its new connection to the backend, then the reply.
 /// `request` is the packet as sent (its destination a `Dest::Http`).
@@ -391,7 +276,7 @@ pub fn journey_trace(j: &Journey, request: &Request) -> Trace {
             _ => at_proxy,
         };
         trace.hops.push(Hop {
-            place: crate::scene::Place::Pod(pod.clone()),
+            place: crate::trace::Place::Pod(pod.clone()),
             what: HopKind::Http(Box::new(ProxyHop {
                 stage,
                 proxy: pod.clone(),

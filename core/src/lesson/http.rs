@@ -16,8 +16,8 @@ use crate::http::controller::ProxyWorkload;
 use crate::http::journey::{self, Journey, JourneyHop, ProxyStep};
 use crate::http::{self, HttpRequest, Prepared, Scheme};
 use crate::model::{Cluster, Mode, NamespacedName, Scheduler};
-use crate::scene::Place;
 use crate::trace::Origin;
+use crate::trace::Place;
 use serde::Serialize;
 use std::net::IpAddr;
 

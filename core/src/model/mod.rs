@@ -159,6 +159,28 @@ pub struct Probe {
     pub failure_threshold: u32,
 }
 
+impl Probe {
+    /// The port name this probe gives that no port of `container` has: the
+    /// kubelet cannot resolve it, so the probe fails on every run.
+    pub fn unresolved_port<'a>(&'a self, container: &Container) -> Option<&'a str> {
+        let name = match &self.action {
+            ProbeAction::HttpGet {
+                port: PortRef::Name(n),
+                ..
+            }
+            | ProbeAction::TcpSocket {
+                port: PortRef::Name(n),
+            } => n,
+            _ => return None,
+        };
+        (!container
+            .ports
+            .iter()
+            .any(|cp| cp.name.as_deref() == Some(name.as_str())))
+        .then_some(name.as_str())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Container {
     pub name: String,

@@ -6,10 +6,10 @@
 //! anything about the packet's path (that is [`super`]'s stages). The web app
 //! words hops in its own languages; these English lines are the CLI's.
 
+use super::Place;
 use super::{Hop, HopKind, Outcome, Trace};
 use crate::model::NamespacedName;
 use crate::modes::DropReason;
-use crate::scene::Place;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 

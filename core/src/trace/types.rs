@@ -8,7 +8,6 @@
 use crate::model::{Mode, NamespacedName};
 use crate::modes::{DropReason, NodeState, Step, Verdict};
 use crate::packet::{Packet, Protocol};
-use crate::scene::Place;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
@@ -37,7 +36,7 @@ pub enum Dest {
     /// it through their own codec; serde only writes it (a derived reader
     /// would cost the .wasm for nothing).
     #[serde(skip_deserializing)]
-    Http(Box<crate::http::send::HttpSend>),
+    Http(Box<crate::http::values::HttpSend>),
 }
 
 /// One connection to trace.
@@ -168,7 +167,7 @@ pub enum HopKind {
     Reply,
     /// A step inside an HTTP proxy Pod (TLS, the routing decision, the
     /// new connection to the backend or the proxy's own answer).
-    Http(Box<crate::http::send::ProxyHop>),
+    Http(Box<crate::http::values::ProxyHop>),
 }
 
 /// A full trace.
@@ -224,4 +223,19 @@ pub struct WorldState {
     pub nodes: crate::vecmap::VecMap<String, NodeState>,
     /// Keyed by the packet as it arrived at the node (protocol, src, dst).
     pub conntrack: BTreeMap<(Protocol, SocketAddr, SocketAddr), ConntrackEntry>,
+}
+
+/// A place a packet can be at: where a hop happens (the diagram's scene
+/// draws one vertex per place; the tracer knows no layout).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(tag = "kind", content = "name", rename_all = "kebab-case")]
+pub enum Place {
+    Client,
+    LoadBalancer,
+    /// A node's eth0 (where NodePorts listen).
+    NodeEth(String),
+    /// A node's netfilter / kube-proxy rules box.
+    NodeProxy(String),
+    Service(NamespacedName),
+    Pod(NamespacedName),
 }

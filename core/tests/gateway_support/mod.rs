@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use kpv_core::choose::Chooser;
-use kpv_core::cli_http::{request, HttpArgs, HttpFrom};
+use kpv_core::cli::requests::{request, HttpArgs, HttpFrom};
 use kpv_core::http::journey::ClusterBackends;
 use kpv_core::http::walk::Decision;
 use kpv_core::http::{compile, walk, EntryPoint};

@@ -82,9 +82,7 @@ impl Builder {
                 ("readinessProbe", &container.readiness_probe),
                 ("livenessProbe", &container.liveness_probe),
             ] {
-                let Some(port) = probe
-                    .as_ref()
-                    .and_then(|pr| crate::controller::probe::unresolved_port(&container, pr))
+                let Some(port) = probe.as_ref().and_then(|pr| pr.unresolved_port(&container))
                 else {
                     continue;
                 };

@@ -335,7 +335,7 @@ fn hop_text(h: &JourneyHop) -> String {
         JourneyHop::Net(h) => crate::trace::describe_hop(h),
         JourneyHop::Proxy { place, step } => {
             let at = match place {
-                crate::scene::Place::Pod(p) => format!("proxy {p}"),
+                crate::trace::Place::Pod(p) => format!("proxy {p}"),
                 _ => "proxy".into(),
             };
             match step {
@@ -578,7 +578,7 @@ fn located_status(
     cluster: &model::Cluster,
     texts: &[String],
 ) -> Vec<crate::diag::Diagnostic> {
-    let mut diags = http::status::diagnostics(rt);
+    let mut diags = http::report::diagnostics(rt);
     diags.extend(http::status::ingress_diagnostics(&rt.objects, cluster));
     let inputs: Vec<model::Input<'_>> = texts.iter().map(|t| model::Input { text: t }).collect();
     model::locate_diagnostics(&inputs, &mut diags);

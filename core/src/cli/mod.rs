@@ -2,6 +2,8 @@
 //! (command, input texts) → [`Output`]. The binary only reads files and
 //! prints, so every behaviour here is tested natively without processes.
 
+pub mod requests;
+
 use crate::model::{self, Mode, Scheduler};
 
 use crate::packet::Protocol;
@@ -119,7 +121,7 @@ pub enum Command {
     /// Print the app's share-link fragment (`v1.…`) for the input.
     Share(Common, ShareArgs),
     /// Send an HTTP request through an Ingress or Gateway.
-    Http(Common, crate::cli_http::HttpArgs),
+    Http(Common, requests::HttpArgs),
     /// Print each entry point's routing table.
     Routes(Common),
 }
@@ -202,7 +204,7 @@ const ALL_OPTIONS: [&str; 20] = [
     "--lang",
 ];
 
-/// `kpv http` and `kpv routes` are parsed by `cli_http`; an option of theirs
+/// `kpv http` and `kpv routes` are parsed by `cli::requests`; an option of theirs
 /// that takes one value is refused here when given twice, as for the other
 /// commands (`-H` and `--backend-header` add a header each time).
 fn refuse_repeats(args: &[String]) -> Result<(), String> {
@@ -239,7 +241,7 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
     }
     if sub == "http" || sub == "routes" {
         refuse_repeats(&args[1..])?;
-        return match crate::cli_http::parse(sub, &args[1..])? {
+        return match requests::parse(sub, &args[1..])? {
             (common, Some(h)) => Ok(Command::Http(common, h)),
             (common, None) => Ok(Command::Routes(common)),
         };
@@ -500,9 +502,9 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
             stdout: t.clone(),
             ..Output::default()
         },
-        Command::Check(c) if c.format == Format::Json => crate::cli_http::check_json(texts, files),
-        Command::Http(common, args) => crate::cli_http::run_http(common, args, texts, files),
-        Command::Routes(common) => crate::cli_http::run_routes(common, texts, files),
+        Command::Check(c) if c.format == Format::Json => requests::check_json(texts, files),
+        Command::Http(common, args) => requests::run_http(common, args, texts, files),
+        Command::Routes(common) => requests::run_routes(common, texts, files),
         Command::Check(_) => match load(texts, files) {
             Err(o) => o,
             Ok((cluster, report)) => Output {
@@ -512,7 +514,7 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                     report
                 } else {
                     let rt = crate::http::compile(&cluster.routing, &cluster);
-                    report + &crate::cli_http::status_report(&rt, &cluster, texts, files)
+                    report + &requests::status_report(&rt, &cluster, texts, files)
                 },
                 stdout: format!(
                     "ok: {} node(s), {} pod(s), {} service(s), {} EndpointSlice(s) given\n",

@@ -1,0 +1,110 @@
+//! The routing table's status, as `kpv check` reports it: the conditions
+//! a controller would write that say something is wrong, as located
+//! warnings. Reads a compiled table; decides nothing.
+
+use super::model::{RoutingTable, Table};
+use super::status::supported_kinds;
+
+/// The status conditions a controller would write, as warnings: a
+/// parentRef not Accepted, a backendRef not resolved, an HTTPS listener
+/// whose certificate does not resolve. Object and field are given (the
+/// parentRef, the first backendRef that does not resolve, the listener);
+/// [`crate::model::locate_diagnostics`] turns them into positions.
+pub fn diagnostics(rt: &RoutingTable) -> Vec<crate::diag::Diagnostic> {
+    use crate::diag::Diagnostic;
+    let mut out = Vec::new();
+    for s in &rt.route_status {
+        for c in s.conditions.iter().filter(|c| c.status == "False") {
+            let mut d = Diagnostic::warning(format!(
+                "{}: False ({}) for parent {}{}",
+                c.kind,
+                c.reason,
+                s.gateway,
+                s.section
+                    .as_ref()
+                    .map(|x| format!(" section {x}"))
+                    .unwrap_or_default()
+            ));
+            d.object = Some(format!("HTTPRoute/{}", s.route));
+            d.field = Some(match (c.kind, &s.unresolved) {
+                ("Accepted", _) | (_, None) => format!("spec.parentRefs[{}]", s.parent_index),
+                (_, Some(field)) => field.clone(),
+            });
+            out.push(d);
+        }
+    }
+    for t in rt.tables.values() {
+        if let Table::Gateway(g) = t {
+            for c in g.conditions.iter().filter(|c| c.status == "False") {
+                let (why, field) = match c.reason {
+                    "InvalidParameters" => (
+                        "the controller has no such parameters object, so it does not program this Gateway",
+                        "spec.infrastructure.parametersRef",
+                    ),
+                    "UnsupportedAddress" => (
+                        "the controller takes only IPAddress addresses",
+                        "spec.addresses",
+                    ),
+                    "AddressNotUsable" => (
+                        "the controller cannot give this address (kpv's load balancers take theirs from 203.0.113.0/24, unused)",
+                        "spec.addresses",
+                    ),
+                    _ => continue,
+                };
+                let mut d = Diagnostic::warning(format!("{}: False ({}): {why}", c.kind, c.reason));
+                d.object = Some(format!("Gateway/{}", g.gateway));
+                d.field = Some(field.into());
+                out.push(d);
+            }
+            for (i, l) in g.listeners.iter().enumerate() {
+                if l.conflicted {
+                    let mut d = Diagnostic::warning(format!(
+                        "listener `{}`: Conflicted True (HostnameConflict): another listener has the same port, protocol and hostname; neither is programmed",
+                        l.listener.name
+                    ));
+                    d.object = Some(format!("Gateway/{}", g.gateway));
+                    d.field = Some(format!("spec.listeners[{i}]"));
+                    out.push(d);
+                }
+                let not_accepted = l
+                    .status
+                    .conditions
+                    .iter()
+                    .any(|c| c.kind == "Accepted" && c.status == "False");
+                if not_accepted {
+                    let mut d = Diagnostic::warning(format!(
+                        "listener `{}`: Accepted False (UnsupportedProtocol): the Gateway API defines HTTP, HTTPS, TLS, TCP and UDP",
+                        l.listener.name
+                    ));
+                    d.object = Some(format!("Gateway/{}", g.gateway));
+                    d.field = Some(format!("spec.listeners[{i}].protocol"));
+                    out.push(d);
+                }
+                if l.certificate_problem.is_none() && supported_kinds(&l.listener).1 {
+                    let mut d = Diagnostic::warning(format!(
+                        "listener `{}`: ResolvedRefs False (InvalidRouteKinds): allowedRoutes.kinds names a kind its protocol does not carry; supported: {}",
+                        l.listener.name,
+                        if l.status.supported_kinds.is_empty() {
+                            "none".to_string()
+                        } else {
+                            l.status.supported_kinds.join(", ")
+                        }
+                    ));
+                    d.object = Some(format!("Gateway/{}", g.gateway));
+                    d.field = Some(format!("spec.listeners[{i}].allowedRoutes.kinds"));
+                    out.push(d);
+                }
+                if let Some(reason) = l.certificate_problem {
+                    let mut d = Diagnostic::warning(format!(
+                        "listener `{}`: ResolvedRefs False ({reason}); HTTPS on it fails the handshake",
+                        l.listener.name
+                    ));
+                    d.object = Some(format!("Gateway/{}", g.gateway));
+                    d.field = Some(format!("spec.listeners[{i}].tls.certificateRefs"));
+                    out.push(d);
+                }
+            }
+        }
+    }
+    out
+}
