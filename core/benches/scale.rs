@@ -2,7 +2,7 @@
 //! 10,000 Services × 10 endpoints, given as EndpointSlices so no Pods are
 //! needed. Measured for iptables, IPVS, nftables and userspace:
 //!
-//! * `compile/<mode>/<n>`: one node's data plane (`kpv_core::modes::compile`)
+//! * `compile/<mode>/<n>`: one node's data plane (`kpv_core::net::modes::compile`)
 //!   from an already built `ProxyInput`; budget 100 ms at 10,000 Services.
 //! * `process/<mode>/<n>`: the first packet of a connection to the *last*
 //!   Service (the end of iptables' linear `KUBE-SERVICES` walk); budget 50 µs.
@@ -20,11 +20,11 @@ use criterion::measurement::WallTime;
 use criterion::{
     criterion_group, criterion_main, BatchSize, BenchmarkGroup, BenchmarkId, Criterion,
 };
-use kpv_core::choose::Chooser;
+use kpv_core::model::packet::{IpFamily, Packet, Protocol};
 use kpv_core::model::{Input, Mode};
-use kpv_core::modes::{self, AllAnswer, CompileOptions, Hook, NodeState, Verdict};
-use kpv_core::packet::{IpFamily, Packet, Protocol};
-use kpv_core::proxy::{self, ProxyInput};
+use kpv_core::net::modes::{self, AllAnswer, CompileOptions, Hook, NodeState, Verdict};
+use kpv_core::net::proxy::{self, ProxyInput};
+use kpv_core::util::choose::Chooser;
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -104,7 +104,7 @@ fn input(n: usize, affinity: bool) -> ProxyInput {
     let files = cluster_yaml(n, affinity);
     let inputs: Vec<Input<'_>> = files.iter().map(|text| Input { text }).collect();
     let (cluster, diags) = kpv_core::Code::ALL.parse_files(&inputs);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     assert_eq!(cluster.services.len(), n);
     let input = proxy::build_input(&cluster, &cluster.endpoint_slices, "node-0", IpFamily::V4)
         .expect("node-0 has an IPv4 address");

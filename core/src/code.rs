@@ -3,20 +3,20 @@
 //!
 //! A layer that calls code a build may not have yet declares the hook it
 //! needs and takes it as an argument: [`crate::model::parse`] a
-//! [`RoutingLowerer`], [`crate::trace::Sim`] the mode [`Compilers`],
-//! [`crate::replay`] a [`replay::Code`], [`crate::lesson`] a
+//! [`RoutingLowerer`], [`crate::net::trace::Sim`] the mode [`Compilers`],
+//! [`crate::session::replay`] a [`replay::Code`], [`crate::session::lesson`] a
 //! [`lesson::Code`]. [`Code`] bundles them. Native builds (the CLI, the
 //! tests, the kernel check, the benchmarks) hand in [`Code::ALL`]; the web
 //! app builds its `Code` from what has arrived so far, and is the only
 //! place that keeps loaded code. Nothing in kpv-core looks code up: there
 //! is no registry, and every function stays a function of its arguments.
 
-use crate::diag::Diagnostic;
 use crate::http::send::{RequestError, RoutingRow};
 use crate::http::{EntryPoint, HttpRequest, Prepared};
 use crate::model::{Cluster, Input, RoutingLowerer};
-use crate::modes::Compilers;
-use crate::{lesson, replay};
+use crate::net::modes::Compilers;
+use crate::util::diag::Diagnostic;
+use crate::{session::lesson, session::replay};
 
 /// HTTP routing (Ingress, the Gateway API) as every caller reaches it: the
 /// web app's release build fetches it as one file on first use.

@@ -5,11 +5,11 @@
 //!
 //! Not part of the public API: hidden from the docs and free to change.
 
-use crate::choose::Chooser;
+use crate::model::packet::{IpFamily, Protocol};
 use crate::model::Mode;
-use crate::modes::Dataplane;
-use crate::packet::{IpFamily, Protocol};
-use crate::trace::{self, Dest, Origin, Request, Sim, WorldState};
+use crate::net::modes::Dataplane;
+use crate::net::trace::{self, Dest, Origin, Request, Sim, WorldState};
+use crate::util::choose::Chooser;
 
 /// `yaml_import`: arbitrary bytes (read as lossy UTF-8) through the parser and,
 /// when they parse without errors, through the controller, every mode's
@@ -23,13 +23,13 @@ pub fn fuzz_one(bytes: &[u8]) {
     for d in &diags {
         real_position(d);
     }
-    if crate::diag::has_errors(&diags) {
+    if crate::util::diag::has_errors(&diags) {
         return;
     }
     let Some(node) = cluster.nodes.first() else {
         return;
     };
-    let slices = crate::controller::steady_slices(&cluster);
+    let slices = crate::net::controller::steady_slices(&cluster);
     // The first Service with a ClusterIP and a port: the packet's destination.
     let target = cluster.services.iter().find_map(|s| {
         let ip = *s.cluster_ips.first()?;
@@ -52,7 +52,7 @@ pub fn fuzz_one(bytes: &[u8]) {
         };
         let src = node
             .primary_ip(IpFamily::of(&dst))
-            .unwrap_or_else(|| crate::proxy::loopback(IpFamily::of(&dst)));
+            .unwrap_or_else(|| crate::net::proxy::loopback(IpFamily::of(&dst)));
         let req = Request {
             origin: Origin::Node {
                 node: node.name.clone(),
@@ -88,7 +88,7 @@ fn exercise_http(cluster: &crate::model::Cluster) {
     } = crate::http::prepare(cluster);
     let _ = crate::http::render::render_text(&rt);
     let _ = crate::http::report::diagnostics(&rt);
-    let slices = crate::controller::steady_slices(&cluster);
+    let slices = crate::net::controller::steady_slices(&cluster);
     let sim = Sim::new(
         &cluster,
         &slices,
@@ -112,7 +112,7 @@ fn exercise_http(cluster: &crate::model::Cluster) {
             };
             let start = crate::http::journey::Start {
                 origin: Origin::External {
-                    client: crate::replay::client_ip(),
+                    client: crate::session::replay::client_ip(),
                 },
                 seed: 1,
             };
@@ -148,7 +148,7 @@ fn yaml_promises(text: &str) {
 
 /// A diagnostic's position, when it has one, is on a real line and column
 /// (a renderer would otherwise print "line 0").
-fn real_position(d: &crate::diag::Diagnostic) {
+fn real_position(d: &crate::util::diag::Diagnostic) {
     if let Some(s) = d.span {
         assert!(
             s.line >= 1 && s.column >= 1,
@@ -168,13 +168,13 @@ fn exercise_renderers(dp: &dyn Dataplane) {
 /// fragment text itself (lossy UTF-8), as the compressed payload of a `v1.`
 /// link (so the fuzzer reaches the inflater without having to write valid
 /// base64), and as the JSON inside a well-formed link (so it reaches the
-/// deserializer and [`crate::share::validate`]). Whenever a link decodes,
+/// deserializer and [`crate::session::share::validate`]). Whenever a link decodes,
 /// encoding the state and decoding that again must give the same state.
 ///
 /// Panics (the fuzzer's "crash") are the only failure; there is no result.
 pub fn fuzz_share_decode(bytes: &[u8]) {
-    use crate::base_n::push_base64url;
-    use crate::share::PREFIX;
+    use crate::session::share::PREFIX;
+    use crate::util::base_n::push_base64url;
     share_round_trip(&String::from_utf8_lossy(bytes));
     let mut link = String::from(PREFIX);
     push_base64url(&mut link, bytes);
@@ -188,12 +188,12 @@ pub fn fuzz_share_decode(bytes: &[u8]) {
 /// Decode `link`; when that works, re-encode and decode again: same state.
 /// Then derive from it what the app derives when it opens the link.
 fn share_round_trip(link: &str) {
-    let Ok(state) = crate::share::decode(link) else {
+    let Ok(state) = crate::session::share::decode(link) else {
         return;
     };
     share_replay(&state);
-    let again = crate::share::encode(&state);
-    match crate::share::decode(&again) {
+    let again = crate::session::share::encode(&state);
+    match crate::session::share::decode(&again) {
         Ok(back) => assert!(
             back == state,
             "re-encoded link decodes to another state:\n{state:?}\n{back:?}"
@@ -206,9 +206,9 @@ fn share_round_trip(link: &str) {
 /// trace through the rules of its time, the scene, and each packet's flight
 /// at the link's clock and focused hop (a link whose packet comes from a Pod
 /// the YAML lacks, with a trace of no hops, once stopped the app).
-fn share_replay(state: &crate::share::ShareState) {
-    use crate::controller::{self, Timing};
-    use crate::replay::{self, Inputs};
+fn share_replay(state: &crate::session::share::ShareState) {
+    use crate::net::controller::{self, Timing};
+    use crate::session::replay::{self, Inputs};
     let (cluster, _) = crate::Code::ALL.parse(&state.yaml);
     let timing = Timing::default();
     let traces = replay::replay(&Inputs {
@@ -221,11 +221,11 @@ fn share_replay(state: &crate::share::ShareState) {
         packets: &state.packets,
     });
     let snap = controller::snapshot(&cluster, &state.changes, timing, state.time_ms);
-    let scene = crate::scene::layout(&cluster, &snap.slices);
-    let mut sent: Vec<&crate::replay::SentPacket> = state.packets.iter().collect();
-    crate::order::sort_by_key(&mut sent, |p| (p.at_ms, p.id));
+    let scene = crate::view::scene::layout(&cluster, &snap.slices);
+    let mut sent: Vec<&crate::session::replay::SentPacket> = state.packets.iter().collect();
+    crate::util::order::sort_by_key(&mut sent, |p| (p.at_ms, p.id));
     for (t, p) in traces.iter().zip(sent) {
-        let flight = crate::timeline::Flight::new(&scene, t, p.at_ms);
+        let flight = crate::view::timeline::Flight::new(&scene, t, p.at_ms);
         let _ = flight.position(state.time_ms, false);
         let _ = flight.hop_at(state.time_ms);
         if let Some(h) = state.step {

@@ -9,8 +9,8 @@
 //! Pure: the same description or seed always gives the same text. It never
 //! reads the input it writes back; tests parse it like any other input.
 
-use crate::choose::Chooser;
-use crate::packet::IpFamily;
+use crate::model::packet::IpFamily;
+use crate::util::choose::Chooser;
 use std::fmt::Write as _;
 
 /// One endpoint of a generated Service.
@@ -283,7 +283,7 @@ mod tests {
                 assert_eq!(text, yaml_in(&from_seed(seed), family), "seed {seed}");
                 let (cluster, diags) = crate::Code::ALL.parse(&text);
                 assert!(
-                    !crate::diag::has_errors(&diags),
+                    !crate::util::diag::has_errors(&diags),
                     "seed {seed}: {diags:#?}\n{text}"
                 );
                 assert_eq!(cluster.nodes.len(), 2);
@@ -294,7 +294,7 @@ mod tests {
                         "{s:?}"
                     );
                 }
-                let slices = crate::controller::steady_slices(&cluster);
+                let slices = crate::net::controller::steady_slices(&cluster);
                 assert!(slices.iter().all(|s| s.family == family));
             }
         }

@@ -1,47 +1,44 @@
 //! kpv-core: a deterministic model of how Kubernetes Services reach Pods.
 //!
-//! Layers, bottom up: [`yaml`] (a spanned YAML tree) → [`model`] (typed,
-//! validated objects) → [`controller`] (probes and the EndpointSlice
-//! controller, in simulated time) → [`proxy`] (kube-proxy's mode-independent
-//! view and endpoint selection) → [`modes`] (each kube-proxy mode compiles that
-//! view into its own rules and traces packets through them) → [`trace`] (a
-//! packet's whole path across client, load balancer, nodes and Pods).
+//! Layers, bottom up (each uses only the ones below it; `xtask`'s tidy test
+//! checks it):
+//! - [`util`]: small leaves — diagnostics, stable order, the seeded chooser,
+//!   hashes, encodings, a sorted-`Vec` map;
+//! - [`yaml`]: YAML text → a spanned tree, read as kubectl reads it;
+//! - [`model`]: Kubernetes objects as typed values (and a packet's),
+//!   parsed and validated into a [`model::Cluster`] plus diagnostics;
+//! - [`net`]: what the cluster does with a packet — the controllers (probes,
+//!   EndpointSlices), kube-proxy's mode-independent view, the modes' rules,
+//!   cluster DNS, and the trace of a packet across client, load balancer,
+//!   nodes and Pods;
+//! - [`http`]: Ingress and Gateway API routing in front of Services;
+//! - [`view`]: the diagram's layout, animation maths and each mode's
+//!   pipeline, in a fixed logical space;
+//! - [`session`]: what the app and the CLI play — replay of the packets
+//!   sent, lessons, labs, share links;
+//! - [`cli`]: the `kpv` command line and its English renderers.
+//!
+//! [`code`] is the composition point: it hands each layer the code it
+//! needs (the mode compilers, HTTP routing), so that nothing here looks
+//! code up.
 //!
 //! Architecture invariants: this crate does no IO, never reads a clock and
 //! never draws unseeded randomness; time and random choices are passed in.
-//! Every collection that reaches output is ordered (`BTreeMap`, sorted `Vec`).
-//! Only renderers produce text formats.
+//! It holds no global state. Every collection that reaches output is
+//! ordered (`BTreeMap`, sorted `Vec`). Only renderers produce text formats.
 
-pub mod base_n;
-pub mod choose;
 pub mod cli;
 pub mod code;
-pub mod controller;
-pub mod diag;
-pub mod dns;
 #[doc(hidden)]
 pub mod fuzzing;
 #[doc(hidden)]
 pub mod generate;
 pub mod http;
-pub mod json_text;
-pub mod lab;
-pub mod lesson;
 pub mod model;
-pub mod modes;
-pub mod noun;
-pub mod order;
-pub mod packet;
-pub mod pipeline;
-pub mod proxy;
-pub mod replay;
-pub mod scene;
-pub mod settle;
-pub mod sha256;
-pub mod share;
-pub mod timeline;
-pub mod trace;
-pub mod vecmap;
+pub mod net;
+pub mod session;
+pub mod util;
+pub mod view;
 pub mod yaml;
 
 pub use code::Code;

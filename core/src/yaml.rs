@@ -15,7 +15,7 @@
 //! [`Node::as_bool`] read unquoted scalars by YAML 1.1's rules (`010` is 8).
 //! Nothing here knows about Kubernetes objects.
 
-use crate::diag::{Diagnostic, Severity, Span};
+use crate::util::diag::{Diagnostic, Severity, Span};
 use std::collections::{BTreeMap, BTreeSet};
 use yaml_rust2::parser::{Event, Parser, Tag};
 use yaml_rust2::scanner::TScalarStyle;
@@ -379,7 +379,7 @@ fn report_duplicates(entries: &[(Node, Node)], out: &mut Vec<Diagnostic>) {
                 severity: DUPLICATE_KEY,
                 ..Diagnostic::error(format!(
                     "mapping key {} already defined at line {}; this later value replaces it",
-                    crate::diag::quoted(name),
+                    crate::util::diag::quoted(name),
                     at.line
                 ))
                 .at(k.span)

@@ -2,8 +2,8 @@
 //! server's own message at the object's field; what it would default is
 //! defaulted; kpv's own limits are said to be the simulator's.
 
-use kpv_core::diag::{Diagnostic, Severity};
 use kpv_core::model::{Cluster, NamespacedName};
+use kpv_core::util::diag::{Diagnostic, Severity};
 
 fn parse(yaml: &str) -> (Cluster, Vec<Diagnostic>) {
     kpv_core::Code::ALL.parse(yaml)
@@ -414,8 +414,8 @@ fn node_ports_outside_the_range() {
 #[test]
 fn dual_stack_policies_get_both_families() {
     // (CIDRs, spec, expected families of the ClusterIPs in order)
-    use kpv_core::packet::IpFamily::{V4, V6};
-    let cases: &[(&str, &str, &[kpv_core::packet::IpFamily])] = &[
+    use kpv_core::model::packet::IpFamily::{V4, V6};
+    let cases: &[(&str, &str, &[kpv_core::model::packet::IpFamily])] = &[
         (CIDR_DUAL, "  ipFamilyPolicy: RequireDualStack\n", &[V4, V6]),
         (CIDR_DUAL, "  ipFamilyPolicy: PreferDualStack\n", &[V4, V6]),
         (
@@ -449,7 +449,7 @@ fn dual_stack_policies_get_both_families() {
         let got: Vec<_> = c.services[0]
             .cluster_ips
             .iter()
-            .map(kpv_core::packet::IpFamily::of)
+            .map(kpv_core::model::packet::IpFamily::of)
             .collect();
         assert_eq!(&got, want, "{spec}");
         if spec.contains("10.96.0.50") {
@@ -466,17 +466,17 @@ fn dual_stack_services_get_rules_in_both_families() {
     ) + "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: nginx}]}\n";
     let (c, diags) = parse(&yaml);
     assert!(errors(&diags).is_empty(), "{diags:#?}");
-    let slices = kpv_core::controller::steady_slices(&c);
+    let slices = kpv_core::net::controller::steady_slices(&c);
     for family in [
-        kpv_core::packet::IpFamily::V4,
-        kpv_core::packet::IpFamily::V6,
+        kpv_core::model::packet::IpFamily::V4,
+        kpv_core::model::packet::IpFamily::V6,
     ] {
-        let input = kpv_core::proxy::build_input(&c, &slices, "n1", family)
+        let input = kpv_core::net::proxy::build_input(&c, &slices, "n1", family)
             .unwrap_or_else(|| panic!("{family:?} input"));
         let ip = c.services[0]
             .cluster_ips
             .iter()
-            .find(|ip| kpv_core::packet::IpFamily::of(ip) == family)
+            .find(|ip| kpv_core::model::packet::IpFamily::of(ip) == family)
             .unwrap_or_else(|| panic!("{family:?} ClusterIP"));
         assert!(
             input.services.values().any(|s| s.cluster_ip == Some(*ip)),

@@ -144,7 +144,7 @@ fn share_prints_a_link_the_app_replays() {
         SEED,
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let state = kpv_core::share::decode(out.stdout.trim()).expect("a valid link");
+    let state = kpv_core::session::share::decode(out.stdout.trim()).expect("a valid link");
     assert_eq!(state.yaml, SEED);
     assert_eq!(state.mode, kpv_core::model::Mode::Ipvs);
     assert_eq!(state.speed_percent, 25);
@@ -156,12 +156,12 @@ fn share_prints_a_link_the_app_replays() {
     assert_eq!(state.time_ms, 30_000);
     // What the app does with it: every connection is delivered.
     let (cluster, _) = kpv_core::Code::ALL.parse(&state.yaml);
-    let traces = kpv_core::replay::replay(&kpv_core::replay::Inputs {
-        code: kpv_core::replay::Code::ALL,
+    let traces = kpv_core::session::replay::replay(&kpv_core::session::replay::Inputs {
+        code: kpv_core::session::replay::Code::ALL,
         cluster: &cluster,
         mode: state.mode,
         scheduler: state.scheduler,
-        timing: kpv_core::controller::Timing::default(),
+        timing: kpv_core::net::controller::Timing::default(),
         changes: &state.changes,
         packets: &state.packets,
     });
@@ -170,7 +170,7 @@ fn share_prints_a_link_the_app_replays() {
     assert!(
         traces
             .iter()
-            .all(|t| matches!(t.outcome, kpv_core::trace::Outcome::Delivered { .. })),
+            .all(|t| matches!(t.outcome, kpv_core::net::trace::Outcome::Delivered { .. })),
         "{:?}",
         traces.iter().map(|t| &t.outcome).collect::<Vec<_>>()
     );

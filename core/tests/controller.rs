@@ -1,7 +1,9 @@
 //! Probes, Pod readiness and EndpointSlices in simulated time.
 
-use kpv_core::controller::{self, probe_events, ready_at, AppChange, AppState, ProbeKind, Timing};
 use kpv_core::model::{Cluster, NamespacedName};
+use kpv_core::net::controller::{
+    self, probe_events, ready_at, AppChange, AppState, ProbeKind, Timing,
+};
 
 const SEED: &str = include_str!("../../tests/scenarios/alpaca-bandicoot.yaml");
 
@@ -128,7 +130,7 @@ fn pods_without_probes_are_ready_and_down_apps_fail_every_probe() {
 fn slices_resolve_named_ports_and_group_by_port() {
     let yaml = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels: {app: x}\nspec:\n  containers:\n  - name: c\n    ports:\n    - {name: web, containerPort: 8080}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: b\n  labels: {app: x}\nspec:\n  containers:\n  - name: c\n    ports:\n    - {name: web, containerPort: 9090}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  selector: {app: x}\n  ports:\n  - {port: 80, targetPort: web}\n";
     let (c, diags) = kpv_core::Code::ALL.parse(yaml);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     let slices = controller::steady_slices(&c);
     assert_eq!(
         slices.len(),
@@ -275,7 +277,7 @@ spec:
   ports: [{port: 80}]
 ";
     let (c, diags) = kpv_core::Code::ALL.parse(doc);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     let slices = controller::steady_slices(&c);
     let e = &slices[0].endpoints[0];
     assert!(e.ready, "published although not ready");
@@ -306,7 +308,7 @@ fn a_probe_on_a_port_the_container_lacks_fails_and_is_warned_about() {
     ] {
         let text = format!("{node}{}", pod(port, ports));
         let (c, d) = kpv_core::Code::ALL.parse(&text);
-        assert!(!kpv_core::diag::has_errors(&d), "{d:#?}");
+        assert!(!kpv_core::util::diag::has_errors(&d), "{d:#?}");
         let w: Vec<_> = d
             .iter()
             .filter(|d| d.message.contains("does not have"))
@@ -321,7 +323,7 @@ fn a_probe_on_a_port_the_container_lacks_fails_and_is_warned_about() {
             assert_eq!(w.span.map(|s| s.line), Some(17), "the httpGet line");
         }
         let p = &c.pods[0];
-        let events = kpv_core::controller::probe::probe_events(p, &[], 10_000);
+        let events = kpv_core::net::controller::probe::probe_events(p, &[], 10_000);
         assert!(!events.is_empty());
         assert_eq!(
             events.last().map(|e| e.ready_after),

@@ -3,12 +3,12 @@
 //! ExternalName Service's name gives a CNAME (and kube-proxy has no rules
 //! for it), and unknown names are NXDOMAIN.
 
-use kpv_core::choose::Chooser;
-use kpv_core::controller::steady_slices;
-use kpv_core::dns::{resolve, Answer};
+use kpv_core::model::packet::Protocol;
 use kpv_core::model::{Cluster, Mode, NamespacedName};
-use kpv_core::packet::Protocol;
-use kpv_core::trace::{trace, Dest, HopKind, Origin, Outcome, Request, Sim, WorldState};
+use kpv_core::net::controller::steady_slices;
+use kpv_core::net::dns::{resolve, Answer};
+use kpv_core::net::trace::{trace, Dest, HopKind, Origin, Outcome, Request, Sim, WorldState};
+use kpv_core::util::choose::Chooser;
 use std::net::IpAddr;
 
 /// Three Pods of app=db: db-0 ready, db-1 reporting NotReady, db-2 ready;
@@ -24,7 +24,7 @@ fn cluster(extra: &str) -> Cluster {
         pod("db-2", "10.244.1.12", "True"),
     );
     let (c, diags) = kpv_core::Code::ALL.parse(&yaml);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     c
 }
 
@@ -73,7 +73,7 @@ fn headless_names_answer_ready_endpoints_only() {
         &slices,
         Mode::Iptables,
         None,
-        kpv_core::modes::Compilers::ALL,
+        kpv_core::net::modes::Compilers::ALL,
     );
     let t = trace(
         &sim,
@@ -156,7 +156,13 @@ fn external_names_answer_with_a_cname() {
     );
     // In a trace, every mode: the CNAME is the outcome, no rule is walked.
     for mode in Mode::ALL {
-        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
+        let sim = Sim::new(
+            &c,
+            &slices,
+            mode,
+            None,
+            kpv_core::net::modes::Compilers::ALL,
+        );
         let t = trace(
             &sim,
             &Request {
@@ -207,7 +213,7 @@ fn clusterip_names_answer_the_primary_address() {
 fn statefulset_pods_have_their_own_names() {
     let yaml = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {podCIDR: 10.244.1.0/24}\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web, namespace: shop}\nspec:\n  serviceName: web\n  replicas: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: nginx}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec:\n  clusterIP: None\n  selector: {app: web}\n  ports: [{port: 80}]\n";
     let (c, diags) = kpv_core::Code::ALL.parse(yaml);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     let slices = steady_slices(&c);
     let pod_ip = |name: &str| {
         c.pods

@@ -9,11 +9,11 @@
 //! [`Except`] with the reason, never a silent skip. The userspace proxy has
 //! its own, smaller table at the end.
 
-use kpv_core::choose::Chooser;
+use kpv_core::model::packet::{IpFamily, Packet, Protocol};
 use kpv_core::model::Mode;
-use kpv_core::modes::{self, AllAnswer, Dataplane, Hook, NodeOutcome, NodeState, Verdict};
-use kpv_core::packet::{IpFamily, Packet, Protocol};
-use kpv_core::proxy::build_input;
+use kpv_core::net::modes::{self, AllAnswer, Dataplane, Hook, NodeOutcome, NodeState, Verdict};
+use kpv_core::net::proxy::build_input;
+use kpv_core::util::choose::Chooser;
 use std::net::{IpAddr, SocketAddr};
 
 const SCENARIO: &str = include_str!("../../tests/scenarios/packet-flows.yaml");
@@ -453,7 +453,7 @@ static ROWS: &[Row] = &[
 
 fn dataplane(mode: Mode, family: IpFamily) -> Box<dyn Dataplane> {
     let (mut cluster, diags) = kpv_core::Code::ALL.parse(SCENARIO);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     cluster.proxy.mode = mode;
     let input = build_input(&cluster, &cluster.endpoint_slices, "node-a", family)
         .expect("node-a has addresses of both families");

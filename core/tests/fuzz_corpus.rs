@@ -3,7 +3,7 @@
 //! the interesting ones cargo-fuzz found) stay covered by a plain
 //! `cargo test`, without nightly or cargo-fuzz.
 
-use kpv_core::share;
+use kpv_core::session::share;
 use std::path::{Path, PathBuf};
 
 /// The corpus files of one target, sorted by name.

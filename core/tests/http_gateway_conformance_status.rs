@@ -8,7 +8,7 @@
 
 mod gateway_support;
 use gateway_support::*;
-use kpv_core::http::model::{GatewayTable, Table};
+use kpv_core::http::table::{GatewayTable, Table};
 use kpv_core::http::{compile, EntryPoint, RoutingTable};
 use kpv_core::model::NamespacedName;
 
@@ -636,7 +636,7 @@ fn gateway_optional_address_value() {
     let yaml = "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gateway-without-address-value, namespace: gateway-conformance-infra}\nspec:\n  gatewayClassName: conformance\n  addresses: [{type: IPAddress}]\n  listeners: [{name: http, port: 8080, protocol: HTTP}]\n";
     let text = format!("{INFRA}\n---\n{yaml}");
     let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     let prepared = kpv_core::http::prepare(&cluster);
     let id = NamespacedName::new(NS, "gateway-without-address-value");
     let g = match prepared.table.tables.get(&EntryPoint::Gateway(id.clone())) {

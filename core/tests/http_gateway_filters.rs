@@ -564,7 +564,7 @@ spec:
             ("ResolvedRefs", "BackendNotFound")
         ]
     );
-    let Some(kpv_core::http::model::Table::Gateway(g)) =
+    let Some(kpv_core::http::table::Table::Gateway(g)) =
         rt.tables
             .get(&EntryPoint::Gateway(kpv_core::model::NamespacedName::new(
                 NS, "hosts",
@@ -656,7 +656,7 @@ spec:
     let text = format!("{INFRA}\n---\n{yaml}");
     let mut cluster = kpv_core::Code::ALL.parse(&text).0;
     let rt = compile(&cluster.routing.clone(), &cluster);
-    let proxies = kpv_core::http::controller::place_proxies(&mut cluster, &rt);
+    let proxies = kpv_core::http::proxies::place_proxies(&mut cluster, &rt);
     let orphan = EntryPoint::Gateway(kpv_core::model::NamespacedName::new(NS, "orphan"));
     assert!(proxies.iter().all(|p| p.entry != orphan), "{proxies:#?}");
     assert!(proxies.iter().any(|p| p.entry != orphan && p.synthesized));
@@ -713,7 +713,7 @@ fn an_https_listener_needs_a_tls_secret_it_may_use() {
         let y = yaml(cert_ref, grant);
         let text = format!("{INFRA}\n---\n{y}");
         let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
-        assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+        assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
         let rt = compile(&cluster.routing, &cluster);
         let warned: Vec<String> = kpv_core::http::report::diagnostics(&rt)
             .into_iter()

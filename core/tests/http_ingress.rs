@@ -3,12 +3,12 @@
 //! TLS) state them, and the API server's validation messages: each table
 //! sends requests through `kpv_core::http::walk`.
 
-use kpv_core::choose::Chooser;
 use kpv_core::cli::requests::{request, HttpArgs, HttpFrom};
-use kpv_core::diag::Diagnostic;
 use kpv_core::http::journey::ClusterBackends;
 use kpv_core::http::walk::{Decision, Reason};
 use kpv_core::http::{compile, walk, EntryPoint};
+use kpv_core::util::choose::Chooser;
+use kpv_core::util::diag::Diagnostic;
 
 /// Two nodes, backends a–d (one Pod each, port 80 → 8080), an empty
 /// Service, the ingress-nginx IngressClass (default) and a TLS Secret.
@@ -88,9 +88,9 @@ fn path(p: &str, ty: &str, svc: &str) -> String {
 fn decide(yaml: &str, class: &str, url: &str, sni: Option<&str>) -> Decision {
     let text = format!("{BASE}\n---\n{yaml}");
     let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     let rt = compile(&cluster.routing, &cluster);
-    let slices = kpv_core::controller::steady_slices(&cluster);
+    let slices = kpv_core::net::controller::steady_slices(&cluster);
     let view = ClusterBackends {
         cluster: &cluster,
         slices: &slices,
@@ -321,7 +321,7 @@ fn the_class_picks_the_controller() {
     .join("---\n");
     let text = format!("{BASE}\n---\n{yaml}");
     let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     let classes: Vec<(String, Option<String>)> = cluster
         .routing
         .ingresses
@@ -329,7 +329,7 @@ fn the_class_picks_the_controller() {
         .map(|i| {
             (
                 i.meta.id.name.clone(),
-                kpv_core::http::model::ingress_class_of(&cluster.routing, i),
+                kpv_core::http::table::ingress_class_of(&cluster.routing, i),
             )
         })
         .collect();
@@ -406,7 +406,7 @@ fn the_articles_extensions_v1beta1_ingress_loads_with_a_warning() {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/http");
     let article = std::fs::read_to_string(root.join("article-ingress.yaml")).expect("readable");
     let (cluster, diags) = kpv_core::Code::ALL.parse(&article);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     // (Alone it has no Node, which the model also warns about.)
     let warnings: Vec<&Diagnostic> = diags
         .iter()

@@ -5,17 +5,17 @@
 //! same trace whatever was sent before; share links carry the request; the
 //! request form's errors are located.
 
-use kpv_core::controller::Timing;
-use kpv_core::http::model::EntryPoint;
 use kpv_core::http::send::{
     decision, default_url, parse_request, proxy_hops, request_packet, ProxyStage, RequestField,
     RequestProblem,
 };
+use kpv_core::http::table::EntryPoint;
 use kpv_core::model::{Cluster, Mode, NamespacedName};
-use kpv_core::pipeline::{connections, pipelines};
-use kpv_core::replay::{self, Inputs, SentPacket};
-use kpv_core::scene::Place;
-use kpv_core::trace::{Dest, HopKind, Origin, Outcome, Trace};
+use kpv_core::net::controller::Timing;
+use kpv_core::net::trace::{Dest, HopKind, Origin, Outcome, Trace};
+use kpv_core::session::replay::{self, Inputs, SentPacket};
+use kpv_core::view::pipeline::{connections, pipelines};
+use kpv_core::view::scene::Place;
 
 const INGRESS: &str = include_str!("../../tests/scenarios/ingress.yaml");
 const GATEWAY: &str = include_str!("../../tests/scenarios/gateway-api.yaml");
@@ -52,7 +52,7 @@ fn packet(id: u32, entry: EntryPoint, url: &str, headers: &str, seed: u64) -> Se
 
 fn run(c: &Cluster, mode: Mode, packets: &[SentPacket]) -> Vec<Trace> {
     replay::replay(&Inputs {
-        code: kpv_core::replay::Code::ALL,
+        code: kpv_core::session::replay::Code::ALL,
         cluster: c,
         mode,
         scheduler: None,
@@ -370,7 +370,7 @@ fn share_links_carry_requests() {
         "X-Env: a\nHost: testhost.com:443",
         5,
     );
-    let state = kpv_core::share::ShareState {
+    let state = kpv_core::session::share::ShareState {
         yaml: INGRESS.to_string(),
         mode: Mode::Iptables,
         scheduler: None,
@@ -384,7 +384,8 @@ fn share_links_carry_requests() {
         lang: None,
         rules_node: None,
     };
-    let back = kpv_core::share::decode(&kpv_core::share::encode(&state)).expect("decodes");
+    let back = kpv_core::session::share::decode(&kpv_core::session::share::encode(&state))
+        .expect("decodes");
     assert_eq!(back, state);
     assert!(matches!(back.packets[0].request.dst, Dest::Http(_)));
 }

@@ -4,10 +4,10 @@
 
 mod iptables_upstream;
 
-use kpv_core::choose::Chooser;
+use kpv_core::model::packet::{IpFamily, Packet, Protocol};
 use kpv_core::model::Mode;
-use kpv_core::modes::{AllAnswer, Dataplane, Hook, NodeState, StepAction, Verdict};
-use kpv_core::packet::{IpFamily, Packet, Protocol};
+use kpv_core::net::modes::{AllAnswer, Dataplane, Hook, NodeState, StepAction, Verdict};
+use kpv_core::util::choose::Chooser;
 use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};
 
@@ -15,11 +15,11 @@ use std::net::{IpAddr, SocketAddr};
 
 fn compile(yaml: &str, family: IpFamily) -> Box<dyn Dataplane> {
     let (cluster, diags) = kpv_core::Code::ALL.parse(yaml);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     let input =
-        kpv_core::proxy::build_input(&cluster, &cluster.endpoint_slices, "test-node", family)
+        kpv_core::net::proxy::build_input(&cluster, &cluster.endpoint_slices, "test-node", family)
             .expect("node test-node has an address of this family");
-    kpv_core::modes::Compilers::ALL.compile(Mode::Iptables, &input, Default::default())
+    kpv_core::net::modes::Compilers::ALL.compile(Mode::Iptables, &input, Default::default())
 }
 
 /// NewFakeProxier's node and configuration: node test-node with the fake
@@ -1670,7 +1670,7 @@ fn internal_external_masquerade() {
 
 #[test]
 fn probability_strings_match_compute_probability() {
-    use kpv_core::modes::iptables::rules::probability;
+    use kpv_core::net::modes::iptables::rules::probability;
     for (n, p) in [
         (1, "1.0000000000"),
         (2, "0.5000000000"),
@@ -1697,7 +1697,7 @@ fn probability_strings_match_compute_probability() {
 
 #[test]
 fn integer_probability_and_threshold_equal_the_float_reading() {
-    use kpv_core::modes::iptables::rules::{probability, statistic_threshold};
+    use kpv_core::net::modes::iptables::rules::{probability, statistic_threshold};
     // The float formatting and parsing iptables and Go do, for comparison;
     // the app computes both in integers.
     let ns = (1..=5000usize)

@@ -1,20 +1,20 @@
 //! IPVS mode end to end: virtual-server layout, packet flows in kube-proxy's
 //! table style, persistence, the JSON contract and golden `render_text`.
 
-use kpv_core::choose::Chooser;
+use kpv_core::model::packet::{IpFamily, Packet, Protocol};
 use kpv_core::model::{Mode, Scheduler};
-use kpv_core::modes::{
+use kpv_core::net::modes::{
     self, AllAnswer, CompileOptions, ConnCount, Dataplane, DropReason, Hook, NodeState, StepAction,
     Verdict,
 };
-use kpv_core::packet::{IpFamily, Packet, Protocol};
-use kpv_core::proxy::ProxyInput;
+use kpv_core::net::proxy::ProxyInput;
+use kpv_core::util::choose::Chooser;
 use std::net::SocketAddr;
 
 fn input_of(text: &str, node: &str, family: IpFamily) -> ProxyInput {
     let (cluster, diags) = kpv_core::Code::ALL.parse(text);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
-    kpv_core::proxy::build_input(&cluster, &cluster.endpoint_slices, node, family).unwrap()
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
+    kpv_core::net::proxy::build_input(&cluster, &cluster.endpoint_slices, node, family).unwrap()
 }
 
 fn scenario(file: &str, family: IpFamily) -> ProxyInput {
@@ -947,10 +947,14 @@ fn json_contract() {
 fn masquerade_all_and_no_local_detector() {
     let text = std::fs::read_to_string("../tests/scenarios/ipvs-basic.yaml").unwrap();
     let (cluster, _) = kpv_core::Code::ALL.parse(&text);
-    let mut input =
-        kpv_core::proxy::build_input(&cluster, &cluster.endpoint_slices, "node-a", IpFamily::V4)
-            .unwrap();
-    input.local_detector = kpv_core::proxy::LocalDetector::None;
+    let mut input = kpv_core::net::proxy::build_input(
+        &cluster,
+        &cluster.endpoint_slices,
+        "node-a",
+        IpFamily::V4,
+    )
+    .unwrap();
+    input.local_detector = kpv_core::net::proxy::LocalDetector::None;
     let dp = ipvs(&input, None);
     assert!(dp.render_text().contains(
         "-A KUBE-SERVICES -m comment --comment \"Kubernetes service cluster ip + port for masquerade purpose\" -m set --match-set KUBE-CLUSTER-IP src,dst -j KUBE-MARK-MASQ\n"

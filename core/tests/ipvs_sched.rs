@@ -1,7 +1,7 @@
 //! The kernel's IPVS schedulers, checked against hand-computed expectations
 //! from net/netfilter/ipvs/ip_vs_*.c (list order = most recently added first).
 
-use kpv_core::modes::ipvs::sched::{self, Dest, WrrMark};
+use kpv_core::net::modes::ipvs::sched::{self, Dest, WrrMark};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 

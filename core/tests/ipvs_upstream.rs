@@ -5,9 +5,9 @@
 //! SourceAddress} per chain; nat and filter chains of one name are listed
 //! together there, nat first).
 
+use kpv_core::model::packet::IpFamily;
 use kpv_core::model::Scheduler;
-use kpv_core::modes::ipvs::glue::{Match, Target};
-use kpv_core::packet::IpFamily;
+use kpv_core::net::modes::ipvs::glue::{Match, Target};
 
 const SVC: &str = r#"
 apiVersion: v1
@@ -41,14 +41,14 @@ EXTRA
 
 type Chain = Vec<(String, String, String)>;
 
-fn compile(policy: &str, proto: &str, extra: &str) -> kpv_core::modes::ipvs::IpvsDataplane {
+fn compile(policy: &str, proto: &str, extra: &str) -> kpv_core::net::modes::ipvs::IpvsDataplane {
     let text = SVC
         .replace("POLICY", policy)
         .replace("PROTO", proto)
         .replace("EXTRA", extra);
     let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
-    let mut input = kpv_core::proxy::build_input(
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
+    let mut input = kpv_core::net::proxy::build_input(
         &cluster,
         &cluster.endpoint_slices,
         "testhostname",
@@ -57,16 +57,16 @@ fn compile(policy: &str, proto: &str, extra: &str) -> kpv_core::modes::ipvs::Ipv
     .unwrap();
     // The test's fake proxier: nodePortAddresses 0.0.0.0/0, NoOpLocalDetector.
     input.node_port_ips = Some(vec!["100.101.102.103".parse().unwrap()]);
-    input.local_detector = kpv_core::proxy::LocalDetector::None;
-    kpv_core::modes::ipvs::compile(&input, Scheduler::Rr)
+    input.local_detector = kpv_core::net::proxy::LocalDetector::None;
+    kpv_core::net::modes::ipvs::compile(&input, Scheduler::Rr)
 }
 
 /// {JumpChain, MatchSet, SourceAddress} of a chain's rules, nat then filter.
-fn chain(dp: &kpv_core::modes::ipvs::IpvsDataplane, name: &str) -> Chain {
+fn chain(dp: &kpv_core::net::modes::ipvs::IpvsDataplane, name: &str) -> Chain {
     let mut out = Vec::new();
     for table in [
-        kpv_core::modes::ipvs::glue::Table::Nat,
-        kpv_core::modes::ipvs::glue::Table::Filter,
+        kpv_core::net::modes::ipvs::glue::Table::Nat,
+        kpv_core::net::modes::ipvs::glue::Table::Filter,
     ] {
         for r in dp
             .ruleset
@@ -99,7 +99,7 @@ fn row(j: &str, s: &str, a: &str) -> (String, String, String) {
     (j.into(), s.into(), a.into())
 }
 
-fn vss(dp: &kpv_core::modes::ipvs::IpvsDataplane) -> Vec<(String, Vec<(String, i32)>)> {
+fn vss(dp: &kpv_core::net::modes::ipvs::IpvsDataplane) -> Vec<(String, Vec<(String, i32)>)> {
     dp.ruleset
         .virtual_servers
         .iter()
@@ -153,7 +153,7 @@ fn udp_service_with_node_port_has_endpoints() {
         ]
     );
     // kubeNodePortSetUDP: {{Port: 3001, Protocol: "udp", SetType: BitmapPort}}
-    let text = kpv_core::modes::Dataplane::render_text(&dp);
+    let text = kpv_core::net::modes::Dataplane::render_text(&dp);
     assert!(text.contains("Name: KUBE-NODE-PORT-UDP\nType: bitmap:port\nHeader: range 0-65535\nReferences: 1\nNumber of entries: 1\nMembers:\n3001\n"));
 }
 
@@ -166,8 +166,8 @@ fn service_has_node_port_but_no_endpoints() {
         .unwrap();
     let (cluster, diags) =
         kpv_core::Code::ALL.parse(&no_eps.replace("POLICY", "Cluster").replace("PROTO", "TCP"));
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
-    let mut input = kpv_core::proxy::build_input(
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
+    let mut input = kpv_core::net::proxy::build_input(
         &cluster,
         &cluster.endpoint_slices,
         "testhostname",
@@ -175,7 +175,7 @@ fn service_has_node_port_but_no_endpoints() {
     )
     .unwrap();
     input.node_port_ips = Some(vec!["100.101.102.103".parse().unwrap()]);
-    let dp = kpv_core::modes::ipvs::compile(&input, Scheduler::Rr);
+    let dp = kpv_core::net::modes::ipvs::compile(&input, Scheduler::Rr);
     // "no real servers corresponding to no endpoints"
     assert_eq!(
         vss(&dp),
@@ -214,7 +214,7 @@ fn sctp_node_port_with_external_traffic_policy_local() {
             row("ACCEPT", "KUBE-HEALTH-CHECK-NODE-PORT", ""),
         ]
     );
-    let text = kpv_core::modes::Dataplane::render_text(&dp);
+    let text = kpv_core::net::modes::Dataplane::render_text(&dp);
     assert!(text.contains("SCTP  100.101.102.103:3001 rr\n"));
     assert!(text.contains("Members:\n100.101.102.103,sctp:3001\n"));
     assert!(text.contains(

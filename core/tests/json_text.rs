@@ -2,7 +2,7 @@
 //! the same texts accepted and refused, the same strings and integers read,
 //! and byte-identical string literals written.
 
-use kpv_core::json_text::{self, Json, Number};
+use kpv_core::util::json_text::{self, Json, Number};
 use proptest::prelude::*;
 
 /// What serde_json reads from `text`, in `Json`'s terms (numbers only as far

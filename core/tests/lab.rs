@@ -1,9 +1,9 @@
 //! The labs: measured load-balancing distributions and rule growth.
 
-use kpv_core::lab::{self, Bucket, Expectation, LabRun, ScaleLab};
 use kpv_core::model::{Cluster, Mode, Scheduler};
-use kpv_core::replay::{self, Target, TargetKind};
-use kpv_core::trace::Origin;
+use kpv_core::net::trace::Origin;
+use kpv_core::session::lab::{self, Bucket, Expectation, LabRun, ScaleLab};
+use kpv_core::session::replay::{self, Target, TargetKind};
 use std::time::Instant;
 
 fn scenario(name: &str) -> Cluster {
@@ -13,12 +13,12 @@ fn scenario(name: &str) -> Cluster {
     );
     let text = std::fs::read_to_string(&path).unwrap();
     let (c, d) = kpv_core::Code::ALL.parse(&text);
-    assert!(!kpv_core::diag::has_errors(&d), "{d:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&d), "{d:#?}");
     c
 }
 
 fn cluster_ip(c: &Cluster, svc: &str) -> Target {
-    replay::targets(c, kpv_core::replay::Code::ALL.http)
+    replay::targets(c, kpv_core::session::replay::Code::ALL.http)
         .into_iter()
         .find(|t| t.kind == TargetKind::ClusterIp && t.service.name == svc)
         .unwrap()
@@ -37,7 +37,13 @@ fn run<'a>(
         connections,
         seed,
         long_lived,
-        ..LabRun::new(mode, scheduler, target, origin, kpv_core::replay::Code::ALL)
+        ..LabRun::new(
+            mode,
+            scheduler,
+            target,
+            origin,
+            kpv_core::session::replay::Code::ALL,
+        )
     }
 }
 
@@ -57,7 +63,7 @@ fn round_robin_is_exact() {
     assert_eq!(counts(&d), vec![100, 100, 100], "{d:?}");
     assert!(d.iter().all(|b| b.label.starts_with("alpaca-prod-")));
     assert!(matches!(
-        lab::expected_share(&c, &LabRun::new(Mode::Ipvs, Some(Scheduler::Rr), &t, &o, kpv_core::replay::Code::ALL)),
+        lab::expected_share(&c, &LabRun::new(Mode::Ipvs, Some(Scheduler::Rr), &t, &o, kpv_core::session::replay::Code::ALL)),
         Expectation::RoundRobin { ref endpoints, .. } if endpoints.len() == 3
     ));
 }
@@ -75,7 +81,13 @@ fn iptables_random_is_near_a_third() {
     assert_eq!(counts(&d).iter().sum::<u32>(), 3000);
     match lab::expected_share(
         &c,
-        &LabRun::new(Mode::Iptables, None, &t, &o, kpv_core::replay::Code::ALL),
+        &LabRun::new(
+            Mode::Iptables,
+            None,
+            &t,
+            &o,
+            kpv_core::session::replay::Code::ALL,
+        ),
     ) {
         Expectation::Random { endpoints, share } => {
             assert_eq!(endpoints.len(), 3);
@@ -111,7 +123,7 @@ fn affinity_and_source_hashing_give_one_endpoint() {
         assert!(matches!(
             lab::expected_share(
                 &c,
-                &LabRun::new(mode, None, &t, &o, kpv_core::replay::Code::ALL)
+                &LabRun::new(mode, None, &t, &o, kpv_core::session::replay::Code::ALL)
             ),
             Expectation::OneEndpoint { .. }
         ));
@@ -143,7 +155,7 @@ fn ten_thousand_packets_are_fast_enough() {
 #[test]
 fn external_origin_through_the_load_balancer() {
     let c = scenario("loadbalancer-local");
-    let t = replay::targets(&c, kpv_core::replay::Code::ALL.http)
+    let t = replay::targets(&c, kpv_core::session::replay::Code::ALL.http)
         .into_iter()
         .find(|t| t.kind == TargetKind::LoadBalancer)
         .unwrap();
@@ -162,7 +174,7 @@ fn scale_iptables_linear_ipvs_and_nftables_constant() {
         .flat_map(|m| {
             sizes
                 .iter()
-                .map(move |n| lab::scale_point(*n, 3, *m, kpv_core::modes::Compilers::ALL))
+                .map(move |n| lab::scale_point(*n, 3, *m, kpv_core::net::modes::Compilers::ALL))
         })
         .collect();
     let get = |m: Mode, n: usize| {
@@ -203,7 +215,7 @@ fn scale_lab_steps_one_point_per_call() {
         &[5, 50],
         &[Mode::Iptables, Mode::Ipvs],
         2,
-        kpv_core::modes::Compilers::ALL,
+        kpv_core::net::modes::Compilers::ALL,
     );
     assert_eq!(lab.total(), 4);
     let mut got = Vec::new();
@@ -222,11 +234,13 @@ fn scale_lab_steps_one_point_per_call() {
     );
     assert_eq!(lab.points.len(), 4);
     assert!(lab.step().is_none());
-    assert!(ScaleLab::new(&[5], &[], 1, kpv_core::modes::Compilers::ALL)
-        .step()
-        .is_none());
+    assert!(
+        ScaleLab::new(&[5], &[], 1, kpv_core::net::modes::Compilers::ALL)
+            .step()
+            .is_none()
+    );
     assert_eq!(
-        lab::scale_point(0, 3, Mode::Iptables, kpv_core::modes::Compilers::ALL).compared_last,
+        lab::scale_point(0, 3, Mode::Iptables, kpv_core::net::modes::Compilers::ALL).compared_last,
         0
     );
 }
@@ -244,7 +258,7 @@ fn fast_path_equals_replay() {
         let packets = lab::lab_packets(&t, &o, 200, 3, long);
         let fast = lab::run(&c, (mode, sched), &packets, replay::Code::ALL);
         let slow = replay::replay(&replay::Inputs {
-            code: kpv_core::replay::Code::ALL,
+            code: kpv_core::session::replay::Code::ALL,
             cluster: &c,
             mode,
             scheduler: sched,
@@ -285,7 +299,7 @@ fn lab_in_slices_counts_what_one_run_counts() {
         let packets = lab::lab_packets(&t, &o, 257, 9, long_lived);
         let delivered = lab::run(&c, (mode, sched), &packets, replay::Code::ALL)
             .iter()
-            .filter(|tr| matches!(tr.outcome, kpv_core::trace::Outcome::Delivered { .. }))
+            .filter(|tr| matches!(tr.outcome, kpv_core::net::trace::Outcome::Delivered { .. }))
             .count() as u32;
         let counted: u32 = whole
             .iter()
@@ -299,7 +313,7 @@ fn lab_in_slices_counts_what_one_run_counts() {
 #[test]
 fn lab_buckets_name_what_happened() {
     let c = scenario("no-endpoints");
-    let t = replay::targets(&c, kpv_core::replay::Code::ALL.http)
+    let t = replay::targets(&c, kpv_core::session::replay::Code::ALL.http)
         .into_iter()
         .next()
         .unwrap();

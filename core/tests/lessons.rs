@@ -1,8 +1,8 @@
 //! Every lesson file parses, matches its scenario, is fully bilingual, and
 //! each question has exactly one choice that the traces bear out.
 
-use kpv_core::lesson::{self, Lesson};
 use kpv_core::model::Cluster;
+use kpv_core::session::lesson::{self, Lesson};
 
 fn root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -31,7 +31,7 @@ fn scenario(name: &str) -> Cluster {
     let text =
         std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("no scenario {}", path.display()));
     let (c, d) = kpv_core::Code::ALL.parse(&text);
-    assert!(!kpv_core::diag::has_errors(&d), "{d:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&d), "{d:#?}");
     c
 }
 
@@ -57,7 +57,7 @@ fn lessons_match_their_scenarios_and_are_bilingual() {
     for (file, l) in lessons() {
         assert_eq!(file, format!("{}.yaml", l.id));
         let c = scenario(&l.scenario);
-        let d = lesson::check_against(&l, &c, &kpv_core::lesson::Code::ALL);
+        let d = lesson::check_against(&l, &c, &kpv_core::session::lesson::Code::ALL);
         assert!(d.is_empty(), "{file}: {d:#?}");
         let mut texts = vec![&l.title];
         for s in &l.steps {
@@ -88,7 +88,8 @@ fn every_question_has_exactly_one_right_choice() {
     for (file, l) in lessons() {
         let c = scenario(&l.scenario);
         for (i, s) in l.steps.iter().enumerate() {
-            let played = lesson::play(&c, &l, i, 2024, &kpv_core::lesson::Code::ALL).unwrap();
+            let played =
+                lesson::play(&c, &l, i, 2024, &kpv_core::session::lesson::Code::ALL).unwrap();
             let sent = match &played.http {
                 Some(h) => h.journeys.len(),
                 None => played.traces.len(),
@@ -101,7 +102,12 @@ fn every_question_has_exactly_one_right_choice() {
                 .choices
                 .iter()
                 .filter(|ch| {
-                    lesson::check_prediction(&c, &ch.answer, &played, &kpv_core::lesson::Code::ALL)
+                    lesson::check_prediction(
+                        &c,
+                        &ch.answer,
+                        &played,
+                        &kpv_core::session::lesson::Code::ALL,
+                    )
                 })
                 .map(|ch| ch.answer.clone())
                 .collect();
@@ -114,9 +120,15 @@ fn every_question_has_exactly_one_right_choice() {
             println!("{file} step {i}: {:?}", right[0]);
             // The same for other seeds: the answer is not luck.
             for seed in [1, 77] {
-                let other = lesson::play(&c, &l, i, seed, &kpv_core::lesson::Code::ALL).unwrap();
+                let other =
+                    lesson::play(&c, &l, i, seed, &kpv_core::session::lesson::Code::ALL).unwrap();
                 assert!(
-                    lesson::check_prediction(&c, &right[0], &other, &kpv_core::lesson::Code::ALL),
+                    lesson::check_prediction(
+                        &c,
+                        &right[0],
+                        &other,
+                        &kpv_core::session::lesson::Code::ALL
+                    ),
                     "{file} step {i} seed {seed}"
                 );
             }
@@ -169,7 +181,7 @@ fn bad_lesson_files_get_diagnostics() {
     let d = lesson::check_against(
         &l,
         &scenario("alpaca-bandicoot"),
-        &kpv_core::lesson::Code::ALL,
+        &kpv_core::session::lesson::Code::ALL,
     );
     assert_eq!(d.len(), 3, "{d:#?}");
 }
@@ -227,7 +239,7 @@ fn http_answers_agree_with_kpv_http() {
             let (Some(spec), Some(p)) = (&s.set.request, &s.predict) else {
                 continue;
             };
-            let played = lesson::play(&c, &l, i, 7, &kpv_core::lesson::Code::ALL).unwrap();
+            let played = lesson::play(&c, &l, i, 7, &kpv_core::session::lesson::Code::ALL).unwrap();
             let n = played.http.as_ref().unwrap().journeys.len();
             let cli: Vec<serde_json::Value> = (0..n as u64)
                 .map(|k| kpv_http(&l.scenario, spec, k))
@@ -253,8 +265,12 @@ fn http_answers_agree_with_kpv_http() {
                     Answer::NoBackend => cli.iter().all(|j| j["pod"].is_null()),
                     _ => continue,
                 };
-                let by_lesson =
-                    lesson::check_prediction(&c, &ch.answer, &played, &kpv_core::lesson::Code::ALL);
+                let by_lesson = lesson::check_prediction(
+                    &c,
+                    &ch.answer,
+                    &played,
+                    &kpv_core::session::lesson::Code::ALL,
+                );
                 assert_eq!(
                     by_lesson, by_cli,
                     "{file} step {i} {:?}: statuses {statuses:?} backends {backends:?}",
@@ -322,17 +338,17 @@ fn http_tls_and_source_answers_follow_the_journey() {
         );
         let (l, d) = lesson::parse(&text);
         assert!(d.is_empty(), "{d:#?}");
-        assert!(lesson::check_against(&l, &c, &kpv_core::lesson::Code::ALL).is_empty());
-        let played = lesson::play(&c, &l, 0, 5, &kpv_core::lesson::Code::ALL).unwrap();
+        assert!(lesson::check_against(&l, &c, &kpv_core::session::lesson::Code::ALL).is_empty());
+        let played = lesson::play(&c, &l, 0, 5, &kpv_core::session::lesson::Code::ALL).unwrap();
         for a in right {
             assert!(
-                lesson::check_prediction(&c, a, &played, &kpv_core::lesson::Code::ALL),
+                lesson::check_prediction(&c, a, &played, &kpv_core::session::lesson::Code::ALL),
                 "{url}: {a:?}"
             );
         }
         for a in wrong {
             assert!(
-                !lesson::check_prediction(&c, a, &played, &kpv_core::lesson::Code::ALL),
+                !lesson::check_prediction(&c, a, &played, &kpv_core::session::lesson::Code::ALL),
                 "{url}: {a:?}"
             );
         }
@@ -341,7 +357,7 @@ fn http_tls_and_source_answers_follow_the_journey() {
             &c,
             &Answer::Delivered,
             &played,
-            &kpv_core::lesson::Code::ALL
+            &kpv_core::session::lesson::Code::ALL
         ));
     }
 }
@@ -506,7 +522,7 @@ fn http_lessons_are_checked_against_their_scenario() {
         let text = file(scn, &steps);
         let (l, d) = lesson::parse(&text);
         assert!(d.is_empty(), "{text}\n{d:#?}");
-        let got = lesson::check_against(&l, &scenario(scn), &kpv_core::lesson::Code::ALL);
+        let got = lesson::check_against(&l, &scenario(scn), &kpv_core::session::lesson::Code::ALL);
         assert_eq!(got.len(), want.len(), "{text}\n{got:#?}");
         for (g, (field, msg)) in got.iter().zip(&want) {
             assert_eq!(g.field.as_deref(), Some(*field), "{g:#?}");
@@ -516,7 +532,14 @@ fn http_lessons_are_checked_against_their_scenario() {
         if !got.is_empty() {
             continue;
         }
-        let played = lesson::play(&scenario(scn), &l, 0, 1, &kpv_core::lesson::Code::ALL).unwrap();
+        let played = lesson::play(
+            &scenario(scn),
+            &l,
+            0,
+            1,
+            &kpv_core::session::lesson::Code::ALL,
+        )
+        .unwrap();
         assert!(played.http.is_some());
     }
     // A choice's diagnostic points at the choice's own line.
@@ -529,7 +552,11 @@ fn http_lessons_are_checked_against_their_scenario() {
         )],
     );
     let (l, _) = lesson::parse(&text);
-    let d = lesson::check_against(&l, &scenario("ingress"), &kpv_core::lesson::Code::ALL);
+    let d = lesson::check_against(
+        &l,
+        &scenario("ingress"),
+        &kpv_core::session::lesson::Code::ALL,
+    );
     let line = text
         .lines()
         .position(|x| x.contains("service:nope"))
@@ -540,7 +567,7 @@ fn http_lessons_are_checked_against_their_scenario() {
 
 #[test]
 fn every_lesson_points_at_the_diagram_in_both_languages() {
-    use kpv_core::noun::{segments, Segment};
+    use kpv_core::view::noun::{segments, Segment};
     for (file, l) in lessons() {
         let c = scenario(&l.scenario);
         for lang in ["en", "ko"] {
@@ -555,7 +582,10 @@ fn every_lesson_points_at_the_diagram_in_both_languages() {
                 .collect();
             assert!(!nouns.is_empty(), "{file} ({lang}) marks no noun");
             for n in nouns {
-                assert!(kpv_core::noun::resolve(&c, &n).is_some(), "{file}: {n:?}");
+                assert!(
+                    kpv_core::view::noun::resolve(&c, &n).is_some(),
+                    "{file}: {n:?}"
+                );
             }
         }
     }
@@ -580,7 +610,7 @@ fn a_noun_naming_nothing_is_reported_at_its_step() {
             assert_ne!(edited, text);
             let (l, d) = lesson::parse(&edited);
             assert!(d.is_empty(), "{d:#?}");
-            let d = lesson::check_against(&l, &c, &kpv_core::lesson::Code::ALL);
+            let d = lesson::check_against(&l, &c, &kpv_core::session::lesson::Code::ALL);
             assert_eq!(d.len(), 1, "{replacement}: {d:#?}");
             assert_eq!(
                 d[0].field.as_deref(),
@@ -592,15 +622,15 @@ fn a_noun_naming_nothing_is_reported_at_its_step() {
 
 #[test]
 fn every_question_has_a_hop_that_settles_it() {
-    use kpv_core::lesson::PredictKind;
-    use kpv_core::settle::settling_hop;
-    use kpv_core::trace::{HopKind, Outcome};
+    use kpv_core::net::trace::{HopKind, Outcome};
+    use kpv_core::session::lesson::PredictKind;
+    use kpv_core::session::settle::settling_hop;
     let mut seen = [0usize; 3];
     for (file, l) in lessons() {
         let c = scenario(&l.scenario);
         for (k, s) in l.steps.iter().enumerate() {
             let Some(p) = &s.predict else { continue };
-            let played = lesson::play(&c, &l, k, 1, &kpv_core::lesson::Code::ALL).unwrap();
+            let played = lesson::play(&c, &l, k, 1, &kpv_core::session::lesson::Code::ALL).unwrap();
             for t in &played.traces {
                 let i = settling_hop(t, p.kind)
                     .unwrap_or_else(|| panic!("{file} step {k}: no hop settles {:?}", p.kind));
@@ -685,16 +715,16 @@ fn every_question_has_a_hop_that_settles_it() {
 #[test]
 fn every_http_question_settles_at_the_proxy_step_that_decides_it() {
     use kpv_core::http::send::{journey_trace, HttpSend, ProxyStage};
-    use kpv_core::lesson::PredictKind;
-    use kpv_core::packet::Protocol;
-    use kpv_core::settle::settling_hop;
-    use kpv_core::trace::{Dest, HopKind, Origin, Request};
+    use kpv_core::model::packet::Protocol;
+    use kpv_core::net::trace::{Dest, HopKind, Origin, Request};
+    use kpv_core::session::lesson::PredictKind;
+    use kpv_core::session::settle::settling_hop;
     let mut seen = 0;
     for (file, l) in lessons() {
         let c = scenario(&l.scenario);
         for (k, s) in l.steps.iter().enumerate() {
             let Some(p) = &s.predict else { continue };
-            let played = lesson::play(&c, &l, k, 3, &kpv_core::lesson::Code::ALL).unwrap();
+            let played = lesson::play(&c, &l, k, 3, &kpv_core::session::lesson::Code::ALL).unwrap();
             let Some(h) = &played.http else { continue };
             for j in &h.journeys {
                 let req = Request {

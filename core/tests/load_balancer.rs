@@ -6,13 +6,15 @@
 //! a NodePort (upstream `newBaseServiceInfo`, `LocalReadyEndpoints`,
 //! `syncProxyRules`).
 
-use kpv_core::choose::Chooser;
-use kpv_core::controller::steady_slices;
-use kpv_core::diag::Severity;
+use kpv_core::model::packet::{IpFamily, Protocol};
 use kpv_core::model::{Cluster, Mode};
-use kpv_core::modes::DropReason;
-use kpv_core::packet::{IpFamily, Protocol};
-use kpv_core::trace::{trace, Dest, HopKind, Origin, Outcome, Request, Sim, Trace, WorldState};
+use kpv_core::net::controller::steady_slices;
+use kpv_core::net::modes::DropReason;
+use kpv_core::net::trace::{
+    trace, Dest, HopKind, Origin, Outcome, Request, Sim, Trace, WorldState,
+};
+use kpv_core::util::choose::Chooser;
+use kpv_core::util::diag::Severity;
 use std::net::IpAddr;
 
 const NODES: &str = "apiVersion: v1
@@ -35,7 +37,11 @@ clusterCIDR: 10.244.0.0/16
 /// A LoadBalancer Service `web` (spec and status lines given) with one ready
 /// endpoint on worker-2 and, on worker-1, one that is `worker1` (YAML
 /// conditions).
-fn cluster(spec: &str, status: &str, worker1: &str) -> (Cluster, Vec<kpv_core::diag::Diagnostic>) {
+fn cluster(
+    spec: &str,
+    status: &str,
+    worker1: &str,
+) -> (Cluster, Vec<kpv_core::util::diag::Diagnostic>) {
     let text = format!(
         "{NODES}---
 apiVersion: v1
@@ -81,7 +87,7 @@ fn ip(s: &str) -> IpAddr {
 
 fn rules(c: &Cluster, mode: Mode) -> String {
     let slices = steady_slices(c);
-    let sim = Sim::new(c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
+    let sim = Sim::new(c, &slices, mode, None, kpv_core::net::modes::Compilers::ALL);
     sim.dataplane("worker-1", IpFamily::V4)
         .map(|dp| dp.render_text())
         .unwrap_or_default()
@@ -89,7 +95,7 @@ fn rules(c: &Cluster, mode: Mode) -> String {
 
 fn from_outside(c: &Cluster, mode: Mode, client: &str, dst: &str, seed: u64) -> Trace {
     let slices = steady_slices(c);
-    let sim = Sim::new(c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
+    let sim = Sim::new(c, &slices, mode, None, kpv_core::net::modes::Compilers::ALL);
     let req = Request {
         origin: Origin::External { client: ip(client) },
         dst: Dest::Ip(ip(dst)),
@@ -259,7 +265,7 @@ fn source_ranges_hold_on_every_path_from_outside() {
             "{mode:?}: refused before any node: {:#?}",
             t.hops
         );
-        assert!(kpv_core::trace::describe_hop(&t.hops[1]).starts_with("load balancer: DROP"));
+        assert!(kpv_core::net::trace::describe_hop(&t.hops[1]).starts_with("load balancer: DROP"));
         let t = from_outside(&c, mode, "198.51.100.7", "203.0.113.10", 1);
         assert!(
             matches!(t.outcome, Outcome::Delivered { .. }),

@@ -1,8 +1,8 @@
 //! Parsing and validation: the seed scenario, API-server defaults, and one
 //! test per class of bad input (each must give a located diagnostic, never a panic).
 
-use kpv_core::diag::{Diagnostic, Severity, Span};
 use kpv_core::model::{NamespacedName, ServiceType, SliceSource};
+use kpv_core::util::diag::{Diagnostic, Severity, Span};
 use std::net::IpAddr;
 
 const SEED: &str = include_str!("../../tests/scenarios/alpaca-bandicoot.yaml");
@@ -204,7 +204,7 @@ fn multi_port_services_need_port_names() {
 #[test]
 fn leading_zeros_are_normalised() {
     let (cluster, diags) = kpv_core::Code::ALL.parse("apiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  clusterIP: 010.096.000.010\n  externalIPs: [001.002.003.004]\n  ports:\n  - port: 80\n");
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     assert_eq!(cluster.services[0].cluster_ips, vec![ip("10.96.0.10")]);
     assert_eq!(cluster.services[0].external_ips, vec![ip("1.2.3.4")]);
 }
@@ -225,7 +225,7 @@ fn kind_list_items_are_objects_with_item_paths() {
 fn legacy_endpoints_of_selectorless_services_are_mirrored() {
     let yaml = "apiVersion: v1\nkind: Service\nmetadata:\n  name: db\nspec:\n  ports:\n  - port: 5432\n---\napiVersion: v1\nkind: Endpoints\nmetadata:\n  name: db\nsubsets:\n- addresses:\n  - ip: 203.0.113.50\n  notReadyAddresses:\n  - ip: 203.0.113.51\n  ports:\n  - port: 5432\n";
     let (cluster, diags) = kpv_core::Code::ALL.parse(yaml);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     assert_eq!(cluster.endpoint_slices.len(), 1);
     let s = &cluster.endpoint_slices[0];
     assert_eq!(s.source, SliceSource::Mirrored);

@@ -6,13 +6,13 @@
 //! fake proxier's conventions: node test-node 192.168.0.2 (alt 192.168.1.2),
 //! pods 10.0.0.0/8, Services 172.30.0.0/16, external client 203.0.113.2.
 
-use kpv_core::choose::Chooser;
+use kpv_core::model::packet::{IpFamily, Packet, Protocol};
 use kpv_core::model::Mode;
-use kpv_core::modes::{
+use kpv_core::net::modes::{
     self, AllAnswer, Dataplane, DropReason, Hook, NodeState, StepAction, Verdict,
 };
-use kpv_core::packet::{IpFamily, Packet, Protocol};
-use kpv_core::proxy::build_input;
+use kpv_core::net::proxy::build_input;
+use kpv_core::util::choose::Chooser;
 use std::net::{IpAddr, SocketAddr};
 
 const NODE: &str = r#"
@@ -48,7 +48,7 @@ clusterCIDR: "{cluster_cidr}"
 
 fn compile_yaml(yaml: &str, family: IpFamily) -> Box<dyn Dataplane> {
     let (cluster, diags) = kpv_core::Code::ALL.parse(yaml);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     let input = build_input(&cluster, &cluster.endpoint_slices, "test-node", family)
         .expect("test-node exists");
     modes::Compilers::ALL.compile(Mode::Nftables, &input, Default::default())

@@ -2,17 +2,17 @@
 //! golden `nft list table` snapshots (reviewed by hand), and structural checks
 //! that the two text forms and the JSON dump describe the same table.
 
+use kpv_core::model::packet::{IpFamily, Protocol};
 use kpv_core::model::Mode;
-use kpv_core::modes::nftables::{self, endpoint_chain_base, hash_and_truncate, render};
-use kpv_core::modes::{self, Dataplane};
-use kpv_core::packet::{IpFamily, Protocol};
-use kpv_core::proxy::{build_input, ProxyInput, ServicePortName};
+use kpv_core::net::modes::nftables::{self, endpoint_chain_base, hash_and_truncate, render};
+use kpv_core::net::modes::{self, Dataplane};
+use kpv_core::net::proxy::{build_input, ProxyInput, ServicePortName};
 
 const OVERALL: &str = include_str!("../../tests/scenarios/nftables-overall.yaml");
 
 fn overall_input() -> ProxyInput {
     let (cluster, diags) = kpv_core::Code::ALL.parse(OVERALL);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     let mut input = build_input(
         &cluster,
         &cluster.endpoint_slices,
@@ -223,7 +223,7 @@ endpoints:
 ports: [{name: p80, port: 80, protocol: TCP}]
 "#;
     let (cluster, diags) = kpv_core::Code::ALL.parse(yaml);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     let input = build_input(
         &cluster,
         &cluster.endpoint_slices,
@@ -253,14 +253,14 @@ nftables: {masqueradeBit: 5}
         .join("\n---\n");
     let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
     assert!(diags.is_empty(), "{diags:#?}");
-    let slices = kpv_core::controller::steady_slices(&cluster);
+    let slices = kpv_core::net::controller::steady_slices(&cluster);
     let rules = |mode: Mode| {
-        let sim = kpv_core::trace::Sim::new(
+        let sim = kpv_core::net::trace::Sim::new(
             &cluster,
             &slices,
             mode,
             None,
-            kpv_core::modes::Compilers::ALL,
+            kpv_core::net::modes::Compilers::ALL,
         );
         sim.dataplane("test-node", IpFamily::V4)
             .map(|dp| dp.render_text())

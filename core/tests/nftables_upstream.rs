@@ -6,10 +6,10 @@
 //! object type, then object name, rules kept in insertion order, other lines
 //! by full text).
 
+use kpv_core::model::packet::{IpFamily, Protocol};
 use kpv_core::model::Mode;
-use kpv_core::modes::nftables::{self, NftablesDataplane};
-use kpv_core::packet::{IpFamily, Protocol};
-use kpv_core::proxy::{build_input, ProxyInput, ServicePortName};
+use kpv_core::net::modes::nftables::{self, NftablesDataplane};
+use kpv_core::net::proxy::{build_input, ProxyInput, ServicePortName};
 use std::cmp::Ordering;
 
 const OVERALL: &str = include_str!("../../tests/scenarios/nftables-overall.yaml");
@@ -217,7 +217,7 @@ pub fn sort_nftables_transaction(tx: &str) -> String {
 
 fn overall_input() -> ProxyInput {
     let (cluster, diags) = kpv_core::Code::ALL.parse(OVERALL);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     let mut input = build_input(
         &cluster,
         &cluster.endpoint_slices,
@@ -272,7 +272,7 @@ fn overall_rules_match_upstream_expected_transaction() {
 
 #[test]
 fn overall_mode_is_nftables_and_counts_rules() {
-    use kpv_core::modes::Dataplane;
+    use kpv_core::net::modes::Dataplane;
     let dp = overall();
     assert_eq!(dp.mode(), Mode::Nftables);
     let n_rules = dp
@@ -366,7 +366,7 @@ endpoints: [{addresses: ["10.0.2.1"]}]
 ports: [{name: p8080, port: 8080, protocol: TCP}]
 "#;
     let (cluster, diags) = kpv_core::Code::ALL.parse(yaml);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     let input = build_input(
         &cluster,
         &cluster.endpoint_slices,

@@ -1,16 +1,16 @@
-//! The node pipeline the learner's view draws (`kpv_core::pipeline`): for a
+//! The node pipeline the learner's view draws (`kpv_core::view::pipeline`): for a
 //! load-balancer connection, the steps each mode really takes, in order; and
 //! over every preset, mode and "send to" target, that each hop of a trace
 //! either moves the packet on the diagram or rewrites its header — no hop is
 //! spent standing still — with at most nine steps per node.
 
-use kpv_core::choose::Chooser;
-use kpv_core::controller::steady_slices;
 use kpv_core::model::{Cluster, Mode};
-use kpv_core::pipeline::{pipelines, skeleton, Chip};
-use kpv_core::replay::{self, TargetKind};
-use kpv_core::timeline::Flight;
-use kpv_core::trace::{trace, HopKind, Sim, Trace};
+use kpv_core::net::controller::steady_slices;
+use kpv_core::net::trace::{trace, HopKind, Sim, Trace};
+use kpv_core::session::replay::{self, TargetKind};
+use kpv_core::util::choose::Chooser;
+use kpv_core::view::pipeline::{pipelines, skeleton, Chip};
+use kpv_core::view::timeline::Flight;
 use std::path::PathBuf;
 
 fn scenarios() -> Vec<(String, Cluster)> {
@@ -40,9 +40,9 @@ fn traced(cluster: &Cluster, mode: Mode, kind: TargetKind) -> Option<Trace> {
         &slices,
         mode,
         None,
-        kpv_core::modes::Compilers::ALL,
+        kpv_core::net::modes::Compilers::ALL,
     );
-    let target = replay::targets(cluster, kpv_core::replay::Code::ALL.http)
+    let target = replay::targets(cluster, kpv_core::session::replay::Code::ALL.http)
         .into_iter()
         .find(|t| t.kind == kind)?;
     let origin = replay::default_origin(cluster, &target);
@@ -131,7 +131,7 @@ fn a_load_balancer_connection_takes_each_modes_own_path() {
             got,
             vec![want.to_vec()],
             "{mode:?}\n{}",
-            kpv_core::trace::render_text(&t)
+            kpv_core::net::trace::render_text(&t)
         );
         seen.push(got);
     }
@@ -183,7 +183,7 @@ fn rewrites_are_chips_on_the_box_that_made_them() {
         );
         // The live counter ends at the trace's own count (iptables and
         // nftables walk rule by rule; IPVS's hash lookups are counted by it).
-        let so_far = kpv_core::pipeline::compared_so_far(&t);
+        let so_far = kpv_core::view::pipeline::compared_so_far(&t);
         assert!(
             so_far.windows(2).all(|w| w[0] <= w[1]),
             "{mode:?}: never decreases"
@@ -219,16 +219,16 @@ fn every_hop_moves_the_packet_or_rewrites_it_and_no_node_has_more_than_nine_step
     let mut checked = 0;
     for (name, cluster) in scenarios() {
         let slices = steady_slices(&cluster);
-        let scene = kpv_core::scene::layout(&cluster, &slices);
+        let scene = kpv_core::view::scene::layout(&cluster, &slices);
         for mode in Mode::ALL {
             let sim = Sim::new(
                 &cluster,
                 &slices,
                 mode,
                 None,
-                kpv_core::modes::Compilers::ALL,
+                kpv_core::net::modes::Compilers::ALL,
             );
-            for target in replay::targets(&cluster, kpv_core::replay::Code::ALL.http) {
+            for target in replay::targets(&cluster, kpv_core::session::replay::Code::ALL.http) {
                 let origin = replay::default_origin(&cluster, &target);
                 let req = replay::request(&target, origin, 0);
                 let t = trace(&sim, &req, &mut Default::default(), &mut Chooser::new(1), 0);
@@ -256,7 +256,7 @@ fn every_hop_moves_the_packet_or_rewrites_it_and_no_node_has_more_than_nine_step
                         target.key,
                         i + 2,
                         hop.what,
-                        kpv_core::trace::render_text(&t)
+                        kpv_core::net::trace::render_text(&t)
                     );
                 }
                 checked += 1;

@@ -1,13 +1,15 @@
 //! The scenario presets of `tests/scenarios/`: every file parses cleanly, and
 //! each teaching preset really shows what its header comment says, traced end
-//! to end through [`kpv_core::trace::trace`] with seeded choices.
+//! to end through [`kpv_core::net::trace::trace`] with seeded choices.
 
-use kpv_core::choose::Chooser;
-use kpv_core::controller::{steady_slices, AppChange, AppState};
+use kpv_core::model::packet::Protocol;
 use kpv_core::model::{Cluster, Mode, NamespacedName};
-use kpv_core::modes::{DropReason, StepAction};
-use kpv_core::packet::Protocol;
-use kpv_core::trace::{trace, Dest, HopKind, Origin, Outcome, Request, Sim, Trace, WorldState};
+use kpv_core::net::controller::{steady_slices, AppChange, AppState};
+use kpv_core::net::modes::{DropReason, StepAction};
+use kpv_core::net::trace::{
+    trace, Dest, HopKind, Origin, Outcome, Request, Sim, Trace, WorldState,
+};
+use kpv_core::util::choose::Chooser;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
@@ -19,7 +21,10 @@ fn load(name: &str) -> Cluster {
     let path = scenarios_dir().join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
     let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
-    assert!(!kpv_core::diag::has_errors(&diags), "{name}: {diags:#?}");
+    assert!(
+        !kpv_core::util::diag::has_errors(&diags),
+        "{name}: {diags:#?}"
+    );
     cluster
 }
 
@@ -82,7 +87,10 @@ fn every_scenario_file_parses_without_errors() {
     for path in entries {
         let text = std::fs::read_to_string(&path).expect("readable");
         let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
-        assert!(!kpv_core::diag::has_errors(&diags), "{path:?}: {diags:#?}");
+        assert!(
+            !kpv_core::util::diag::has_errors(&diags),
+            "{path:?}: {diags:#?}"
+        );
         assert!(!cluster.nodes.is_empty(), "{path:?} has no Node");
         assert!(!cluster.services.is_empty(), "{path:?} has no Service");
         assert!(
@@ -124,7 +132,13 @@ fn nodeport_answers_on_every_node_even_without_a_local_pod() {
     let c = load("nodeport.yaml");
     let slices = steady_slices(&c);
     for mode in DATAPLANES {
-        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
+        let sim = Sim::new(
+            &c,
+            &slices,
+            mode,
+            None,
+            kpv_core::net::modes::Compilers::ALL,
+        );
         // worker-3 runs no web Pod (the two replicas are on worker-1 and -2).
         let t = one(
             &sim,
@@ -162,7 +176,13 @@ fn loadbalancer_cluster_loses_the_client_ip() {
     let c = load("loadbalancer-cluster.yaml");
     let slices = steady_slices(&c);
     for mode in DATAPLANES {
-        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
+        let sim = Sim::new(
+            &c,
+            &slices,
+            mode,
+            None,
+            kpv_core::net::modes::Compilers::ALL,
+        );
         let mut nodes = std::collections::BTreeSet::new();
         for seed in 0..60 {
             let t = one(
@@ -218,7 +238,13 @@ fn loadbalancer_local_keeps_the_client_ip_and_skips_nodes_without_endpoints() {
     let c = load("loadbalancer-local.yaml");
     let slices = steady_slices(&c);
     for mode in DATAPLANES {
-        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
+        let sim = Sim::new(
+            &c,
+            &slices,
+            mode,
+            None,
+            kpv_core::net::modes::Compilers::ALL,
+        );
         let mut nodes = std::collections::BTreeSet::new();
         for seed in 0..100 {
             let t = one(
@@ -266,7 +292,13 @@ fn loadbalancer_local_node_without_endpoints_drops_direct_nodeport_traffic() {
     let c = load("loadbalancer-local.yaml");
     let slices = steady_slices(&c);
     for mode in [Mode::Iptables, Mode::Nftables] {
-        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
+        let sim = Sim::new(
+            &c,
+            &slices,
+            mode,
+            None,
+            kpv_core::net::modes::Compilers::ALL,
+        );
         let t = one(
             &sim,
             &req(
@@ -296,7 +328,13 @@ fn no_endpoints_rejects_in_every_rule_based_mode() {
         .flat_map(|s| &s.endpoints)
         .all(|e| !e.ready && !e.serving));
     for mode in DATAPLANES {
-        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
+        let sim = Sim::new(
+            &c,
+            &slices,
+            mode,
+            None,
+            kpv_core::net::modes::Compilers::ALL,
+        );
         for (origin, dst, port) in [
             (
                 Origin::Node {
@@ -327,7 +365,13 @@ fn session_affinity_sends_one_client_to_one_pod() {
     let slices = steady_slices(&c);
     let shop = pod_of(&c, "shop");
     for mode in Mode::ALL {
-        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
+        let sim = Sim::new(
+            &c,
+            &slices,
+            mode,
+            None,
+            kpv_core::net::modes::Compilers::ALL,
+        );
         let mut state = WorldState::default();
         let mut chooser = Chooser::new(11);
         let mut seen = std::collections::BTreeSet::new();
@@ -364,7 +408,7 @@ fn session_affinity_sends_one_client_to_one_pod() {
         &slices,
         Mode::Iptables,
         None,
-        kpv_core::modes::Compilers::ALL,
+        kpv_core::net::modes::Compilers::ALL,
     );
     let mut state = WorldState::default();
     let mut chooser = Chooser::new(11);
@@ -395,7 +439,13 @@ fn external_database_is_reached_through_its_service() {
     let slices = steady_slices(&c);
     let orders = pod_of(&c, "orders");
     for mode in Mode::ALL {
-        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
+        let sim = Sim::new(
+            &c,
+            &slices,
+            mode,
+            None,
+            kpv_core::net::modes::Compilers::ALL,
+        );
         for name in [
             "orders-db",
             "orders-db.default",
@@ -450,8 +500,14 @@ fn userspace_retries_a_dead_pod_where_iptables_times_out() {
         src: ip("192.168.49.12"),
     };
     let run = |mode: Mode| -> Vec<Trace> {
-        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL)
-            .with_app_changes(&changes);
+        let sim = Sim::new(
+            &c,
+            &slices,
+            mode,
+            None,
+            kpv_core::net::modes::Compilers::ALL,
+        )
+        .with_app_changes(&changes);
         let mut state = WorldState::default();
         let mut chooser = Chooser::new(5);
         (0..12)

@@ -2,12 +2,12 @@
 //! small clusters every packet to any Service address walks every mode to a
 //! verdict, DNATing only to a serving endpoint of the Service it targeted.
 
-use kpv_core::choose::Chooser;
 use kpv_core::generate::{self, yaml, GenEndpoint as Ep, GenService as Svc};
+use kpv_core::model::packet::{IpFamily, Packet, Protocol};
 use kpv_core::model::Mode;
-use kpv_core::modes::{self, AllAnswer, Hook, NodeState, Verdict};
-use kpv_core::packet::{IpFamily, Packet, Protocol};
-use kpv_core::proxy::build_input;
+use kpv_core::net::modes::{self, AllAnswer, Hook, NodeState, Verdict};
+use kpv_core::net::proxy::build_input;
+use kpv_core::util::choose::Chooser;
 use proptest::prelude::*;
 use std::net::{IpAddr, SocketAddr};
 
@@ -70,7 +70,7 @@ proptest! {
     ) {
         let text = yaml(&svcs);
         let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
-        prop_assert!(!kpv_core::diag::has_errors(&diags), "{:#?}\n{}", diags, text);
+        prop_assert!(!kpv_core::util::diag::has_errors(&diags), "{:#?}\n{}", diags, text);
         let input = build_input(&cluster, &cluster.endpoint_slices, "node-a", IpFamily::V4)
             .expect("node-a");
         let sources: [(&str, Hook); 3] = [

@@ -2,8 +2,8 @@
 //! silently dropped and never blocking: detectLocalMode by interface,
 //! sync periods, userspace's portRange.
 
-use kpv_core::diag::{Diagnostic, Severity};
 use kpv_core::model::{Cluster, DetectLocalMode, Mode};
+use kpv_core::util::diag::{Diagnostic, Severity};
 
 fn parse(yaml: &str) -> (Cluster, Vec<Diagnostic>) {
     kpv_core::Code::ALL.parse(yaml)
@@ -51,7 +51,10 @@ fn detect_local_modes_are_modelled_or_warned() {
     ];
     for (lines, want, warned) in cases {
         let (c, diags) = parse(&config(lines));
-        assert!(!kpv_core::diag::has_errors(&diags), "{lines}: {diags:#?}");
+        assert!(
+            !kpv_core::util::diag::has_errors(&diags),
+            "{lines}: {diags:#?}"
+        );
         assert_eq!(c.proxy.detect_local_mode, *want, "{lines}");
         assert_eq!(
             warning_at(&diags, "detectLocalMode").is_some(),
@@ -95,7 +98,10 @@ fn sync_periods_are_read() {
     ];
     for (lines, want, warned) in cases {
         let (c, diags) = parse(&config(lines));
-        assert!(!kpv_core::diag::has_errors(&diags), "{lines}: {diags:#?}");
+        assert!(
+            !kpv_core::util::diag::has_errors(&diags),
+            "{lines}: {diags:#?}"
+        );
         assert_eq!(c.proxy.min_sync_period_ms, *want, "{lines}");
         let w = diags.iter().any(|d| {
             d.severity == Severity::Warning
@@ -121,21 +127,23 @@ fn min_sync_period_is_kube_proxys_lag() {
     let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {app: a}}\nspec:\n  nodeName: n1\n  containers:\n  - name: c\n    image: x\n    readinessProbe: {tcpSocket: {port: 80}, periodSeconds: 1, failureThreshold: 1}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {selector: {app: a}, ports: [{port: 80}]}\n";
     for (lines, lag) in [("", 1000u64), ("iptables: {minSyncPeriod: 5s}\n", 5000)] {
         let (c, _) = parse(&format!("{}{pod}", config(lines)));
-        let change = kpv_core::controller::AppChange {
+        let change = kpv_core::net::controller::AppChange {
             pod: kpv_core::model::NamespacedName::new("default", "p"),
             at_ms: 10_000,
-            state: kpv_core::controller::AppState::Down,
+            state: kpv_core::net::controller::AppState::Down,
         };
-        let timing = kpv_core::controller::Timing::default();
+        let timing = kpv_core::net::controller::Timing::default();
         let ready_in_rules = |t: u64| {
-            let s = kpv_core::controller::snapshot(&c, std::slice::from_ref(&change), timing, t);
+            let s =
+                kpv_core::net::controller::snapshot(&c, std::slice::from_ref(&change), timing, t);
             s.proxy_slices
                 .iter()
                 .flat_map(|x| &x.endpoints)
                 .any(|e| e.ready)
         };
         let stored = |t: u64| {
-            let s = kpv_core::controller::snapshot(&c, std::slice::from_ref(&change), timing, t);
+            let s =
+                kpv_core::net::controller::snapshot(&c, std::slice::from_ref(&change), timing, t);
             s.slices.iter().flat_map(|x| &x.endpoints).any(|e| e.ready)
         };
         // Find when the API's slice turns not-ready; the rules follow `lag` later.
@@ -172,17 +180,25 @@ fn userspace_port_range_is_used_and_its_exhaustion_said() {
             (0..*n).map(svc).collect::<String>()
         );
         let (c, diags) = parse(&yaml);
-        assert!(!kpv_core::diag::has_errors(&diags), "{range}: {diags:#?}");
+        assert!(
+            !kpv_core::util::diag::has_errors(&diags),
+            "{range}: {diags:#?}"
+        );
         assert_eq!(c.proxy.mode, Mode::Userspace);
         assert_eq!(
             warning_at(&diags, "portRange").is_some(),
             *warned,
             "{range}: {diags:#?}"
         );
-        let slices = kpv_core::controller::steady_slices(&c);
-        let input = kpv_core::proxy::build_input(&c, &slices, "n1", kpv_core::packet::IpFamily::V4)
-            .unwrap_or_else(|| panic!("input"));
-        let dp = kpv_core::modes::userspace::compile(&input);
+        let slices = kpv_core::net::controller::steady_slices(&c);
+        let input = kpv_core::net::proxy::build_input(
+            &c,
+            &slices,
+            "n1",
+            kpv_core::model::packet::IpFamily::V4,
+        )
+        .unwrap_or_else(|| panic!("input"));
+        let dp = kpv_core::net::modes::userspace::compile(&input);
         let ports: Vec<u16> = dp.listeners().iter().filter_map(|l| l.proxy_port).collect();
         assert_eq!(ports.len(), *served, "{range}");
         if let Some((a, b)) = c.proxy.port_range {

@@ -6,9 +6,9 @@
 //! field, and the line of the field that names the relation (else the
 //! object's `kind:` line). Expected lines are the lines marked `# <-`.
 
-use kpv_core::diag::Diagnostic;
 use kpv_core::http;
 use kpv_core::model::{self, Input};
+use kpv_core::util::diag::Diagnostic;
 
 struct Case {
     name: &'static str,

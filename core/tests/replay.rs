@@ -3,9 +3,9 @@
 //! exactly the traces a full `replay` of the same inputs gives, and a packet
 //! added at the end traces only itself.
 
-use kpv_core::controller::{AppChange, AppState, Timing};
 use kpv_core::model::{Cluster, Mode, Scheduler};
-use kpv_core::replay::{self, Inputs, Replay, SentPacket, Target, CHECKPOINT_EVERY};
+use kpv_core::net::controller::{AppChange, AppState, Timing};
+use kpv_core::session::replay::{self, Inputs, Replay, SentPacket, Target, CHECKPOINT_EVERY};
 use proptest::prelude::*;
 
 const SEED: &str = include_str!("../../tests/scenarios/alpaca-bandicoot.yaml");
@@ -64,7 +64,7 @@ struct World {
 impl World {
     fn new(text: &str) -> World {
         let (cluster, _) = kpv_core::Code::ALL.parse(text);
-        let targets = replay::targets(&cluster, kpv_core::replay::Code::ALL.http);
+        let targets = replay::targets(&cluster, kpv_core::session::replay::Code::ALL.http);
         let mode = cluster.proxy.mode;
         World {
             cluster,
@@ -124,7 +124,7 @@ impl World {
 
     fn inputs(&self) -> Inputs<'_> {
         Inputs {
-            code: kpv_core::replay::Code::ALL,
+            code: kpv_core::session::replay::Code::ALL,
             cluster: &self.cluster,
             mode: self.mode,
             scheduler: Some(Scheduler::Rr),
@@ -228,8 +228,8 @@ proptest! {
         };
         let u = t + dt;
         prop_assume!(clocks(t) == clocks(u));
-        let a = kpv_core::controller::snapshot(&w.cluster, &w.changes, timing, t);
-        let b = kpv_core::controller::snapshot(&w.cluster, &w.changes, timing, u);
+        let a = kpv_core::net::controller::snapshot(&w.cluster, &w.changes, timing, t);
+        let b = kpv_core::net::controller::snapshot(&w.cluster, &w.changes, timing, u);
         prop_assert_eq!(a.pod_ready, b.pod_ready);
         prop_assert_eq!(a.slices, b.slices);
         prop_assert_eq!(a.proxy_slices, b.proxy_slices);

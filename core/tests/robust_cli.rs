@@ -5,7 +5,7 @@
 //! "line 0".
 
 use kpv_core::cli::{parse_args, run, Output};
-use kpv_core::diag::{Diagnostic, Span};
+use kpv_core::util::diag::{Diagnostic, Span};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

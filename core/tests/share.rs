@@ -1,12 +1,12 @@
 //! The share-link codec: round trips, every class of damaged link, and the
 //! seed scenario's link length.
 
-use kpv_core::controller::{AppChange, AppState};
+use kpv_core::model::packet::Protocol;
 use kpv_core::model::{Mode, NamespacedName, Scheduler};
-use kpv_core::packet::Protocol;
-use kpv_core::replay::SentPacket;
-use kpv_core::share::{self, ShareError, ShareState, MAX_INFLATED, PREFIX};
-use kpv_core::trace::{Dest, Origin, Request};
+use kpv_core::net::controller::{AppChange, AppState};
+use kpv_core::net::trace::{Dest, Origin, Request};
+use kpv_core::session::replay::SentPacket;
+use kpv_core::session::share::{self, ShareError, ShareState, MAX_INFLATED, PREFIX};
 use proptest::prelude::*;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 

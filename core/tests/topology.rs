@@ -4,12 +4,12 @@
 //! `pkg/proxy/topology.go`), checked in the rules of every mode that has them
 //! and in traced packets.
 
-use kpv_core::choose::Chooser;
-use kpv_core::controller::steady_slices;
-use kpv_core::diag::{Diagnostic, Severity};
+use kpv_core::model::packet::{IpFamily, Protocol};
 use kpv_core::model::{Cluster, Mode};
-use kpv_core::packet::{IpFamily, Protocol};
-use kpv_core::trace::{trace, Dest, Origin, Outcome, Request, Sim, WorldState};
+use kpv_core::net::controller::steady_slices;
+use kpv_core::net::trace::{trace, Dest, Origin, Outcome, Request, Sim, WorldState};
+use kpv_core::util::choose::Chooser;
+use kpv_core::util::diag::{Diagnostic, Severity};
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 
@@ -116,7 +116,7 @@ fn prefer_close() -> Cluster {
 /// rules of `mode`: the DNAT targets, or IPVS's real servers.
 fn used(c: &Cluster, mode: Mode, node: &str) -> BTreeSet<&'static str> {
     let slices = steady_slices(c);
-    let sim = Sim::new(c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
+    let sim = Sim::new(c, &slices, mode, None, kpv_core::net::modes::Compilers::ALL);
     let text = sim
         .dataplane(node, IpFamily::V4)
         .map(|dp| dp.render_text())
@@ -178,7 +178,13 @@ fn traced_packets_stay_in_the_zone() {
     let c = prefer_close();
     let slices = steady_slices(&c);
     for mode in MODES {
-        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
+        let sim = Sim::new(
+            &c,
+            &slices,
+            mode,
+            None,
+            kpv_core::net::modes::Compilers::ALL,
+        );
         let mut reached = BTreeSet::new();
         for seed in 0..30 {
             let req = Request {

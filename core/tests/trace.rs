@@ -3,12 +3,14 @@
 //! seeded choices, DNS names, and the JSON contracts of `kpv trace` and
 //! `kpv rules --mode ipvs`.
 
-use kpv_core::choose::Chooser;
 use kpv_core::cli::{parse_args, run};
-use kpv_core::controller::steady_slices;
+use kpv_core::model::packet::Protocol;
 use kpv_core::model::{Cluster, EndpointSlice, Mode, NamespacedName};
-use kpv_core::packet::Protocol;
-use kpv_core::trace::{trace, Dest, HopKind, Origin, Outcome, Request, Sim, Trace, WorldState};
+use kpv_core::net::controller::steady_slices;
+use kpv_core::net::trace::{
+    trace, Dest, HopKind, Origin, Outcome, Request, Sim, Trace, WorldState,
+};
+use kpv_core::util::choose::Chooser;
 use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};
 
@@ -18,7 +20,7 @@ const FLOWS: &str = include_str!("../../tests/scenarios/packet-flows.yaml");
 
 fn parse(text: &str) -> Cluster {
     let (c, diags) = kpv_core::Code::ALL.parse(text);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     c
 }
 
@@ -85,7 +87,13 @@ fn external_client_through_the_load_balancer_to_a_pod_on_another_node() {
     let client = sa("198.51.100.7:40000");
     let lb = sa("203.0.113.10:80");
     for mode in [Mode::Iptables, Mode::Ipvs, Mode::Nftables] {
-        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
+        let sim = Sim::new(
+            &c,
+            &slices,
+            mode,
+            None,
+            kpv_core::net::modes::Compilers::ALL,
+        );
         // Find a seed where the load balancer picks worker-3 (no web Pod).
         let t = (0..200)
             .map(|seed| {
@@ -171,7 +179,7 @@ fn local_pod_needs_no_pod_network_hop() {
         &slices,
         Mode::Iptables,
         None,
-        kpv_core::modes::Compilers::ALL,
+        kpv_core::net::modes::Compilers::ALL,
     );
     let mut saw = false;
     for seed in 0..100 {
@@ -231,7 +239,13 @@ fn an_established_connection_keeps_its_endpoint_after_it_leaves_the_slice() {
             45000,
         );
         let first = trace(
-            &Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL),
+            &Sim::new(
+                &c,
+                &slices,
+                mode,
+                None,
+                kpv_core::net::modes::Compilers::ALL,
+            ),
             &r,
             &mut state,
             &mut chooser,
@@ -241,7 +255,7 @@ fn an_established_connection_keeps_its_endpoint_after_it_leaves_the_slice() {
         let ep = first.verdict.endpoint().expect("first connection DNATed");
         // The endpoint leaves the EndpointSlice; kube-proxy resyncs.
         let later = without_endpoint(&slices, ep.ip());
-        let sim2 = Sim::new(&c, &later, mode, None, kpv_core::modes::Compilers::ALL);
+        let sim2 = Sim::new(&c, &later, mode, None, kpv_core::net::modes::Compilers::ALL);
         let again = trace(&sim2, &r, &mut state, &mut chooser, 5_000);
         assert!(again.established, "{mode:?}");
         assert!(
@@ -282,7 +296,13 @@ fn same_seed_same_trace_other_seeds_spread() {
     };
     let r = req(from, Dest::Name("alpaca-service".into()), 8080, 40000);
     for mode in [Mode::Iptables, Mode::Nftables] {
-        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
+        let sim = Sim::new(
+            &c,
+            &slices,
+            mode,
+            None,
+            kpv_core::net::modes::Compilers::ALL,
+        );
         let one = |seed| {
             trace(
                 &sim,
@@ -306,7 +326,7 @@ fn same_seed_same_trace_other_seeds_spread() {
         &slices,
         Mode::Ipvs,
         None,
-        kpv_core::modes::Compilers::ALL,
+        kpv_core::net::modes::Compilers::ALL,
     );
     let mut state = WorldState::default();
     let eps: BTreeSet<SocketAddr> = (0..3)
@@ -337,7 +357,7 @@ fn dns_names_resolve_like_cluster_dns() {
         &slices,
         Mode::Iptables,
         None,
-        kpv_core::modes::Compilers::ALL,
+        kpv_core::net::modes::Compilers::ALL,
     );
     let svc_ip = c
         .service(&NamespacedName::new("default", "alpaca-service"))
@@ -521,7 +541,13 @@ fn a_pod_reaches_another_nodes_node_port_through_that_nodes_rules() {
     let slices = steady_slices(&c);
     let web1 = pod_of(&c, "web-1");
     for mode in [Mode::Iptables, Mode::Ipvs, Mode::Nftables, Mode::Userspace] {
-        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
+        let sim = Sim::new(
+            &c,
+            &slices,
+            mode,
+            None,
+            kpv_core::net::modes::Compilers::ALL,
+        );
         for origin in [
             Origin::Pod { pod: web1.clone() },
             Origin::Node {
@@ -640,7 +666,7 @@ endpoints:
         &slices,
         Mode::Iptables,
         None,
-        kpv_core::modes::Compilers::ALL,
+        kpv_core::net::modes::Compilers::ALL,
     );
     let mut seen = BTreeSet::new();
     for seed in 0..32 {
@@ -689,7 +715,13 @@ fn an_untranslated_loopback_connection_stays_on_the_node() {
         .expect("a NodePort");
     for (mode, translated) in [(Mode::Nftables, false), (Mode::Iptables, true)] {
         let slices = steady_slices(&c);
-        let sim = Sim::new(&c, &slices, mode, None, kpv_core::modes::Compilers::ALL);
+        let sim = Sim::new(
+            &c,
+            &slices,
+            mode,
+            None,
+            kpv_core::net::modes::Compilers::ALL,
+        );
         let origin = Origin::Node {
             node: node.clone(),
             src: ip("127.0.0.1"),
@@ -730,7 +762,7 @@ apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec:\
         &slices,
         Mode::Iptables,
         None,
-        kpv_core::modes::Compilers::ALL,
+        kpv_core::net::modes::Compilers::ALL,
     );
     let client = NamespacedName::new("default", "client");
     for (dst, src, pod) in [

@@ -1,13 +1,13 @@
 //! kube-proxy's legacy userspace mode: rules, listeners and packet flows.
 
-use kpv_core::choose::Chooser;
+use kpv_core::model::packet::{IpFamily, Packet, Protocol};
 use kpv_core::model::Mode;
-use kpv_core::modes::userspace::{self, UserspaceDataplane};
-use kpv_core::modes::{
+use kpv_core::net::modes::userspace::{self, UserspaceDataplane};
+use kpv_core::net::modes::{
     AllAnswer, Dataplane, DropReason, Hook, NodeOutcome, NodeState, StepAction, Verdict, World,
 };
-use kpv_core::packet::{IpFamily, Packet, Protocol};
-use kpv_core::proxy::ProxyInput;
+use kpv_core::net::proxy::ProxyInput;
+use kpv_core::util::choose::Chooser;
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 
@@ -15,8 +15,8 @@ const BASIC: &str = include_str!("../../tests/scenarios/userspace-basic.yaml");
 
 fn input_of(yaml: &str, node: &str, family: IpFamily) -> ProxyInput {
     let (cluster, diags) = kpv_core::Code::ALL.parse(yaml);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
-    kpv_core::proxy::build_input(&cluster, &cluster.endpoint_slices, node, family).unwrap()
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
+    kpv_core::net::proxy::build_input(&cluster, &cluster.endpoint_slices, node, family).unwrap()
 }
 
 fn basic() -> UserspaceDataplane {
@@ -1019,7 +1019,8 @@ fn snapshot_ipv6_text() {
 #[test]
 fn via_the_shared_compile_entry_point() {
     let input = input_of(BASIC, "node-a", IpFamily::V4);
-    let dp = kpv_core::modes::Compilers::ALL.compile(Mode::Userspace, &input, Default::default());
+    let dp =
+        kpv_core::net::modes::Compilers::ALL.compile(Mode::Userspace, &input, Default::default());
     assert_eq!(dp.mode(), Mode::Userspace);
     assert_eq!(dp.render_text(), basic().render_text());
     assert_eq!(dp.rule_count(), basic().rule_count());
@@ -1212,19 +1213,19 @@ spec:
         ),
         "{diags:#?}"
     );
-    let slices = kpv_core::controller::steady_slices(&cluster);
-    let seen = kpv_core::proxy::slices_seen_by(Mode::Userspace, &slices);
+    let slices = kpv_core::net::controller::steady_slices(&cluster);
+    let seen = kpv_core::net::proxy::slices_seen_by(Mode::Userspace, &slices);
     assert!(seen.iter().all(|s| s.id.name != "extra-1"));
     assert!(
         seen.iter().any(|s| s.service_name == "web"),
         "mirrored Endpoints stay"
     );
-    let sim = kpv_core::trace::Sim::new(
+    let sim = kpv_core::net::trace::Sim::new(
         &cluster,
         &slices,
         Mode::Userspace,
         None,
-        kpv_core::modes::Compilers::ALL,
+        kpv_core::net::modes::Compilers::ALL,
     );
     let text = sim
         .dataplane("node-a", IpFamily::V4)
@@ -1236,12 +1237,12 @@ spec:
     let cli = kpv_core::cli::run(&cmd, std::slice::from_ref(&yaml), cmd.files());
     assert!(!cli.stdout.contains("10.244.1.77"), "{}", cli.stdout);
     // The other modes read it.
-    let sim = kpv_core::trace::Sim::new(
+    let sim = kpv_core::net::trace::Sim::new(
         &cluster,
         &slices,
         Mode::Iptables,
         None,
-        kpv_core::modes::Compilers::ALL,
+        kpv_core::net::modes::Compilers::ALL,
     );
     let text = sim
         .dataplane("node-a", IpFamily::V4)

@@ -4,10 +4,10 @@
 //! ReplicaSet and Job Pods, node capacity, taints, and Pod addresses that
 //! are never a podCIDR's network or broadcast address.
 
-use kpv_core::diag::Severity;
 use kpv_core::model::{Cluster, WorkloadKind};
+use kpv_core::util::diag::Severity;
 
-fn parse(yaml: &str) -> (Cluster, Vec<kpv_core::diag::Diagnostic>) {
+fn parse(yaml: &str) -> (Cluster, Vec<kpv_core::util::diag::Diagnostic>) {
     kpv_core::Code::ALL.parse(yaml)
 }
 
@@ -224,7 +224,7 @@ fn pending_pods_are_no_endpoints() {
         workload("Deployment", "apps/v1", "web", "  replicas: 3\n")
     );
     let (c, _) = parse(&yaml);
-    let slices = kpv_core::controller::steady_slices(&c);
+    let slices = kpv_core::net::controller::steady_slices(&c);
     let endpoints: usize = slices.iter().map(|s| s.endpoints.len()).sum();
     assert_eq!(endpoints, 1, "{slices:#?}");
 }
@@ -283,7 +283,7 @@ fn synthesised_node_addresses_never_collide() {
     let mut ips: Vec<_> = c
         .nodes
         .iter()
-        .filter_map(|n| n.primary_ip(kpv_core::packet::IpFamily::V4))
+        .filter_map(|n| n.primary_ip(kpv_core::model::packet::IpFamily::V4))
         .collect();
     assert_eq!(ips.len(), 300);
     ips.sort();

@@ -35,7 +35,7 @@ fn yes_is_true_for_a_boolean_field() {
     let yaml = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {addresses: [{type: InternalIP, address: 10.0.0.1}]}\n---\n\
         apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {publishNotReadyAddresses: yes, ports: [{port: 80}]}\n";
     let (cluster, diags) = kpv_core::Code::ALL.parse(yaml);
-    assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     assert!(cluster
         .services
         .first()

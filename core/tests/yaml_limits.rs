@@ -3,7 +3,7 @@
 //! twice, merge keys, YAML 1.1 integers as kubectl reads them, and syntax
 //! errors reported where the unclosed collection was opened.
 
-use kpv_core::diag::{Diagnostic, Severity, Span};
+use kpv_core::util::diag::{Diagnostic, Severity, Span};
 use kpv_core::yaml::{footprint, parse_stream, Document, Footprint, Limits, Node};
 use proptest::prelude::*;
 

@@ -20,7 +20,7 @@ use std::cell::RefCell;
 
 thread_local! {
     /// Fetched files by site path, kept for the page's life.
-    static CACHE: RefCell<kpv_core::vecmap::VecMap<String, String>> = const { RefCell::new(kpv_core::vecmap::VecMap::new()) };
+    static CACHE: RefCell<kpv_core::util::vecmap::VecMap<String, String>> = const { RefCell::new(kpv_core::util::vecmap::VecMap::new()) };
 }
 
 /// A file that did not arrive: its path and why (English, technical).

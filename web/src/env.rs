@@ -274,7 +274,7 @@ pub fn decode_stored(raw: Option<&str>) -> Stored {
         reason,
         raw: raw.to_string(),
     };
-    match kpv_core::json_text::parse(raw) {
+    match kpv_core::util::json_text::parse(raw) {
         Ok(v) => match (
             v.get("version").and_then(|x| x.as_u64()),
             v.get("yaml").and_then(|x| x.as_str()),
@@ -294,7 +294,7 @@ pub fn encode_stored(yaml: &str, own: bool) -> String {
     // The text `json!({"own": own, "version": 1, "yaml": yaml})` wrote (keys
     // sorted), without shipping serde_json.
     let mut out = format!("{{\"own\":{own},\"version\":1,\"yaml\":");
-    kpv_core::json_text::write_str(&mut out, yaml);
+    kpv_core::util::json_text::write_str(&mut out, yaml);
     out.push('}');
     out
 }

@@ -7,12 +7,12 @@
 //! addresses stay as they are; every other word comes from [`crate::i18n`].
 
 use crate::i18n::{reason_key, tr, Lang};
-use kpv_core::controller::events::EventKind;
-use kpv_core::controller::ProbeKind;
 use kpv_core::model::{Cluster, ProbeAction};
-use kpv_core::modes::StepAction;
-use kpv_core::pipeline::Chip;
-use kpv_core::trace::{Hop, HopKind};
+use kpv_core::net::controller::events::EventKind;
+use kpv_core::net::controller::ProbeKind;
+use kpv_core::net::modes::StepAction;
+use kpv_core::net::trace::{Hop, HopKind};
+use kpv_core::view::pipeline::Chip;
 
 /// A chain or object name cut to `max` characters with an ellipsis (the
 /// whole name goes in a tooltip).
@@ -178,7 +178,7 @@ pub fn event_line(l: Lang, cluster: &Cluster, e: &EventKind) -> (String, String)
             let port = |p: &kpv_core::model::PortRef| {
                 cluster
                     .pod(pod)
-                    .and_then(|x| x.resolve_port(p, kpv_core::packet::Protocol::Tcp))
+                    .and_then(|x| x.resolve_port(p, kpv_core::model::packet::Protocol::Tcp))
                     .map(|n| n.to_string())
                     .unwrap_or_else(|| p.to_string())
             };
@@ -244,11 +244,11 @@ pub fn event_line(l: Lang, cluster: &Cluster, e: &EventKind) -> (String, String)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kpv_core::choose::Chooser;
-    use kpv_core::controller::steady_slices;
     use kpv_core::model::Mode;
-    use kpv_core::replay;
-    use kpv_core::trace::{trace, Sim};
+    use kpv_core::net::controller::steady_slices;
+    use kpv_core::net::trace::{trace, Sim};
+    use kpv_core::session::replay;
+    use kpv_core::util::choose::Chooser;
 
     /// Lower-case words of three or more ASCII letters outside names: English
     /// prose. Tokens with a dash, slash, dot, colon or digit are names

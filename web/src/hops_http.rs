@@ -7,8 +7,8 @@
 use crate::i18n::{tr, Lang};
 use kpv_core::http::send::{ProxyHop, ProxyStage, RequestError, RequestField, RequestProblem};
 use kpv_core::http::walk::{Decision, Reason};
-use kpv_core::pipeline::Chip;
-use kpv_core::trace::Hop;
+use kpv_core::net::trace::Hop;
+use kpv_core::view::pipeline::Chip;
 
 pub fn step_name(l: Lang, key: &str) -> &'static str {
     match key {
@@ -159,8 +159,8 @@ pub fn error_text(l: Lang, e: &RequestError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kpv_core::controller::Timing;
-    use kpv_core::replay::{self, Inputs, SentPacket};
+    use kpv_core::net::controller::Timing;
+    use kpv_core::session::replay::{self, Inputs, SentPacket};
 
     /// Every hop of an HTTP request's journey, in Korean, has Hangul and
     /// differs from the English; the proxy's steps name their objects.
@@ -193,7 +193,7 @@ mod tests {
             let proxy: Vec<&Hop> = trace
                 .hops
                 .iter()
-                .filter(|h| matches!(h.what, kpv_core::trace::HopKind::Http(_)))
+                .filter(|h| matches!(h.what, kpv_core::net::trace::HopKind::Http(_)))
                 .collect();
             assert!(proxy.len() >= 4, "{:?}", trace.hops.len());
             for h in &trace.hops {

@@ -9,7 +9,7 @@
 //! written from these tables and checked against them by a test), fetched
 //! when Korean is first chosen; until it has arrived [`tr`] gives English.
 
-use kpv_core::modes::DropReason;
+use kpv_core::net::modes::DropReason;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Lang {
@@ -438,7 +438,7 @@ pub fn tr(lang: Lang, key: &'static str) -> &'static str {
 pub const KOREAN_FILE: &str = "data/i18n/ko.tsv";
 
 #[cfg(feature = "split")]
-static KOREAN: std::sync::OnceLock<kpv_core::vecmap::VecMap<&'static str, &'static str>> =
+static KOREAN: std::sync::OnceLock<kpv_core::util::vecmap::VecMap<&'static str, &'static str>> =
     std::sync::OnceLock::new();
 
 #[cfg(not(feature = "split"))]
@@ -543,8 +543,8 @@ pub fn parse_tsv(text: &str) -> Result<Vec<(String, String)>, String> {
     Ok(out)
 }
 
-pub fn stage_key(s: kpv_core::trace::Stage) -> &'static str {
-    use kpv_core::trace::Stage;
+pub fn stage_key(s: kpv_core::net::trace::Stage) -> &'static str {
+    use kpv_core::net::trace::Stage;
     match s {
         Stage::LoadBalancer => "stage.load-balancer",
         Stage::NodePort => "stage.node-port",

@@ -5,7 +5,7 @@
 //! keeps it equal to the files. Never include a lesson's text in the `.wasm`
 //! outside tests.
 
-use kpv_core::lesson::{self, Lesson};
+use kpv_core::session::lesson::{self, Lesson};
 
 /// What the picker and the address check need before a lesson is fetched.
 pub struct Entry {
@@ -85,7 +85,7 @@ pub fn path(id: &str) -> String {
 /// A lesson file's lesson, if it parses without errors.
 pub fn parse(text: &str) -> Option<Lesson> {
     let (l, diags) = lesson::parse(text);
-    (!kpv_core::diag::has_errors(&diags)).then_some(l)
+    (!kpv_core::util::diag::has_errors(&diags)).then_some(l)
 }
 
 #[cfg(test)]

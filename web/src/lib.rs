@@ -143,7 +143,7 @@ fn SideLists() -> impl IntoView {
         store.http_pending.get()
             || store.targets.with(|ts| {
                 ts.iter()
-                    .any(|t| t.kind == kpv_core::replay::TargetKind::Http)
+                    .any(|t| t.kind == kpv_core::session::replay::TargetKind::Http)
             })
     });
     let count = Memo::new(move |_| {

@@ -29,12 +29,12 @@
 
 use crate::state::Store;
 use kpv_core::model::Mode;
-use kpv_core::modes::Compilers;
+use kpv_core::net::modes::Compilers;
 use leptos::prelude::*;
 
 /// The compilers whose code has arrived (by [`Mode::index`]).
 #[cfg(feature = "split")]
-static LOADED: [std::sync::OnceLock<kpv_core::modes::CompileFn>; 4] =
+static LOADED: [std::sync::OnceLock<kpv_core::net::modes::CompileFn>; 4] =
     [const { std::sync::OnceLock::new() }; 4];
 
 /// The compilers this app can hand kpv-core now: iptables and those that
@@ -259,7 +259,7 @@ pub fn prefetch_when_idle(store: Store) {
 mod split {
     //! One split point per mode: each returns its compiler, whose code (and
     //! everything only it reaches) lives in that mode's own file.
-    use kpv_core::modes::{self, CompileFn};
+    use kpv_core::net::modes::{self, CompileFn};
 
     split_points! {
         kpv_userspace { pub fn userspace -> CompileFn = modes::compile_userspace; }

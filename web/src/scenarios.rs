@@ -177,7 +177,11 @@ mod tests {
                 fingerprint(&text)
             );
             let (_, diags) = kpv_core::Code::ALL.parse(&text);
-            assert!(!kpv_core::diag::has_errors(&diags), "{}: {diags:#?}", p.key);
+            assert!(
+                !kpv_core::util::diag::has_errors(&diags),
+                "{}: {diags:#?}",
+                p.key
+            );
         }
     }
 
@@ -212,13 +216,13 @@ mod tests {
         ] {
             let p = PRESETS.iter().find(|p| p.key == key).expect(key);
             let (c, diags) = kpv_core::Code::ALL.parse(&text_from_disk(p));
-            let first = kpv_core::replay::targets(&c, kpv_core::Code::ALL.replay().http)
+            let first = kpv_core::session::replay::targets(&c, kpv_core::Code::ALL.replay().http)
                 .into_iter()
                 .next()
                 .expect(key);
             assert_eq!(first.key, format!("http:{entry}"), "{key}");
             match &first.dst {
-                kpv_core::trace::Dest::Http(h) => assert_eq!(h.request.url(), url, "{key}"),
+                kpv_core::net::trace::Dest::Http(h) => assert_eq!(h.request.url(), url, "{key}"),
                 d => panic!("{key}: {d:?}"),
             }
             if key == "article-ingress" {

@@ -2,7 +2,7 @@
 //!
 //! A share link carries the Store's inputs (scenario text, mode, scheduler,
 //! seed, speed, clock, focused packet and hop, app changes, packets sent,
-//! language) in the URL fragment, encoded by kpv-core's [`kpv_core::share`]
+//! language) in the URL fragment, encoded by kpv-core's [`kpv_core::session::share`]
 //! codec; opening it replays the same inputs, so the same view and the same
 //! animation come back. A bad fragment is reported and the default scenario
 //! stays. The embed snippet is the `<iframe>` for the current view, pointing
@@ -14,7 +14,7 @@
 use crate::i18n::Lang;
 use crate::scenarios::PRESETS;
 use crate::state::{Store, CUSTOM};
-use kpv_core::share::{ShareError, ShareState};
+use kpv_core::session::share::{ShareError, ShareState};
 use leptos::prelude::*;
 
 #[cfg(feature = "full")]
@@ -26,8 +26,8 @@ pub fn capture(store: &Store, lang: Lang) -> ShareState {
         scheduler: Some(store.scheduler.get_untracked()),
         seed: store.seed.get_untracked(),
         speed_percent: (store.speed.get_untracked() * 100.0).round().clamp(
-            *kpv_core::share::SPEED_RANGE.start() as f64,
-            *kpv_core::share::SPEED_RANGE.end() as f64,
+            *kpv_core::session::share::SPEED_RANGE.start() as f64,
+            *kpv_core::session::share::SPEED_RANGE.end() as f64,
         ) as u16,
         time_ms: store.now.get_untracked(),
         focus: store.focus.get_untracked(),
@@ -97,7 +97,7 @@ async fn decoder() -> Option<Decode> {
     }
     #[cfg(not(feature = "split"))]
     {
-        Some(kpv_core::share::decode)
+        Some(kpv_core::session::share::decode)
     }
 }
 
@@ -105,7 +105,7 @@ async fn decoder() -> Option<Decode> {
 mod split {
     //! The share-link decoder's split point.
     split_points! {
-        kpv_share_open { pub fn decoder -> super::Decode = kpv_core::share::decode; }
+        kpv_share_open { pub fn decoder -> super::Decode = kpv_core::session::share::decode; }
     }
 }
 
@@ -195,7 +195,7 @@ pub fn misfit_key(e: &ShareError) -> &'static str {
 /// same state (checked against the decoder, limits and all); else the key
 /// of the message saying what does not fit.
 pub fn fragment(store: &Store, lang: Lang) -> Result<String, &'static str> {
-    kpv_core::share::encode_checked(&capture(store, lang)).map_err(|e| misfit_key(&e))
+    kpv_core::session::share::encode_checked(&capture(store, lang)).map_err(|e| misfit_key(&e))
 }
 
 #[cfg(feature = "full")]

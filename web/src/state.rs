@@ -7,147 +7,23 @@
 //! No effect writes a signal that could have been derived.
 //!
 //! Work follows what is on screen, not the size of the history or the
-//! cluster: the replay is kept between changes ([`Played`], updated in place
+//! cluster: the replay is kept between changes (kpv-core's [`Flights`], updated in place
 //! by the `replayed` memo), so a send traces one packet; a frame looks only at
 //! the packets whose flight can be on screen; the controller's snapshot is
 //! recomputed when a clock it reads crosses a probe second, not every frame;
 //! and only the shown node's rules are compiled and rendered.
 
-use kpv_core::controller::{self, AppChange, AppState, Timing};
-use kpv_core::diag::Diagnostic;
+use kpv_core::model::packet::IpFamily;
 use kpv_core::model::{Cluster, EndpointSlice, Mode, NamespacedName, Scheduler};
-use kpv_core::packet::IpFamily;
-use kpv_core::replay::{self, Replay, SentPacket, Target};
-use kpv_core::scene::Scene;
-use kpv_core::timeline::{Flight, LINGER_MS};
-use kpv_core::trace::{Origin, Outcome, Trace};
+use kpv_core::net::controller::{self, AppChange, AppState, Timing};
+use kpv_core::net::trace::{Origin, Trace};
+use kpv_core::session::flights::Flights;
+use kpv_core::session::replay::{self, SentPacket, Target};
+use kpv_core::util::diag::Diagnostic;
+use kpv_core::view::scene::Scene;
+use kpv_core::view::timeline::Flight;
 use leptos::prelude::*;
-use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// The replay and the flights laid out from it, kept between changes and
-/// updated in place (see [`Store::with_played`]).
-#[derive(Default)]
-pub struct Played {
-    replay: Replay,
-    /// One per trace, in replay order.
-    entries: Vec<Entry>,
-    /// Packet id → index in replay order.
-    index: BTreeMap<u32, usize>,
-    /// The longest a flight stays on screen (start to gone), so a frame
-    /// looks only at packets sent within that much of now.
-    longest_ms: u64,
-    /// Per Pod, when each packet delivered to it got there (sorted), so the
-    /// count at time t is a binary search.
-    deliveries: kpv_core::vecmap::VecMap<NamespacedName, Vec<u64>>,
-    /// The scene the flights were laid out on.
-    scene: Option<Scene>,
-}
-
-/// What [`Played`] derived from one trace.
-struct Entry {
-    id: u32,
-    flight: Flight,
-    /// The Pod it was delivered to, and when.
-    delivered: Option<(NamespacedName, u64)>,
-}
-
-impl Played {
-    pub fn update(&mut self, inputs: &replay::Inputs<'_>, scene: &Scene) {
-        let old = self.replay.len();
-        let mut from = self.replay.update(inputs);
-        if self.scene.as_ref() != Some(scene) {
-            self.scene = Some(scene.clone());
-            from = 0;
-        }
-        if from >= old && from >= self.replay.len() {
-            return;
-        }
-        for e in self.entries.drain(from.min(old)..) {
-            if self.index.get(&e.id).is_some_and(|i| *i >= from) {
-                self.index.remove(&e.id);
-            }
-            if let Some((pod, at)) = e.delivered {
-                if let Some(times) = self.deliveries.get_mut(&pod) {
-                    if let Ok(i) = times.binary_search(&at) {
-                        times.remove(i);
-                    }
-                }
-            }
-        }
-        if from == 0 {
-            self.longest_ms = 0;
-        }
-        let packets = self.replay.packets();
-        let traces = self.replay.traces();
-        for i in from..traces.len() {
-            let (p, t) = (&packets[i], &traces[i]);
-            let flight = Flight::new(scene, t, p.at_ms);
-            self.longest_ms = self
-                .longest_ms
-                .max(flight.end_ms.saturating_sub(flight.start_ms) + LINGER_MS);
-            let delivered = match &t.outcome {
-                Outcome::Delivered { pod: Some(pod), .. } => {
-                    let times = self.deliveries.get_or_insert_with(pod.clone(), Vec::new);
-                    let at = times.partition_point(|x| *x <= flight.outcome_ms);
-                    times.insert(at, flight.outcome_ms);
-                    Some((pod.clone(), flight.outcome_ms))
-                }
-                _ => None,
-            };
-            self.index.insert(p.id, i);
-            self.entries.push(Entry {
-                id: p.id,
-                flight,
-                delivered,
-            });
-        }
-    }
-
-    /// How many packets there are.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// The trace and flight of packet `id`.
-    pub fn get(&self, id: u32) -> Option<(&Trace, &Flight)> {
-        let i = *self.index.get(&id)?;
-        Some((self.replay.traces().get(i)?, &self.entries.get(i)?.flight))
-    }
-
-    /// The highest packet id.
-    pub fn last_id(&self) -> Option<u32> {
-        self.index.keys().next_back().copied()
-    }
-
-    /// Every packet that can be on screen at `t` (sent, and not yet gone),
-    /// in send order: only those sent within the longest flight of `t`.
-    pub fn on_screen(&self, t: u64) -> impl Iterator<Item = (u32, &Trace, &Flight)> {
-        let packets = self.replay.packets();
-        let since = t.saturating_sub(self.longest_ms);
-        let first = packets.partition_point(|p| p.at_ms < since);
-        let last = packets.partition_point(|p| p.at_ms <= t);
-        (first..last.max(first)).filter_map(move |i| {
-            let f = &self.entries[i].flight;
-            (f.start_ms <= t && t < f.end_ms + LINGER_MS)
-                .then(|| (packets[i].id, &self.replay.traces()[i], f))
-        })
-    }
-
-    /// Packets each Pod has received by `t` (decided deliveries only), by
-    /// Pod, sorted (read with [`lookup`]).
-    pub fn received(&self, t: u64) -> Vec<(NamespacedName, u32)> {
-        self.deliveries
-            .iter()
-            .map(|(pod, times)| (pod.clone(), times.partition_point(|x| *x <= t) as u32))
-            .filter(|(_, n)| *n > 0)
-            .collect()
-    }
-}
 
 /// A text parsed: the cluster and kpv-core's diagnostics.
 pub type Parsed = (Cluster, Vec<Diagnostic>);
@@ -233,7 +109,7 @@ pub struct Store {
     pub live_mode: Memo<Option<Mode>>,
     pub parsed: Memo<Parsed>,
     preparsed: StoredValue<Option<(String, Parsed)>, LocalStorage>,
-    pub pod_ready: Memo<kpv_core::controller::PodReady>,
+    pub pod_ready: Memo<kpv_core::net::controller::PodReady>,
     pub slices: Memo<Vec<EndpointSlice>>,
     pub proxy_slices: Memo<Vec<EndpointSlice>>,
     pub scene: Memo<Scene>,
@@ -248,7 +124,7 @@ pub struct Store {
     pub http_prepared: Memo<Option<Arc<kpv_core::http::Prepared>>>,
     pub targets: Memo<Vec<Target>>,
     /// The replay and flights, read with [`Store::with_played`].
-    played: StoredValue<Played, LocalStorage>,
+    played: StoredValue<Flights, LocalStorage>,
     /// Bumped each time `played` changes (what readers subscribe to).
     replayed: Memo<u64>,
     /// The node whose rules are shown: the one chosen, else the node of the
@@ -349,7 +225,7 @@ impl Store {
         let slices = Memo::new(move |_| snapshot.with(|s| s.slices.clone()));
         let proxy_slices = Memo::new(move |_| snapshot.with(|s| s.proxy_slices.clone()));
         let scene = Memo::new(move |_| {
-            parsed.with(|(c, _)| slices.with(|s| kpv_core::scene::layout(c, s)))
+            parsed.with(|(c, _)| slices.with(|s| kpv_core::view::scene::layout(c, s)))
         });
         let http_prepared = Memo::new(move |_| {
             // Subscribed to readiness first, so it is prepared once it is in.
@@ -365,7 +241,7 @@ impl Store {
                 })
             })
         });
-        let played = StoredValue::new_local(Played::default());
+        let played = StoredValue::new_local(Flights::default());
         let replayed: Memo<u64> = Memo::new(move |prev: Option<&u64>| {
             // While the mode's code is on its way nothing is traced (no
             // packet is drawn); it all replays when the code arrives.
@@ -384,7 +260,7 @@ impl Store {
                             kept = live_ps
                                 .iter()
                                 .filter(|p| {
-                                    !matches!(p.request.dst, kpv_core::trace::Dest::Http(_))
+                                    !matches!(p.request.dst, kpv_core::net::trace::Dest::Http(_))
                                 })
                                 .cloned()
                                 .collect();
@@ -412,7 +288,7 @@ impl Store {
         let focused_id = move || {
             focus.get().or_else(|| {
                 let _ = replayed.get();
-                played.with_value(Played::last_id)
+                played.with_value(Flights::last_id)
             })
         };
         // The node of the rule the focused packet is at now (or last passed).
@@ -448,11 +324,11 @@ impl Store {
             let sched = scheduler.get();
             parsed.with(|(c, _)| {
                 proxy_slices.with(|sl| {
-                    let opts = kpv_core::modes::CompileOptions {
+                    let opts = kpv_core::net::modes::CompileOptions {
                         scheduler: Some(sched),
                     };
                     // Every family the node has, as `kpv rules` prints them.
-                    let planes = kpv_core::modes::node_planes(
+                    let planes = kpv_core::net::modes::node_planes(
                         c,
                         sl,
                         &node,
@@ -463,7 +339,7 @@ impl Store {
                     if planes.is_empty() {
                         return None;
                     }
-                    let text = kpv_core::modes::render_planes(&planes);
+                    let text = kpv_core::net::modes::render_planes(&planes);
                     Some(NodeRules { node, text })
                 })
             })
@@ -659,7 +535,7 @@ impl Store {
             return None;
         }
         let base = self
-            .with_played_untracked(Played::last_id)
+            .with_played_untracked(Flights::last_id)
             .map_or(0, |id| id + 1);
         let base = base.max(
             self.packets
@@ -720,7 +596,7 @@ impl Store {
             ts.iter()
                 .filter(|t| t.kind == replay::TargetKind::Http)
                 .find(|t| match (&t.dst, &entry) {
-                    (kpv_core::trace::Dest::Http(h), Some(e)) => &h.entry == e,
+                    (kpv_core::net::trace::Dest::Http(h), Some(e)) => &h.entry == e,
                     _ => false,
                 })
                 .or_else(|| {
@@ -739,13 +615,13 @@ impl Store {
     }
 
     /// `f` of the replay and flights (subscribes to their changes).
-    pub fn with_played<R>(&self, f: impl FnOnce(&Played) -> R) -> R {
+    pub fn with_played<R>(&self, f: impl FnOnce(&Flights) -> R) -> R {
         let _ = self.replayed.get();
         self.played.with_value(f)
     }
 
     /// `f` of the replay and flights, up to date, without subscribing.
-    pub fn with_played_untracked<R>(&self, f: impl FnOnce(&Played) -> R) -> R {
+    pub fn with_played_untracked<R>(&self, f: impl FnOnce(&Flights) -> R) -> R {
         let _ = self.replayed.get_untracked();
         self.played.with_value(f)
     }
@@ -754,7 +630,7 @@ impl Store {
     pub fn focused(&self) -> Option<u32> {
         self.focus
             .get()
-            .or_else(|| self.with_played(Played::last_id))
+            .or_else(|| self.with_played(Flights::last_id))
     }
 
     pub fn focused_trace(&self) -> Option<Trace> {
@@ -829,103 +705,23 @@ impl Store {
     }
 }
 
-/// Origins the user can pick: `auto`, `external`, `pod:ns/name`, `node:name`.
+/// Origins the user can pick: `auto`, and the keys of
+/// [`kpv_core::net::trace::OriginKey`] (`external`, `pod:ns/name`,
+/// `node:name`) of what the cluster has.
 pub fn parse_origin(c: &Cluster, key: &str) -> Option<Origin> {
-    if key == "external" {
-        return Some(Origin::External {
+    use kpv_core::net::trace::OriginKey;
+    match OriginKey::parse(key)? {
+        OriginKey::External => Some(Origin::External {
             client: replay::client_ip(),
-        });
-    }
-    if let Some(rest) = key.strip_prefix("pod:") {
-        let (ns, name) = rest.split_once('/')?;
-        let id = NamespacedName::new(ns, name);
-        return c.pod(&id).map(|_| Origin::Pod { pod: id });
-    }
-    if let Some(node) = key.strip_prefix("node:") {
-        let n = c.node(node)?;
-        let src = n
-            .primary_ip(IpFamily::V4)
-            .or_else(|| n.primary_ip(IpFamily::V6))?;
-        return Some(Origin::Node {
-            node: node.to_string(),
-            src,
-        });
-    }
-    None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use kpv_core::replay::Inputs;
-
-    const SEED: &str = include_str!("../../tests/scenarios/alpaca-bandicoot.yaml");
-
-    /// What a Played shows: every packet's trace and flight by id, what is
-    /// on screen and the counts at a few times.
-    fn shown(p: &Played, ids: &[u32]) -> String {
-        let mut out = String::new();
-        for id in ids {
-            out.push_str(&format!("{id}: {:?}\n", p.get(*id)));
+        }),
+        OriginKey::Pod(id) => c.pod(&id).map(|_| Origin::Pod { pod: id }),
+        OriginKey::Node(Some(node)) => {
+            let n = c.node(&node)?;
+            let src = n
+                .primary_ip(IpFamily::V4)
+                .or_else(|| n.primary_ip(IpFamily::V6))?;
+            Some(Origin::Node { node, src })
         }
-        for t in [0, 500, 2_000, 5_000, 20_000, 200_000] {
-            let on: Vec<u32> = p.on_screen(t).map(|(id, _, _)| id).collect();
-            out.push_str(&format!("{t}: {on:?} {:?}\n", p.received(t)));
-        }
-        out
-    }
-
-    /// Kept in place through sends at the end, back in time, removals and
-    /// a mode switch, a Played shows what one built afresh shows.
-    #[test]
-    fn played_in_place_equals_played_afresh() {
-        let (cluster, _) = kpv_core::Code::ALL.parse(SEED);
-        let slices = controller::steady_slices(&cluster);
-        let scene = kpv_core::scene::layout(&cluster, &slices);
-        let targets = replay::targets(&cluster, kpv_core::Code::ALL.replay().http);
-        let mut packets: Vec<SentPacket> = Vec::new();
-        let mut kept = Played::default();
-        let mut mode = cluster.proxy.mode;
-        let send = |packets: &mut Vec<SentPacket>, id: u32, at: u64| {
-            let t = &targets[id as usize % targets.len()];
-            let origin = replay::default_origin(&cluster, t);
-            packets.push(SentPacket {
-                id,
-                at_ms: at,
-                request: replay::request(t, origin, id),
-                seed: u64::from(id) * 7 + 1,
-            });
-        };
-        type Step<'a> = &'a dyn Fn(&mut Vec<SentPacket>, &mut Mode);
-        let steps: [Step; 5] = [
-            &|ps, _| (0..300).for_each(|i| send(ps, i, u64::from(i) * 40)),
-            &|ps, _| send(ps, 300, 12_050),
-            &|ps, _| send(ps, 301, 3_001),
-            &|ps, _| {
-                ps.remove(17);
-                ps.remove(200);
-            },
-            &|_, m| *m = Mode::Ipvs,
-        ];
-        for step in steps {
-            step(&mut packets, &mut mode);
-            let inputs = Inputs {
-                code: kpv_core::Code::ALL.replay(),
-                cluster: &cluster,
-                mode,
-                scheduler: None,
-                timing: timing(),
-                changes: &[],
-                packets: &packets,
-            };
-            kept.update(&inputs, &scene);
-            let mut fresh = Played::default();
-            fresh.update(&inputs, &scene);
-            let ids: Vec<u32> = (0..302).collect();
-            assert_eq!(shown(&kept, &ids), shown(&fresh, &ids));
-            assert_eq!(kept.len(), packets.len());
-        }
-        assert!(kept.get(17).is_none(), "a packet removed is gone");
-        assert!(kept.received(200_000).iter().map(|(_, n)| n).sum::<u32>() > 0);
+        OriginKey::Node(None) => None,
     }
 }

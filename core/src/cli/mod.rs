@@ -6,15 +6,15 @@ pub mod requests;
 
 use crate::model::{self, Mode, Scheduler};
 
-use crate::packet::Protocol;
+use crate::model::packet::Protocol;
 // `run` prints JSON on request, so it and its helpers need the `json` feature.
 #[cfg(feature = "json")]
 use crate::{
-    controller,
-    diag::{has_errors, Diagnostic},
+    model::packet::IpFamily,
     model::Cluster,
-    modes::{self, CompileOptions},
-    packet::IpFamily,
+    net::controller,
+    net::modes::{self, CompileOptions},
+    util::diag::{has_errors, Diagnostic},
     Code,
 };
 #[cfg(feature = "json")]
@@ -333,17 +333,15 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
             }
             "--from" => {
                 let v = value("--from")?;
-                from = match v.as_str() {
-                    "node" => From::Node,
-                    "external" => From::External,
-                    p => match p.strip_prefix("pod:").and_then(|r| r.split_once('/')) {
-                        Some((ns, name)) => From::Pod(model::NamespacedName::new(ns, name)),
-                        None => {
-                            return Err(format!(
-                                "--from `{v}`: use node, external or pod:NAMESPACE/NAME"
-                            ))
-                        }
-                    },
+                from = match crate::net::trace::OriginKey::parse(&v) {
+                    Some(crate::net::trace::OriginKey::Node(None)) => From::Node,
+                    Some(crate::net::trace::OriginKey::External) => From::External,
+                    Some(crate::net::trace::OriginKey::Pod(id)) => From::Pod(id),
+                    _ => {
+                        return Err(format!(
+                            "--from `{v}`: use node, external or pod:NAMESPACE/NAME"
+                        ))
+                    }
                 };
             }
             "--packets" => {
@@ -351,7 +349,7 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
                 share.packets = v
                     .parse::<u32>()
                     .ok()
-                    .filter(|n| (1..=crate::share::MAX_ITEMS as u32).contains(n))
+                    .filter(|n| (1..=crate::session::share::MAX_ITEMS as u32).contains(n))
                     .ok_or_else(|| format!("--packets `{v}`: use a number from 1 to 10000"))?;
             }
             "--gap-ms" => {
@@ -375,7 +373,7 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
                 share.speed_percent = v
                     .parse::<u16>()
                     .ok()
-                    .filter(|p| crate::share::SPEED_RANGE.contains(p))
+                    .filter(|p| crate::session::share::SPEED_RANGE.contains(p))
                     .ok_or_else(|| format!("--speed `{v}`: use a percentage from 1 to 10000"))?;
             }
             "--lang" => {
@@ -578,7 +576,7 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                 Ok(t) => {
                     // A name's family is known once DNS has answered.
                     let answer = t.hops.iter().find_map(|h| match &h.what {
-                        crate::trace::HopKind::Dns { answer, .. } => Some(*answer),
+                        crate::net::trace::HopKind::Dns { answer, .. } => Some(*answer),
                         _ => None,
                     });
                     if let Some(ip) = answer {
@@ -588,10 +586,11 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                         }
                     }
                     let stdout = match common.format {
-                        Format::Text => crate::trace::render_text(&t),
+                        Format::Text => crate::net::trace::render_text(&t),
                         Format::Json => {
-                            let mut s = serde_json::to_string_pretty(&crate::trace::to_json(&t))
-                                .unwrap_or_default();
+                            let mut s =
+                                serde_json::to_string_pretty(&crate::net::trace::to_json(&t))
+                                    .unwrap_or_default();
                             s.push('\n');
                             s
                         }
@@ -614,7 +613,7 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
             cluster.proxy.mode = mode;
             match share_state(texts, &cluster, mode, common, args) {
                 Ok(state) => Output {
-                    stdout: format!("{}\n", crate::share::encode(&state)),
+                    stdout: format!("{}\n", crate::session::share::encode(&state)),
                     stderr: report,
                     code: 0,
                 },
@@ -635,22 +634,22 @@ pub fn share_state(
     mode: Mode,
     common: &Common,
     args: &ShareArgs,
-) -> Result<crate::share::ShareState, String> {
-    let target = crate::replay::targets(cluster, crate::Code::ALL.replay().http)
+) -> Result<crate::session::share::ShareState, String> {
+    let target = crate::session::replay::targets(cluster, crate::Code::ALL.replay().http)
         .into_iter()
         .next()
         .ok_or("the input has no Service to send packets to")?;
-    let origin = crate::replay::default_origin(cluster, &target);
-    let mut seeds = crate::choose::Chooser::new(args.seed);
+    let origin = crate::session::replay::default_origin(cluster, &target);
+    let mut seeds = crate::util::choose::Chooser::new(args.seed);
     let packets = (0..args.packets)
-        .map(|i| crate::replay::SentPacket {
+        .map(|i| crate::session::replay::SentPacket {
             id: i,
             at_ms: args.at_ms + u64::from(i) * args.gap_ms,
-            request: crate::replay::request(&target, origin.clone(), i),
+            request: crate::session::replay::request(&target, origin.clone(), i),
             seed: seeds.next_u64(),
         })
         .collect();
-    let state = crate::share::ShareState {
+    let state = crate::session::share::ShareState {
         yaml: texts.join("\n---\n"),
         mode,
         scheduler: common.scheduler,
@@ -664,7 +663,7 @@ pub fn share_state(
         lang: args.lang.clone(),
         rules_node: None,
     };
-    crate::share::validate(&state).map_err(|e| e.to_string())?;
+    crate::session::share::validate(&state).map_err(|e| e.to_string())?;
     Ok(state)
 }
 
@@ -740,8 +739,8 @@ pub fn cli_trace(
     node: &str,
     scheduler: Option<Scheduler>,
     args: &TraceArgs,
-) -> Result<crate::trace::Trace, String> {
-    use crate::trace::{trace, Dest, Origin, Request, Sim, WorldState};
+) -> Result<crate::net::trace::Trace, String> {
+    use crate::net::trace::{trace, Dest, Origin, Request, Sim, WorldState};
     let src: std::net::IpAddr = crate::model::parse_ip_sloppy(&args.src)
         .ok_or_else(|| format!("--src `{}` is not an IP address", args.src))?;
     let dst = match crate::model::parse_ip_sloppy(&args.dst) {
@@ -774,7 +773,7 @@ pub fn cli_trace(
             Origin::Pod { pod: id.clone() }
         }
     };
-    let slices = crate::controller::steady_slices(cluster);
+    let slices = crate::net::controller::steady_slices(cluster);
     let sim = Sim::new(
         cluster,
         &slices,
@@ -791,6 +790,6 @@ pub fn cli_trace(
         keep_open: false,
     };
     let mut state = WorldState::default();
-    let mut chooser = crate::choose::Chooser::new(args.seed);
+    let mut chooser = crate::util::choose::Chooser::new(args.seed);
     Ok(trace(&sim, &req, &mut state, &mut chooser, 0))
 }

@@ -6,10 +6,10 @@
 #[cfg(feature = "json")]
 use crate::cli::Output;
 use crate::cli::{Common, Format};
-use crate::http::{self, controller::ProxyWorkload, journey::JourneyHop, EntryPoint, HttpRequest};
+use crate::http::{self, journey::JourneyHop, proxies::ProxyWorkload, EntryPoint, HttpRequest};
 use crate::model::{self, NamespacedName};
 #[cfg(feature = "json")]
-use crate::trace::Origin;
+use crate::net::trace::Origin;
 use std::fmt::Write as _;
 
 /// Where `kpv http` starts the request.
@@ -117,19 +117,15 @@ pub fn parse(sub: &str, args: &[String]) -> Result<(Common, Option<HttpArgs>), S
             "--from" => {
                 http_only("--from")?;
                 let v = value("--from")?;
-                h.from = match v.as_str() {
-                    "external" => HttpFrom::External,
-                    "node" => HttpFrom::Node,
-                    p => match p.strip_prefix("pod:").and_then(|r| r.split_once('/')) {
-                        Some((ns, name)) if !ns.is_empty() && !name.is_empty() => {
-                            HttpFrom::Pod(NamespacedName::new(ns, name))
-                        }
-                        _ => {
-                            return Err(format!(
-                                "--from `{v}`: use external, node or pod:NAMESPACE/NAME"
-                            ))
-                        }
-                    },
+                h.from = match crate::net::trace::OriginKey::parse(&v) {
+                    Some(crate::net::trace::OriginKey::External) => HttpFrom::External,
+                    Some(crate::net::trace::OriginKey::Node(None)) => HttpFrom::Node,
+                    Some(crate::net::trace::OriginKey::Pod(id)) => HttpFrom::Pod(id),
+                    _ => {
+                        return Err(format!(
+                            "--from `{v}`: use external, node or pod:NAMESPACE/NAME"
+                        ))
+                    }
                 };
             }
             f if f.starts_with('-') && f != "-" => return Err(format!("unknown option `{f}`")),
@@ -180,10 +176,10 @@ pub fn pick_proxy<'p>(
     };
     if let Some(v) = via {
         match rt.tables.get(v) {
-            Some(http::model::Table::Ingress(t)) if !t.served => return Err(format!(
+            Some(http::table::Table::Ingress(t)) if !t.served => return Err(format!(
                 "--via {v}: no controller serves this class (no IngressClass of that name and no controller for it in the input), so its Ingresses get no address and no traffic"
             )),
-            Some(http::model::Table::Gateway(g)) if !g.served => return Err(format!(
+            Some(http::table::Table::Gateway(g)) if !g.served => return Err(format!(
                 "--via {v}: no GatewayClass `{}` in the input, so no controller programs this Gateway",
                 g.class
             )),
@@ -241,10 +237,10 @@ pub fn run_http(common: &Common, a: &HttpArgs, texts: &[String], files: &[String
     };
     let origin = match &a.from {
         HttpFrom::External => Origin::External {
-            client: crate::replay::client_ip(),
+            client: crate::session::replay::client_ip(),
         },
         HttpFrom::Node => match cluster.proxy_node().and_then(|n| {
-            n.primary_ip(crate::packet::IpFamily::V4)
+            n.primary_ip(crate::model::packet::IpFamily::V4)
                 .map(|ip| (n.name.clone(), ip))
         }) {
             Some((node, src)) => Origin::Node { node, src },
@@ -257,8 +253,8 @@ pub fn run_http(common: &Common, a: &HttpArgs, texts: &[String], files: &[String
             Origin::Pod { pod: id.clone() }
         }
     };
-    let slices = crate::controller::steady_slices(&cluster);
-    let sim = crate::trace::Sim::new(
+    let slices = crate::net::controller::steady_slices(&cluster);
+    let sim = crate::net::trace::Sim::new(
         &cluster,
         &slices,
         cluster.proxy.mode,
@@ -332,10 +328,10 @@ fn reason_text(r: &http::walk::Reason) -> String {
 fn hop_text(h: &JourneyHop) -> String {
     use http::journey::ProxyStep::*;
     match h {
-        JourneyHop::Net(h) => crate::trace::describe_hop(h),
+        JourneyHop::Net(h) => crate::net::trace::describe_hop(h),
         JourneyHop::Proxy { place, step } => {
             let at = match place {
-                crate::trace::Place::Pod(p) => format!("proxy {p}"),
+                crate::net::trace::Place::Pod(p) => format!("proxy {p}"),
                 _ => "proxy".into(),
             };
             match step {
@@ -508,7 +504,7 @@ pub fn to_json(j: &http::journey::Journey, backend: &[(String, String)]) -> serd
         .hops
         .iter()
         .map(|h| match h {
-            JourneyHop::Net(h) => crate::trace::hop_json(h),
+            JourneyHop::Net(h) => crate::net::trace::hop_json(h),
             JourneyHop::Proxy { place, step } => json!({ "place": place, "what": step }),
         })
         .collect();
@@ -577,7 +573,7 @@ fn located_status(
     rt: &http::RoutingTable,
     cluster: &model::Cluster,
     texts: &[String],
-) -> Vec<crate::diag::Diagnostic> {
+) -> Vec<crate::util::diag::Diagnostic> {
     let mut diags = http::report::diagnostics(rt);
     diags.extend(http::status::ingress_diagnostics(&rt.objects, cluster));
     let inputs: Vec<model::Input<'_>> = texts.iter().map(|t| model::Input { text: t }).collect();
@@ -619,7 +615,7 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
     let inputs: Vec<model::Input<'_>> = texts.iter().map(|t| model::Input { text: t }).collect();
     let (cluster, diags) = crate::Code::ALL.parse_files(&inputs);
     let objects = cluster.routing.clone();
-    let errors = crate::diag::has_errors(&diags);
+    let errors = crate::util::diag::has_errors(&diags);
     let mut diags = diags;
     let http::Prepared {
         table: rt, proxies, ..
@@ -637,7 +633,7 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
         .collect();
     let mut listeners = Vec::new();
     for t in rt.tables.values() {
-        if let http::model::Table::Gateway(g) = t {
+        if let http::table::Table::Gateway(g) = t {
             for l in &g.listeners {
                 listeners.push(json!({
                     "gateway": g.gateway.to_string(),
@@ -655,7 +651,7 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
         .ingresses
         .iter()
         .map(|i| {
-            let class = http::model::ingress_class_of(&objects, i);
+            let class = http::table::ingress_class_of(&objects, i);
             let addr = class.as_ref().and_then(|c| {
                 proxies
                     .iter()
@@ -693,7 +689,7 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
                 .and_then(|p| p.address)
                 .map(|a| a.to_string()),
             "conditions": match rt.tables.get(&EntryPoint::Gateway(g.meta.id.clone())) {
-                Some(http::model::Table::Gateway(t)) => t.conditions.clone(),
+                Some(http::table::Table::Gateway(t)) => t.conditions.clone(),
                 _ => Vec::new(),
             },
         })).collect::<Vec<_>>(),

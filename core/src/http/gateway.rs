@@ -2,24 +2,24 @@
 //! protocol, then the most specific hostname; on HTTPS by SNI, with 421
 //! when the Host header belongs to another listener), the attached
 //! HTTPRoute matches in the API's precedence (hostname specificity first,
-//! then the order compiled in [`super::model`]), path/method/headers/query
+//! then the order compiled in [`super::table`]), path/method/headers/query
 //! AND'ed within a match, the rule's filters in order, and a weighted
 //! backend (weight 0 never chosen; none or all-zero: 500; an invalid ref:
 //! 500; no ready endpoints: 503). Decides only; no text.
 
 use super::matching::{gateway_host_matches, prefix_matches, replace_prefix};
-use super::model::{CompiledMatch, GatewayTable, ListenerTable, RoutingTable, ServiceTarget};
 use super::objects::Objects;
 use super::objects::{
     Cors, Filter, HeaderModifier, ListenerProtocol, PathMatch, PathModifier, RouteMatch,
 };
 use super::status::{backend_problem, mirror_ref};
+use super::table::{CompiledMatch, GatewayTable, ListenerTable, RoutingTable, ServiceTarget};
 use super::values::{
     BackendView, Compared, Decision, EntryPoint, Headers, HttpRequest, Mirror, Reason, Redirect,
     RouteRef, Scheme,
 };
-use crate::choose::Chooser;
 use crate::model::{NamespacedName, PortRef};
+use crate::util::choose::Chooser;
 
 /// How specifically a listener's hostname matches `name` (lower is more).
 fn listener_rank(l: &ListenerTable, name: &str) -> Option<(u8, std::cmp::Reverse<usize>)> {
@@ -403,7 +403,7 @@ pub(super) fn walk(
         .iter()
         .filter_map(|m| host_rank(m, &req.host).map(|r| (std::cmp::Reverse(r), m)))
         .collect();
-    crate::order::sort_by_key(&mut candidates, |(r, _)| *r);
+    crate::util::order::sort_by_key(&mut candidates, |(r, _)| *r);
     let mut unsupported = false;
     let mut chosen = None;
     for (_, m) in candidates {

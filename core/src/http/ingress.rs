@@ -7,8 +7,8 @@
 //! text.
 
 use super::matching::{implementation_specific_matches, ingress_host_matches, prefix_matches};
-use super::model::{HostEntry, IngressTable, RoutingTable};
 use super::objects::PathType;
+use super::table::{HostEntry, IngressTable, RoutingTable};
 use super::values::{
     BackendView, Compared, Decision, EntryPoint, HttpRequest, Reason, Redirect, RouteRef, Scheme,
 };

@@ -1,4 +1,4 @@
-//! An HTTP request's whole journey, built from [`crate::trace`]'s stages:
+//! An HTTP request's whole journey, built from [`crate::net::trace`]'s stages:
 //! the client's connection to the entry point's address (DNS for the host,
 //! the cloud load balancer, a NodePort, kube-proxy's rules in any mode) up
 //! to the controller's proxy Pod; there TLS ends and the routing decision
@@ -8,14 +8,16 @@
 //! the ClusterIP and through kube-proxy again); then the reply. Hops are
 //! typed values; words are the renderers'.
 
-use super::controller::ProxyWorkload;
-use super::model::{EntryPoint, RoutingTable};
+use super::proxies::ProxyWorkload;
+use super::table::{EntryPoint, RoutingTable};
 use super::walk::{add_forwarded, walk, BackendView, Decision, HttpRequest};
-use crate::choose::Chooser;
+use crate::model::packet::{Packet, Protocol};
 use crate::model::{Cluster, EndpointSlice, NamespacedName, PortRef};
-use crate::packet::{Packet, Protocol};
-use crate::trace::Place;
-use crate::trace::{self, Dest, Hop, HopKind, Origin, Outcome, Request, Sim, Trace, WorldState};
+use crate::net::trace::Place;
+use crate::net::trace::{
+    self, Dest, Hop, HopKind, Origin, Outcome, Request, Sim, Trace, WorldState,
+};
+use crate::util::choose::Chooser;
 use serde::Serialize;
 use std::net::{IpAddr, SocketAddr};
 
@@ -103,7 +105,7 @@ impl ClusterBackends<'_> {
                     .filter_map(move |e| Some(SocketAddr::new(*e.addresses.first()?, p?)))
             })
             .collect();
-        crate::order::sort(&mut out);
+        crate::util::order::sort(&mut out);
         out.dedup();
         out
     }
@@ -155,7 +157,7 @@ pub fn journey(
             cluster
                 .nodes
                 .first()
-                .and_then(|n| n.primary_ip(crate::packet::IpFamily::V4)),
+                .and_then(|n| n.primary_ip(crate::model::packet::IpFamily::V4)),
         );
     let target = match (proxy.address, &start.origin, node_port) {
         (Some(lb), _, _) => Some((lb, req.port)),

@@ -1,39 +1,39 @@
 //! HTTP routing in front of Services: Ingress and the Gateway API.
 //!
-//! Shaped like [`crate::modes`]: the routing objects ([`objects`]) are
+//! Shaped like [`crate::net::modes`]: the routing objects ([`objects`]) are
 //! compiled once into a typed routing table per entry point ([`model`]:
 //! an IngressClass's merged Ingress rules, a Gateway's listeners with the
 //! HTTPRoute matches attached to each, in the order the controller
 //! evaluates them); [`walk`] sends one request through a table and returns
 //! the decision with every rule it compared; [`render`] prints the tables
 //! for `kpv routes`; [`journey`] strings the client's connection to the
-//! controller's proxy Pod (through kube-proxy, via [`crate::trace`]'s
+//! controller's proxy Pod (through kube-proxy, via [`crate::net::trace`]'s
 //! stages) and the proxy's new connection to the backend together.
 //!
 //! Everything here is pure and deterministic (weighted picks go through the
-//! seeded [`crate::choose::Chooser`]); decisions are typed values, and only
+//! seeded [`crate::util::choose::Chooser`]); decisions are typed values, and only
 //! the renderers write text. It never reads certificate bytes, never
 //! evaluates regular expressions (such matches are reported, not guessed),
 //! and never edits the kube-proxy model's objects except to add the
 //! controller workload a real controller would have created.
 
 mod addresses;
-pub mod controller;
 mod gateway;
 mod ingress;
 pub mod journey;
 pub mod matching;
-pub mod model;
 pub mod objects;
+pub mod proxies;
 pub mod render;
 pub mod report;
 pub mod send;
 pub mod status;
+pub mod table;
 pub mod values;
 pub mod walk;
 
-pub use model::{compile, EntryPoint, RoutingTable};
 pub use objects::{parse, parse_files, Objects};
+pub use table::{compile, EntryPoint, RoutingTable};
 pub use walk::{walk, Decision, HttpRequest, Scheme};
 
 /// A cluster made ready for HTTP requests: the controllers' proxies placed
@@ -43,7 +43,7 @@ pub use walk::{walk, Decision, HttpRequest, Scheme};
 pub struct Prepared {
     pub cluster: crate::model::Cluster,
     pub table: RoutingTable,
-    pub proxies: Vec<controller::ProxyWorkload>,
+    pub proxies: Vec<proxies::ProxyWorkload>,
 }
 
 /// Place the proxies and compile the tables (decide once; then any number
@@ -51,7 +51,7 @@ pub struct Prepared {
 pub fn prepare(cluster: &crate::model::Cluster) -> Prepared {
     let mut cluster = cluster.clone();
     let first = compile(&cluster.routing, &cluster);
-    let proxies = controller::place_proxies(&mut cluster, &first);
+    let proxies = proxies::place_proxies(&mut cluster, &first);
     let table = compile(&cluster.routing, &cluster);
     Prepared {
         cluster,
@@ -64,12 +64,12 @@ pub fn prepare(cluster: &crate::model::Cluster) -> Prepared {
 pub fn names_host(rt: &RoutingTable, entry: &EntryPoint, host: &str) -> bool {
     use matching::{gateway_host_matches, ingress_host_matches};
     match rt.tables.get(entry) {
-        Some(model::Table::Ingress(t)) => t.hosts.iter().any(|h| {
+        Some(table::Table::Ingress(t)) => t.hosts.iter().any(|h| {
             h.host
                 .as_deref()
                 .is_some_and(|x| ingress_host_matches(x, host))
         }),
-        Some(model::Table::Gateway(g)) => g.listeners.iter().any(|l| {
+        Some(table::Table::Gateway(g)) => g.listeners.iter().any(|l| {
             l.listener
                 .hostname
                 .as_deref()
@@ -87,10 +87,10 @@ pub fn names_host(rt: &RoutingTable, entry: &EntryPoint, host: &str) -> bool {
 /// there is. `None` when that is not exactly one.
 pub fn proxy_for_host<'p>(
     rt: &RoutingTable,
-    proxies: &'p [controller::ProxyWorkload],
+    proxies: &'p [proxies::ProxyWorkload],
     host: &str,
-) -> Option<&'p controller::ProxyWorkload> {
-    let by_host: Vec<&controller::ProxyWorkload> = match host.parse::<std::net::IpAddr>() {
+) -> Option<&'p proxies::ProxyWorkload> {
+    let by_host: Vec<&proxies::ProxyWorkload> = match host.parse::<std::net::IpAddr>() {
         Ok(ip) => proxies.iter().filter(|p| p.address == Some(ip)).collect(),
         Err(_) => proxies
             .iter()

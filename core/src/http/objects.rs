@@ -5,7 +5,7 @@
 
 pub use crate::model::routing::*;
 
-use crate::diag::Diagnostic;
+use crate::util::diag::Diagnostic;
 
 /// Every routing object of the input.
 pub type Objects = RoutingObjects;

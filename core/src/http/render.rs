@@ -3,8 +3,8 @@
 //! weights → filters), as text and as JSON. The only place routing tables
 //! become text.
 
-use super::model::{RoutingTable, ServiceTarget, Table};
 use super::objects::{BackendRef, Filter, ListenerProtocol, PathMatch, PathType, RouteMatch};
+use super::table::{RoutingTable, ServiceTarget, Table};
 use std::fmt::Write as _;
 
 /// An Ingress path's type as the API writes it.

@@ -2,16 +2,16 @@
 //! a controller would write that say something is wrong, as located
 //! warnings. Reads a compiled table; decides nothing.
 
-use super::model::{RoutingTable, Table};
 use super::status::supported_kinds;
+use super::table::{RoutingTable, Table};
 
 /// The status conditions a controller would write, as warnings: a
 /// parentRef not Accepted, a backendRef not resolved, an HTTPS listener
 /// whose certificate does not resolve. Object and field are given (the
 /// parentRef, the first backendRef that does not resolve, the listener);
 /// [`crate::model::locate_diagnostics`] turns them into positions.
-pub fn diagnostics(rt: &RoutingTable) -> Vec<crate::diag::Diagnostic> {
-    use crate::diag::Diagnostic;
+pub fn diagnostics(rt: &RoutingTable) -> Vec<crate::util::diag::Diagnostic> {
+    use crate::util::diag::Diagnostic;
     let mut out = Vec::new();
     for s in &rt.route_status {
         for c in s.conditions.iter().filter(|c| c.status == "False") {

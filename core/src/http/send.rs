@@ -18,7 +18,7 @@ pub use super::values::{
     RequestProblem, TlsEnd,
 };
 use crate::model::NamespacedName;
-use crate::trace::{Hop, HopKind, Request, Trace};
+use crate::net::trace::{Hop, HopKind, Request, Trace};
 use serde::Serialize;
 
 impl HttpRequest {
@@ -199,7 +199,7 @@ pub fn journey_trace(j: &Journey, request: &Request) -> Trace {
         established: false,
     };
     let http_req = match &request.dst {
-        crate::trace::Dest::Http(h) => h.request.clone(),
+        crate::net::trace::Dest::Http(h) => h.request.clone(),
         _ => return trace,
     };
     let mut last_packet = None;
@@ -272,11 +272,13 @@ pub fn journey_trace(j: &Journey, request: &Request) -> Trace {
     for stage in stages {
         let backend = stage == ProxyStage::Backend;
         let after = match (backend, connect) {
-            (true, Some((from, to, _))) => crate::packet::Packet::new(from, to, at_proxy.protocol),
+            (true, Some((from, to, _))) => {
+                crate::model::packet::Packet::new(from, to, at_proxy.protocol)
+            }
             _ => at_proxy,
         };
         trace.hops.push(Hop {
-            place: crate::trace::Place::Pod(pod.clone()),
+            place: crate::net::trace::Place::Pod(pod.clone()),
             what: HopKind::Http(Box::new(ProxyHop {
                 stage,
                 proxy: pod.clone(),
@@ -331,7 +333,7 @@ pub fn decision(trace: &Trace) -> Option<&Decision> {
 /// form: HTTPS to the first host with a certificate, else HTTP to the
 /// first host named, else to the entry point's address.
 pub fn default_url(prepared: &super::Prepared, entry: &EntryPoint) -> String {
-    use super::model::Table;
+    use super::table::Table;
     let address = || {
         prepared
             .proxies
@@ -377,13 +379,13 @@ pub fn default_url(prepared: &super::Prepared, entry: &EntryPoint) -> String {
 pub fn request_packet(
     entry: EntryPoint,
     request: HttpRequest,
-    origin: crate::trace::Origin,
+    origin: crate::net::trace::Origin,
 ) -> Request {
     Request {
         origin,
         port: request.port,
-        dst: crate::trace::Dest::Http(Box::new(HttpSend { entry, request })),
-        protocol: crate::packet::Protocol::Tcp,
+        dst: crate::net::trace::Dest::Http(Box::new(HttpSend { entry, request })),
+        protocol: crate::model::packet::Protocol::Tcp,
         src_port: 40000,
         keep_open: false,
     }
@@ -421,10 +423,10 @@ impl RoutingRow {
 
 /// The rows of `entry`'s routing table, in evaluation order.
 pub fn table_rows(prepared: &super::Prepared, entry: &EntryPoint) -> Vec<RoutingRow> {
-    use super::model::Table;
     use super::render::{
         backend_text, filter_text, listener_protocol, match_text, path_type, service_target_text,
     };
+    use super::table::Table;
     use super::walk::RouteRef;
     let mut out = Vec::new();
     match prepared.table.tables.get(entry) {

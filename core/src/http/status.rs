@@ -432,10 +432,13 @@ pub fn listener_certificate(
 /// exist (the API server accepts them; the controller finds no endpoints
 /// and answers 503 for those paths), as warnings at the backend's
 /// `service.name`. [`crate::model::locate_diagnostics`] places them.
-pub fn ingress_diagnostics(objects: &Objects, cluster: &Cluster) -> Vec<crate::diag::Diagnostic> {
-    use crate::diag::Diagnostic;
+pub fn ingress_diagnostics(
+    objects: &Objects,
+    cluster: &Cluster,
+) -> Vec<crate::util::diag::Diagnostic> {
     use crate::model::routing::IngressBackend;
     use crate::model::PortRef;
+    use crate::util::diag::Diagnostic;
     let mut out = Vec::new();
     for ing in &objects.ingresses {
         let ns = &ing.meta.id.namespace;

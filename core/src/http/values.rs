@@ -234,7 +234,7 @@ pub trait BackendView {
 }
 
 /// Header names (lower case) and values, in name order.
-pub type Headers = crate::vecmap::VecMap<String, String>;
+pub type Headers = crate::util::vecmap::VecMap<String, String>;
 
 /// An HTTP request sent through an entry point (what `Dest::Http` carries).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]

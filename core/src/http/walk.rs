@@ -6,12 +6,12 @@
 //! the forwarded-for headers). Pure: weighted picks use the caller's
 //! seeded chooser; endpoint readiness comes from a [`BackendView`].
 
-use super::model::{Implementation, RoutingTable, ServiceTarget, Table};
+use super::table::{Implementation, RoutingTable, ServiceTarget, Table};
 pub use super::values::{
     BackendView, ChosenBackend, Compared, Decision, EntryPoint, ForwardedRequest, Headers,
     HttpRequest, Mirror, Reason, Redirect, RouteRef, Scheme,
 };
-use crate::choose::Chooser;
+use crate::util::choose::Chooser;
 use std::net::IpAddr;
 
 /// The request's headers as the backend gets them (names lower case,

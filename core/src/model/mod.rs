@@ -7,21 +7,22 @@
 
 mod ip;
 pub(crate) mod lower;
+pub mod packet;
 pub mod routing;
 
 pub use ip::{parse_cidr_sloppy, parse_ip_sloppy};
 pub(crate) use lower::name_suffix;
 pub use lower::{locate_diagnostics, parse, parse_files, Input, RoutingLowerer};
 
-use crate::packet::{IpFamily, Protocol};
+use crate::model::packet::{IpFamily, Protocol};
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 /// An object's labels (or annotations, or a selector): few, and read by
-/// every view, so a [`crate::vecmap::VecMap`].
-pub type Labels = crate::vecmap::VecMap<String, String>;
+/// every view, so a [`crate::util::vecmap::VecMap`].
+pub type Labels = crate::util::vecmap::VecMap<String, String>;
 
 /// `namespace/name` of a namespaced object.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -613,7 +614,7 @@ pub struct Cluster {
     pub workloads: Vec<Workload>,
     pub services: Vec<Service>,
     /// Slices given in the input or mirrored from Endpoints. Slices of
-    /// selector Services are computed by [`crate::controller`].
+    /// selector Services are computed by [`crate::net::controller`].
     pub endpoint_slices: Vec<EndpointSlice>,
     pub service_cidrs: Vec<IpNet>,
     pub proxy: ProxyConfig,

@@ -329,8 +329,8 @@ pub struct RoutingObjects {
     pub routes: Vec<HttpRoute>,
     pub grants: Vec<ReferenceGrant>,
     /// Secrets by id: `true` when of type `kubernetes.io/tls`.
-    pub secrets: crate::vecmap::VecMap<NamespacedName, bool>,
-    pub namespaces: crate::vecmap::VecMap<String, Labels>,
+    pub secrets: crate::util::vecmap::VecMap<NamespacedName, bool>,
+    pub namespaces: crate::util::vecmap::VecMap<String, Labels>,
     pub markers: Vec<ControllerMarker>,
     /// `EnvoyProxy` objects with `spec.routingType: Service`.
     pub envoy_service_routing: Vec<NamespacedName>,

@@ -4,11 +4,11 @@
 
 #![allow(dead_code)]
 
-use kpv_core::choose::Chooser;
 use kpv_core::cli::requests::{request, HttpArgs, HttpFrom};
 use kpv_core::http::journey::ClusterBackends;
 use kpv_core::http::walk::Decision;
 use kpv_core::http::{compile, walk, EntryPoint};
+use kpv_core::util::choose::Chooser;
 
 /// The conformance suite's shared infrastructure, restated: a namespace,
 /// three backends on port 8080, a Gateway `same-namespace` (HTTP on 80,
@@ -170,11 +170,11 @@ impl Fixture {
     pub fn new(yaml: &str) -> Fixture {
         let text = format!("{INFRA}\n---\n{yaml}");
         let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
-        assert!(!kpv_core::diag::has_errors(&diags), "{diags:#?}");
+        assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
         let (objects, hd) = kpv_core::http::parse(&text);
-        assert!(!kpv_core::diag::has_errors(&hd), "{hd:#?}");
+        assert!(!kpv_core::util::diag::has_errors(&hd), "{hd:#?}");
         let rt = compile(&objects, &cluster);
-        let slices = kpv_core::controller::steady_slices(&cluster);
+        let slices = kpv_core::net::controller::steady_slices(&cluster);
         Fixture {
             cluster,
             rt,
@@ -261,7 +261,7 @@ pub fn attached(yaml: &str, gateway: &str) -> Vec<usize> {
     let rt = compile(&objects, &cluster);
     let id = kpv_core::model::NamespacedName::new(NS, gateway);
     match rt.tables.get(&kpv_core::http::EntryPoint::Gateway(id)) {
-        Some(kpv_core::http::model::Table::Gateway(g)) => {
+        Some(kpv_core::http::table::Table::Gateway(g)) => {
             g.listeners.iter().map(|l| l.attached_routes).collect()
         }
         _ => Vec::new(),

@@ -6,9 +6,9 @@
 use super::diagram::{clip, drawn_width, n};
 use crate::i18n::{tr, Lang};
 use crate::state::Store;
-use kpv_core::scene::{CARD_RIGHT, CARD_TOP};
-use kpv_core::timeline::Position;
-use kpv_core::trace::{HopKind, Trace};
+use kpv_core::net::trace::{HopKind, Trace};
+use kpv_core::view::scene::{CARD_RIGHT, CARD_TOP};
+use kpv_core::view::timeline::Position;
 use leptos::prelude::*;
 
 /// What the packet card shows (compared, so unchanged frames touch nothing).

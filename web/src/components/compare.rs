@@ -3,18 +3,18 @@
 //! in sync with the app's clock, each with its pipeline, the step it is at
 //! and the rules it has compared so far.
 //!
-//! Markup only: each mode's trace comes from `kpv_core::replay` with that one
-//! packet, its steps from `kpv_core::pipeline`, its timing from a
-//! `kpv_core::timeline::Flight` on the app's scene.
+//! Markup only: each mode's trace comes from `kpv_core::session::replay` with that one
+//! packet, its steps from `kpv_core::view::pipeline`, its timing from a
+//! `kpv_core::view::timeline::Flight` on the app's scene.
 
 use super::{lang, t};
 use crate::hops::{chip_text, step_name};
 use crate::i18n::tr;
 use crate::state::{timing, Store};
 use kpv_core::model::Mode;
-use kpv_core::pipeline::{compared_so_far, pipelines, Pipeline, Slot};
-use kpv_core::replay;
-use kpv_core::timeline::Flight;
+use kpv_core::session::replay;
+use kpv_core::view::pipeline::{compared_so_far, pipelines, Pipeline, Slot};
+use kpv_core::view::timeline::Flight;
 use leptos::prelude::*;
 
 /// One mode's run of the focused packet.

@@ -6,8 +6,8 @@ use crate::i18n::tr;
 use crate::scenarios::PRESETS;
 use crate::state::Store;
 use kpv_core::model::{Mode, Scheduler};
-use kpv_core::replay::TargetKind;
-use kpv_core::trace::Dest;
+use kpv_core::net::trace::{Dest, OriginKey};
+use kpv_core::session::replay::TargetKind;
 use leptos::prelude::*;
 
 fn target_kind_key(k: TargetKind) -> &'static str {
@@ -155,13 +155,13 @@ pub fn TrafficBar() -> impl IntoView {
         store.parsed.with(|(c, _)| {
             let mut v = vec![
                 ("auto".to_string(), tr(l.get(), "origin.auto").to_string()),
-                ("external".to_string(), format!("{} (198.51.100.7)", tr(l.get(), "origin.external"))),
+                (OriginKey::External.to_string(), format!("{} ({})", tr(l.get(), "origin.external"), kpv_core::session::replay::client_ip())),
             ];
             for p in &c.pods {
-                v.push((format!("pod:{}", p.id), format!("{} {}", tr(l.get(), "origin.pod"), p.id.name)));
+                v.push((OriginKey::Pod(p.id.clone()).to_string(), format!("{} {}", tr(l.get(), "origin.pod"), p.id.name)));
             }
             for n in &c.nodes {
-                v.push((format!("node:{}", n.name), format!("{} {}", tr(l.get(), "origin.node"), n.name)));
+                v.push((OriginKey::Node(Some(n.name.clone())).to_string(), format!("{} {}", tr(l.get(), "origin.node"), n.name)));
             }
             v.into_iter()
                 .map(|(k, label)| {
@@ -400,7 +400,7 @@ pub fn Exports(theme: RwSignal<&'static str>) -> impl IntoView {
             }>{t("btn.export-rules")}</button>
             <button data-testid="export-transcript" on:click=move |_| {
                 if let Some(tr) = store.focused_trace() {
-                    crate::download::text("trace.txt", "text/plain", &kpv_core::trace::render_text(&tr));
+                    crate::download::text("trace.txt", "text/plain", &kpv_core::net::trace::render_text(&tr));
                 }
             }>{t("btn.export-transcript")}</button>
         </div>

@@ -1,8 +1,8 @@
 //! The cluster diagram: an SVG in the scene's fixed logical space, with the
 //! packets in flight drawn over it.
 //!
-//! Markup only: every position comes from [`kpv_core::scene::Scene`] and
-//! [`kpv_core::timeline::Flight`]; readiness and verdicts are shown with a
+//! Markup only: every position comes from [`kpv_core::view::scene::Scene`] and
+//! [`kpv_core::view::timeline::Flight`]; readiness and verdicts are shown with a
 //! shape and a word, never by colour alone.
 
 use super::card::PacketCard;
@@ -10,11 +10,11 @@ use super::{lang, outcome_class, outcome_mark, t};
 use crate::hops::{chip_text, short, step_name};
 use crate::i18n::tr;
 use crate::state::{lookup, Store};
-use kpv_core::controller::AppState;
 use kpv_core::model::{Mode, NamespacedName, ServiceType};
-use kpv_core::pipeline::{compared_so_far, pipelines, skeleton, Pipeline, Slot};
-use kpv_core::scene::Rect;
-use kpv_core::trace::HopKind;
+use kpv_core::net::controller::AppState;
+use kpv_core::net::trace::HopKind;
+use kpv_core::view::pipeline::{compared_so_far, pipelines, skeleton, Pipeline, Slot};
+use kpv_core::view::scene::Rect;
 use leptos::prelude::*;
 
 /// NodePorts written on a node's eth0 badge before "+N".
@@ -80,49 +80,23 @@ fn mode_glyph(mode: Mode) -> &'static str {
     }
 }
 
-/// The static part: wires, client, load balancer, Services, nodes, Pods.
-/// Nodes the cloud load balancer skips: under `externalTrafficPolicy: Local`
-/// a node without a ready local endpoint fails the health check (kpv-core
-/// decides, as the trace does), with the Service it fails for.
+/// Nodes the cloud load balancer skips, with the Service they fail its
+/// health check for (kpv-core decides, as the trace does).
 fn lb_skipped(store: Store) -> Memo<kpv_core::model::Labels> {
     Memo::new(move |_| {
-        // Needs no mode's code: the health check reads kube-proxy's view of
-        // the endpoints (`Sim::input`), never a compiled data plane.
         let mode = store.mode.get();
         store.parsed.with(|(c, _)| {
-            let local: Vec<&kpv_core::model::Service> = c
-                .services
-                .iter()
-                .filter(|s| {
-                    s.service_type == ServiceType::LoadBalancer
-                        && s.external_traffic_policy == kpv_core::model::TrafficPolicy::Local
-                })
-                .collect();
-            let mut out = kpv_core::model::Labels::new();
-            if local.is_empty() {
-                return out;
-            }
             store.proxy_slices.with(|sl| {
-                let sim =
-                    kpv_core::trace::Sim::new(c, sl, mode, None, crate::code::now().compilers);
-                for n in &c.nodes {
-                    let family = if n.primary_ip(kpv_core::packet::IpFamily::V4).is_some() {
-                        kpv_core::packet::IpFamily::V4
-                    } else {
-                        kpv_core::packet::IpFamily::V6
-                    };
-                    if let Some(svc) = local.iter().find(|s| {
-                        !kpv_core::trace::lb_health_check_passes(&sim, s, &n.name, family)
-                    }) {
-                        out.insert(n.name.clone(), svc.id.name.clone());
-                    }
-                }
-            });
-            out
+                kpv_core::net::trace::lb_skipped_nodes(c, sl, mode)
+                    .into_iter()
+                    .map(|(node, svc)| (node, svc.name))
+                    .collect()
+            })
         })
     })
 }
 
+/// The static part: wires, client, load balancer, Services, nodes, Pods.
 #[component]
 fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
     let store = expect_context::<Store>();
@@ -388,7 +362,7 @@ fn PodControls(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
 /// "endpoints 3 → 2" on a Service whose ready endpoints just changed.
 #[component]
 fn LiveChips() -> impl IntoView {
-    use kpv_core::controller::events::EventKind;
+    use kpv_core::net::controller::events::EventKind;
     let store = expect_context::<Store>();
     let l = lang();
     let Some(super::events::Events(all)) = use_context::<super::events::Events>() else {
@@ -408,7 +382,7 @@ fn LiveChips() -> impl IntoView {
                     // The latest readiness event of this Pod: a failure not yet
                     // followed by the Pod becoming ready again.
                     let last = past.iter().rev().find(|e| match &e.kind {
-                        EventKind::ProbeFailed { pod, probe, .. } => pod == &p.id && *probe == kpv_core::controller::ProbeKind::Readiness,
+                        EventKind::ProbeFailed { pod, probe, .. } => pod == &p.id && *probe == kpv_core::net::controller::ProbeKind::Readiness,
                         EventKind::Ready { pod, ready: true } => pod == &p.id,
                         _ => false,
                     });
@@ -621,15 +595,15 @@ fn PipelineStrip() -> impl IntoView {
 /// The focused packet's trail so far: runs of legs on one connection
 /// (connection, points), and where each finished hop ended (hop, point).
 type Trail = Option<(
-    Vec<(usize, Vec<kpv_core::scene::Point>)>,
-    Vec<(usize, kpv_core::scene::Point)>,
+    Vec<(usize, Vec<kpv_core::view::scene::Point>)>,
+    Vec<(usize, kpv_core::view::scene::Point)>,
 )>;
 
 fn trail_memo(store: Store) -> Memo<Trail> {
     // Each hop's connection (an HTTP proxy opens a second one).
     let conns = Memo::new(move |_| {
         store
-            .with_focused_trace(kpv_core::pipeline::connections)
+            .with_focused_trace(kpv_core::view::pipeline::connections)
             .unwrap_or_default()
     });
     Memo::new(move |_| {
@@ -638,8 +612,8 @@ fn trail_memo(store: Store) -> Memo<Trail> {
         conns.with(|conns| {
             store.with_focused_flight(|f| {
                 // Runs of legs on one connection: (connection, points).
-                let mut runs: Vec<(usize, Vec<kpv_core::scene::Point>)> = Vec::new();
-                let mut ends: Vec<(usize, kpv_core::scene::Point)> = Vec::new();
+                let mut runs: Vec<(usize, Vec<kpv_core::view::scene::Point>)> = Vec::new();
+                let mut ends: Vec<(usize, kpv_core::view::scene::Point)> = Vec::new();
                 for leg in f.legs.iter().filter(|l| l.start_ms <= now) {
                     let c = conns.get(leg.hop).copied().unwrap_or(0);
                     if runs.last().is_none_or(|r| r.0 != c) {
@@ -743,7 +717,7 @@ fn TrailNumbers(trail: Memo<Trail>) -> impl IntoView {
             if runs.iter().all(|r| r.0 == current) {
                 return None;
             }
-            let mut badges: Vec<(usize, kpv_core::scene::Point)> = Vec::new();
+            let mut badges: Vec<(usize, kpv_core::view::scene::Point)> = Vec::new();
             for (c, pts) in runs {
                 if pts.len() < 2 || badges.iter().any(|(b, _)| b == c) {
                     continue;
@@ -753,7 +727,7 @@ fn TrailNumbers(trail: Memo<Trail>) -> impl IntoView {
                     .windows(2)
                     .find(|w| (w[1].x - w[0].x).abs() + (w[1].y - w[0].y).abs() > 40.0)
                     .unwrap_or(&pts[..2]);
-                let at = kpv_core::scene::Point {
+                let at = kpv_core::view::scene::Point {
                     x: (stretch[0].x + stretch[1].x) / 2.0,
                     y: (stretch[0].y + stretch[1].y) / 2.0,
                 };
@@ -828,7 +802,7 @@ fn Packets() -> impl IntoView {
                 })
                 .collect()
         });
-        kpv_core::order::sort_by(&mut looks, |a, b| a.0.cmp(&b.0));
+        kpv_core::util::order::sort_by(&mut looks, |a, b| a.0.cmp(&b.0));
         looks
     });
     let ids = Memo::new(move |_| looks.with(|l| l.iter().map(|(id, _)| *id).collect::<Vec<u32>>()));

@@ -17,7 +17,7 @@ use super::{lang, t};
 use crate::env::{self, SaveError, Stored};
 use crate::i18n::{tr, Lang};
 use crate::state::{Store, CUSTOM};
-use kpv_core::diag::Diagnostic;
+use kpv_core::util::diag::Diagnostic;
 use leptos::prelude::*;
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -311,10 +311,12 @@ pub fn Editor(
         })
     });
     let error_lines = Memo::new(move |_| {
-        errors.with(|es| kpv_core::order::set(es.iter().filter_map(|d| d.span.map(|s| s.line))))
+        errors
+            .with(|es| kpv_core::util::order::set(es.iter().filter_map(|d| d.span.map(|s| s.line))))
     });
     let warning_lines = Memo::new(move |_| {
-        warnings.with(|ws| kpv_core::order::set(ws.iter().filter_map(|d| d.span.map(|s| s.line))))
+        warnings
+            .with(|ws| kpv_core::util::order::set(ws.iter().filter_map(|d| d.span.map(|s| s.line))))
     });
     // The textarea's window onto the draft (the whole text unless it is
     // large), and the lines the gutter numbers: (first, how many).

@@ -2,13 +2,13 @@
 //! `kubectl get endpoints --watch` would print as probes fail and pass, in
 //! simulated time — the kuard readiness demo on one screen.
 //!
-//! The events come from `kpv_core::controller::events::events`, computed in
+//! The events come from `kpv_core::net::controller::events::events`, computed in
 //! ten-second slices of simulated time (not every frame) and shown up to now.
 
 use super::{lang, t};
 use crate::hops::event_line;
 use crate::state::{timing, Store};
-use kpv_core::controller::events::{events, ClusterEvent};
+use kpv_core::net::controller::events::{events, ClusterEvent};
 use leptos::prelude::*;
 
 /// How far ahead events are computed at once (simulated ms).
@@ -56,11 +56,11 @@ pub fn EventsFeed() -> impl IntoView {
                     evs.iter().rev().map(|e| {
                         let (source, line) = event_line(lg, c, &e.kind);
                         let kind = match &e.kind {
-                            kpv_core::controller::events::EventKind::ProbeFailed { .. } => "probe",
-                            kpv_core::controller::events::EventKind::Restarted { .. } => "restart",
-                            kpv_core::controller::events::EventKind::Ready { .. } => "ready",
-                            kpv_core::controller::events::EventKind::Endpoints { .. } => "endpoints",
-                            kpv_core::controller::events::EventKind::ProxySynced { .. } => "sync",
+                            kpv_core::net::controller::events::EventKind::ProbeFailed { .. } => "probe",
+                            kpv_core::net::controller::events::EventKind::Restarted { .. } => "restart",
+                            kpv_core::net::controller::events::EventKind::Ready { .. } => "ready",
+                            kpv_core::net::controller::events::EventKind::Endpoints { .. } => "endpoints",
+                            kpv_core::net::controller::events::EventKind::ProxySynced { .. } => "sync",
                         };
                         view! {
                             <li data-testid="event" data-kind=kind class=format!("event {kind}")>

@@ -1,16 +1,18 @@
 //! The two labs: where N connections land (load balancing), and how rules
 //! grow with the number of Services (scaling).
 //!
-//! Both are measured by kpv-core — [`kpv_core::lab::LbLab`] traces real
-//! packets, [`kpv_core::lab::ScaleLab`] compiles real rulesets — in slices
+//! Both are measured by kpv-core — [`kpv_core::session::lab::LbLab`] traces real
+//! packets, [`kpv_core::session::lab::ScaleLab`] compiles real rulesets — in slices
 //! between frames ([`crate::work`]), with progress shown as they go.
 
 use super::one_decimal;
 use super::{lang, t};
 use crate::i18n::{tr, Lang};
 use crate::state::Store;
-use kpv_core::lab::{self, Bucket, Expectation, LabRun, Landing, LbLab, ScaleLab, ScalePoint};
 use kpv_core::model::{Mode, Scheduler};
+use kpv_core::session::lab::{
+    self, Bucket, Expectation, LabRun, Landing, LbLab, ScaleLab, ScalePoint,
+};
 use leptos::prelude::*;
 
 fn landing_key(l: Landing) -> Option<&'static str> {

@@ -1,11 +1,11 @@
 //! The lesson bar: pick a guided lesson, read a step, predict, then watch.
 //!
 //! Entering a step loads the lesson's scenario and sets the Store's inputs
-//! to what kpv-core's [`kpv_core::lesson::play`] says the step has in force
+//! to what kpv-core's [`kpv_core::session::lesson::play`] says the step has in force
 //! (mode, scheduler, broken or healed apps, destination, origin) with the
 //! clock at the moment its packets leave; the packets are sent when the
 //! learner plays the step or checks an answer. Whether an answer is right is
-//! computed from the traces by [`kpv_core::lesson::check_prediction`].
+//! computed from the traces by [`kpv_core::session::lesson::check_prediction`].
 
 use super::pointing;
 use super::{lang, t};
@@ -14,9 +14,9 @@ use crate::i18n::tr;
 use crate::lessons::INDEX;
 use crate::scenarios::PRESETS;
 use crate::state::Store;
-use kpv_core::lesson::{self, Lesson, Played};
-use kpv_core::noun::{self, Segment};
-use kpv_core::trace::Origin;
+use kpv_core::net::trace::Origin;
+use kpv_core::session::lesson::{self, Lesson, Played};
+use kpv_core::view::noun::{self, Segment};
 use leptos::prelude::*;
 
 /// The open lesson and where the learner is in it.
@@ -156,7 +156,7 @@ impl LessonState {
     }
 
     /// Check the chosen answer, send the step's packets and stop at the hop
-    /// that settles the question (kpv-core's [`kpv_core::settle`]).
+    /// that settles the question (kpv-core's [`kpv_core::session::settle`]).
     pub fn check(&self, store: &Store) {
         let (Some(lesson), Some(choice), Some(played)) = (
             self.lesson(),
@@ -186,7 +186,9 @@ impl LessonState {
             .and_then(|s| s.predict.as_ref())
             .map(|p| p.kind);
         let hop = kind
-            .and_then(|k| store.with_focused_trace(|t| kpv_core::settle::settling_hop(t, k)))
+            .and_then(|k| {
+                store.with_focused_trace(|t| kpv_core::session::settle::settling_hop(t, k))
+            })
             .flatten();
         if let Some(at) = hop
             .and_then(|i| store.with_focused_flight(|f| f.hop_time(i)))
@@ -245,11 +247,7 @@ fn reveal_settled() {
 
 /// The origin's key in the traffic bar's list.
 fn origin_key(o: &Origin) -> String {
-    match o {
-        Origin::External { .. } => "external".into(),
-        Origin::Pod { pod } => format!("pod:{pod}"),
-        Origin::Node { node, .. } => format!("node:{node}"),
-    }
+    kpv_core::net::trace::OriginKey::of(o).to_string()
 }
 
 /// The page's language as the address gives it (`lang=ko`), read from the

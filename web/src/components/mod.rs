@@ -22,7 +22,7 @@ pub mod request;
 pub mod textwindow;
 
 use crate::i18n::{tr, Lang};
-use kpv_core::trace::Outcome;
+use kpv_core::net::trace::Outcome;
 use leptos::prelude::*;
 
 /// The current language, from context.

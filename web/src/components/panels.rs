@@ -5,8 +5,8 @@
 use super::{lang, outcome_class, outcome_mark, t};
 use crate::i18n::{reason_key, stage_key, tr, Lang};
 use crate::state::Store;
-use kpv_core::controller::{probe_events, AppState, ProbeKind};
-use kpv_core::trace::{Hop, HopKind, Outcome, Trace};
+use kpv_core::net::controller::{probe_events, AppState, ProbeKind};
+use kpv_core::net::trace::{Hop, HopKind, Outcome, Trace};
 use leptos::prelude::*;
 
 fn addresses(h: &Hop) -> String {
@@ -152,7 +152,9 @@ pub fn HopList() -> impl IntoView {
         let Some(t) = store.focused_trace() else {
             return Vec::new();
         };
-        let stages = store.parsed.with(|(c, _)| kpv_core::trace::stages(c, &t));
+        let stages = store
+            .parsed
+            .with(|(c, _)| kpv_core::net::trace::stages(c, &t));
         t.hops.into_iter().zip(stages).collect::<Vec<_>>()
     };
     // Each hop's group (consecutive hops in the same place), and the group

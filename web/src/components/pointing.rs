@@ -3,9 +3,9 @@
 //! when a step opens).
 //!
 //! Glue only: which element a noun names is kpv-core's decision
-//! ([`kpv_core::noun::resolve`]); this never looks into the cluster itself.
+//! ([`kpv_core::view::noun::resolve`]); this never looks into the cluster itself.
 
-use kpv_core::noun::DiagramRef;
+use kpv_core::view::noun::DiagramRef;
 use leptos::prelude::*;
 use std::time::Duration;
 

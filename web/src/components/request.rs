@@ -11,8 +11,8 @@ use crate::hops_http::error_text;
 use crate::i18n::tr;
 use crate::state::{HttpLoad, Store};
 use kpv_core::http::send::{decision, proxy_hops, HttpSend, ProxyStage, RequestError};
-use kpv_core::replay::{Target, TargetKind};
-use kpv_core::trace::{Dest, Trace};
+use kpv_core::net::trace::{Dest, Trace};
+use kpv_core::session::replay::{Target, TargetKind};
 use leptos::prelude::*;
 
 /// The request form's inputs, kept as typed (the text stays when it has an

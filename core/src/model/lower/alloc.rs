@@ -8,8 +8,8 @@
 
 use super::services::{family_name, FamilyPolicy, PendingService};
 use super::*;
-use crate::diag::Span;
-use crate::sha256::prefix64;
+use crate::util::diag::Span;
+use crate::util::sha256::prefix64;
 
 /// Kubernetes' alphabet for generated names (no vowels, no confusable digits).
 const SAFE_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
@@ -267,7 +267,7 @@ impl Builder {
 
         // Then what the allocators fill in, in a stable order.
         let mut sorted = accepted;
-        crate::order::sort_by(&mut sorted, |a, b| a.svc.id.cmp(&b.svc.id));
+        crate::util::order::sort_by(&mut sorted, |a, b| a.svc.id.cmp(&b.svc.id));
         let mut services = Vec::new();
         for mut p in sorted {
             let mut full = None;

@@ -11,7 +11,7 @@
 //! already has a position or names no object found in the input.
 
 use super::{collect_objects, Input, RawObject};
-use crate::diag::{Diagnostic, Span};
+use crate::util::diag::{Diagnostic, Span};
 use crate::yaml::{parse_stream, Limits, Node as Y};
 use std::collections::BTreeMap;
 

@@ -31,7 +31,7 @@ use services::PendingService;
 use validate::{Ctx, NameRule};
 
 use super::*;
-use crate::diag::Diagnostic;
+use crate::util::diag::Diagnostic;
 use crate::yaml::{parse_stream, Limits, Node as Y, Value};
 use std::collections::BTreeSet;
 
@@ -100,7 +100,7 @@ pub fn parse_files(
         mut diags, cluster, ..
     } = b;
     locate::locate(&raw, &mut diags);
-    crate::order::sort_by_key(&mut diags, |d| (d.file, d.document, d.span));
+    crate::util::order::sort_by_key(&mut diags, |d| (d.file, d.document, d.span));
     (cluster, diags)
 }
 
@@ -216,8 +216,9 @@ pub(crate) struct Builder {
     node_bound_by_controller: BTreeSet<NamespacedName>,
     /// Where each Pod came from (its own document, or its workload's), for
     /// the notes scheduling writes about it.
-    pod_origin: BTreeMap<NamespacedName, (usize, usize, crate::diag::Span)>,
-    workload_origin: BTreeMap<(WorkloadKind, NamespacedName), (usize, usize, crate::diag::Span)>,
+    pod_origin: BTreeMap<NamespacedName, (usize, usize, crate::util::diag::Span)>,
+    workload_origin:
+        BTreeMap<(WorkloadKind, NamespacedName), (usize, usize, crate::util::diag::Span)>,
     /// kubeadm's `networking.serviceSubnet`: the service CIDRs when no
     /// ServiceCIDR object is given.
     service_subnet: Vec<IpNet>,
@@ -324,13 +325,13 @@ impl Builder {
         self.check_selectors();
         self.check_userspace_sources();
         let c = &mut self.cluster;
-        crate::order::sort_by(&mut c.nodes, |a, b| a.name.cmp(&b.name));
-        crate::order::sort_by(&mut c.pods, |a, b| a.id.cmp(&b.id));
-        crate::order::sort_by(&mut c.workloads, |a, b| {
+        crate::util::order::sort_by(&mut c.nodes, |a, b| a.name.cmp(&b.name));
+        crate::util::order::sort_by(&mut c.pods, |a, b| a.id.cmp(&b.id));
+        crate::util::order::sort_by(&mut c.workloads, |a, b| {
             (a.kind, &a.id).cmp(&(b.kind, &b.id))
         });
-        crate::order::sort_by(&mut c.services, |a, b| a.id.cmp(&b.id));
-        crate::order::sort_by(&mut c.endpoint_slices, |a, b| a.id.cmp(&b.id));
+        crate::util::order::sort_by(&mut c.services, |a, b| a.id.cmp(&b.id));
+        crate::util::order::sort_by(&mut c.endpoint_slices, |a, b| a.id.cmp(&b.id));
     }
 
     /// Is the object's `apiVersion` the API kpv models for its kind? Warns

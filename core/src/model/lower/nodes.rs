@@ -534,7 +534,7 @@ impl Builder {
             if let Some(h) = &self.cluster.proxy.hostname_override {
                 names.push(h.clone());
             }
-            crate::order::sort(&mut names);
+            crate::util::order::sort(&mut names);
             names.dedup();
             if names.is_empty() {
                 names.push("node-1".into());
@@ -559,7 +559,7 @@ impl Builder {
                 });
             }
         }
-        crate::order::sort_by(&mut self.cluster.nodes, |a, b| a.name.cmp(&b.name));
+        crate::util::order::sort_by(&mut self.cluster.nodes, |a, b| a.name.cmp(&b.name));
         let pool = self
             .cluster
             .proxy

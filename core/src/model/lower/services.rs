@@ -6,7 +6,7 @@
 
 use super::validate::{join, NameRule};
 use super::*;
-use crate::diag::Span;
+use crate::util::diag::Span;
 
 /// A Service as parsed, before allocation.
 pub(super) struct PendingService {
@@ -43,7 +43,7 @@ pub(super) enum FamilyPolicy {
 
 /// Go's `%#v` of a `[]string`, as the API server prints a list it refuses.
 pub(super) fn go_strings(ips: &[String]) -> String {
-    let quoted: Vec<String> = ips.iter().map(|s| crate::diag::quoted(s)).collect();
+    let quoted: Vec<String> = ips.iter().map(|s| crate::util::diag::quoted(s)).collect();
     format!("[]string{{{}}}", quoted.join(", "))
 }
 

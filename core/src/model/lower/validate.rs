@@ -6,7 +6,7 @@
 //! Nothing here decides what an object means; it must never panic on input.
 
 use super::*;
-use crate::diag::Severity;
+use crate::util::diag::Severity;
 
 /// Where diagnostics for the object being lowered go.
 pub(super) struct Ctx<'a> {
@@ -300,13 +300,13 @@ impl Ctx<'_> {
                         .into_iter()
                         .map(|p| {
                             (
-                                format!("Invalid value: {}: {p}", crate::diag::quoted(key)),
+                                format!("Invalid value: {}: {p}", crate::util::diag::quoted(key)),
                                 k,
                             )
                         })
                         .chain(label_value_problems(value).into_iter().map(|p| {
                             (
-                                format!("Invalid value: {}: {p}", crate::diag::quoted(value)),
+                                format!("Invalid value: {}: {p}", crate::util::diag::quoted(value)),
                                 v,
                             )
                         }))
@@ -558,7 +558,7 @@ impl NameRule {
         (!problems.is_empty()).then(|| {
             format!(
                 "Invalid value: {}: {}",
-                crate::diag::quoted(name),
+                crate::util::diag::quoted(name),
                 problems.join(", ")
             )
         })

@@ -50,7 +50,7 @@ impl Builder {
                         c.err(
                             pn.get("name").unwrap_or(pn),
                             &join(&pp, "name"),
-                            format!("Invalid value: {}: {}", crate::diag::quoted(name), problems.join(", ")),
+                            format!("Invalid value: {}: {}", crate::util::diag::quoted(name), problems.join(", ")),
                             "port names are at most 15 lower-case letters, digits and single hyphens, with at least one letter",
                         );
                         continue;
@@ -266,7 +266,13 @@ impl Builder {
                 // Go's %#v of the template's labels, keys sorted.
                 let map: Vec<String> = template_labels
                     .iter()
-                    .map(|(k, v)| format!("{}:{}", crate::diag::quoted(k), crate::diag::quoted(v)))
+                    .map(|(k, v)| {
+                        format!(
+                            "{}:{}",
+                            crate::util::diag::quoted(k),
+                            crate::util::diag::quoted(v)
+                        )
+                    })
                     .collect();
                 let at = template
                     .and_then(|t| t.get("metadata"))
@@ -594,13 +600,13 @@ impl Builder {
         }
         // Pods given with IPs keep them; count used addresses per node.
         let mut used: BTreeSet<IpAddr> =
-            crate::order::set(self.cluster.pods.iter().flat_map(|p| p.ips.clone()));
+            crate::util::order::set(self.cluster.pods.iter().flat_map(|p| p.ips.clone()));
         let mut count: BTreeMap<String, u32> = BTreeMap::new();
         let mut rr = 0usize;
         // Deterministic order: input Pods keep their order after the sort by name;
         // workloads' Pods are placed in replica order.
         let mut order: Vec<usize> = (0..self.cluster.pods.len()).collect();
-        crate::order::sort_by(&mut order, |&a, &b| {
+        crate::util::order::sort_by(&mut order, |&a, &b| {
             let pa = &self.cluster.pods[a];
             let pb = &self.cluster.pods[b];
             (pa.owner.is_some(), &pa.owner, a).cmp(&(pb.owner.is_some(), &pb.owner, b))

@@ -1,0 +1,279 @@
+//! What a learner would see in `kubectl get events` and
+//! `kubectl get endpoints --watch` while probes fail and pass: the kubelet's
+//! probe failures, each Pod's Ready condition changing, the EndpointSlice
+//! controller changing a Service's ready endpoints, and kube-proxy syncing
+//! its rules after it — as typed events in simulated time.
+//!
+//! Derived from the same probe runs and lags as [`super::snapshot`], so the
+//! feed never disagrees with the diagram. The words (kubelet's messages
+//! included) are the renderer's; nothing here reads a clock.
+
+use super::probe::{probe_events, ProbeKind};
+use super::{compute_slices, readiness_at, AppChange, Timing};
+use crate::model::{Cluster, NamespacedName, ProbeAction};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+/// What happened.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum EventKind {
+    /// kubelet's `Warning Unhealthy`: a probe failed (`run` in a row, of
+    /// `threshold` before it counts).
+    ProbeFailed {
+        pod: NamespacedName,
+        probe: ProbeKind,
+        action: ProbeAction,
+        /// The app was down (connection refused) rather than answering 503.
+        refused: bool,
+        run: u32,
+        threshold: u32,
+    },
+    /// A liveness failure restarted the container (`Killing`).
+    Restarted { pod: NamespacedName },
+    /// The Pod's Ready condition changed.
+    Ready { pod: NamespacedName, ready: bool },
+    /// A Service's ready endpoints changed in the API (what
+    /// `kubectl get endpoints --watch` prints).
+    Endpoints {
+        service: NamespacedName,
+        before: Vec<SocketAddr>,
+        after: Vec<SocketAddr>,
+    },
+    /// kube-proxy synced its rules with the new endpoints.
+    ProxySynced {
+        service: NamespacedName,
+        endpoints: usize,
+    },
+}
+
+/// One event at a simulated instant.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClusterEvent {
+    pub at_ms: u64,
+    pub kind: EventKind,
+}
+
+/// Ready endpoints (address and first port) per Service, from Pod readiness.
+fn ready_endpoints(
+    cluster: &Cluster,
+    ready: &super::PodReady,
+) -> BTreeMap<NamespacedName, Vec<SocketAddr>> {
+    let mut out: BTreeMap<NamespacedName, Vec<SocketAddr>> = BTreeMap::new();
+    for s in compute_slices(cluster, ready) {
+        let svc = NamespacedName::new(s.id.namespace.clone(), s.service_name.clone());
+        let port = s.ports.first().map(|p| p.port).unwrap_or(0);
+        let e = out.entry(svc).or_default();
+        for ep in s.endpoints.iter().filter(|e| e.ready) {
+            e.extend(ep.addresses.iter().map(|ip| SocketAddr::new(*ip, port)));
+        }
+    }
+    for v in out.values_mut() {
+        crate::util::order::sort(v);
+        v.dedup();
+    }
+    out
+}
+
+/// Every event up to `until_ms`, in time order (stable within an instant:
+/// probes, readiness, endpoints, syncs).
+pub fn events(
+    cluster: &Cluster,
+    changes: &[AppChange],
+    timing: Timing,
+    until_ms: u64,
+) -> Vec<ClusterEvent> {
+    let mut out = Vec::new();
+    let mut ready_changes: Vec<u64> = Vec::new();
+    for pod in &cluster.pods {
+        let mut was_ready = super::ready_at(pod, changes, 0);
+        for e in probe_events(pod, changes, until_ms) {
+            if !e.success {
+                let probe = match e.kind {
+                    ProbeKind::Readiness => pod.readiness_probe(),
+                    ProbeKind::Liveness => pod
+                        .containers
+                        .iter()
+                        .find_map(|c| c.liveness_probe.as_ref()),
+                };
+                if let Some(p) = probe {
+                    let state = super::probe::app_state_at(&pod.id, changes, e.at_ms);
+                    out.push(ClusterEvent {
+                        at_ms: e.at_ms,
+                        kind: EventKind::ProbeFailed {
+                            pod: pod.id.clone(),
+                            probe: e.kind,
+                            action: p.action.clone(),
+                            refused: state == super::AppState::Down,
+                            run: e.run,
+                            threshold: p.failure_threshold,
+                        },
+                    });
+                }
+            }
+            if e.restarted {
+                out.push(ClusterEvent {
+                    at_ms: e.at_ms,
+                    kind: EventKind::Restarted {
+                        pod: pod.id.clone(),
+                    },
+                });
+            }
+            if e.kind == ProbeKind::Readiness && e.ready_after != was_ready {
+                was_ready = e.ready_after;
+                ready_changes.push(e.at_ms);
+                out.push(ClusterEvent {
+                    at_ms: e.at_ms,
+                    kind: EventKind::Ready {
+                        pod: pod.id.clone(),
+                        ready: e.ready_after,
+                    },
+                });
+            }
+        }
+    }
+    // The slice controller writes each readiness change after its lag;
+    // kube-proxy syncs after its own.
+    crate::util::order::sort(&mut ready_changes);
+    ready_changes.dedup();
+    let mut before = ready_endpoints(cluster, &readiness_at(cluster, changes, 0));
+    for t in ready_changes {
+        let at = t + timing.slice_delay_ms;
+        if at > until_ms {
+            break;
+        }
+        let now = ready_endpoints(cluster, &readiness_at(cluster, changes, t));
+        for (svc, after) in &now {
+            let old = before.get(svc).cloned().unwrap_or_default();
+            if &old != after {
+                out.push(ClusterEvent {
+                    at_ms: at,
+                    kind: EventKind::Endpoints {
+                        service: svc.clone(),
+                        before: old,
+                        after: after.clone(),
+                    },
+                });
+                let synced = at + timing.proxy_delay_ms;
+                if synced <= until_ms {
+                    out.push(ClusterEvent {
+                        at_ms: synced,
+                        kind: EventKind::ProxySynced {
+                            service: svc.clone(),
+                            endpoints: after.len(),
+                        },
+                    });
+                }
+            }
+        }
+        before = now;
+    }
+    let rank = |k: &EventKind| match k {
+        EventKind::ProbeFailed { .. } | EventKind::Restarted { .. } => 0,
+        EventKind::Ready { .. } => 1,
+        EventKind::Endpoints { .. } => 2,
+        EventKind::ProxySynced { .. } => 3,
+    };
+    crate::util::order::sort_by_key(&mut out, |e| (e.at_ms, rank(&e.kind)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::controller::AppState;
+
+    const SEED: &str = include_str!("../../../../tests/scenarios/alpaca-bandicoot.yaml");
+
+    #[test]
+    fn a_failing_readiness_probe_plays_out_as_kubectl_shows_it_and_back() {
+        let (cluster, _) = crate::Code::ALL.parse(SEED);
+        let Some(pod) = cluster
+            .pods
+            .iter()
+            .find(|p| p.id.name.starts_with("alpaca") && p.readiness_probe().is_some())
+        else {
+            panic!("no alpaca Pod with a readiness probe")
+        };
+        let timing = Timing::default();
+        let changes = vec![
+            AppChange {
+                at_ms: 30_000,
+                pod: pod.id.clone(),
+                state: AppState::FailingReadiness,
+            },
+            AppChange {
+                at_ms: 90_000,
+                pod: pod.id.clone(),
+                state: AppState::Healthy,
+            },
+        ];
+        let ev = events(&cluster, &changes, timing, 150_000);
+        assert!(
+            ev.windows(2).all(|w| w[0].at_ms <= w[1].at_ms),
+            "in time order"
+        );
+        // Failures counted up to the threshold, then NotReady, then the
+        // endpoint leaves and kube-proxy syncs, in that order.
+        let failed: Vec<u32> = ev
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::ProbeFailed {
+                    pod: p,
+                    run,
+                    refused,
+                    ..
+                } if p == &pod.id => {
+                    assert!(!refused, "503, not refused");
+                    Some(*run)
+                }
+                _ => None,
+            })
+            .collect();
+        assert!(failed.len() >= 3 && failed[..3] == [1, 2, 3], "{failed:?}");
+        let pos = |f: &dyn Fn(&EventKind) -> bool| ev.iter().position(|e| f(&e.kind));
+        let not_ready =
+            pos(&|k| matches!(k, EventKind::Ready { pod: p, ready: false } if p == &pod.id));
+        let left = pos(
+            &|k| matches!(k, EventKind::Endpoints { before, after, .. } if after.len() + 1 == before.len()),
+        );
+        let synced = pos(&|k| matches!(k, EventKind::ProxySynced { .. }));
+        let back = pos(&|k| matches!(k, EventKind::Ready { pod: p, ready: true } if p == &pod.id));
+        let returned = pos(
+            &|k| matches!(k, EventKind::Endpoints { before, after, .. } if after.len() == before.len() + 1),
+        );
+        let (Some(nr), Some(l), Some(s), Some(b), Some(r)) =
+            (not_ready, left, synced, back, returned)
+        else {
+            panic!("missing events: {ev:#?}")
+        };
+        assert!(nr < l && l < s && s < b && b < r, "{ev:#?}");
+        assert_eq!(
+            ev[l].at_ms,
+            ev[nr].at_ms + timing.slice_delay_ms,
+            "the slice follows readiness after its lag"
+        );
+        // Nothing happens without a change.
+        assert!(events(&cluster, &[], timing, 150_000)
+            .iter()
+            .all(|e| !matches!(e.kind, EventKind::Endpoints { .. })));
+    }
+
+    #[test]
+    fn an_app_taken_down_is_refused_not_503() {
+        let (cluster, _) = crate::Code::ALL.parse(SEED);
+        let Some(pod) = cluster.pods.iter().find(|p| p.readiness_probe().is_some()) else {
+            panic!("no Pod with a readiness probe")
+        };
+        let changes = vec![AppChange {
+            at_ms: 20_000,
+            pod: pod.id.clone(),
+            state: AppState::Down,
+        }];
+        let ev = events(&cluster, &changes, Timing::default(), 60_000);
+        assert!(ev
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::ProbeFailed { refused: true, .. })));
+    }
+}

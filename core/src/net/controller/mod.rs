@@ -1,0 +1,92 @@
+//! The cluster's control loops, in simulated time: readiness and liveness
+//! probes (the kubelet), the EndpointSlice controller, and the lag before
+//! kube-proxy sees a change.
+//!
+//! Inputs are the parsed [`Cluster`] and a list of [`AppChange`]s (a Pod's app
+//! turning healthy, failing its readiness check, or down at a given simulated
+//! millisecond). Everything else — probe results, Pod readiness, the
+//! EndpointSlices at time t, and what kube-proxy has synced by then — is a pure
+//! function of those inputs. Nothing here reads a clock.
+
+pub mod events;
+pub mod probe;
+pub mod slices;
+
+pub use probe::{
+    app_state_at as app_state_at_or_default, probe_events, ready_at, AppChange, AppState,
+    ProbeEvent, ProbeKind,
+};
+pub use slices::compute_slices;
+
+use crate::model::{Cluster, EndpointSlice, NamespacedName};
+use serde::Serialize;
+
+/// Lags between the control loops, in simulated milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Timing {
+    /// From a Pod's Ready condition changing to the EndpointSlice controller
+    /// writing the slice.
+    pub slice_delay_ms: u64,
+    /// From the slice changing to kube-proxy's next sync writing the rules
+    /// (kube-proxy's `minSyncPeriod` is 1 s by default).
+    pub proxy_delay_ms: u64,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            slice_delay_ms: 100,
+            proxy_delay_ms: 1000,
+        }
+    }
+}
+
+/// The cluster's derived state at one simulated instant.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Snapshot {
+    pub time_ms: u64,
+    /// Pod readiness as the kubelet reports it now.
+    pub pod_ready: PodReady,
+    /// EndpointSlices as stored in the API now.
+    pub slices: Vec<EndpointSlice>,
+    /// EndpointSlices as kube-proxy last synced them (what the rules reflect).
+    pub proxy_slices: Vec<EndpointSlice>,
+}
+
+/// Readiness by Pod (built in the cluster's Pod order, which is by id).
+pub type PodReady = crate::util::vecmap::VecMap<NamespacedName, bool>;
+
+/// Pod readiness at time `t` for every Pod.
+pub fn readiness_at(cluster: &Cluster, changes: &[AppChange], t: u64) -> PodReady {
+    cluster
+        .pods
+        .iter()
+        .map(|p| (p.id.clone(), ready_at(p, changes, t)))
+        .collect()
+}
+
+/// Everything derived at time `t`.
+pub fn snapshot(cluster: &Cluster, changes: &[AppChange], timing: Timing, t: u64) -> Snapshot {
+    let pod_ready = readiness_at(cluster, changes, t);
+    let slice_t = t.saturating_sub(timing.slice_delay_ms);
+    // A KubeProxyConfiguration's minSyncPeriod is kube-proxy's own lag.
+    let proxy_delay = cluster
+        .proxy
+        .min_sync_period_ms
+        .unwrap_or(timing.proxy_delay_ms);
+    let proxy_t = slice_t.saturating_sub(proxy_delay);
+    let slices = compute_slices(cluster, &readiness_at(cluster, changes, slice_t));
+    let proxy_slices = compute_slices(cluster, &readiness_at(cluster, changes, proxy_t));
+    Snapshot {
+        time_ms: t,
+        pod_ready,
+        slices,
+        proxy_slices,
+    }
+}
+
+/// Slices in steady state (every app healthy, long after start): what
+/// `kpv rules` shows for a static input.
+pub fn steady_slices(cluster: &Cluster) -> Vec<EndpointSlice> {
+    compute_slices(cluster, &readiness_at(cluster, &[], u64::MAX / 4))
+}

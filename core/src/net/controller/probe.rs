@@ -1,0 +1,224 @@
+//! Readiness and liveness probes as the kubelet runs them, in simulated time.
+//!
+//! A probe runs at `initialDelaySeconds + k × periodSeconds`. Readiness starts
+//! as failed; `successThreshold` consecutive successes make the Pod Ready,
+//! `failureThreshold` consecutive failures make it NotReady (kubelet's prober
+//! worker keeps the previous result while a run is below its threshold).
+//! Liveness failing `failureThreshold` times restarts the container, which
+//! makes it NotReady until readiness succeeds again.
+
+use crate::model::{NamespacedName, Pod, Probe, ReportedReady};
+use serde::{Deserialize, Serialize};
+
+/// What a Pod's application is doing (set by the user, independently of what
+/// the probes have noticed yet).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AppState {
+    /// Serving and answering its readiness check.
+    #[default]
+    Healthy,
+    /// Serving traffic but its readiness check fails (kuard's readiness toggle).
+    FailingReadiness,
+    /// Not answering at all: connections time out, every probe fails.
+    Down,
+}
+
+impl AppState {
+    pub fn answers_traffic(self) -> bool {
+        !matches!(self, AppState::Down)
+    }
+}
+
+/// From `at_ms` on, `pod`'s app is in `state`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct AppChange {
+    pub at_ms: u64,
+    pub pod: NamespacedName,
+    pub state: AppState,
+}
+
+/// The app state of `pod` at time `t`.
+pub fn app_state_at(pod: &NamespacedName, changes: &[AppChange], t: u64) -> AppState {
+    changes
+        .iter()
+        .filter(|c| &c.pod == pod && c.at_ms <= t)
+        .max_by_key(|c| c.at_ms)
+        .map(|c| c.state)
+        .unwrap_or_default()
+}
+
+/// The app state of `pod` just before time `t` (changes at `t` not yet seen).
+pub fn app_state_before(pod: &NamespacedName, changes: &[AppChange], t: u64) -> AppState {
+    changes
+        .iter()
+        .filter(|c| &c.pod == pod && c.at_ms < t)
+        .max_by_key(|c| c.at_ms)
+        .map(|c| c.state)
+        .unwrap_or_default()
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProbeKind {
+    Readiness,
+    Liveness,
+}
+
+/// One probe run and what it changed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProbeEvent {
+    pub at_ms: u64,
+    pub pod: NamespacedName,
+    pub kind: ProbeKind,
+    pub success: bool,
+    /// Consecutive results of this kind so far (1 = first of a run).
+    pub run: u32,
+    /// Pod readiness after this probe.
+    pub ready_after: bool,
+    /// A liveness failure that restarted the container.
+    pub restarted: bool,
+}
+
+fn probe_ok(kind: ProbeKind, state: AppState) -> bool {
+    match kind {
+        ProbeKind::Readiness => state == AppState::Healthy,
+        ProbeKind::Liveness => state != AppState::Down,
+    }
+}
+
+/// Whether `pod`'s probe of `kind` names a port its container lacks.
+fn never_passes(pod: &Pod, kind: ProbeKind) -> bool {
+    pod.containers.iter().any(|c| {
+        let p = match kind {
+            ProbeKind::Readiness => c.readiness_probe.as_ref(),
+            ProbeKind::Liveness => c.liveness_probe.as_ref(),
+        };
+        p.is_some_and(|p| p.unresolved_port(c).is_some())
+    })
+}
+
+fn times(p: &Probe, until: u64) -> impl Iterator<Item = u64> + '_ {
+    let start = p.initial_delay_seconds as u64 * 1000;
+    let period = (p.period_seconds.max(1)) as u64 * 1000;
+    (0u64..)
+        .map(move |k| start + k * period)
+        .take_while(move |&t| t <= until)
+}
+
+/// Every probe run of `pod` up to `until_ms`, in time order, with readiness.
+///
+/// Runs are bounded: at most 100 000 probe runs are simulated per Pod.
+pub fn probe_events(pod: &Pod, changes: &[AppChange], until_ms: u64) -> Vec<ProbeEvent> {
+    let readiness = pod.readiness_probe();
+    let liveness = pod
+        .containers
+        .iter()
+        .find_map(|c| c.liveness_probe.as_ref());
+    let mut runs: Vec<(u64, ProbeKind, &Probe)> = Vec::new();
+    // The horizon after which nothing can change any more: past the last app
+    // change, readiness settles within (threshold × period).
+    let last_change = changes
+        .iter()
+        .filter(|c| c.pod == pod.id)
+        .map(|c| c.at_ms)
+        .max()
+        .unwrap_or(0);
+    for (kind, p) in [
+        (ProbeKind::Readiness, readiness),
+        (ProbeKind::Liveness, liveness),
+    ] {
+        if let Some(p) = p {
+            let settle = last_change
+                + (p.initial_delay_seconds as u64
+                    + (p.failure_threshold.max(p.success_threshold) as u64 + 2)
+                        * p.period_seconds.max(1) as u64)
+                    * 1000;
+            let until = until_ms.min(settle.max(last_change));
+            runs.extend(times(p, until).take(100_000).map(|t| (t, kind, p)));
+        }
+    }
+    crate::util::order::sort_by_key(&mut runs, |(t, k, _)| (*t, *k == ProbeKind::Readiness));
+    let mut ready = match pod.reported_ready {
+        ReportedReady::Ready => true,
+        ReportedReady::NotReady => false,
+        ReportedReady::Unknown => readiness.is_none(),
+    };
+    let (mut r_last, mut r_run) = (None::<bool>, 0u32);
+    let (mut l_last, mut l_run) = (None::<bool>, 0u32);
+    let mut out = Vec::with_capacity(runs.len());
+    let dead = [
+        never_passes(pod, ProbeKind::Readiness),
+        never_passes(pod, ProbeKind::Liveness),
+    ];
+    for (t, kind, p) in runs {
+        // A probe at t sees the app as it was just before t: a change made at
+        // the very instant of a probe is noticed by the next one.
+        let dead = dead[usize::from(kind == ProbeKind::Liveness)];
+        let ok = !dead && probe_ok(kind, app_state_before(&pod.id, changes, t));
+        let mut restarted = false;
+        let run = match kind {
+            ProbeKind::Readiness => {
+                r_run = if r_last == Some(ok) { r_run + 1 } else { 1 };
+                r_last = Some(ok);
+                if ok && r_run >= p.success_threshold {
+                    ready = true;
+                }
+                if !ok && r_run >= p.failure_threshold {
+                    ready = false;
+                }
+                r_run
+            }
+            ProbeKind::Liveness => {
+                l_run = if l_last == Some(ok) { l_run + 1 } else { 1 };
+                l_last = Some(ok);
+                let run = l_run;
+                if !ok && l_run >= p.failure_threshold {
+                    // Container restarted: not ready until readiness passes again.
+                    restarted = true;
+                    l_run = 0;
+                    l_last = None;
+                    if readiness.is_some() {
+                        ready = false;
+                        r_run = 0;
+                        r_last = None;
+                    }
+                }
+                run
+            }
+        };
+        out.push(ProbeEvent {
+            at_ms: t,
+            pod: pod.id.clone(),
+            kind,
+            success: ok,
+            run,
+            ready_after: ready,
+            restarted,
+        });
+    }
+    out
+}
+
+/// Is `pod` Ready at time `t`?
+pub fn ready_at(pod: &Pod, changes: &[AppChange], t: u64) -> bool {
+    if pod.finished || pod.ips.is_empty() {
+        return false;
+    }
+    let initial = match pod.reported_ready {
+        ReportedReady::Ready => true,
+        ReportedReady::NotReady => false,
+        ReportedReady::Unknown => pod.readiness_probe().is_none(),
+    };
+    let has_probes = pod
+        .containers
+        .iter()
+        .any(|c| c.readiness_probe.is_some() || c.liveness_probe.is_some());
+    if !has_probes {
+        return initial;
+    }
+    probe_events(pod, changes, t)
+        .last()
+        .map(|e| e.ready_after)
+        .unwrap_or(initial)
+}

@@ -1,0 +1,841 @@
+//! The diagram's layout, computed from the cluster's topology.
+//!
+//! A [`petgraph`] graph holds what is connected to what (client → load
+//! balancer → nodes → Pods, Services → their endpoints' Pods); boxes are laid
+//! out in a fixed logical coordinate space (the SVG `viewBox`), and CSS does
+//! the sizing. Packet routes between places are paths in the same graph. The
+//! web app only draws what this module computes; it never decides geometry.
+
+use crate::model::packet::IpFamily;
+use crate::model::{Cluster, EndpointSlice, NamespacedName, ServiceType};
+use petgraph::graph::{NodeIndex, UnGraph};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Logical width of the diagram.
+pub const WIDTH: f64 = 840.0;
+const MARGIN: f64 = 16.0;
+const GAP: f64 = 16.0;
+/// The entry row: the client and the load balancer (the packet card sits at
+/// its right end).
+const ENTRY_Y: f64 = 8.0;
+const ENTRY_H: f64 = 52.0;
+/// Where the packet card is drawn: the top right corner, above everything
+/// but the entry row's right end, so it never covers a node or Pod title.
+pub const CARD_RIGHT: f64 = WIDTH - 8.0;
+pub const CARD_TOP: f64 = 6.0;
+const SERVICE_Y: f64 = 86.0;
+const SERVICE_H: f64 = 50.0;
+/// The pipeline strip: the open node's steps, in at most two rows.
+const STRIP_Y: f64 = 160.0;
+const STRIP_ROW_H: f64 = 46.0;
+const STRIP_GAP: f64 = 8.0;
+/// Boxes in one row of the strip before a second row starts.
+pub const STRIP_ROW_BOXES: usize = 5;
+const NODE_TOP: f64 = 270.0;
+const NODE_HEADER: f64 = 62.0;
+const POD_H: f64 = 48.0;
+const POD_GAP: f64 = 4.0;
+/// At most this many Service boxes are drawn; the rest are counted in one
+/// "+N more" box. (A 10,000-Service cluster drew 10,000 boxes too small to
+/// read, and took seconds to draw. Packets never pass through a Service box,
+/// and every Service stays in the rules and endpoint lists.)
+pub const MAX_SERVICE_BOXES: usize = 8;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Rect {
+    pub x: f64,
+    pub y: f64,
+    pub w: f64,
+    pub h: f64,
+}
+
+impl Rect {
+    pub fn center(&self) -> Point {
+        Point {
+            x: self.x + self.w / 2.0,
+            y: self.y + self.h / 2.0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+}
+
+impl Point {
+    pub fn lerp(self, to: Point, f: f64) -> Point {
+        Point {
+            x: self.x + (to.x - self.x) * f,
+            y: self.y + (to.y - self.y) * f,
+        }
+    }
+
+    pub fn distance(self, to: Point) -> f64 {
+        ((to.x - self.x).powi(2) + (to.y - self.y).powi(2)).sqrt()
+    }
+}
+
+pub use crate::net::trace::Place;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NodeBox {
+    pub name: String,
+    pub ip: String,
+    pub pod_cidr: Option<String>,
+    /// Its `topology.kubernetes.io/zone` label (what topology hints match).
+    pub zone: Option<String>,
+    pub rect: Rect,
+    /// The netfilter / kube-proxy box inside the node.
+    pub proxy: Rect,
+    /// The eth0 badge at the top of the node.
+    pub eth: Rect,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PodBox {
+    pub id: NamespacedName,
+    pub node: String,
+    pub ip: String,
+    /// `app=alpaca` style label summary (the selector-relevant labels first).
+    pub labels: Vec<String>,
+    pub rect: Rect,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ServiceBox {
+    pub id: NamespacedName,
+    pub service_type: ServiceType,
+    pub cluster_ip: String,
+    /// `8080/TCP → 8080` per port; with NodePort `:30080`.
+    pub ports: Vec<String>,
+    pub rect: Rect,
+}
+
+/// A line from a Service to one of its endpoints' Pods.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EndpointEdge {
+    pub service: NamespacedName,
+    pub pod: NamespacedName,
+    pub ready: bool,
+}
+
+/// A wire drawn whether or not a packet is on it: client → load balancer →
+/// every node's eth0, and between neighbouring nodes (the pod network).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Link {
+    pub from: Point,
+    pub to: Point,
+    /// `entry` (client, load balancer, eth0) or `pod-network`.
+    pub kind: &'static str,
+    /// The node the wire reaches (entry wires) or the pair it joins.
+    pub nodes: Vec<String>,
+}
+
+/// The box that stands for the Services not drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct MoreServices {
+    pub count: usize,
+    pub rect: Rect,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Scene {
+    pub width: f64,
+    pub height: f64,
+    pub client: Rect,
+    pub load_balancer: Option<Rect>,
+    pub load_balancer_ips: Vec<String>,
+    pub nodes: Vec<NodeBox>,
+    pub pods: Vec<PodBox>,
+    pub services: Vec<ServiceBox>,
+    /// The Services beyond [`MAX_SERVICE_BOXES`]: how many, and their box.
+    pub more_services: Option<MoreServices>,
+    pub edges: Vec<EndpointEdge>,
+    pub links: Vec<Link>,
+    /// Where the open node's pipeline is drawn (see [`Scene::strip_box`]).
+    pub strip: Rect,
+    #[serde(skip)]
+    graph: UnGraph<(), ()>,
+    #[serde(skip)]
+    places: Vec<(Place, Point)>,
+}
+
+impl PartialEq for Scene {
+    /// Two scenes are equal when they draw the same thing (the graph is
+    /// derived from the same boxes).
+    fn eq(&self, other: &Self) -> bool {
+        self.width == other.width
+            && self.height == other.height
+            && self.client == other.client
+            && self.load_balancer == other.load_balancer
+            && self.nodes == other.nodes
+            && self.pods == other.pods
+            && self.services == other.services
+            && self.more_services == other.more_services
+            && self.edges == other.edges
+            && self.links == other.links
+            && self.strip == other.strip
+            && self.places == other.places
+    }
+}
+
+impl Scene {
+    /// Where a place is drawn.
+    pub fn anchor(&self, place: &Place) -> Option<Point> {
+        self.places
+            .iter()
+            .find(|(p, _)| p == place)
+            .map(|(_, pt)| *pt)
+    }
+
+    /// Box `k` of a pipeline of `n` boxes in the strip: one row of up to
+    /// [`STRIP_ROW_BOXES`], then a second row, both read left to right.
+    pub fn strip_box(&self, k: usize, n: usize) -> Rect {
+        let n = n.max(1);
+        let per_row = if n <= STRIP_ROW_BOXES {
+            n
+        } else {
+            n.div_ceil(2)
+        };
+        let (row, col) = (k / per_row, k % per_row);
+        let w = (self.strip.w - (per_row as f64 - 1.0) * STRIP_GAP) / per_row as f64;
+        Rect {
+            x: self.strip.x + col as f64 * (w + STRIP_GAP),
+            y: self.strip.y + row as f64 * (STRIP_ROW_H + STRIP_GAP),
+            w,
+            h: STRIP_ROW_H,
+        }
+    }
+
+    /// Where a packet sits in box `k` of `n` when it is at the `within`-th
+    /// of `count` hops in that box: along the box's bottom edge, one step to
+    /// the right per rule, so every hop moves it.
+    pub fn strip_point(&self, k: usize, n: usize, within: usize, count: usize) -> Point {
+        let r = self.strip_box(k, n);
+        let inner = r.w - 24.0;
+        let step = if count > 1 {
+            (inner / (count - 1) as f64).min(22.0)
+        } else {
+            0.0
+        };
+        let span = step * count.saturating_sub(1) as f64;
+        Point {
+            x: r.x + (r.w - span) / 2.0 + step * within as f64,
+            y: r.y + r.h - 2.0,
+        }
+    }
+
+    fn index(&self, place: &Place) -> Option<usize> {
+        self.places.iter().position(|(p, _)| p == place)
+    }
+
+    /// The points a packet passes going from `a` to `b` along the topology
+    /// (shortest path by drawn distance), both ends included.
+    pub fn route(&self, a: &Place, b: &Place) -> Vec<Point> {
+        let (Some(ia), Some(ib)) = (self.index(a), self.index(b)) else {
+            return Vec::new();
+        };
+        match self.astar(ia, ib) {
+            Some(path) => path.into_iter().map(|i| self.places[i].1).collect(),
+            None => vec![self.places[ia].1, self.places[ib].1],
+        }
+    }
+
+    /// The path `petgraph::algo::astar` finds from vertex `start` to `goal`
+    /// (edge cost and estimate: the drawn distance), step for step the same
+    /// search — the same heap, the same order of edges, the same ties — with
+    /// its hash maps replaced by vectors indexed by vertex (their code and
+    /// their randomly seeded hasher, foldhash, were used nowhere else).
+    fn astar(&self, start: usize, goal: usize) -> Option<Vec<usize>> {
+        use petgraph::visit::EdgeRef;
+        use std::collections::BinaryHeap;
+        let dist = |i: usize, j: usize| self.places[i].1.distance(self.places[j].1);
+        let n = self.places.len();
+        // (f, h, g) per vertex, and the vertex each was reached from.
+        let mut scores: Vec<Option<(f64, f64, f64)>> = vec![None; n];
+        let mut came_from: Vec<Option<usize>> = vec![None; n];
+        let mut next = BinaryHeap::new();
+        let h = dist(start, goal);
+        scores[start] = Some((h, h, 0.0));
+        next.push(MinScored((h, h, 0.0), start));
+        while let Some(MinScored((f, h, g), node)) = next.pop() {
+            if node == goal {
+                let mut path = vec![node];
+                let mut at = node;
+                while let Some(prev) = came_from[at] {
+                    path.push(prev);
+                    at = prev;
+                }
+                path.reverse();
+                return Some(path);
+            }
+            if scores[node].is_some_and(|(_, _, old_g)| old_g < g) {
+                continue;
+            }
+            scores[node] = Some((f, h, g));
+            for e in self.graph.edges(NodeIndex::new(node)) {
+                let neigh = e.target().index();
+                let neigh_g = g + dist(e.source().index(), neigh);
+                let neigh_h = dist(neigh, goal);
+                let score = (neigh_g + neigh_h, neigh_h, neigh_g);
+                if scores[neigh].is_some_and(|(_, _, old_g)| neigh_g >= old_g) {
+                    continue;
+                }
+                scores[neigh] = Some(score);
+                came_from[neigh] = Some(node);
+                next.push(MinScored(score, neigh));
+            }
+        }
+        None
+    }
+}
+
+/// A heap entry ordered as petgraph's `MinScored`: the smallest score first
+/// (NaN last), the vertex not compared.
+struct MinScored((f64, f64, f64), usize);
+
+impl PartialEq for MinScored {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for MinScored {}
+
+impl PartialOrd for MinScored {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for MinScored {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        use std::cmp::Ordering::*;
+        let (a, b) = (&self.0, &other.0);
+        #[allow(clippy::eq_op)]
+        let nan = |x: &(f64, f64, f64)| x.ne(x);
+        if a == b {
+            Equal
+        } else if a < b {
+            Greater
+        } else if a > b {
+            Less
+        } else if nan(a) && nan(b) {
+            Equal
+        } else if nan(a) {
+            Less
+        } else {
+            Greater
+        }
+    }
+}
+
+/// Lay out the cluster. `slices` gives the endpoint edges (readiness shown).
+pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
+    let n = cluster.nodes.len().max(1) as f64;
+    let node_w = ((WIDTH - 2.0 * MARGIN - (n - 1.0) * GAP) / n).max(120.0);
+    let mut pods_by_node: BTreeMap<&str, Vec<&crate::model::Pod>> = BTreeMap::new();
+    for p in &cluster.pods {
+        pods_by_node
+            .entry(p.node_name.as_deref().unwrap_or(""))
+            .or_default()
+            .push(p);
+    }
+    let most = pods_by_node.values().map(Vec::len).max().unwrap_or(0) as f64;
+    let node_h = NODE_HEADER + most.max(1.0) * (POD_H + POD_GAP) + 6.0;
+    let height = NODE_TOP + node_h + MARGIN;
+
+    let mut places: Vec<(Place, Point)> = Vec::new();
+    let mut graph: UnGraph<(), ()> = UnGraph::new_undirected();
+    // Vertex i of the graph is place i.
+    let add = |places: &mut Vec<(Place, Point)>,
+               graph: &mut UnGraph<(), ()>,
+               p: Place,
+               pt: Point|
+     -> usize {
+        places.push((p, pt));
+        graph.add_node(()).index()
+    };
+    let edge = |graph: &mut UnGraph<(), ()>, a: usize, b: usize| {
+        graph.add_edge(NodeIndex::new(a), NodeIndex::new(b), ());
+    };
+
+    let client = Rect {
+        x: MARGIN,
+        y: ENTRY_Y,
+        w: 170.0,
+        h: ENTRY_H,
+    };
+    let client_i = add(&mut places, &mut graph, Place::Client, client.center());
+
+    let lb_ips: Vec<String> = cluster
+        .services
+        .iter()
+        .filter(|s| s.service_type == ServiceType::LoadBalancer)
+        .flat_map(|s| s.load_balancer_addresses().map(|ip| ip.to_string()))
+        .collect();
+    let load_balancer = (!lb_ips.is_empty()).then_some(Rect {
+        x: client.x + client.w + 1.5 * GAP,
+        y: ENTRY_Y,
+        w: 220.0,
+        h: ENTRY_H,
+    });
+    let lb_i = load_balancer.map(|r| {
+        let i = add(&mut places, &mut graph, Place::LoadBalancer, r.center());
+        edge(&mut graph, client_i, i);
+        i
+    });
+    let entry = load_balancer.unwrap_or(client);
+    let mut links = Vec::new();
+    if let Some(lb) = load_balancer {
+        links.push(Link {
+            from: Point {
+                x: client.x + client.w,
+                y: client.center().y,
+            },
+            to: Point {
+                x: lb.x,
+                y: lb.center().y,
+            },
+            kind: "entry",
+            nodes: Vec::new(),
+        });
+    }
+
+    let mut nodes = Vec::new();
+    let mut pods = Vec::new();
+    let mut node_proxy_idx = Vec::new();
+    for (k, node) in cluster.nodes.iter().enumerate() {
+        let x = MARGIN + k as f64 * (node_w + GAP);
+        let rect = Rect {
+            x,
+            y: NODE_TOP,
+            w: node_w,
+            h: node_h,
+        };
+        let eth = Rect {
+            x: x + 8.0,
+            y: NODE_TOP + 34.0,
+            w: node_w - 16.0,
+            h: 24.0,
+        };
+        // The mode glyph and word at the header's right end: where the
+        // node's kube-proxy rules are entered.
+        let proxy = Rect {
+            x: x + node_w - 8.0 - (node_w * 0.5).min(140.0),
+            y: NODE_TOP + 6.0,
+            w: (node_w * 0.5).min(140.0),
+            h: 24.0,
+        };
+        let eth_top = Point {
+            x: eth.x + eth.w / 2.0,
+            y: eth.y,
+        };
+        let eth_i = add(
+            &mut places,
+            &mut graph,
+            Place::NodeEth(node.name.clone()),
+            eth_top,
+        );
+        let proxy_i = add(
+            &mut places,
+            &mut graph,
+            Place::NodeProxy(node.name.clone()),
+            proxy.center(),
+        );
+        edge(&mut graph, eth_i, proxy_i);
+        match lb_i {
+            Some(lb) => edge(&mut graph, lb, eth_i),
+            None => edge(&mut graph, client_i, eth_i),
+        };
+        links.push(Link {
+            from: Point {
+                x: entry.center().x,
+                y: entry.y + entry.h,
+            },
+            to: Point {
+                x: x + node_w / 2.0,
+                y: NODE_TOP,
+            },
+            kind: "entry",
+            nodes: vec![node.name.clone()],
+        });
+        if let (Some(prev), Some(prev_node)) = (nodes.last(), cluster.nodes.get(k.wrapping_sub(1)))
+        {
+            let prev: &NodeBox = prev;
+            links.push(Link {
+                from: Point {
+                    x: prev.rect.x + prev.rect.w,
+                    y: eth.y + eth.h / 2.0,
+                },
+                to: Point {
+                    x,
+                    y: eth.y + eth.h / 2.0,
+                },
+                kind: "pod-network",
+                nodes: vec![prev_node.name.clone(), node.name.clone()],
+            });
+        }
+        for &other in &node_proxy_idx {
+            edge(&mut graph, proxy_i, other);
+        }
+        node_proxy_idx.push(proxy_i);
+        for (j, pod) in pods_by_node
+            .get(node.name.as_str())
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let r = Rect {
+                x: x + 8.0,
+                y: NODE_TOP + NODE_HEADER + j as f64 * (POD_H + POD_GAP),
+                w: node_w - 16.0,
+                h: POD_H,
+            };
+            let pi = add(
+                &mut places,
+                &mut graph,
+                Place::Pod(pod.id.clone()),
+                r.center(),
+            );
+            edge(&mut graph, proxy_i, pi);
+            let mut labels: Vec<String> = pod
+                .labels
+                .iter()
+                .filter(|(k, _)| k.as_str() != "pod-template-hash")
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            crate::util::order::sort_by_key(&mut labels, |l| !l.starts_with("app="));
+            pods.push(PodBox {
+                id: pod.id.clone(),
+                node: node.name.clone(),
+                ip: pod
+                    .ips
+                    .first()
+                    .map(|i| i.to_string())
+                    .unwrap_or_else(|| "—".into()),
+                labels,
+                rect: r,
+            });
+        }
+        nodes.push(NodeBox {
+            name: node.name.clone(),
+            ip: node
+                .primary_ip(IpFamily::V4)
+                .or_else(|| node.primary_ip(IpFamily::V6))
+                .map(|i| i.to_string())
+                .unwrap_or_default(),
+            pod_cidr: node.pod_cidrs.first().map(|c| c.to_string()),
+            zone: node.zone.clone(),
+            rect,
+            proxy,
+            eth,
+        });
+    }
+
+    // Services: a band under the entry row; past MAX_SERVICE_BOXES, one
+    // more box counts the rest.
+    let svcs: Vec<_> = cluster.services.iter().take(MAX_SERVICE_BOXES).collect();
+    let hidden = cluster.services.len() - svcs.len();
+    let slots = svcs.len() + usize::from(hidden > 0);
+    let m = slots.max(1) as f64;
+    let svc_w = ((WIDTH - 2.0 * MARGIN - (m - 1.0) * GAP) / m).clamp(110.0, 320.0);
+    let band_w = m * svc_w + (m - 1.0) * GAP;
+    let start = MARGIN.max((WIDTH - band_w) / 2.0);
+    let slot = |k: usize| Rect {
+        x: start + k as f64 * (svc_w + GAP),
+        y: SERVICE_Y,
+        w: svc_w,
+        h: SERVICE_H,
+    };
+    let mut services = Vec::new();
+    for (k, svc) in svcs.iter().enumerate() {
+        let rect = slot(k);
+        let si = add(
+            &mut places,
+            &mut graph,
+            Place::Service(svc.id.clone()),
+            Point {
+                x: rect.x + rect.w / 2.0,
+                y: rect.y + rect.h / 2.0,
+            },
+        );
+        for &p in &node_proxy_idx {
+            edge(&mut graph, si, p);
+        }
+        services.push(ServiceBox {
+            id: svc.id.clone(),
+            service_type: svc.service_type,
+            cluster_ip: if svc.headless {
+                "None (headless)".into()
+            } else {
+                svc.cluster_ips
+                    .first()
+                    .map(|i| i.to_string())
+                    .unwrap_or_else(|| "—".into())
+            },
+            ports: svc
+                .ports
+                .iter()
+                .map(|p| match p.node_port {
+                    Some(np) => format!(
+                        "{}/{} → {} (NodePort {np})",
+                        p.port, p.protocol, p.target_port
+                    ),
+                    None => format!("{}/{} → {}", p.port, p.protocol, p.target_port),
+                })
+                .collect(),
+            rect,
+        });
+    }
+
+    let more_services = (hidden > 0).then(|| MoreServices {
+        count: hidden,
+        rect: slot(svcs.len()),
+    });
+
+    // Edges of the drawn Services, once per (Service, Pod).
+    let drawn = crate::util::order::set(services.iter().map(|b| &b.id));
+    let pod_ids = crate::util::order::set(pods.iter().map(|p| &p.id));
+    let mut edges: BTreeMap<(NamespacedName, NamespacedName), bool> = BTreeMap::new();
+    for s in slices {
+        let svc = NamespacedName::new(s.id.namespace.clone(), s.service_name.clone());
+        if !drawn.contains(&svc) {
+            continue;
+        }
+        for e in &s.endpoints {
+            if let Some(pod) = e.target_pod.as_ref().filter(|p| pod_ids.contains(p)) {
+                edges.entry((svc.clone(), pod.clone())).or_insert(e.ready);
+            }
+        }
+    }
+    let edges: Vec<EndpointEdge> = edges
+        .into_iter()
+        .map(|((service, pod), ready)| EndpointEdge {
+            service,
+            pod,
+            ready,
+        })
+        .collect();
+
+    // Many Services do not fit the usual width: the view widens (the app
+    // scales it to its container) rather than cut boxes off.
+    let width = more_services
+        .map(|b| b.rect)
+        .or(services.last().map(|b| b.rect))
+        .map(|r| r.x + r.w + MARGIN)
+        .unwrap_or(0.0)
+        .max(WIDTH);
+    let strip = Rect {
+        x: MARGIN,
+        y: STRIP_Y,
+        w: WIDTH - 2.0 * MARGIN,
+        h: 2.0 * STRIP_ROW_H + STRIP_GAP,
+    };
+    Scene {
+        width,
+        height,
+        client,
+        load_balancer,
+        load_balancer_ips: lb_ips,
+        nodes,
+        pods,
+        services,
+        more_services,
+        edges,
+        links,
+        strip,
+        graph,
+        places,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEED: &str = include_str!("../../../tests/scenarios/alpaca-bandicoot.yaml");
+
+    fn scene() -> Scene {
+        let (cluster, _) = crate::Code::ALL.parse(SEED);
+        let slices = crate::net::controller::steady_slices(&cluster);
+        layout(&cluster, &slices)
+    }
+
+    #[test]
+    fn astar_finds_petgraphs_paths() {
+        // Every shipped scenario, every pair of places: the same path as
+        // petgraph's own astar, ties and all.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/scenarios");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.sort();
+        assert!(files.len() > 10, "scenarios in {}", dir.display());
+        let mut pairs = 0;
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            let (cluster, _) = crate::Code::ALL.parse(&text);
+            let slices = crate::net::controller::steady_slices(&cluster);
+            let s = layout(&cluster, &slices);
+            let dist = |i: usize, j: usize| s.places[i].1.distance(s.places[j].1);
+            for a in 0..s.places.len() {
+                for b in 0..s.places.len() {
+                    let want = petgraph::algo::astar(
+                        &s.graph,
+                        NodeIndex::new(a),
+                        |n| n.index() == b,
+                        |e| {
+                            use petgraph::visit::EdgeRef;
+                            dist(e.source().index(), e.target().index())
+                        },
+                        |n| dist(n.index(), b),
+                    )
+                    .map(|(_, p)| p.into_iter().map(|n| n.index()).collect::<Vec<_>>());
+                    assert_eq!(s.astar(a, b), want, "{} {a} → {b}", f.display());
+                    pairs += 1;
+                }
+            }
+        }
+        assert!(pairs > 1000, "{pairs}");
+    }
+
+    #[test]
+    fn seed_scene_has_every_object() {
+        let s = scene();
+        assert_eq!(s.nodes.len(), 3);
+        assert_eq!(s.pods.len(), 5);
+        assert_eq!(s.services.len(), 2);
+        assert_eq!(s.edges.len(), 5, "every Pod is an endpoint of one Service");
+        assert!(s.edges.iter().all(|e| e.ready));
+        assert!(
+            s.load_balancer.is_none(),
+            "no LoadBalancer Service in the seed"
+        );
+    }
+
+    #[test]
+    fn many_services_widen_the_view_instead_of_overflowing() {
+        let mut yaml = String::from(
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {addresses: [{type: InternalIP, address: 10.0.0.1}]}\n",
+        );
+        for i in 0..12 {
+            yaml.push_str(&format!(
+                "---\napiVersion: v1\nkind: Service\nmetadata: {{name: s{i}}}\nspec: {{ports: [{{port: 80}}]}}\n"
+            ));
+        }
+        let (cluster, _) = crate::Code::ALL.parse(&yaml);
+        let s = layout(&cluster, &[]);
+        assert_eq!(s.services.len(), 12.min(MAX_SERVICE_BOXES));
+        assert!(s.width > WIDTH);
+        for b in &s.services {
+            assert!(
+                b.rect.x >= 0.0 && b.rect.x + b.rect.w <= s.width,
+                "{:?}",
+                b.rect
+            );
+        }
+        assert_eq!(
+            scene().width,
+            WIDTH,
+            "a small cluster keeps the usual width"
+        );
+    }
+
+    #[test]
+    fn services_past_the_cap_are_counted_in_one_box() {
+        let mut yaml = String::from(
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {addresses: [{type: InternalIP, address: 10.0.0.1}]}\n\
+             ---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {app: a}}\nspec: {nodeName: n1}\n\
+             status: {podIP: 10.244.0.5, conditions: [{type: Ready, status: 'True'}]}\n",
+        );
+        let n = MAX_SERVICE_BOXES + 25;
+        for i in 0..n {
+            yaml.push_str(&format!(
+                "---\napiVersion: v1\nkind: Service\nmetadata: {{name: s{i:03}}}\nspec: {{selector: {{app: a}}, ports: [{{port: 80}}]}}\n"
+            ));
+        }
+        let (cluster, diags) = crate::Code::ALL.parse(&yaml);
+        assert!(!crate::util::diag::has_errors(&diags), "{diags:?}");
+        let slices = crate::net::controller::steady_slices(&cluster);
+        let s = layout(&cluster, &slices);
+        assert_eq!(s.services.len(), MAX_SERVICE_BOXES);
+        assert_eq!(
+            s.services[0].id.name, "s000",
+            "the first Services by name are drawn"
+        );
+        let more = s.more_services.expect("a box for the rest");
+        assert_eq!(more.count, 25);
+        let last = s.services[MAX_SERVICE_BOXES - 1].rect;
+        assert!(more.rect.x > last.x + last.w, "after the last drawn box");
+        assert!(more.rect.x + more.rect.w <= s.width);
+        // Every drawn Service selects the Pod; the others have no edge.
+        assert_eq!(s.edges.len(), MAX_SERVICE_BOXES);
+        assert!(s
+            .edges
+            .iter()
+            .all(|e| s.services.iter().any(|b| b.id == e.service)));
+        assert!(
+            scene().more_services.is_none(),
+            "a small cluster draws every Service"
+        );
+    }
+
+    #[test]
+    fn boxes_stay_inside_the_view_and_do_not_overlap() {
+        let s = scene();
+        let mut rects: Vec<Rect> = s.services.iter().map(|x| x.rect).collect();
+        rects.extend(s.pods.iter().map(|p| p.rect));
+        for r in &rects {
+            assert!(
+                r.x >= 0.0 && r.x + r.w <= s.width && r.y >= 0.0 && r.y + r.h <= s.height,
+                "{r:?}"
+            );
+        }
+        for (i, a) in rects.iter().enumerate() {
+            for b in &rects[i + 1..] {
+                let apart =
+                    a.x + a.w <= b.x || b.x + b.w <= a.x || a.y + a.h <= b.y || b.y + b.h <= a.y;
+                assert!(apart, "{a:?} overlaps {b:?}");
+            }
+        }
+        for p in &s.pods {
+            let node = s.nodes.iter().find(|n| n.name == p.node);
+            let inside = node.is_some_and(|n| {
+                p.rect.x >= n.rect.x
+                    && p.rect.x + p.rect.w <= n.rect.x + n.rect.w
+                    && p.rect.y + p.rect.h <= n.rect.y + n.rect.h
+            });
+            assert!(inside, "{} not inside its node", p.id);
+        }
+    }
+
+    #[test]
+    fn routes_follow_the_topology() {
+        let s = scene();
+        let pod_on_2 = s
+            .pods
+            .iter()
+            .find(|p| p.node == "worker-2")
+            .map(|p| p.id.clone());
+        let Some(pod) = pod_on_2 else {
+            panic!("no pod on worker-2")
+        };
+        let route = s.route(
+            &Place::NodeProxy("worker-1".into()),
+            &Place::Pod(pod.clone()),
+        );
+        // worker-1's rules → worker-2's → the Pod.
+        assert_eq!(route.len(), 3, "{route:?}");
+        assert_eq!(
+            route.first().copied(),
+            s.anchor(&Place::NodeProxy("worker-1".into()))
+        );
+        assert_eq!(route.last().copied(), s.anchor(&Place::Pod(pod)));
+        let from_client = s.route(&Place::Client, &Place::NodeEth("worker-3".into()));
+        assert_eq!(from_client.len(), 2);
+    }
+}
