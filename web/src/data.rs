@@ -12,96 +12,13 @@
 //! are served from.
 
 use crate::env::UrlProblem;
-use crate::scenarios::{Preset, PRESETS};
+#[cfg(feature = "full")]
+use crate::fetch::{cached, get};
+use crate::fetch::FetchError;
+use crate::scenarios::{preset, preset_text, PRESETS};
 use crate::state::Store;
 use kpv_core::model::Mode;
 use leptos::prelude::*;
-use std::cell::RefCell;
-
-thread_local! {
-    /// Fetched files by site path, kept for the page's life.
-    static CACHE: RefCell<kpv_core::util::vecmap::VecMap<String, String>> = const { RefCell::new(kpv_core::util::vecmap::VecMap::new()) };
-}
-
-/// A file that did not arrive: its path and why (English, technical).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FetchError(pub String);
-
-/// The folder the app's files are served from (`/docs/kpv/` in a sub-path
-/// build, `/docs/kpv/embed/` for its embed build), read from the loader's
-/// script element; empty (the page's own folder) when there is none.
-fn base() -> String {
-    web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.query_selector("script[data-kpv-wasm]").ok().flatten())
-        .and_then(|s| s.get_attribute("data-kpv-wasm"))
-        .and_then(|u| u.rfind('/').map(|i| u[..=i].to_string()))
-        .unwrap_or_default()
-}
-
-/// A file fetched before, if any.
-pub fn cached(path: &str) -> Option<String> {
-    CACHE.with(|c| c.borrow().get(path).cloned())
-}
-
-/// Fetch the site's file `path` (kept after the first time).
-pub async fn get(path: &str) -> Result<String, FetchError> {
-    use wasm_bindgen::JsCast;
-    use wasm_bindgen_futures::JsFuture;
-    if let Some(text) = cached(path) {
-        return Ok(text);
-    }
-    let fail = |why: &str| FetchError(format!("{path}: {why}"));
-    let window = web_sys::window().ok_or_else(|| fail("no window"))?;
-    let response = JsFuture::from(window.fetch_with_str(&format!("{}{path}", base())))
-        .await
-        .map_err(|_| fail("the request failed"))?;
-    let response: web_sys::Response = response.dyn_into().map_err(|_| fail("not a response"))?;
-    if !response.ok() {
-        return Err(fail(&format!("HTTP {}", response.status())));
-    }
-    let body = response.text().map_err(|_| fail("no body"))?;
-    let text = JsFuture::from(body)
-        .await
-        .ok()
-        .and_then(|t| t.as_string())
-        .ok_or_else(|| fail("the body could not be read"))?;
-    CACHE.with(|c| c.borrow_mut().insert(path.to_string(), text.clone()));
-    Ok(text)
-}
-
-/// A preset's text if it is at hand (compiled in, or every file fetched).
-pub fn preset_text(p: &Preset) -> Option<String> {
-    match p.yaml {
-        Some(y) => Some(y.to_string()),
-        None => p
-            .files
-            .iter()
-            .map(|f| cached(f))
-            .collect::<Option<Vec<_>>>()
-            .map(|parts| p.join(&parts)),
-    }
-}
-
-/// Fetch what a preset's text is made of.
-async fn fetch_preset(p: &Preset) -> Result<(), FetchError> {
-    if p.yaml.is_none() {
-        for f in p.files {
-            get(f).await?;
-        }
-    }
-    Ok(())
-}
-
-/// The preset `key`'s text, fetched if needed.
-pub async fn preset(key: &str) -> Result<String, FetchError> {
-    let p = PRESETS
-        .iter()
-        .find(|p| p.key == key)
-        .ok_or_else(|| FetchError(format!("no preset {key}")))?;
-    fetch_preset(p).await?;
-    preset_text(p).ok_or_else(|| FetchError(format!("{key}: not loaded")))
-}
 
 /// What is being loaded, and what to do with it once it is there.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,7 +42,7 @@ pub struct Loader {
     /// once the preset is loaded.
     problems: RwSignal<Vec<UrlProblem>>,
     #[cfg(feature = "full")]
-    lessons: crate::components::lessons::LessonState,
+    lessons: crate::lesson_model::LessonModel,
     /// The job being fetched.
     pub busy: RwSignal<Option<Job>>,
     /// The job whose fetch failed, and why (offered again by the retry).
@@ -138,7 +55,7 @@ impl Loader {
     pub fn new(
         store: Store,
         problems: RwSignal<Vec<UrlProblem>>,
-        #[cfg(feature = "full")] lessons: crate::components::lessons::LessonState,
+        #[cfg(feature = "full")] lessons: crate::lesson_model::LessonModel,
     ) -> Loader {
         Loader {
             store,
@@ -318,15 +235,6 @@ fn stop_at(store: Store, step: u32, problems: RwSignal<Vec<UrlProblem>>) {
     }
 }
 
-/// The repository file a site path is copied from (`data/` is `tests/`):
-/// native tests read the shipped data from disk.
-#[cfg(test)]
-pub fn from_disk(path: &str) -> String {
-    let rel = path.strip_prefix("data/").unwrap_or(path);
-    let file = format!("{}/../tests/{rel}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file}: {e}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,7 +246,7 @@ mod tests {
         for p in PRESETS {
             for f in p.files {
                 assert!(f.starts_with("data/"), "{}: {f}", p.key);
-                assert!(!from_disk(f).is_empty(), "{f}");
+                assert!(!crate::fetch::from_disk(f).is_empty(), "{f}");
             }
             assert_eq!(p.yaml.is_some(), p.files.is_empty(), "{}", p.key);
         }

@@ -348,6 +348,17 @@ pub fn save_own(yaml: Option<&str>) -> Result<(), SaveError> {
     }
 }
 
+/// Whether the app is embedded (the embed build, or `embed=1` in the whole
+/// app's address): only the diagram and its bar.
+#[derive(Clone, Copy, Debug)]
+pub struct Embedded(pub bool);
+
+/// The full app's colour theme, for the parts that read it from context
+/// (the embed snippet names it).
+#[cfg(feature = "full")]
+#[derive(Clone, Copy, Debug)]
+pub struct Theme(pub leptos::prelude::RwSignal<&'static str>);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -61,8 +61,8 @@ pub fn svg_text() -> Option<(String, f64, f64)> {
     }
     let (w, h) = view_box_size(&live.get_attribute("viewBox").unwrap_or_default())?;
     let _ = copy.set_attribute("xmlns", "http://www.w3.org/2000/svg");
-    let _ = copy.set_attribute("width", &crate::components::one_decimal(w));
-    let _ = copy.set_attribute("height", &crate::components::one_decimal(h));
+    let _ = copy.set_attribute("width", &crate::numbers::one_decimal(w));
+    let _ = copy.set_attribute("height", &crate::numbers::one_decimal(h));
     let _ = copy.remove_attribute("class");
     // The page background behind the drawing.
     if let Ok(Some(style)) = window.get_computed_style(&live) {

@@ -2,7 +2,7 @@
 //! the route and rule chosen, filters, the new connection or the proxy's
 //! own answer), and for a request form's errors, in each language. Only
 //! object names, addresses, paths and the API's own terms stay as they
-//! are; every other word comes from [`crate::i18n_http`].
+//! are; every other word comes from [`crate::i18n::http`].
 
 use crate::i18n::{tr, Lang};
 use kpv_core::http::send::{ProxyHop, ProxyStage, RequestError, RequestField, RequestProblem};

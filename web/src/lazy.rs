@@ -264,7 +264,7 @@ mod views {
     }
 
     pub fn exports() -> AnyView {
-        let crate::Theme(theme) = expect_context::<crate::Theme>();
+        let crate::env::Theme(theme) = expect_context::<crate::env::Theme>();
         view! { <controls::Exports theme=theme /> }.into_any()
     }
 

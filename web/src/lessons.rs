@@ -111,7 +111,7 @@ mod tests {
             "a lesson file in tests/lessons is not in INDEX"
         );
         for e in INDEX {
-            let text = crate::data::from_disk(&path(e.id));
+            let text = crate::fetch::from_disk(&path(e.id));
             let l = parse(&text).unwrap_or_else(|| panic!("{}: the file has errors", e.id));
             assert_eq!(l.id, e.id, "the file's id");
             assert_eq!(l.steps.len(), e.pages, "{}: pages in INDEX", e.id);

@@ -38,18 +38,21 @@ pub mod download;
 pub mod env;
 #[cfg(feature = "full")]
 pub mod export;
+pub mod fetch;
+pub mod forms;
 pub mod hops;
 pub mod hops_http;
 pub mod i18n;
 #[cfg(feature = "full")]
-pub mod i18n_full;
-pub mod i18n_http;
-#[cfg(feature = "full")]
 pub mod lazy;
 pub mod lazy_http;
 #[cfg(feature = "full")]
+pub mod lesson_model;
+#[cfg(feature = "full")]
 pub mod lessons;
+pub mod mode_fetch;
 pub mod modes;
+pub mod numbers;
 pub mod scenarios;
 pub mod share;
 pub mod state;
@@ -62,10 +65,13 @@ use components::diagram::Diagram;
 use components::{
     compare::CompareToggle,
     controls::{Preferences, Toolbar, TrafficBar},
-    lessons::{LessonBar, LessonState},
+    lessons::LessonBar,
     panels::{HopCaption, HopList, VerdictPanel},
 };
 use components::{t, UrlProblems};
+use env::Embedded;
+#[cfg(feature = "full")]
+use env::Theme;
 use i18n::Lang;
 use leptos::prelude::*;
 use state::Store;
@@ -195,17 +201,6 @@ fn reveal_in_side(selector: &str) {
     }
 }
 
-/// Whether the app is embedded (the embed build, or `embed=1` in the whole
-/// app's address): only the diagram and its bar.
-#[derive(Clone, Copy, Debug)]
-pub struct Embedded(pub bool);
-
-/// The full app's colour theme, for the parts that read it from context
-/// (the embed snippet names it).
-#[cfg(feature = "full")]
-#[derive(Clone, Copy, Debug)]
-pub struct Theme(pub RwSignal<&'static str>);
-
 /// Fetch the Korean words whenever Korean is chosen and they are not here
 /// yet (the release build; elsewhere they are compiled in), then draw every
 /// text anew. What went wrong, if anything, is returned for
@@ -293,7 +288,7 @@ const KOREAN_WAIT_MS: u64 = 1500;
 #[component]
 pub fn App() -> impl IntoView {
     #[cfg(feature = "full")]
-    let lessons = LessonState::new();
+    let lessons = lesson_model::LessonModel::new();
     #[cfg(feature = "full")]
     let opts = env::url_options(
         &crate::lessons::INDEX
@@ -318,8 +313,8 @@ pub fn App() -> impl IntoView {
     animation_loop(store);
     // The mode in use is fetched when chosen, the others once the first
     // screen is drawn (web/src/modes.rs says why).
-    modes::follow(store);
-    modes::prefetch_when_idle(store);
+    mode_fetch::follow(store);
+    mode_fetch::prefetch_when_idle(store);
     // HTTP routing's code is fetched when a scenario first has routing
     // objects (never for one without).
     Effect::new(move |_| {

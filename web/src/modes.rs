@@ -1,5 +1,5 @@
 //! The userspace, IPVS and nftables compilers, as code the app loads when a
-//! scenario first needs one, and the one place that decides when to fetch.
+//! scenario first needs one.
 //!
 //! With the `split` feature (the release build) each of them is a split
 //! point: `cargo xtask build` cuts its code out of the first `.wasm` into a
@@ -14,23 +14,10 @@
 //! never decides anything about packets, and no other module knows about
 //! split points.
 //!
-//! When to fetch (decided here, once):
-//! - the mode in use is fetched as soon as it is chosen — at start-up
-//!   before the first frame is painted, so `?mode=ipvs`, a share link or a
-//!   `KubeProxyConfiguration` saying `mode: ipvs` waits as little as it can
-//!   ([`follow`]);
-//! - the other modes are prefetched one after another once the first screen
-//!   is drawn and the browser is idle ([`prefetch_when_idle`]): they never
-//!   compete with start-up for the network or the CPU, and a later click on
-//!   another mode usually finds its code already here;
-//! - a view that needs other modes (compare, the scaling lab) asks for them
-//!   with [`ensure`] when it is used; a failed fetch is tried again only when
-//!   the user asks (Retry, or choosing the mode again), never in a loop.
+//! When to fetch is decided in [`crate::mode_fetch`].
 
-use crate::state::Store;
 use kpv_core::model::Mode;
 use kpv_core::net::modes::Compilers;
-use leptos::prelude::*;
 
 /// The compilers whose code has arrived (by [`Mode::index`]).
 #[cfg(feature = "split")]
@@ -152,7 +139,7 @@ impl Loads {
 pub struct LoadFailed(pub Mode);
 
 /// Fetch `mode`'s code if it is not here yet, and keep it.
-async fn load(mode: Mode) -> Result<(), LoadFailed> {
+pub async fn load(mode: Mode) -> Result<(), LoadFailed> {
     if ready(mode) {
         return Ok(());
     }
@@ -178,81 +165,6 @@ async fn load(mode: Mode) -> Result<(), LoadFailed> {
     } else {
         Err(LoadFailed(mode))
     }
-}
-
-/// Make `mode` ready: fetch its code unless it is here (a fetch already on
-/// its way is joined, not repeated), and record the outcome in
-/// `store.loads`.
-pub async fn ensure(store: Store, mode: Mode) -> Result<(), LoadFailed> {
-    if ready(mode) {
-        if !store.loads.with_untracked(|l| l.ready(mode)) {
-            store.loads.try_update(|l| l.finish(mode, true));
-        }
-        return Ok(());
-    }
-    store.loads.maybe_update(|l| l.begin(mode));
-    let result = load(mode).await;
-    store.loads.try_update(|l| l.finish(mode, result.is_ok()));
-    result
-}
-
-/// [`ensure`] each of `modes` in turn; the first that failed, if any.
-pub async fn ensure_all(store: Store, modes: &[Mode]) -> Result<(), LoadFailed> {
-    for m in modes {
-        ensure(store, *m).await?;
-    }
-    Ok(())
-}
-
-/// Start fetching `modes` that are not here (Retry, a view opened).
-pub fn request(store: Store, modes: &[Mode]) {
-    let wanted: Vec<Mode> = modes
-        .iter()
-        .copied()
-        .filter(|m| !store.loads.with_untracked(|l| l.ready(*m)))
-        .collect();
-    for m in wanted {
-        leptos::task::spawn_local(async move {
-            let _ = ensure(store, m).await;
-        });
-    }
-}
-
-/// Fetch the mode in use whenever it changes to one whose code is not here
-/// (the buttons, a lesson step, `?mode=`, a share link, the scenario's
-/// `KubeProxyConfiguration`: all of them set `store.mode`). Only the mode
-/// is tracked: a failed fetch waits for Retry or another choice.
-pub fn follow(store: Store) {
-    Effect::new(move |_| {
-        let mode = store.mode.get();
-        if !store.loads.with_untracked(|l| l.ready(mode)) {
-            request(store, &[mode]);
-        }
-    });
-}
-
-/// Once the first screen has been painted and the browser is idle, fetch
-/// the modes never asked for, one at a time (see the module comment).
-pub fn prefetch_when_idle(store: Store) {
-    let run = move || {
-        leptos::task::spawn_local(async move {
-            for m in store.loads.with_untracked(Loads::to_prefetch) {
-                // One the user has asked for meanwhile is on its way already.
-                if store.loads.with_untracked(|l| l.of(m)) == Load::Absent {
-                    let _ = ensure(store, m).await;
-                }
-            }
-        })
-    };
-    // Two frames: the first screen is drawn by the time the second starts.
-    request_animation_frame(move || {
-        request_animation_frame(move || {
-            if request_idle_callback_with_handle(run).is_err() {
-                // No requestIdleCallback (Safari): soon after the first frame.
-                set_timeout(run, std::time::Duration::from_millis(300));
-            }
-        })
-    });
 }
 
 #[cfg(feature = "split")]

@@ -143,7 +143,7 @@ pub fn text_from_disk(p: &Preset) -> String {
         None => p.join(
             &p.files
                 .iter()
-                .map(|f| crate::data::from_disk(f))
+                .map(|f| crate::fetch::from_disk(f))
                 .collect::<Vec<_>>(),
         ),
     }
@@ -157,6 +157,39 @@ pub fn by_key_from_disk(key: &str) -> String {
         .find(|p| p.key == key)
         .map(text_from_disk)
         .unwrap_or_else(|| panic!("no preset {key}"))
+}
+
+/// A preset's text if it is at hand (compiled in, or every file fetched).
+pub fn preset_text(p: &Preset) -> Option<String> {
+    match p.yaml {
+        Some(y) => Some(y.to_string()),
+        None => p
+            .files
+            .iter()
+            .map(|f| crate::fetch::cached(f))
+            .collect::<Option<Vec<_>>>()
+            .map(|parts| p.join(&parts)),
+    }
+}
+
+/// Fetch what a preset's text is made of.
+async fn fetch_all(p: &Preset) -> Result<(), crate::fetch::FetchError> {
+    if p.yaml.is_none() {
+        for f in p.files {
+            crate::fetch::get(f).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The preset `key`'s text, fetched if needed.
+pub async fn preset(key: &str) -> Result<String, crate::fetch::FetchError> {
+    let p = PRESETS
+        .iter()
+        .find(|p| p.key == key)
+        .ok_or_else(|| crate::fetch::FetchError(format!("no preset {key}")))?;
+    fetch_all(p).await?;
+    preset_text(p).ok_or_else(|| crate::fetch::FetchError(format!("{key}: not loaded")))
 }
 
 #[cfg(test)]

@@ -98,7 +98,7 @@ pub struct Store {
     /// when it arrives.
     pub loads: RwSignal<crate::modes::Loads>,
     /// The HTTP request form (used when the target is an entry point).
-    pub http: crate::components::request::HttpForm,
+    pub http: crate::forms::HttpForm,
     /// Whether HTTP routing's code is here ([`Store::load_http`] fetches it).
     pub http_load: RwSignal<HttpLoad>,
     // Derived.
@@ -382,7 +382,7 @@ impl Store {
             rules_node,
             reduced_motion: RwSignal::new(false),
             loads,
-            http: crate::components::request::HttpForm::new(),
+            http: crate::forms::HttpForm::new(),
             live_mode,
             http_load,
             parsed,

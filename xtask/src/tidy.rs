@@ -37,6 +37,24 @@ pub const CORE: &[Layer] = &[
     ("top", &["code", "cli", "fuzzing", "generate", ""]),
 ];
 
+/// kpv-web's layers, bottom up: fetching the site's own files and
+/// writing numbers; the words of each language; the compiled-in index of
+/// presets and lessons; the outside world (address, storage, downloads,
+/// work between frames); the code that loads later; the Store; what
+/// changes the Store's inputs (data files, share links, lessons, fetching
+/// modes); the components that bind to it and draw; the app.
+pub const WEB: &[Layer] = &[
+    ("leaves", &["fetch", "numbers"]),
+    ("words", &["i18n", "hops", "hops_http"]),
+    ("index", &["scenarios", "lessons"]),
+    ("outside", &["env", "download", "export", "work"]),
+    ("code", &["code", "modes", "lazy_http"]),
+    ("state", &["state", "forms"]),
+    ("actions", &["data", "share", "lesson_model", "mode_fetch"]),
+    ("components", &["components", "lazy"]),
+    ("app", &["", "main"]),
+];
+
 /// A file's module path (`trace::types` for `trace/types.rs`, `http` for
 /// `http/mod.rs`, `""` for `lib.rs`), from its path below `src/`.
 fn module_of(rel: &str) -> Option<String> {
@@ -433,6 +451,15 @@ mod tests {
         let files = read_tree_files(&src);
         assert!(files.len() > 50, "read {} files of {src:?}", files.len());
         let problems = check(&files, CORE);
+        assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn kpv_web_is_layered() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../web/src");
+        let files = read_tree_files(&src);
+        assert!(files.len() > 20, "read {} files of {src:?}", files.len());
+        let problems = check(&files, WEB);
         assert!(problems.is_empty(), "\n{}", problems.join("\n"));
     }
 

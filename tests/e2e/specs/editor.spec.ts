@@ -156,10 +156,10 @@ test('an address value the app does not know is reported with how to fix it; the
   await expect(page.getByTestId('url-problems')).toHaveCount(0);
 });
 
-/** The English texts of the translation table (web/src/i18n*.rs) that differ from their Korean. */
+/** The English texts of the translation table (web/src/i18n/*.rs) that differ from their Korean. */
 function englishTable(): string[] {
   // Every table of the full app: its own, HTTP routing's and its parts'.
-  const src = ['i18n.rs', 'i18n_http.rs', 'i18n_full.rs']
+  const src = ['i18n/mod.rs', 'i18n/http.rs', 'i18n/full.rs']
     .map((f) => fs.readFileSync(path.join(__dirname, '../../../web/src', f), 'utf8'))
     .join('\n');
   const rows: [string, string][] = [];

@@ -3,7 +3,7 @@
 //! measured as drawn (Hangul a whole em) so a Korean line never runs past
 //! the card; it never reaches over the entry row's boxes.
 
-use super::diagram::{clip, drawn_width, n};
+use super::measure::{clip, drawn_width, n};
 use crate::i18n::{tr, Lang};
 use crate::state::Store;
 use kpv_core::net::trace::{HopKind, Trace};

@@ -52,7 +52,7 @@ pub fn CompareView() -> impl IntoView {
     // The chosen modes' code is fetched when the view opens or one is
     // ticked; a mode still on its way has no column yet (the line above the
     // columns says so).
-    Effect::new(move |_| crate::modes::request(store, &chosen.get()));
+    Effect::new(move |_| crate::mode_fetch::request(store, &chosen.get()));
     let runs = Memo::new(move |_| {
         let modes: Vec<Mode> = chosen.with(|c| {
             store

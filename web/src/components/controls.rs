@@ -242,7 +242,7 @@ fn speed_value(speed: f64) -> &'static str {
 #[component]
 pub fn PlaybackBar() -> impl IntoView {
     let store = expect_context::<Store>();
-    let embed = use_context::<crate::Embedded>().is_some_and(|e| e.0);
+    let embed = use_context::<crate::env::Embedded>().is_some_and(|e| e.0);
     let l = lang();
     let clock = move || format!("t = {} s", super::seconds(store.now.get()));
     // Whether something is full screen (the browser also leaves it on Esc).

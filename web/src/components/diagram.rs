@@ -6,6 +6,7 @@
 //! shape and a word, never by colour alone.
 
 use super::card::PacketCard;
+use super::measure::{clip, fits, n};
 use super::{lang, outcome_class, outcome_mark, t};
 use crate::hops::{chip_text, short, step_name};
 use crate::i18n::tr;
@@ -20,52 +21,9 @@ use leptos::prelude::*;
 /// NodePorts written on a node's eth0 badge before "+N".
 const MAX_NODE_PORTS: usize = 4;
 
-pub(super) fn n(v: f64) -> String {
-    super::one_decimal(v)
-}
-
 #[component]
 fn BoxRect(rect: Rect, class: &'static str) -> impl IntoView {
     view! { <rect class=class x=n(rect.x) y=n(rect.y) width=n(rect.w) height=n(rect.h) rx="8" /> }
-}
-
-/// Characters of a `px`-sized label that fit in `w` logical units.
-fn fits(w: f64, px: f64) -> usize {
-    ((w / (px * 0.62)).floor() as usize).max(4)
-}
-
-/// Whether a character is drawn about a whole em wide (Hangul, CJK, full-width
-/// forms) rather than the 0.62 em [`fits`] assumes.
-fn wide(c: char) -> bool {
-    matches!(c as u32, 0x1100..=0x11FF | 0x2E80..=0xA4CF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0xFF00..=0xFF60)
-}
-
-/// `text` cut with `…` to fit `w` at `px`, wide characters counted a whole
-/// em: a Korean line is half again as wide as [`fits`] reckons.
-pub(super) fn clip(text: &str, w: f64, px: f64) -> String {
-    let em = |c: char| if wide(c) { px } else { px * 0.62 };
-    if drawn_width(text, px) <= w {
-        return text.to_string();
-    }
-    let mut out = String::new();
-    let mut used = em('…');
-    for c in text.chars() {
-        used += em(c);
-        if used > w {
-            break;
-        }
-        out.push(c);
-    }
-    out.push('…');
-    out
-}
-
-/// How wide `text` is drawn at `px`, wide characters a whole em, the rest
-/// 0.62 em.
-pub(super) fn drawn_width(text: &str, px: f64) -> f64 {
-    text.chars()
-        .map(|c| if wide(c) { px } else { px * 0.62 })
-        .sum()
 }
 
 /// A node's mode glyph: a shape per mode, so the modes differ with their
@@ -891,25 +849,5 @@ pub fn Diagram() -> impl IntoView {
             <PacketCard />
             <PodControls open_pod=open_pod />
         </svg>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::clip;
-
-    #[test]
-    fn clip_counts_hangul_a_whole_em() {
-        // (text, width, px, expected)
-        for (text, w, px, want) in [
-            ("abcd", 100.0, 10.0, "abcd"),
-            ("abcdefghijklmnopqrstuvwxyz", 65.0, 10.0, "abcdefghi…"),
-            ("가나다라마바사", 70.0, 10.0, "가나다라마바사"),
-            ("가나다라마바사", 50.0, 10.0, "가나다라…"),
-            ("LB가 이 노드", 60.0, 10.0, "LB가 이 …"),
-        ] {
-            let got = clip(text, w, px);
-            assert_eq!(got, want, "{text} in {w}");
-        }
     }
 }

@@ -315,7 +315,10 @@ pub fn ScalingLab() -> impl IntoView {
     let start = move |_| {
         needs.set(SCALE_MODES.to_vec());
         leptos::task::spawn_local(async move {
-            if crate::modes::ensure_all(store, &SCALE_MODES).await.is_ok() {
+            if crate::mode_fetch::ensure_all(store, &SCALE_MODES)
+                .await
+                .is_ok()
+            {
                 begin();
             }
         });

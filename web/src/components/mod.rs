@@ -14,6 +14,7 @@ pub mod events;
 pub mod labs;
 #[cfg(feature = "full")]
 pub mod lessons;
+pub mod measure;
 pub mod modewait;
 pub mod panels;
 pub mod pointing;
@@ -22,6 +23,7 @@ pub mod request;
 pub mod textwindow;
 
 use crate::i18n::{tr, Lang};
+pub use crate::numbers::{one_decimal, seconds};
 use kpv_core::net::trace::Outcome;
 use leptos::prelude::*;
 
@@ -34,23 +36,6 @@ pub fn lang() -> RwSignal<Lang> {
 pub fn t(key: &'static str) -> impl Fn() -> &'static str + Copy + Send + Sync + 'static {
     let l = lang();
     move || tr(l.get(), key)
-}
-
-/// `v` with one decimal, as `{:.1}` writes it but in integers (float
-/// formatting code is large in the `.wasm`): coordinates, seconds, sizes.
-/// Halves round away from zero.
-pub fn one_decimal(v: f64) -> String {
-    let tenths = (v * 10.0).round();
-    let tenths = if tenths.is_finite() { tenths as i64 } else { 0 };
-    let sign = if tenths < 0 { "-" } else { "" };
-    let a = tenths.unsigned_abs();
-    format!("{sign}{}.{}", a / 10, a % 10)
-}
-
-/// Milliseconds as seconds with one decimal (`1250` → `1.3`).
-pub fn seconds(ms: u64) -> String {
-    let tenths = (ms + 50) / 100;
-    format!("{}.{}", tenths / 10, tenths % 10)
 }
 
 /// A packet's outcome as a CSS class (the diagram's packets and the

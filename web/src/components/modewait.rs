@@ -44,7 +44,7 @@ pub fn ModeWait(#[prop(into)] modes: Signal<Vec<Mode>>, id: &'static str) -> imp
         let (mode, load) = waiting.get()?;
         let text = move || wait_text(l.get(), mode, load, false);
         Some(if load == Load::Failed {
-            let retry = move |_| crate::modes::request(store, &modes.get_untracked());
+            let retry = move |_| crate::mode_fetch::request(store, &modes.get_untracked());
             view! {
                 <div class="errors mode-wait" role="alert" data-testid=format!("{id}-error") data-mode=mode.as_str()>
                     <p>{text}</p>

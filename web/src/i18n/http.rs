@@ -100,7 +100,7 @@ mod tests {
     fn every_http_key_the_code_uses_is_here() {
         let keys: std::collections::BTreeSet<&str> = TABLE.iter().map(|(k, _, _)| *k).collect();
         let mut missing = Vec::new();
-        for (path, lit) in crate::i18n::tests::source_literals("i18n_http.rs") {
+        for (path, lit) in crate::i18n::tests::source_literals("i18n/http.rs") {
             let key_like = lit.starts_with("http.")
                 && lit.len() > 5
                 && lit

@@ -96,7 +96,7 @@ mod tests {
     /// the embed's code asks for must be in a table the embed has.
     #[test]
     fn every_key_is_used_by_the_full_apps_parts_only() {
-        let literals = crate::i18n::tests::source_literals("i18n_full.rs");
+        let literals = crate::i18n::tests::source_literals("i18n/full.rs");
         for (k, _, _) in TABLE {
             let users: Vec<&std::path::PathBuf> = literals
                 .iter()

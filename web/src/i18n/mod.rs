@@ -9,6 +9,10 @@
 //! written from these tables and checked against them by a test), fetched
 //! when Korean is first chosen; until it has arrived [`tr`] gives English.
 
+#[cfg(feature = "full")]
+pub mod full;
+pub mod http;
+
 use kpv_core::net::modes::DropReason;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -411,14 +415,14 @@ pub const TABLE: &[(&str, &str, &str)] = words![
 
 /// The full app's own words (none in the embed build).
 #[cfg(feature = "full")]
-const FULL: &[(&str, &str, &str)] = crate::i18n_full::TABLE;
+const FULL: &[(&str, &str, &str)] = crate::i18n::full::TABLE;
 #[cfg(not(feature = "full"))]
 const FULL: &[(&str, &str, &str)] = &[];
 
 /// Every entry of this build's tables: this one, HTTP routing's, the full
 /// app's own.
 pub fn entries() -> impl Iterator<Item = &'static (&'static str, &'static str, &'static str)> {
-    TABLE.iter().chain(crate::i18n_http::TABLE).chain(FULL)
+    TABLE.iter().chain(crate::i18n::http::TABLE).chain(FULL)
 }
 
 /// The text of `key` in `lang` (the key itself if unknown, so a missing
@@ -465,13 +469,13 @@ pub fn korean_ready() -> bool {
 
 /// Fetch the Korean words (once) and make [`tr`] give them; the caller
 /// sets the language again so every text is drawn anew.
-pub async fn load_korean() -> Result<(), crate::data::FetchError> {
+pub async fn load_korean() -> Result<(), crate::fetch::FetchError> {
     if korean_ready() {
         return Ok(());
     }
-    let text = crate::data::get(KOREAN_FILE).await?;
+    let text = crate::fetch::get(KOREAN_FILE).await?;
     let entries =
-        parse_tsv(&text).map_err(|e| crate::data::FetchError(format!("{KOREAN_FILE}: {e}")))?;
+        parse_tsv(&text).map_err(|e| crate::fetch::FetchError(format!("{KOREAN_FILE}: {e}")))?;
     #[cfg(feature = "split")]
     {
         // Kept for the page's life, as the compiled-in words are.
@@ -659,9 +663,9 @@ pub(crate) mod tests {
         let keys: BTreeSet<&str> = entries().map(|(k, _, _)| *k).collect();
         let prefixes: BTreeSet<&str> = keys.iter().filter_map(|k| k.split('.').next()).collect();
         let mut missing = Vec::new();
-        for (path, lit) in source_literals("i18n.rs")
+        for (path, lit) in source_literals("i18n/mod.rs")
             .into_iter()
-            .filter(|(p, _)| !p.ends_with("i18n_full.rs"))
+            .filter(|(p, _)| !p.ends_with("i18n/full.rs"))
         {
             let key_like = lit.contains('.')
                 && lit
