@@ -260,7 +260,7 @@ pub fn critical(df: usize) -> f64 {
 mod tests {
     use super::*;
     use crate::plan::{Candidate, Source};
-    use kpv_core::packet::Protocol;
+    use kpv_core::model::packet::Protocol;
 
     fn sa(s: &str) -> SocketAddr {
         s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))

@@ -131,9 +131,9 @@ fn cases(o: &Options) -> Result<(Vec<Case>, usize), String> {
     // Generated clusters: odd seeds IPv4, even seeds IPv6.
     for seed in 1..=o.generated {
         let (family, suffix) = if seed % 2 == 0 {
-            (kpv_core::packet::IpFamily::V6, "-ipv6")
+            (kpv_core::model::packet::IpFamily::V6, "-ipv6")
         } else {
-            (kpv_core::packet::IpFamily::V4, "")
+            (kpv_core::model::packet::IpFamily::V4, "")
         };
         let services = kpv_core::generate::from_seed(seed);
         v.push(Case {
@@ -190,7 +190,7 @@ fn kinds_of(f: &plan::Flow) -> [&'static str; 3] {
             Expect::Node => "to the node",
             Expect::Leaves => "leave the node",
         },
-        if f.protocol == kpv_core::packet::Protocol::Udp {
+        if f.protocol == kpv_core::model::packet::Protocol::Udp {
             "UDP"
         } else {
             "TCP"
@@ -462,7 +462,7 @@ fn probe_world(
             probe::FlowLine {
                 id: f.id,
                 lane,
-                udp: f.protocol == kpv_core::packet::Protocol::Udp,
+                udp: f.protocol == kpv_core::model::packet::Protocol::Udp,
                 dst: f.dst,
                 tries,
                 max_timeouts,

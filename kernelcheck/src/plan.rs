@@ -8,11 +8,11 @@
 //! itself; every expected outcome is read off a `kpv trace` of the flow.
 
 use kpv_core::cli::{self, Common, Format, From, TraceArgs};
+use kpv_core::model::packet::{IpFamily, Protocol};
 use kpv_core::model::{Cluster, Mode, NodePortAddress};
-use kpv_core::modes::Verdict;
-use kpv_core::packet::{IpFamily, Protocol};
-use kpv_core::proxy::{self, ProxyInput, ServicePortName};
-use kpv_core::trace::{self, Outcome};
+use kpv_core::net::modes::Verdict;
+use kpv_core::net::proxy::{self, ProxyInput, ServicePortName};
+use kpv_core::net::trace::{self, Outcome};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -331,7 +331,7 @@ pub fn plan(case: &Case, mode: Mode, node: &str) -> Result<World, String> {
     } else {
         Vec::new()
     };
-    let slices = kpv_core::controller::steady_slices(&cluster);
+    let slices = kpv_core::net::controller::steady_slices(&cluster);
     let slices = proxy::slices_seen_by(mode, &slices);
     let inputs: Vec<ProxyInput> = [IpFamily::V4, IpFamily::V6]
         .into_iter()

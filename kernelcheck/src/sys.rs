@@ -9,8 +9,8 @@
 //! namespace it runs in, and every command and wait has a time limit.
 
 use crate::plan::World;
+use kpv_core::model::packet::IpFamily;
 use kpv_core::model::Mode;
-use kpv_core::packet::IpFamily;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::IpAddr;
