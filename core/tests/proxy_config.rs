@@ -158,6 +158,41 @@ fn min_sync_period_is_kube_proxys_lag() {
             !ready_in_rules(t0 + lag + 100),
             "{lines}: rules follow after the lag"
         );
+        // A packet traced at those times meets the rules the diagram shows.
+        let delivered = |t: u64| {
+            let target = kpv_core::session::replay::targets(&c, None)
+                .into_iter()
+                .find(|t| t.kind == kpv_core::session::replay::TargetKind::ClusterIp)
+                .unwrap_or_else(|| panic!("a ClusterIP"));
+            let packets = [kpv_core::session::replay::SentPacket {
+                id: 0,
+                at_ms: t,
+                request: kpv_core::session::replay::request(
+                    &target,
+                    kpv_core::session::replay::default_origin(&c, &target),
+                    0,
+                ),
+                seed: 1,
+            }];
+            let traces = kpv_core::session::replay::replay(&kpv_core::session::replay::Inputs {
+                code: kpv_core::session::replay::Code::ALL,
+                cluster: &c,
+                mode: c.proxy.mode,
+                scheduler: None,
+                timing,
+                changes: std::slice::from_ref(&change),
+                packets: &packets,
+            });
+            traces.first().is_some_and(|t| !t.endpoints.is_empty())
+        };
+        assert!(
+            delivered(t0 + lag - 100),
+            "{lines}: the replay's rules lag too"
+        );
+        assert!(
+            !delivered(t0 + lag + 100),
+            "{lines}: the replay's rules follow"
+        );
     }
 }
 

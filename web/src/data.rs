@@ -12,9 +12,9 @@
 //! are served from.
 
 use crate::env::UrlProblem;
+use crate::fetch::FetchError;
 #[cfg(feature = "full")]
 use crate::fetch::{cached, get};
-use crate::fetch::FetchError;
 use crate::scenarios::{preset, preset_text, PRESETS};
 use crate::state::Store;
 use kpv_core::model::Mode;

@@ -211,10 +211,8 @@ impl Store {
         // the slice controller's, kube-proxy's) crosses a second.
         let epoch = Memo::new(move |_| {
             let t = now.get();
-            let tm = timing();
-            let slice_t = t.saturating_sub(tm.slice_delay_ms);
-            let proxy_t = slice_t.saturating_sub(tm.proxy_delay_ms);
-            [t / 1000, slice_t / 1000, proxy_t / 1000]
+            let c = parsed.with(|(c, _)| timing().clocks(c, t));
+            [c.now / 1000, c.slices / 1000, c.proxy / 1000]
         });
         let snapshot = Memo::new(move |_| {
             let _ = epoch.get();

@@ -161,8 +161,7 @@ fn readiness_in(
     inputs: &Inputs<'_>,
     t: u64,
 ) -> crate::net::controller::PodReady {
-    let slice_t = t.saturating_sub(inputs.timing.slice_delay_ms);
-    let proxy_t = slice_t.saturating_sub(inputs.timing.proxy_delay_ms);
+    let proxy_t = inputs.timing.clocks(cluster, t).proxy;
     controller::readiness_at(cluster, inputs.changes, proxy_t)
 }
 

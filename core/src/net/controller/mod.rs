@@ -41,6 +41,33 @@ impl Default for Timing {
     }
 }
 
+/// The clocks the control loops read at one instant, in simulated
+/// milliseconds: the kubelet's (now), the EndpointSlice controller's
+/// (`slice_delay_ms` behind) and kube-proxy's (its KubeProxyConfiguration's
+/// `minSyncPeriod`, else `proxy_delay_ms`, behind that).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Clocks {
+    pub now: u64,
+    pub slices: u64,
+    pub proxy: u64,
+}
+
+impl Timing {
+    /// The clocks at `t` in `cluster` (whose kube-proxy may set its own lag).
+    pub fn clocks(&self, cluster: &Cluster, t: u64) -> Clocks {
+        let slices = t.saturating_sub(self.slice_delay_ms);
+        let lag = cluster
+            .proxy
+            .min_sync_period_ms
+            .unwrap_or(self.proxy_delay_ms);
+        Clocks {
+            now: t,
+            slices,
+            proxy: slices.saturating_sub(lag),
+        }
+    }
+}
+
 /// The cluster's derived state at one simulated instant.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Snapshot {
@@ -68,15 +95,9 @@ pub fn readiness_at(cluster: &Cluster, changes: &[AppChange], t: u64) -> PodRead
 /// Everything derived at time `t`.
 pub fn snapshot(cluster: &Cluster, changes: &[AppChange], timing: Timing, t: u64) -> Snapshot {
     let pod_ready = readiness_at(cluster, changes, t);
-    let slice_t = t.saturating_sub(timing.slice_delay_ms);
-    // A KubeProxyConfiguration's minSyncPeriod is kube-proxy's own lag.
-    let proxy_delay = cluster
-        .proxy
-        .min_sync_period_ms
-        .unwrap_or(timing.proxy_delay_ms);
-    let proxy_t = slice_t.saturating_sub(proxy_delay);
-    let slices = compute_slices(cluster, &readiness_at(cluster, changes, slice_t));
-    let proxy_slices = compute_slices(cluster, &readiness_at(cluster, changes, proxy_t));
+    let clocks = timing.clocks(cluster, t);
+    let slices = compute_slices(cluster, &readiness_at(cluster, changes, clocks.slices));
+    let proxy_slices = compute_slices(cluster, &readiness_at(cluster, changes, clocks.proxy));
     Snapshot {
         time_ms: t,
         pod_ready,
