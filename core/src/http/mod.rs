@@ -1,7 +1,7 @@
 //! HTTP routing in front of Services: Ingress and the Gateway API.
 //!
 //! Shaped like [`crate::net::modes`]: the routing objects ([`objects`]) are
-//! compiled once into a typed routing table per entry point ([`model`]:
+//! compiled once into a typed routing table per entry point ([`table`]:
 //! an IngressClass's merged Ingress rules, a Gateway's listeners with the
 //! HTTPRoute matches attached to each, in the order the controller
 //! evaluates them); [`walk`] sends one request through a table and returns
@@ -37,7 +37,7 @@ pub use table::{compile, EntryPoint, RoutingTable};
 pub use walk::{walk, Decision, HttpRequest, Scheme};
 
 /// A cluster made ready for HTTP requests: the controllers' proxies placed
-/// (found or added, see [`controller`]) and the routing tables compiled
+/// (found or added, see [`proxies`]) and the routing tables compiled
 /// against the cluster that has them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Prepared {

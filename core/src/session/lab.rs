@@ -3,7 +3,7 @@
 //!
 //! Every figure here is *measured* by running the real model — packets through
 //! [`crate::session::replay::replay`], synthetic clusters through the real
-//! [`crate::net::modes::compile`] and [`crate::net::modes::Dataplane::process`] — never
+//! [`crate::net::modes::Compilers::compile`] and [`crate::net::modes::Dataplane::process`] — never
 //! taken from a formula. [`expected_share`] only says what the theory predicts,
 //! so the app can show it next to the measurement. Deterministic: the same
 //! arguments give the same numbers; no clock is read (the caller times).

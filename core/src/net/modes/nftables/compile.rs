@@ -7,15 +7,13 @@
 use super::model::*;
 use crate::model::packet::IpFamily;
 use crate::model::NodePortAddress;
-use crate::net::proxy::naming::{
-    concat, push_decimal, push_hash_prefix, push_ip, service_port_name_text,
-};
-use crate::net::proxy::{
-    categorize_endpoints, loopback, LocalDetector, ProxyInput, ServicePortName,
-};
+use crate::net::proxy::naming::{push_decimal, push_hash_prefix, push_ip};
+use crate::net::proxy::{loopback, ProxyInput, ServicePortName};
 use ipnet::IpNet;
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
+
+mod service;
 
 // Base chains (Gen C names: "${type}-${hook}" plus "-pre-dnat").
 pub const FILTER_PREROUTING_PRE_DNAT: &str = "filter-prerouting-pre-dnat";
@@ -286,15 +284,52 @@ fn host_net(ip: IpAddr) -> IpNet {
     IpNet::from(ip)
 }
 
-/// Compile one node's view into the `kube-proxy` table.
+/// Compile one node's view into the `kube-proxy` table: the node-wide
+/// chains, then each Service port's chains and map elements
+/// (`compile/service.rs`), then the sets and maps in kube-proxy's
+/// order.
 pub fn compile_table(input: &ProxyInput) -> Compiled {
-    let family = input.family;
-    let mark = input.nftables_masquerade_mark();
     let mut b = Builder {
         chains: Vec::new(),
         fixed: BTreeMap::new(),
         service: None,
     };
+    let np_mode = node_port_mode(input);
+    node_chains(&mut b, input, &np_mode);
+    let total_endpoints: usize = input.endpoints.values().map(Vec::len).sum();
+    let mut g = Gathered {
+        endpoint_chains: Vec::with_capacity(total_endpoints),
+        ..Gathered::default()
+    };
+    b.chains.reserve(total_endpoints + 3 * input.services.len());
+    let mut bufs = service::Buffers::new(b.jump(MARK_MASQ));
+    for (name, svc, eps) in input.services_with_endpoints() {
+        b.service = Some(BTreeMap::new());
+        service::service_port(&mut b, input, (name, svc, eps), &mut g, &mut bufs);
+    }
+    b.service = None;
+    table(b, input.family, np_mode, g)
+}
+
+/// The sets' and maps' elements and the endpoint chains, gathered while
+/// each Service port is compiled.
+#[derive(Default)]
+struct Gathered {
+    cluster_ips: Vec<IpAddr>,
+    service_ips: Vec<MapElem>,
+    service_nodeports: Vec<MapElem>,
+    no_ep_services: Vec<MapElem>,
+    no_ep_nodeports: Vec<MapElem>,
+    firewall_ips: Vec<MapElem>,
+    affinity_sets: Vec<Set>,
+    endpoint_chains: Vec<EndpointChain>,
+}
+
+/// The base chains, the jumps into kube-proxy's chains and the fixed
+/// chains, in kube-proxy's order.
+fn node_chains(b: &mut Builder, input: &ProxyInput, np_mode: &NodePortMode) {
+    let family = input.family;
+    let mark = input.nftables_masquerade_mark();
     // Base chains, in kube-proxy's nftablesBaseChains order.
     let bases: [(&str, ChainType, NfHook, i32); 8] = [
         (
@@ -393,7 +428,6 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             map: NO_ENDPOINT_SERVICES.into(),
         }]),
     );
-    let np_mode = node_port_mode(input);
     let np_match: Vec<Expr> = match &np_mode {
         NodePortMode::Ips(_) => vec![Expr::DaddrInSet(NODEPORT_IPS.into())],
         NodePortMode::MatchAll => vec![Expr::DaddrNot(not_localhost(family))],
@@ -427,365 +461,12 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
         map: SERVICE_NODEPORTS.into(),
     });
     b.rule(SERVICES, Rule::new(r));
+}
 
-    // Sets and maps.
-    let mut cluster_ips: Vec<IpAddr> = Vec::new();
-    let mut service_ips: Vec<MapElem> = Vec::new();
-    let mut service_nodeports: Vec<MapElem> = Vec::new();
-    let mut no_ep_services: Vec<MapElem> = Vec::new();
-    let mut no_ep_nodeports: Vec<MapElem> = Vec::new();
-    let mut firewall_ips: Vec<MapElem> = Vec::new();
-    let mut affinity_sets: Vec<Set> = Vec::new();
-    let total_endpoints: usize = input.endpoints.values().map(Vec::len).sum();
-    let mut endpoint_chains: Vec<EndpointChain> = Vec::with_capacity(total_endpoints);
-    b.chains.reserve(total_endpoints + 3 * input.services.len());
-
-    // Reused buffers for names, and the one jump every endpoint chain has.
-    let (mut prefix, mut chain_name, mut scratch) = (String::new(), String::new(), String::new());
-    let mark_masq = b.jump(MARK_MASQ);
-    for (name, svc, eps) in input.services_with_endpoints() {
-        b.service = Some(BTreeMap::new());
-        let Some(cluster_ip) = svc.cluster_ip else {
-            continue;
-        };
-        if IpFamily::of(&cluster_ip) != family {
-            continue;
-        }
-        // What `ProxyInput::categorize` returns for this Service port.
-        let cat = categorize_endpoints(svc, eps, input.topology());
-        let proto = name.protocol;
-        // `ns/svc/proto/port`: the text of every chain name's hash.
-        prefix.clear();
-        push_service_port_text(&mut prefix, name);
-        // (Each name in one allocation of its exact size: this runs for
-        // every Service port.)
-        let base = hash_and_truncate(&prefix);
-        let cluster_chain = concat("service-", &base);
-        let local_chain = concat("local-", &base);
-        let external_chain = concat("external-", &base);
-        let fw_chain = concat("firewall-", &base);
-        let comment = service_port_name_text(name);
-        let affinity = svc.session_affinity_seconds;
-
-        // Endpoint chain (and affinity set) names, one sha256 per endpoint,
-        // built in reused buffers.
-        let mut ep_names: Vec<(usize, Name, String)> = Vec::with_capacity(cat.all_reachable.len());
-        ep_names.extend(cat.all_reachable.iter().filter_map(|&i| {
-            let addr = eps.get(i)?.addr;
-            push_endpoint_chain_name(&mut chain_name, &mut scratch, &prefix, &addr);
-            let set = if affinity.is_some() {
-                format!("affinity-{}", &chain_name["endpoint-".len()..])
-            } else {
-                String::new()
-            };
-            Some((i, Name::from(chain_name.as_str()), set))
-        }));
-        let names_of = |i: usize| -> Option<&(usize, Name, String)> {
-            let k = ep_names.binary_search_by_key(&i, |(j, _, _)| *j).ok()?;
-            ep_names.get(k)
-        };
-        let ep_chain_of = |i: usize| -> Option<(&str, SocketAddr)> {
-            let ep = eps.get(i)?;
-            Some((&*names_of(i)?.1, ep.addr))
-        };
-        let affinity_set_of =
-            |i: usize| -> String { names_of(i).map(|n| n.2.clone()).unwrap_or_default() };
-
-        let cluster_eps: &[usize] = cat.cluster.as_deref().unwrap_or(&[]);
-        let local_eps: &[usize] = cat.local.as_deref().unwrap_or(&[]);
-        // kube-proxy's `hasAnyEndpoints`: usable endpoints on ANY node. With a
-        // Local policy, CategorizeEndpoints also counts remote ready (or
-        // serving-terminating) endpoints, which `Categorized::has_any` does not.
-        let has_endpoints = cat.has_any
-            || (svc.uses_local_endpoints()
-                && eps.iter().any(|e| e.ready || (e.serving && e.terminating)));
-        let uses_cluster_chain = !cluster_eps.is_empty() && svc.uses_cluster_endpoints();
-        let uses_local_chain = !local_eps.is_empty() && svc.uses_local_endpoints();
-        let (internal_chain, has_internal) = if svc.internal_policy_local {
-            (&local_chain, has_endpoints && !local_eps.is_empty())
-        } else {
-            (&cluster_chain, has_endpoints)
-        };
-        let (external_policy_chain, has_external) = if svc.external_policy_local {
-            (&local_chain, has_endpoints && !local_eps.is_empty())
-        } else {
-            (&cluster_chain, has_endpoints)
-        };
-        let uses_external_chain = has_endpoints && svc.externally_accessible();
-        let reject = Verdict::Goto(b.refer(REJECT_CHAIN));
-        let internal_filter = if has_endpoints {
-            Verdict::Drop
-        } else {
-            reject.clone()
-        };
-        let external_filter = internal_filter.clone();
-
-        // Chains are created in kube-proxy's order: endpoint chains, policy
-        // chains, external chain, firewall chain.
-        // Their positions, so their rules and references need no lookup by
-        // name (five per endpoint were most of a 10,000-Service compile's
-        // string comparisons).
-        // Endpoint chains are distinct (one per address, named by a hash of
-        // it) and only ever referred to by position: not entered in the
-        // by-name map.
-        let ep_index: Vec<usize> = ep_names
-            .iter()
-            .map(|(_, c, _)| b.create_unlisted(c.clone()))
-            .collect();
-        let index_of = |i: usize| -> Option<usize> {
-            let k = ep_names.binary_search_by_key(&i, |(j, _, _)| *j).ok()?;
-            ep_index.get(k).copied()
-        };
-        if uses_cluster_chain {
-            b.chain(&cluster_chain);
-        }
-        if uses_local_chain {
-            b.chain(&local_chain);
-        }
-        if uses_external_chain {
-            b.chain(&external_chain);
-        }
-
-        cluster_ips.push(cluster_ip);
-        let key = |ip: IpAddr, port: u16| ElemKey {
-            addr: Some(ip),
-            protocol: proto,
-            port,
-        };
-        if has_internal {
-            service_ips.push(MapElem {
-                key: key(cluster_ip, svc.port),
-                comment: None,
-                verdict: Verdict::Goto(b.refer(internal_chain)),
-            });
-        } else {
-            no_ep_services.push(MapElem {
-                key: key(cluster_ip, svc.port),
-                comment: Some(comment.clone()),
-                verdict: internal_filter.clone(),
-            });
-        }
-        for ip in svc
-            .external_ips
-            .iter()
-            .filter(|ip| IpFamily::of(ip) == family)
-        {
-            if has_endpoints {
-                service_ips.push(MapElem {
-                    key: key(*ip, svc.port),
-                    comment: None,
-                    verdict: Verdict::Goto(b.refer(&external_chain)),
-                });
-            }
-            if !has_external {
-                no_ep_services.push(MapElem {
-                    key: key(*ip, svc.port),
-                    comment: Some(comment.clone()),
-                    verdict: external_filter.clone(),
-                });
-            }
-        }
-        let lb_ips: Vec<IpAddr> = svc
-            .load_balancer_ips
-            .iter()
-            .filter(|ip| IpFamily::of(ip) == family)
-            .copied()
-            .collect();
-        let uses_fw = !lb_ips.is_empty() && !svc.load_balancer_source_ranges.is_empty();
-        if uses_fw {
-            b.chain(&fw_chain);
-        }
-        for ip in &lb_ips {
-            if has_endpoints {
-                service_ips.push(MapElem {
-                    key: key(*ip, svc.port),
-                    comment: None,
-                    verdict: Verdict::Goto(b.refer(&external_chain)),
-                });
-            }
-            if uses_fw {
-                firewall_ips.push(MapElem {
-                    key: key(*ip, svc.port),
-                    comment: None,
-                    verdict: Verdict::Goto(b.refer(&fw_chain)),
-                });
-            }
-        }
-        if !has_external {
-            for ip in &lb_ips {
-                no_ep_services.push(MapElem {
-                    key: key(*ip, svc.port),
-                    comment: Some(comment.clone()),
-                    verdict: external_filter.clone(),
-                });
-            }
-        }
-        if svc.node_port != 0 {
-            let np_key = ElemKey {
-                addr: None,
-                protocol: proto,
-                port: svc.node_port,
-            };
-            if has_endpoints {
-                service_nodeports.push(MapElem {
-                    key: np_key,
-                    comment: None,
-                    verdict: Verdict::Goto(b.refer(&external_chain)),
-                });
-            }
-            if !has_external {
-                no_ep_nodeports.push(MapElem {
-                    key: np_key,
-                    comment: Some(comment.clone()),
-                    verdict: external_filter.clone(),
-                });
-            }
-        }
-
-        // Internal traffic: masquerade off-cluster (or all) ClusterIP traffic.
-        if has_internal {
-            if input.config.nftables_masquerade_all {
-                b.rule(
-                    internal_chain,
-                    Rule::new(vec![Expr::Daddr(cluster_ip), b.jump(MARK_MASQ)]),
-                );
-            } else if let LocalDetector::Cidr(c) = &input.local_detector {
-                b.rule(
-                    internal_chain,
-                    Rule::new(vec![
-                        Expr::Daddr(cluster_ip),
-                        Expr::SaddrNot(AddrSpec::Net(*c)),
-                        b.jump(MARK_MASQ),
-                    ]),
-                );
-            }
-        }
-        // External traffic.
-        if uses_external_chain {
-            if !svc.external_policy_local {
-                b.rule(&external_chain, Rule::new(vec![b.jump(MARK_MASQ)]));
-            } else {
-                if let LocalDetector::Cidr(c) = &input.local_detector {
-                    b.rule(
-                        &external_chain,
-                        Rule::commented(
-                            vec![Expr::Saddr(AddrSpec::Net(*c)), b.goto(&cluster_chain)],
-                            "short-circuit pod traffic",
-                        ),
-                    );
-                }
-                b.rule(
-                    &external_chain,
-                    Rule::commented(
-                        vec![Expr::FibSaddrLocal, b.jump(MARK_MASQ)],
-                        "masquerade local traffic",
-                    ),
-                );
-                b.rule(
-                    &external_chain,
-                    Rule::commented(
-                        vec![Expr::FibSaddrLocal, b.goto(&cluster_chain)],
-                        "short-circuit local traffic",
-                    ),
-                );
-            }
-            if has_external {
-                b.rule(
-                    &external_chain,
-                    Rule::new(vec![b.goto(external_policy_chain)]),
-                );
-            }
-        }
-        // Firewall (loadBalancerSourceRanges).
-        if uses_fw {
-            let mut sources: Vec<AddrSpec> = Vec::new();
-            let mut allow_from_node = false;
-            for c in &svc.load_balancer_source_ranges {
-                sources.push(AddrSpec::Net(*c));
-                if c.contains(&input.node.primary_ip) {
-                    allow_from_node = true;
-                }
-            }
-            if allow_from_node {
-                sources.extend(lb_ips.iter().map(|ip| AddrSpec::Ip(*ip)));
-            }
-            b.rule(
-                &fw_chain,
-                Rule::new(vec![
-                    Expr::SaddrNotInAnon(sources),
-                    Expr::Verdict(Verdict::Drop),
-                ]),
-            );
-        }
-        // Affinity sets.
-        if let Some(timeout) = affinity {
-            for &i in &cat.all_reachable {
-                if eps.get(i).is_some() {
-                    affinity_sets.push(Set {
-                        name: affinity_set_of(i),
-                        comment: None,
-                        timeout_seconds: Some(timeout),
-                        elements: Vec::new(),
-                    });
-                }
-            }
-        }
-        // Service → endpoint rules.
-        let write_lb = |b: &mut Builder, chain: &str, idx: &[usize]| {
-            let targets: Vec<(usize, usize)> = idx
-                .iter()
-                .filter_map(|&i| Some((i, index_of(i)?)))
-                .collect();
-            if affinity.is_some() {
-                for &(i, at) in &targets {
-                    let goto = Expr::Verdict(Verdict::Goto(b.refer_at(at)));
-                    b.rule(
-                        chain,
-                        Rule::new(vec![Expr::SaddrInSet(affinity_set_of(i)), goto]),
-                    );
-                }
-            }
-            b.rule(
-                chain,
-                Rule::new([Expr::NumgenVmap(
-                    targets.iter().map(|&(_, at)| b.refer_at(at)).collect(),
-                )]),
-            );
-        };
-        if uses_cluster_chain {
-            write_lb(&mut b, &cluster_chain, cluster_eps);
-        }
-        if uses_local_chain {
-            write_lb(&mut b, &local_chain, local_eps);
-        }
-        // Endpoint chains.
-        for &i in &cat.all_reachable {
-            let (Some((_, addr)), Some(at)) = (ep_chain_of(i), index_of(i)) else {
-                continue;
-            };
-            let rules = &mut b.chains[at].rules;
-            rules.push(Rule::new([
-                Expr::Saddr(AddrSpec::Ip(addr.ip())),
-                mark_masq.clone(),
-            ]));
-            let set = affinity.map(|_| affinity_set_of(i));
-            if let Some(s) = &set {
-                rules.push(Rule::new([Expr::UpdateSaddr(s.clone())]));
-            }
-            rules.push(Rule::new([Expr::L4Proto(proto), Expr::DnatTo(addr)]));
-            let r = b.refer_at(at);
-            if let Some(index) = r.index {
-                endpoint_chains.push(EndpointChain {
-                    chain: r.name,
-                    index,
-                    endpoint: addr,
-                    affinity_set: set,
-                });
-            }
-        }
-    }
-    b.service = None;
-
+/// The table: every chain, then the sets and maps with their elements
+/// sorted as kube-proxy writes them.
+fn table(b: Builder, family: IpFamily, np_mode: NodePortMode, g: Gathered) -> Compiled {
+    let mut cluster_ips = g.cluster_ips;
     crate::util::order::sort(&mut cluster_ips);
     cluster_ips.dedup();
     let sort_elems = |mut v: Vec<MapElem>| {
@@ -807,7 +488,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             elements: ips.clone(),
         });
     }
-    sets.extend(affinity_sets);
+    sets.extend(g.affinity_sets);
     let map = |name: &str, key: KeyType, comment: &str, elements: Vec<MapElem>| Map {
         name: name.into(),
         key,
@@ -819,31 +500,31 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
             SERVICE_IPS,
             KeyType::AddrProtoPort,
             "ClusterIP, ExternalIP and LoadBalancer IP traffic",
-            service_ips,
+            g.service_ips,
         ),
         map(
             SERVICE_NODEPORTS,
             KeyType::ProtoPort,
             "NodePort traffic",
-            service_nodeports,
+            g.service_nodeports,
         ),
         map(
             NO_ENDPOINT_SERVICES,
             KeyType::AddrProtoPort,
             "vmap to drop or reject packets to services with no endpoints",
-            no_ep_services,
+            g.no_ep_services,
         ),
         map(
             NO_ENDPOINT_NODEPORTS,
             KeyType::ProtoPort,
             "vmap to drop or reject packets to service nodeports with no endpoints",
-            no_ep_nodeports,
+            g.no_ep_nodeports,
         ),
         map(
             FIREWALL_IPS,
             KeyType::AddrProtoPort,
             "destinations that are subject to LoadBalancerSourceRanges",
-            firewall_ips,
+            g.firewall_ips,
         ),
     ];
     let mut table = Table {
@@ -857,7 +538,7 @@ pub fn compile_table(input: &ProxyInput) -> Compiled {
     table.index_sets();
     Compiled {
         table,
-        endpoint_chains,
+        endpoint_chains: g.endpoint_chains,
         node_port_mode: np_mode,
     }
 }
