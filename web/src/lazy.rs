@@ -120,8 +120,7 @@ pub fn ready(part: Part) -> Option<ViewFn> {
 }
 
 /// Why a part's code did not arrive (the browser says more in its console).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LoadFailed(pub Part);
+pub type LoadFailed = crate::load::LoadFailed<Part>;
 
 /// Fetch `part`'s code if it is not here yet. A failure is not remembered:
 /// the next call tries again.
@@ -131,10 +130,12 @@ pub async fn load(part: Part) -> Result<ViewFn, LoadFailed> {
     }
     #[cfg(feature = "split")]
     {
-        let f = split::load(part).await.map_err(|_| LoadFailed(part))?;
+        let f = split::load(part)
+            .await
+            .map_err(|_| crate::load::LoadFailed(part))?;
         let _ = LOADED[part.slot()].set(f);
     }
-    ready(part).ok_or(LoadFailed(part))
+    ready(part).ok_or(crate::load::LoadFailed(part))
 }
 
 /// What `App` gives the editor through context: the text and what was
@@ -152,29 +153,6 @@ enum Shown {
     Loading,
     Failed,
     Ready(ViewFn),
-}
-
-/// Run `f` when the browser is next idle (at the latest after a second and
-/// a half), else after a short timeout where there is no idle callback.
-fn when_idle(f: impl FnOnce() + 'static) {
-    use wasm_bindgen::{closure::Closure, JsCast};
-    let Some(window) = web_sys::window() else {
-        return;
-    };
-    let idle = js_sys::Reflect::get(&window, &"requestIdleCallback".into())
-        .ok()
-        .and_then(|v| v.dyn_into::<js_sys::Function>().ok());
-    let callback = Closure::once_into_js(f);
-    let asked = idle.is_some_and(|idle| {
-        let opts = js_sys::Object::new();
-        let _ = js_sys::Reflect::set(&opts, &"timeout".into(), &1500.into());
-        idle.call2(&window, &callback, &opts).is_ok()
-    });
-    if !asked {
-        if let Ok(cb) = callback.dyn_into::<js_sys::Function>() {
-            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&cb, 50);
-        }
-    }
 }
 
 /// One part loaded on first use: its placeholder while loading, the part
@@ -197,7 +175,7 @@ pub fn Lazy(part: Part, when: When) -> impl IntoView {
     if matches!(shown.get_untracked(), Shown::Loading) {
         match when {
             When::Now => fetch(),
-            When::Idle => when_idle(move || {
+            When::Idle => crate::load::when_idle(move || {
                 if shown.try_get_untracked().is_some() {
                     fetch();
                 }

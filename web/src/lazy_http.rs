@@ -34,8 +34,7 @@ pub fn ready() -> bool {
 }
 
 /// Routing's code did not arrive (the browser's console says more).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LoadFailed;
+pub type LoadFailed = crate::load::LoadFailed;
 
 /// Fetch routing's code if it is not here yet, and keep it.
 pub async fn load() -> Result<(), LoadFailed> {
@@ -49,13 +48,13 @@ pub async fn load() -> Result<(), LoadFailed> {
                 // The first arrival stands.
                 let _ = LOADED.set(f);
             }
-            Err(_) => return Err(LoadFailed),
+            Err(_) => return Err(crate::load::LoadFailed(())),
         }
     }
     if ready() {
         Ok(())
     } else {
-        Err(LoadFailed)
+        Err(crate::load::LoadFailed(()))
     }
 }
 

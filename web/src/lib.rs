@@ -50,6 +50,7 @@ pub mod lazy_http;
 pub mod lesson_model;
 #[cfg(feature = "full")]
 pub mod lessons;
+pub mod load;
 pub mod mode_fetch;
 pub mod modes;
 pub mod numbers;
@@ -318,7 +319,7 @@ pub fn App() -> impl IntoView {
     // HTTP routing's code is fetched when a scenario first has routing
     // objects (never for one without).
     Effect::new(move |_| {
-        if store.http_pending.get() && store.http_load.get() == state::HttpLoad::Idle {
+        if store.http_pending.get() && store.http_load.get() == load::Fetch::Absent {
             store.load_http();
         }
     });

@@ -14,7 +14,8 @@
 //!   with [`ensure`] when it is used; a failed fetch is tried again only when
 //!   the user asks (Retry, or choosing the mode again), never in a loop.
 
-use crate::modes::{load, Load, LoadFailed, Loads};
+use crate::load::Fetch;
+use crate::modes::{load, LoadFailed, Loads};
 use crate::state::Store;
 use kpv_core::model::Mode;
 use leptos::prelude::*;
@@ -77,19 +78,12 @@ pub fn prefetch_when_idle(store: Store) {
         leptos::task::spawn_local(async move {
             for m in store.loads.with_untracked(Loads::to_prefetch) {
                 // One the user has asked for meanwhile is on its way already.
-                if store.loads.with_untracked(|l| l.of(m)) == Load::Absent {
+                if store.loads.with_untracked(|l| l.of(m)) == Fetch::Absent {
                     let _ = ensure(store, m).await;
                 }
             }
         })
     };
-    // Two frames: the first screen is drawn by the time the second starts.
-    request_animation_frame(move || {
-        request_animation_frame(move || {
-            if request_idle_callback_with_handle(run).is_err() {
-                // No requestIdleCallback (Safari): soon after the first frame.
-                set_timeout(run, std::time::Duration::from_millis(300));
-            }
-        })
-    });
+    // The first screen is drawn by then; nothing competes with start-up.
+    crate::load::after_first_paint(run);
 }

@@ -16,6 +16,7 @@
 //!
 //! When to fetch is decided in [`crate::mode_fetch`].
 
+use crate::load::Fetch;
 use kpv_core::model::Mode;
 use kpv_core::net::modes::Compilers;
 
@@ -48,24 +49,10 @@ pub fn ready(mode: Mode) -> bool {
     compilers().ready(mode)
 }
 
-/// Where one mode's code is.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Load {
-    /// Not asked for yet.
-    #[default]
-    Absent,
-    /// On its way.
-    Loading,
-    /// Here: [`compilers`] has it.
-    Ready,
-    /// The last fetch failed (offline, not found); asking again retries.
-    Failed,
-}
-
 /// Where every mode's code is: the Store's input that says which modes
 /// computations may use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Loads([Load; 4]);
+pub struct Loads([Fetch; 4]);
 
 /// The order the modes not in use are prefetched in: the ones a learner
 /// most often turns to first (IPVS and nftables are what the lessons and
@@ -75,7 +62,7 @@ const PREFETCH_ORDER: [Mode; 4] = [Mode::Iptables, Mode::Ipvs, Mode::Nftables, M
 impl Loads {
     /// Every mode as `ready` says: ready, or not asked for yet.
     pub fn from_ready(ready: impl Fn(Mode) -> bool) -> Loads {
-        Loads(Mode::ALL.map(|m| if ready(m) { Load::Ready } else { Load::Absent }))
+        Loads(Mode::ALL.map(|m| Fetch::of(ready(m))))
     }
 
     /// As this build has them: the linked modes (all of them without
@@ -84,44 +71,34 @@ impl Loads {
         Loads::from_ready(ready)
     }
 
-    pub fn of(&self, mode: Mode) -> Load {
+    pub fn of(&self, mode: Mode) -> Fetch {
         self.0[mode.index()]
     }
 
     pub fn ready(&self, mode: Mode) -> bool {
-        self.of(mode) == Load::Ready
+        self.of(mode) == Fetch::Ready
     }
 
     /// A fetch of `mode` starts: true if one was needed (it was absent or
     /// had failed); a mode on its way or here stays as it is.
     pub fn begin(&mut self, mode: Mode) -> bool {
-        let s = &mut self.0[mode.index()];
-        match s {
-            Load::Absent | Load::Failed => {
-                *s = Load::Loading;
-                true
-            }
-            Load::Loading | Load::Ready => false,
-        }
+        self.0[mode.index()].begin()
     }
 
     /// A fetch of `mode` ended. A mode once ready stays ready.
     pub fn finish(&mut self, mode: Mode, ok: bool) {
-        let s = &mut self.0[mode.index()];
-        if *s != Load::Ready {
-            *s = if ok { Load::Ready } else { Load::Failed };
-        }
+        self.0[mode.index()].finish(ok)
     }
 
     /// What a view that needs `modes` waits for: the first that failed
     /// (say so, offer Retry), else the first not here yet; `None` when all
     /// are ready.
-    pub fn waiting(&self, modes: &[Mode]) -> Option<(Mode, Load)> {
+    pub fn waiting(&self, modes: &[Mode]) -> Option<(Mode, Fetch)> {
         let not_ready = modes.iter().map(|m| (*m, self.of(*m)));
         not_ready
             .clone()
-            .find(|(_, l)| *l == Load::Failed)
-            .or_else(|| not_ready.clone().find(|(_, l)| *l != Load::Ready))
+            .find(|(_, l)| *l == Fetch::Failed)
+            .or_else(|| not_ready.clone().find(|(_, l)| *l != Fetch::Ready))
     }
 
     /// The modes worth prefetching: those never asked for (one that failed
@@ -129,14 +106,13 @@ impl Loads {
     pub fn to_prefetch(&self) -> Vec<Mode> {
         PREFETCH_ORDER
             .into_iter()
-            .filter(|m| self.of(*m) == Load::Absent)
+            .filter(|m| self.of(*m) == Fetch::Absent)
             .collect()
     }
 }
 
 /// Why a mode's code did not arrive (the browser says more in its console).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LoadFailed(pub Mode);
+pub type LoadFailed = crate::load::LoadFailed<Mode>;
 
 /// Fetch `mode`'s code if it is not here yet, and keep it.
 pub async fn load(mode: Mode) -> Result<(), LoadFailed> {
@@ -157,13 +133,13 @@ pub async fn load(mode: Mode) -> Result<(), LoadFailed> {
                 // the same function).
                 let _ = LOADED[mode.index()].set(f);
             }
-            Err(_) => return Err(LoadFailed(mode)),
+            Err(_) => return Err(crate::load::LoadFailed(mode)),
         }
     }
     if ready(mode) {
         Ok(())
     } else {
-        Err(LoadFailed(mode))
+        Err(crate::load::LoadFailed(mode))
     }
 }
 
@@ -203,10 +179,10 @@ mod tests {
     fn a_fetch_begins_once_and_a_failed_one_begins_again_when_asked() {
         // (state before, begin() says, state after begin)
         for (before, starts, after) in [
-            (Load::Absent, true, Load::Loading),
-            (Load::Loading, false, Load::Loading),
-            (Load::Ready, false, Load::Ready),
-            (Load::Failed, true, Load::Loading),
+            (Fetch::Absent, true, Fetch::Loading),
+            (Fetch::Loading, false, Fetch::Loading),
+            (Fetch::Ready, false, Fetch::Ready),
+            (Fetch::Failed, true, Fetch::Loading),
         ] {
             let mut l = release();
             l.0[Mode::Ipvs.index()] = before;
@@ -217,7 +193,7 @@ mod tests {
 
     #[test]
     fn a_fetch_ends_ready_or_failed_and_ready_stays() {
-        for (ok, want) in [(true, Load::Ready), (false, Load::Failed)] {
+        for (ok, want) in [(true, Fetch::Ready), (false, Fetch::Failed)] {
             let mut l = release();
             l.begin(Mode::Nftables);
             l.finish(Mode::Nftables, ok);
@@ -234,14 +210,14 @@ mod tests {
         assert_eq!(l.waiting(&[Mode::Iptables]), None);
         assert_eq!(
             l.waiting(&[Mode::Iptables, Mode::Ipvs, Mode::Nftables]),
-            Some((Mode::Ipvs, Load::Absent))
+            Some((Mode::Ipvs, Fetch::Absent))
         );
         l.begin(Mode::Ipvs);
         l.begin(Mode::Nftables);
         l.finish(Mode::Nftables, false);
         assert_eq!(
             l.waiting(&[Mode::Iptables, Mode::Ipvs, Mode::Nftables]),
-            Some((Mode::Nftables, Load::Failed))
+            Some((Mode::Nftables, Fetch::Failed))
         );
         l.finish(Mode::Ipvs, true);
         assert_eq!(l.waiting(&[Mode::Ipvs]), None);

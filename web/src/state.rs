@@ -13,6 +13,7 @@
 //! recomputed when a clock it reads crosses a probe second, not every frame;
 //! and only the shown node's rules are compiled and rendered.
 
+use crate::load::Fetch;
 use kpv_core::model::packet::IpFamily;
 use kpv_core::model::{Cluster, EndpointSlice, Mode, NamespacedName, Scheduler};
 use kpv_core::net::controller::{self, AppChange, AppState, Timing};
@@ -46,17 +47,6 @@ impl WithHttpProxies for Parsed {
             None => self,
         }
     }
-}
-
-/// Where HTTP routing's code is (see [`crate::lazy_http`]): linked in or
-/// registered (`Ready`), not asked for yet (`Idle`: the scenario has no
-/// routing objects), on its way, or failed to arrive.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HttpLoad {
-    Idle,
-    Loading,
-    Ready,
-    Failed,
 }
 
 /// The scenario key of the user's own YAML.
@@ -100,7 +90,7 @@ pub struct Store {
     /// The HTTP request form (used when the target is an entry point).
     pub http: crate::forms::HttpForm,
     /// Whether HTTP routing's code is here ([`Store::load_http`] fetches it).
-    pub http_load: RwSignal<HttpLoad>,
+    pub http_load: RwSignal<Fetch>,
     // Derived.
     /// The mode in use when its code is here, else `None`: the one gate
     /// every computation with a mode goes through (the mode itself may come
@@ -164,11 +154,11 @@ impl Store {
     pub fn new(scenario: &str, yaml: &str) -> Store {
         let yaml = RwSignal::new(yaml.to_string());
         let http_load = RwSignal::new(if crate::lazy_http::ready() {
-            HttpLoad::Ready
+            Fetch::Ready
         } else {
-            HttpLoad::Idle
+            Fetch::Absent
         });
-        let http_ready = Memo::new(move |_| http_load.get() == HttpLoad::Ready);
+        let http_ready = Memo::new(move |_| http_load.get() == Fetch::Ready);
         let preparsed = StoredValue::new_local(None::<(String, Parsed)>);
         let parsed = Memo::new(move |_| {
             yaml.with(|y| {
@@ -407,20 +397,18 @@ impl Store {
     /// failed fetch is tried again here, by the Retry button). Nothing the
     /// user has is touched: requests sent meanwhile are traced when it is in.
     pub fn load_http(&self) {
-        if matches!(
-            self.http_load.get_untracked(),
-            HttpLoad::Loading | HttpLoad::Ready
-        ) {
+        let mut starts = false;
+        self.http_load.maybe_update(|f| {
+            starts = f.begin();
+            starts
+        });
+        if !starts {
             return;
         }
-        self.http_load.set(HttpLoad::Loading);
         let http_load = self.http_load;
         leptos::task::spawn_local(async move {
-            let now = match crate::lazy_http::load().await {
-                Ok(()) => HttpLoad::Ready,
-                Err(crate::lazy_http::LoadFailed) => HttpLoad::Failed,
-            };
-            http_load.set(now);
+            let ok = crate::lazy_http::load().await.is_ok();
+            http_load.try_update(|f| f.finish(ok));
         });
     }
 
@@ -662,7 +650,7 @@ impl Store {
 
     /// What the mode in use waits for: `None` when its code is here, else
     /// whether it is on its way or failed to come.
-    pub fn mode_wait(&self) -> Option<(Mode, crate::modes::Load)> {
+    pub fn mode_wait(&self) -> Option<(Mode, crate::load::Fetch)> {
         let m = self.mode.get();
         self.loads.with(|l| l.waiting(&[m]))
     }

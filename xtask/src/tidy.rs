@@ -37,14 +37,15 @@ pub const CORE: &[Layer] = &[
     ("top", &["code", "cli", "fuzzing", "generate", ""]),
 ];
 
-/// kpv-web's layers, bottom up: fetching the site's own files and
-/// writing numbers; the words of each language; the compiled-in index of
+/// kpv-web's layers, bottom up: fetching the site's own files, the one
+/// loading state and idle scheduler, and writing numbers; the words of each
+/// language; the compiled-in index of
 /// presets and lessons; the outside world (address, storage, downloads,
 /// work between frames); the code that loads later; the Store; what
 /// changes the Store's inputs (data files, share links, lessons, fetching
 /// modes); the components that bind to it and draw; the app.
 pub const WEB: &[Layer] = &[
-    ("leaves", &["fetch", "numbers"]),
+    ("leaves", &["fetch", "load", "numbers"]),
     ("words", &["i18n", "hops", "hops_http"]),
     ("index", &["scenarios", "lessons"]),
     ("outside", &["env", "download", "export", "work"]),

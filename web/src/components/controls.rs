@@ -74,7 +74,7 @@ pub fn Toolbar() -> impl IntoView {
                     {mode_options}
                 </select>
                 // The chosen mode's code on its way.
-                {move || store.mode_wait().filter(|(_, load)| *load != crate::modes::Load::Failed).map(|(m, load)| view! {
+                {move || store.mode_wait().filter(|(_, load)| *load != crate::load::Fetch::Failed).map(|(m, load)| view! {
                     // Not a span: the top bar hides its labels' spans (their words).
                     <i class="spinner" data-testid="mode-busy" role="img"
                         aria-label=move || super::modewait::wait_text(l.get(), m, load, true)></i>
@@ -429,7 +429,7 @@ pub fn Exports(theme: RwSignal<&'static str>) -> impl IntoView {
 /// Why Send waits for the HTTP entry point: routing's code is loading, or
 /// did not load (the notice above the diagram has the Retry).
 fn http_wait_text(l: crate::i18n::Lang, store: Store) -> &'static str {
-    if store.http_load.get() == crate::state::HttpLoad::Failed {
+    if store.http_load.get() == crate::load::Fetch::Failed {
         tr(l, "http.load.failed")
     } else {
         tr(l, "http.load.loading")

@@ -288,7 +288,7 @@ pub fn Editor(
         })
     });
     Effect::new(move |_| {
-        if awaiting.get() && store.http_load.get() == crate::state::HttpLoad::Idle {
+        if awaiting.get() && store.http_load.get() == crate::load::Fetch::Absent {
             store.load_http();
         }
     });

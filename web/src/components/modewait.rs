@@ -6,7 +6,7 @@
 
 use super::{lang, t};
 use crate::i18n::{tr, Lang};
-use crate::modes::Load;
+use crate::load::Fetch;
 use crate::state::Store;
 use kpv_core::model::Mode;
 use leptos::prelude::*;
@@ -23,8 +23,8 @@ pub fn mode_name(mode: Mode) -> &'static str {
 
 /// "Loading the IPVS mode…", or that it did not load (what else stays
 /// unless `short`: the caption and the diagram's heading have one line).
-pub fn wait_text(l: Lang, mode: Mode, load: Load, short: bool) -> String {
-    let key = match (load == Load::Failed, short) {
+pub fn wait_text(l: Lang, mode: Mode, load: Fetch, short: bool) -> String {
+    let key = match (load == Fetch::Failed, short) {
         (false, _) => "mode.loading",
         (true, false) => "mode.failed",
         (true, true) => "mode.failed.short",
@@ -43,7 +43,7 @@ pub fn ModeWait(#[prop(into)] modes: Signal<Vec<Mode>>, id: &'static str) -> imp
     move || {
         let (mode, load) = waiting.get()?;
         let text = move || wait_text(l.get(), mode, load, false);
-        Some(if load == Load::Failed {
+        Some(if load == Fetch::Failed {
             let retry = move |_| crate::mode_fetch::request(store, &modes.get_untracked());
             view! {
                 <div class="errors mode-wait" role="alert" data-testid=format!("{id}-error") data-mode=mode.as_str()>

@@ -9,7 +9,8 @@
 use super::lang;
 use crate::hops_http::error_text;
 use crate::i18n::tr;
-use crate::state::{HttpLoad, Store};
+use crate::load::Fetch;
+use crate::state::Store;
 use kpv_core::http::send::{decision, proxy_hops, ProxyStage};
 use kpv_core::net::trace::{Dest, Trace};
 use kpv_core::session::replay::TargetKind;
@@ -297,7 +298,7 @@ pub fn HttpStatus() -> impl IntoView {
             return None;
         }
         let lg = l.get();
-        Some(if store.http_load.get() == HttpLoad::Failed {
+        Some(if store.http_load.get() == Fetch::Failed {
             view! {
                 <div class="errors" role="alert" data-testid="http-load-error">
                     <p>{tr(lg, "http.load.failed")}</p>
