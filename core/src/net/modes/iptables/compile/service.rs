@@ -41,7 +41,9 @@ pub(super) struct Scratch {
     chain_name: String,
 }
 
-/// Emit one Service port's rules (nothing for one without a cluster IP).
+/// Emit one Service port's rules (nothing for one without a cluster IP):
+/// the plan first, then each part in kube-proxy's order (the letters are
+/// the parts of `syncProxyRules`' loop).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn service_port(
     node: &Node,
@@ -53,11 +55,6 @@ pub(super) fn service_port(
     svc_eps: &[EndpointInfo],
     topo: Option<Topology<'_>>,
 ) {
-    let svc_comment = |m: &mut Matches, text: &dyn Fn() -> String| {
-        if !node.large_cluster {
-            m.push(Match::Comment(text()));
-        }
-    };
     let Some(cluster_ip) = svc.cluster_ip else {
         return;
     };
@@ -77,10 +74,12 @@ pub(super) fn service_port(
     } else {
         1
     };
-    let mut svc_chain = LazyChain::new(names::SVC, &hash, 1 + per_ep * eps.cluster.len());
-    let mut svl_chain = LazyChain::new(names::SVL, &hash, 1 + per_ep * eps.local.len());
-    let mut ext_chain = LazyChain::new(names::EXT, &hash, 0);
-    let mut fw_chain = LazyChain::new(names::FW, &hash, 0);
+    let mut ch = Chains {
+        svc: LazyChain::new(names::SVC, &hash, 1 + per_ep * eps.cluster.len()),
+        svl: LazyChain::new(names::SVL, &hash, 1 + per_ep * eps.local.len()),
+        ext: LazyChain::new(names::EXT, &hash, 0),
+        fw: LazyChain::new(names::FW, &hash, 0),
+    };
     // KUBE-SEP- chains, one per reachable endpoint, declared one after
     // the other: the k-th endpoint's chain is `first_sep + k`.
     let first_sep = nat.chains.len();
@@ -94,102 +93,184 @@ pub(super) fn service_port(
         push_hash_prefix(&mut scratch.chain_name, &scratch.hash_input, 16);
         nat.chain(scratch.chain_name.as_str());
     }
-    // (address, chain), sorted: for finding an endpoint's chain.
-    let mut by_addr: Vec<(SocketAddr, Id)> = Vec::with_capacity(eps.all.len());
-    by_addr.extend(
-        eps.all
-            .iter()
-            .enumerate()
-            .map(|(k, (_, ep))| (ep.addr, first_sep + k)),
-    );
-    by_addr.sort_unstable_by_key(|(a, _)| *a);
-    let sep_of = |ep: &EndpointInfo| -> Option<Id> {
-        by_addr
+    let p = Port::new(node, fx, svc, eps, (name, cluster_ip), first_sep);
+    address_rules(&p, &mut ch, filter, nat);
+    node_port_rules(&p, &mut ch, filter, nat);
+    ext_chain_rules(&p, &mut ch, nat);
+    fw_chain_rules(&p, &mut ch, nat);
+    lb_chain_rules(&p, &mut ch, nat);
+    sep_chain_rules(&p, nat);
+}
+
+/// The port's chains that exist only when a rule jumps to them.
+struct Chains<'h> {
+    svc: LazyChain<'h>,
+    svl: LazyChain<'h>,
+    ext: LazyChain<'h>,
+    fw: LazyChain<'h>,
+}
+
+/// One Service port, with what its categorised endpoints call for,
+/// decided once.
+struct Port<'a> {
+    node: &'a Node,
+    fx: &'a Fixed,
+    svc: &'a ServicePortInfo,
+    eps: Endpoints<'a>,
+    /// `ns/svc:port`.
+    name: String,
+    proto: crate::model::packet::Protocol,
+    cluster_ip: IpAddr,
+    /// The first KUBE-SEP- chain; the k-th endpoint's is `first_sep + k`.
+    first_sep: Id,
+    /// (address, chain), sorted: for finding an endpoint's chain.
+    by_addr: Vec<(SocketAddr, Id)>,
+    has_any: bool,
+    uses_cluster_chain: bool,
+    uses_local_chain: bool,
+    internal_is_local: bool,
+    has_internal: bool,
+    external_is_local: bool,
+    has_external: bool,
+    uses_ext: bool,
+    uses_fw: bool,
+}
+
+impl<'a> Port<'a> {
+    fn new(
+        node: &'a Node,
+        fx: &'a Fixed,
+        svc: &'a ServicePortInfo,
+        eps: Endpoints<'a>,
+        (name, cluster_ip): (String, IpAddr),
+        first_sep: Id,
+    ) -> Port<'a> {
+        let mut by_addr: Vec<(SocketAddr, Id)> = Vec::with_capacity(eps.all.len());
+        by_addr.extend(
+            eps.all
+                .iter()
+                .enumerate()
+                .map(|(k, (_, ep))| (ep.addr, first_sep + k)),
+        );
+        by_addr.sort_unstable_by_key(|(a, _)| *a);
+        let has_any = eps.has_any;
+        let has_local = !eps.local.is_empty();
+        Port {
+            node,
+            fx,
+            svc,
+            name,
+            proto: svc.name.protocol,
+            cluster_ip,
+            first_sep,
+            by_addr,
+            has_any,
+            uses_cluster_chain: !eps.cluster.is_empty() && uses_cluster_endpoints(svc),
+            uses_local_chain: has_local && svc.uses_local_endpoints(),
+            internal_is_local: svc.internal_policy_local,
+            has_internal: has_any && (!svc.internal_policy_local || has_local),
+            external_is_local: svc.external_policy_local,
+            has_external: has_any && (!svc.external_policy_local || has_local),
+            uses_ext: has_any && svc.externally_accessible(),
+            uses_fw: has_any
+                && !svc.load_balancer_ips.is_empty()
+                && !svc.load_balancer_source_ranges.is_empty(),
+            eps,
+        }
+    }
+
+    fn sep_of(&self, ep: &EndpointInfo) -> Option<Id> {
+        self.by_addr
             .binary_search_by_key(&ep.addr, |(a, _)| *a)
             .ok()
-            .map(|i| by_addr[i].1)
-    };
-    let has_any = eps.has_any;
-    let uses_cluster_chain = !eps.cluster.is_empty() && uses_cluster_endpoints(svc);
-    let uses_local_chain = !eps.local.is_empty() && svc.uses_local_endpoints();
-    let internal_is_local = svc.internal_policy_local;
-    let has_internal = if internal_is_local {
-        has_any && !eps.local.is_empty()
-    } else {
-        has_any
-    };
-    let external_is_local = svc.external_policy_local;
-    let has_external = if external_is_local {
-        has_any && !eps.local.is_empty()
-    } else {
-        has_any
-    };
-    let uses_ext = has_any && svc.externally_accessible();
-    let uses_fw =
-        has_any && !svc.load_balancer_ips.is_empty() && !svc.load_balancer_source_ranges.is_empty();
-    // The filter rules' target and comment when there is nowhere to go
-    // (the comment is written only for the rules that need it).
-    let (int_target, ext_target) = if !has_any {
-        (
-            Target::Reject(DropReason::NoEndpoints),
-            Target::Reject(DropReason::NoEndpoints),
-        )
-    } else {
-        (
-            Target::Drop(DropReason::NoLocalEndpoints),
-            Target::Drop(DropReason::NoLocalEndpoints),
-        )
-    };
-    let no_endpoints_comment = || {
-        if !has_any {
-            format!("{name} has no endpoints")
+            .map(|i| self.by_addr[i].1)
+    }
+
+    /// The filter rules' target when there is nowhere to go.
+    fn filter_target(&self) -> Target {
+        if !self.has_any {
+            Target::Reject(DropReason::NoEndpoints)
         } else {
-            format!("{name} has no local endpoints")
+            Target::Drop(DropReason::NoLocalEndpoints)
         }
-    };
-    let port_matches = |c: String, ip: IpAddr, port: u16| {
+    }
+
+    /// Their comment (written only for the rules that need it).
+    fn no_endpoints_comment(&self) -> String {
+        if !self.has_any {
+            format!("{} has no endpoints", self.name)
+        } else {
+            format!("{} has no local endpoints", self.name)
+        }
+    }
+
+    fn port_matches(&self, c: String, ip: IpAddr, port: u16) -> Vec<Match> {
         vec![
             comment(c),
-            Match::Proto(proto),
+            Match::Proto(self.proto),
             dst_ip(ip),
             Match::DPort(port),
         ]
-    };
+    }
 
+    /// A comment on a KUBE-SVC-/KUBE-SVL- rule, unless the cluster is
+    /// large.
+    fn svc_comment(&self, m: &mut Matches, text: &dyn Fn() -> String) {
+        if !self.node.large_cluster {
+            m.push(Match::Comment(text()));
+        }
+    }
+}
+
+/// A–D: the jumps from KUBE-SERVICES for the ClusterIP, external IPs and
+/// load-balancer IPs, and their filter rules without endpoints.
+fn address_rules(p: &Port<'_>, ch: &mut Chains<'_>, filter: &mut Emit, nat: &mut Emit) {
+    let Port {
+        fx,
+        svc,
+        ref name,
+        cluster_ip,
+        has_any,
+        has_internal,
+        has_external,
+        internal_is_local,
+        uses_fw,
+        ..
+    } = *p;
     // A. ClusterIP.
     if has_internal {
         let to = if internal_is_local {
-            svl_chain.id(nat)
+            ch.svl.id(nat)
         } else {
-            svc_chain.id(nat)
+            ch.svc.id(nat)
         };
         nat.jump(
             fx.n_services,
-            port_matches(concat(&name, " cluster IP"), cluster_ip, svc.port),
+            p.port_matches(concat(name, " cluster IP"), cluster_ip, svc.port),
             to,
         );
     } else {
         filter.rule(
             fx.f_services,
-            port_matches(no_endpoints_comment(), cluster_ip, svc.port),
-            int_target.clone(),
+            p.port_matches(p.no_endpoints_comment(), cluster_ip, svc.port),
+            p.filter_target(),
         );
     }
     // B. externalIPs.
     for ip in &svc.external_ips {
         if has_any {
-            let to = ext_chain.id(nat);
+            let to = ch.ext.id(nat);
             nat.jump(
                 fx.n_services,
-                port_matches(format!("{name} external IP"), *ip, svc.port),
+                p.port_matches(format!("{name} external IP"), *ip, svc.port),
                 to,
             );
         }
         if !has_external {
             filter.rule(
                 fx.f_external,
-                port_matches(no_endpoints_comment(), *ip, svc.port),
-                ext_target.clone(),
+                p.port_matches(p.no_endpoints_comment(), *ip, svc.port),
+                p.filter_target(),
             );
         }
     }
@@ -197,21 +278,21 @@ pub(super) fn service_port(
     for ip in &svc.load_balancer_ips {
         if has_any {
             let to = if uses_fw {
-                fw_chain.id(nat)
+                ch.fw.id(nat)
             } else {
-                ext_chain.id(nat)
+                ch.ext.id(nat)
             };
             nat.jump(
                 fx.n_services,
-                port_matches(format!("{name} loadbalancer IP"), *ip, svc.port),
+                p.port_matches(format!("{name} loadbalancer IP"), *ip, svc.port),
                 to,
             );
         }
         if uses_fw {
             filter.rule(
                 fx.f_proxy_firewall,
-                port_matches(
-                    format!("{name} traffic not accepted by {}", fw_chain.name()),
+                p.port_matches(
+                    format!("{name} traffic not accepted by {}", ch.fw.name()),
                     *ip,
                     svc.port,
                 ),
@@ -224,15 +305,30 @@ pub(super) fn service_port(
         for ip in &svc.load_balancer_ips {
             filter.rule(
                 fx.f_external,
-                port_matches(no_endpoints_comment(), *ip, svc.port),
-                ext_target.clone(),
+                p.port_matches(p.no_endpoints_comment(), *ip, svc.port),
+                p.filter_target(),
             );
         }
     }
+}
+
+/// E–H: the jumps from KUBE-NODEPORTS, their filter rules without
+/// endpoints, and the health-check NodePort's ACCEPT.
+fn node_port_rules(p: &Port<'_>, ch: &mut Chains<'_>, filter: &mut Emit, nat: &mut Emit) {
+    let Port {
+        node,
+        fx,
+        svc,
+        ref name,
+        proto,
+        has_any,
+        has_external,
+        ..
+    } = *p;
     // E/F. NodePort.
     if svc.node_port != 0 {
         if has_any {
-            let to = ext_chain.id(nat);
+            let to = ch.ext.id(nat);
             if node.localhost_nodeports {
                 nat.jump(
                     fx.n_nodeports,
@@ -263,12 +359,12 @@ pub(super) fn service_port(
             filter.rule(
                 fx.f_external,
                 vec![
-                    comment(no_endpoints_comment()),
+                    comment(p.no_endpoints_comment()),
                     Match::AddrTypeLocal(Side::Dst),
                     Match::Proto(proto),
                     Match::DPort(svc.node_port),
                 ],
-                ext_target.clone(),
+                p.filter_target(),
             );
         }
     }
@@ -292,14 +388,31 @@ pub(super) fn service_port(
             Target::Accept,
         );
     }
+}
+
+/// I–J: masquerading off-cluster traffic to the ClusterIP, and KUBE-EXT-.
+fn ext_chain_rules(p: &Port<'_>, ch: &mut Chains<'_>, nat: &mut Emit) {
+    let Port {
+        node,
+        fx,
+        svc,
+        ref name,
+        cluster_ip,
+        has_internal,
+        has_external,
+        internal_is_local,
+        external_is_local,
+        uses_ext,
+        ..
+    } = *p;
     // I. Masquerade off-cluster traffic to the ClusterIP.
     if has_internal && (node.masquerade_all || node.detector.is_some()) {
         let internal = if internal_is_local {
-            svl_chain.id(nat)
+            ch.svl.id(nat)
         } else {
-            svc_chain.id(nat)
+            ch.svc.id(nat)
         };
-        let mut m = port_matches(concat(&name, " cluster IP"), cluster_ip, svc.port);
+        let mut m = p.port_matches(concat(name, " cluster IP"), cluster_ip, svc.port);
         if !node.masquerade_all {
             if let Some(cidr) = node.detector {
                 m.push(Match::Src {
@@ -312,7 +425,7 @@ pub(super) fn service_port(
     }
     // J. KUBE-EXT-.
     if uses_ext {
-        let ext = ext_chain.id(nat);
+        let ext = ch.ext.id(nat);
         if !svc.external_policy_local {
             nat.jump(
                 ext,
@@ -323,7 +436,7 @@ pub(super) fn service_port(
             );
         } else {
             if let Some(cidr) = node.detector {
-                let to = svc_chain.id(nat);
+                let to = ch.svc.id(nat);
                 nat.jump(
                     ext,
                     vec![
@@ -346,7 +459,7 @@ pub(super) fn service_port(
                 ],
                 fx.n_mark_masq,
             );
-            let to = svc_chain.id(nat);
+            let to = ch.svc.id(nat);
             nat.jump(
                 ext,
                 vec![
@@ -360,17 +473,28 @@ pub(super) fn service_port(
         }
         if has_external {
             let to = if external_is_local {
-                svl_chain.id(nat)
+                ch.svl.id(nat)
             } else {
-                svc_chain.id(nat)
+                ch.svc.id(nat)
             };
             nat.jump(ext, vec![], to);
         }
     }
+}
+
+/// K: KUBE-FW- (loadBalancerSourceRanges).
+fn fw_chain_rules(p: &Port<'_>, ch: &mut Chains<'_>, nat: &mut Emit) {
+    let Port {
+        node,
+        svc,
+        ref name,
+        uses_fw,
+        ..
+    } = *p;
     // K. KUBE-FW- (loadBalancerSourceRanges).
     if uses_fw {
-        let fw = fw_chain.id(nat);
-        let ext = ext_chain.id(nat);
+        let fw = ch.fw.id(nat);
+        let ext = ch.ext.id(nat);
         let c = format!("{name} loadbalancer IP");
         let mut allow_from_node = false;
         for cidr in &svc.load_balancer_source_ranges {
@@ -412,13 +536,24 @@ pub(super) fn service_port(
             Target::Nothing,
         );
     }
-    // L/M. KUBE-SVC- and KUBE-SVL-: affinity checks, then the cascade.
+}
+
+/// L–M: KUBE-SVC- and KUBE-SVL-: affinity checks, then the cascade.
+fn lb_chain_rules(p: &Port<'_>, ch: &mut Chains<'_>, nat: &mut Emit) {
+    let Port {
+        node,
+        svc,
+        ref name,
+        uses_cluster_chain,
+        uses_local_chain,
+        ..
+    } = *p;
     // The endpoints of the list, once each, in list order (the SVC/SVL
     // chain's SEP jumps: affinity checks, then the cascade, same order).
     let list_endpoints = |list: &[&EndpointInfo]| {
         let mut v: Vec<SocketAddr> = Vec::with_capacity(list.len());
         for ep in list {
-            if sep_of(ep).is_some() && !v.contains(&ep.addr) {
+            if p.sep_of(ep).is_some() && !v.contains(&ep.addr) {
                 v.push(ep.addr);
             }
         }
@@ -433,9 +568,9 @@ pub(super) fn service_port(
         nat.chains[chain].rules.reserve(affinity_rules + list.len());
         if let Some(seconds) = svc.session_affinity_seconds {
             for ep in list {
-                let Some(sep) = sep_of(ep) else { continue };
+                let Some(sep) = p.sep_of(ep) else { continue };
                 let mut m = Matches::Empty;
-                svc_comment(&mut m, &|| format!("{name} -> {}", ep.key()));
+                p.svc_comment(&mut m, &|| format!("{name} -> {}", ep.key()));
                 m.push(Match::RecentCheck {
                     list: Box::new(nat.name(sep)),
                     seconds,
@@ -445,7 +580,7 @@ pub(super) fn service_port(
         }
         let n = list.len();
         for (i, ep) in list.iter().enumerate() {
-            let Some(sep) = sep_of(ep) else { continue };
+            let Some(sep) = p.sep_of(ep) else { continue };
             let m: Matches = match (node.large_cluster, i + 1 < n) {
                 (true, false) => Matches::Empty,
                 (true, true) => [Match::Statistic { n: n - i }].into(),
@@ -464,26 +599,38 @@ pub(super) fn service_port(
     let mut svc_eps = Vec::new();
     let mut svl_eps = Vec::new();
     if uses_cluster_chain {
-        let chain = svc_chain.id(nat);
-        write_lb(nat, chain, &eps.cluster);
-        svc_eps = list_endpoints(&eps.cluster);
+        let chain = ch.svc.id(nat);
+        write_lb(nat, chain, &p.eps.cluster);
+        svc_eps = list_endpoints(&p.eps.cluster);
     }
     if uses_local_chain {
-        let chain = svl_chain.id(nat);
-        write_lb(nat, chain, &eps.local);
-        svl_eps = list_endpoints(&eps.local);
+        let chain = ch.svl.id(nat);
+        write_lb(nat, chain, &p.eps.local);
+        svl_eps = list_endpoints(&p.eps.local);
     }
     // The endpoints of every KUBE-SVC-/KUBE-SVL- chain, in rule order.
-    if let Some(id) = svc_chain.id {
+    if let Some(id) = ch.svc.id {
         nat.chains[id].endpoints = Some(svc_eps.into_boxed_slice());
     }
-    if let Some(id) = svl_chain.id {
+    if let Some(id) = ch.svl.id {
         nat.chains[id].endpoints = Some(svl_eps.into_boxed_slice());
     }
+}
+
+/// N: KUBE-SEP-, one per reachable endpoint.
+fn sep_chain_rules(p: &Port<'_>, nat: &mut Emit) {
+    let Port {
+        node,
+        fx,
+        svc,
+        ref name,
+        proto,
+        ..
+    } = *p;
     // N. KUBE-SEP-. (Built whole rather than pushed match by match:
     // this runs for every endpoint.)
-    for (k, (_, ep)) in eps.all.iter().enumerate() {
-        let sep = first_sep + k;
+    for (k, (_, ep)) in p.eps.all.iter().enumerate() {
+        let sep = p.first_sep + k;
         let src = Match::Src {
             addr: Addr::Ip(ep.addr.ip()),
             negate: false,
