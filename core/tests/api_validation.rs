@@ -574,6 +574,31 @@ fn labels_port_names_and_other_fields_the_api_refuses() {
             "spec.loadBalancerSourceRanges",
         ),
         (
+            svc("s", "  type: NodePort\n  clusterIP: None\n  ports: [{port: 80}]\n"),
+            "only ClusterIP Services can be headless (clusterIP: None)",
+            "spec.clusterIP",
+        ),
+        (
+            svc("s", "  sessionAffinity: Sticky\n  ports: [{port: 80}]\n"),
+            "unknown session affinity `Sticky`",
+            "spec.sessionAffinity",
+        ),
+        (
+            svc("s", "  internalTrafficPolicy: Nearby\n  ports: [{port: 80}]\n"),
+            "unknown traffic policy `Nearby`",
+            "spec.internalTrafficPolicy",
+        ),
+        (
+            svc("s", "  ipFamilyPolicy: SingleStack\n  ipFamilies: [IPv4, IPv6]\n  ports: [{port: 80}]\n"),
+            "Invalid value: \"SingleStack\": must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified",
+            "spec.ipFamilyPolicy",
+        ),
+        (
+            svc("s", "  trafficDistribution: Anywhere\n  ports: [{port: 80}]\n"),
+            "unknown trafficDistribution `Anywhere`",
+            "spec.trafficDistribution",
+        ),
+        (
             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: nginx}]}\n".to_string(),
             "Required value",
             "spec.selector",
