@@ -175,7 +175,7 @@ pub fn Lazy(part: Part, when: When) -> impl IntoView {
     if matches!(shown.get_untracked(), Shown::Loading) {
         match when {
             When::Now => fetch(),
-            When::Idle => crate::load::when_idle(move || {
+            When::Idle => crate::load::when_idle(crate::load::Idle::Soon, move || {
                 if shown.try_get_untracked().is_some() {
                     fetch();
                 }

@@ -56,33 +56,51 @@ impl Fetch {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LoadFailed<W = ()>(pub W);
 
-/// Run `f` when the browser is next idle (at the latest after a second and
-/// a half), else after a short timeout where there is no idle callback.
-pub fn when_idle(f: impl FnOnce() + 'static) {
+/// How long a piece fetched when the browser is idle may wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Idle {
+    /// Until the browser is idle, or a second and a half at the latest
+    /// (the parts below the first screen: the reader may scroll to them).
+    Soon,
+    /// Until the browser is really idle, however long that takes (the
+    /// modes not in use: a busy animation is never interrupted for them).
+    Whenever,
+}
+
+/// Run `f` when the browser is next idle, as `idle` allows; where there is
+/// no idle callback, after a short timeout.
+pub fn when_idle(idle: Idle, f: impl FnOnce() + 'static) {
     use wasm_bindgen::{closure::Closure, JsCast};
     let Some(window) = web_sys::window() else {
         return;
     };
-    let idle = js_sys::Reflect::get(&window, &"requestIdleCallback".into())
+    let request = js_sys::Reflect::get(&window, &"requestIdleCallback".into())
         .ok()
         .and_then(|v| v.dyn_into::<js_sys::Function>().ok());
     let callback = Closure::once_into_js(f);
-    let asked = idle.is_some_and(|idle| {
-        let opts = js_sys::Object::new();
-        let _ = js_sys::Reflect::set(&opts, &"timeout".into(), &1500.into());
-        idle.call2(&window, &callback, &opts).is_ok()
+    let asked = request.is_some_and(|request| match idle {
+        Idle::Soon => {
+            let opts = js_sys::Object::new();
+            let _ = js_sys::Reflect::set(&opts, &"timeout".into(), &1500.into());
+            request.call2(&window, &callback, &opts).is_ok()
+        }
+        Idle::Whenever => request.call1(&window, &callback).is_ok(),
     });
     if !asked {
+        let fallback_ms = match idle {
+            Idle::Soon => 50,
+            Idle::Whenever => 300,
+        };
         if let Ok(cb) = callback.dyn_into::<js_sys::Function>() {
-            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&cb, 50);
+            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&cb, fallback_ms);
         }
     }
 }
 
 /// Run `f` once the first screen has been painted (two animation frames)
-/// and the browser is then idle.
-pub fn after_first_paint(f: impl FnOnce() + 'static) {
-    request_animation_frame(move || request_animation_frame(move || when_idle(f)));
+/// and the browser is then idle, as `idle` allows.
+pub fn after_first_paint(idle: Idle, f: impl FnOnce() + 'static) {
+    request_animation_frame(move || request_animation_frame(move || when_idle(idle, f)));
 }
 
 #[cfg(test)]

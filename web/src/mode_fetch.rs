@@ -84,6 +84,7 @@ pub fn prefetch_when_idle(store: Store) {
             }
         })
     };
-    // The first screen is drawn by then; nothing competes with start-up.
-    crate::load::after_first_paint(run);
+    // The first screen is drawn by then, and an animation playing is never
+    // interrupted for code nobody has asked for yet.
+    crate::load::after_first_paint(crate::load::Idle::Whenever, run);
 }
