@@ -287,3 +287,43 @@ fn a_node_without_addresses_is_warned_about_on_that_node() {
         3
     );
 }
+
+/// A chart's eleven ServiceAccounts are one warning that names them all,
+/// not eleven; the list of modelled kinds is said once, on the first kind.
+#[test]
+fn unmodelled_kinds_are_one_warning_per_kind_naming_the_objects() {
+    let mut yaml = String::new();
+    for i in 0..11 {
+        yaml.push_str(&format!(
+            "---\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: sa{i}\n"
+        ));
+    }
+    yaml.push_str("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n");
+    let warnings = diags_of(&yaml, Severity::Warning);
+    let skipped: Vec<_> = warnings
+        .iter()
+        .filter(|d| d.message.contains("not modelled"))
+        .collect();
+    assert_eq!(skipped.len(), 2, "{skipped:#?}");
+    assert_eq!(
+        skipped[0].message,
+        "kind `ServiceAccount` is not modelled: 11 objects skipped \
+         (sa0, sa1, sa2, sa3, sa4, sa5, sa6, sa7 and 3 more)"
+    );
+    assert_eq!(skipped[0].document, 0, "{}", skipped[0]);
+    assert_eq!(skipped[0].object.as_deref(), Some("ServiceAccount"));
+    assert!(
+        skipped[0]
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.contains("Service, ")),
+        "{}",
+        skipped[0]
+    );
+    assert_eq!(
+        skipped[1].message,
+        "kind `ConfigMap` is not modelled and is skipped"
+    );
+    assert_eq!(skipped[1].object.as_deref(), Some("ConfigMap/settings"));
+    assert_eq!(skipped[1].hint, None, "the kinds are listed once");
+}

@@ -286,23 +286,7 @@ impl Builder {
                     .any(|o| matches!(o.kind.as_str(), "Ingress" | "Gateway" | "HTTPRoute"))
             }
         }
-        for o in raw
-            .iter()
-            .filter(|o| !kinds::modelled().any(|k| k == o.kind))
-        {
-            let obj = format!("{}/{}", o.kind, o.name_or_unknown());
-            let kind = o.kind.clone();
-            let mut c = self.ctx(o, obj);
-            c.warn(
-                &o.node,
-                "kind",
-                format!("kind `{kind}` is not modelled and is skipped"),
-                &format!(
-                    "supported kinds: {}",
-                    kinds::modelled().collect::<Vec<_>>().join(", ")
-                ),
-            );
-        }
+        self.skip_unmodelled(raw);
         let reserved: BTreeSet<IpAddr> = services
             .iter()
             .flat_map(|p: &PendingService| {
@@ -332,6 +316,46 @@ impl Builder {
         });
         crate::util::order::sort_by(&mut c.services, |a, b| a.id.cmp(&b.id));
         crate::util::order::sort_by(&mut c.endpoint_slices, |a, b| a.id.cmp(&b.id));
+    }
+
+    /// One warning per kind kpv does not model, naming every object of that
+    /// kind it skips (a chart's eleven ServiceAccounts are one line, not
+    /// eleven); the list of kinds it does model is said once, on the first.
+    fn skip_unmodelled(&mut self, raw: &[RawObject]) {
+        let mut groups: Vec<(&str, Vec<&RawObject>)> = Vec::new();
+        for o in raw
+            .iter()
+            .filter(|o| !kinds::modelled().any(|k| k == o.kind))
+        {
+            match groups.iter_mut().find(|(k, _)| *k == o.kind) {
+                Some((_, objs)) => objs.push(o),
+                None => groups.push((o.kind.as_str(), vec![o])),
+            }
+        }
+        for (i, (kind, objs)) in groups.into_iter().enumerate() {
+            let Some(first) = objs.first() else { continue };
+            let message = match objs.len() {
+                1 => format!("kind `{kind}` is not modelled and is skipped"),
+                n => format!(
+                    "kind `{kind}` is not modelled: {n} objects skipped ({})",
+                    name_list(objs.iter().map(|o| o.name_or_unknown()))
+                ),
+            };
+            let hint = if i == 0 {
+                format!(
+                    "supported kinds: {}",
+                    kinds::modelled().collect::<Vec<_>>().join(", ")
+                )
+            } else {
+                String::new()
+            };
+            let obj = match objs.len() {
+                1 => format!("{kind}/{}", first.name_or_unknown()),
+                _ => kind.to_string(),
+            };
+            let mut c = self.ctx(first, obj);
+            c.warn(&first.node, "kind", message, &hint);
+        }
     }
 
     /// Is the object's `apiVersion` the API kpv models for its kind? Warns
@@ -463,4 +487,21 @@ impl Builder {
             format!("{}/{}/{}", o.kind, id.namespace, id.name)
         }
     }
+}
+
+/// Up to eight names, then how many more: enough to find the objects
+/// without a warning that fills the screen.
+fn name_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    const SHOWN: usize = 8;
+    let names: Vec<&str> = names.collect();
+    let mut out = names
+        .iter()
+        .take(SHOWN)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if let Some(more) = names.len().checked_sub(SHOWN).filter(|&m| m > 0) {
+        out.push_str(&format!(" and {more} more"));
+    }
+    out
 }
