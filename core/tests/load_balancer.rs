@@ -6,6 +6,7 @@
 //! a NodePort (upstream `newBaseServiceInfo`, `LocalReadyEndpoints`,
 //! `syncProxyRules`).
 
+use ipnet::IpNet;
 use kpv_core::model::packet::{IpFamily, Protocol};
 use kpv_core::model::{Cluster, Mode};
 use kpv_core::net::controller::steady_slices;
@@ -160,25 +161,86 @@ fn only_vip_mode_status_addresses_get_rules() {
     );
 }
 
+/// kube-proxy never reads `spec.loadBalancerIP`: it is a request to the
+/// cloud's controller. kpv's assumed controller grants it (as MetalLB and
+/// most clouds do) by writing the status, which kube-proxy then reads; a
+/// Service of another `loadBalancerClass` stays pending and gets no rules.
 #[test]
-fn spec_load_balancer_ip_is_a_request_kube_proxy_does_not_read() {
+fn spec_load_balancer_ip_is_a_request_the_assumed_controller_grants() {
     let (c, diags) = cluster("  loadBalancerIP: 203.0.113.50", "    ingress: []", READY);
+    let svc = &c.services[0];
+    assert_eq!(svc.load_balancer_ips, vec![ip("203.0.113.50")]);
+    assert!(svc.load_balancer_assumed);
+    for mode in MODES {
+        let text = rules(&c, mode);
+        assert!(text.contains("203.0.113.50"), "{mode:?}:\n{text}");
+    }
+    let assumed: Vec<_> = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Warning && d.message.contains("assumes"))
+        .collect();
+    assert_eq!(assumed.len(), 1, "{diags:#?}");
+    assert!(
+        assumed[0]
+            .message
+            .contains("the spec.loadBalancerIP it asks for, 203.0.113.50"),
+        "{}",
+        assumed[0]
+    );
+
+    let (c, diags) = cluster(
+        "  loadBalancerIP: 203.0.113.50\n  loadBalancerClass: example.com/internal",
+        "    ingress: []",
+        READY,
+    );
+    assert!(c.services[0].load_balancer_ips.is_empty());
+    assert!(!c.services[0].load_balancer_assumed);
     for mode in MODES {
         let text = rules(&c, mode);
         assert!(!text.contains("203.0.113.50"), "{mode:?}:\n{text}");
     }
-    let pending: Vec<_> = diags
-        .iter()
-        .filter(|d| d.severity == Severity::Warning && d.message.contains("pending"))
-        .collect();
-    assert_eq!(pending.len(), 1, "{diags:#?}");
-    assert!(pending[0]
-        .message
-        .contains("spec.loadBalancerIP 203.0.113.50 is a request"));
-    assert!(pending[0]
-        .hint
-        .as_deref()
-        .is_some_and(|h| h.contains("ingress: [{ip: 203.0.113.50}]")));
+    assert!(
+        diags.iter().any(|d| d.message.contains("stays pending")
+            && d.hint
+                .as_deref()
+                .is_some_and(|h| h.contains("loadBalancerClass"))),
+        "{diags:#?}"
+    );
+}
+
+/// Without a status or a request, the assumed controller takes an address
+/// of its stated range, one per family of the Service, never one already
+/// written elsewhere; the same input always gets the same address.
+#[test]
+fn the_assumed_controller_gives_each_family_an_address_of_its_range() {
+    let (c, diags) = cluster("", "    ingress: []", READY);
+    let svc = &c.services[0];
+    assert!(svc.load_balancer_assumed);
+    let [lb] = svc.load_balancer_ips.as_slice() else {
+        panic!("one address: {:?}", svc.load_balancer_ips)
+    };
+    let range: IpNet = "203.0.113.0/24".parse().unwrap_or_else(|_| panic!("range"));
+    assert!(range.contains(lb), "{lb}");
+    assert!(
+        diags
+            .iter()
+            .any(|d| d.message.contains(&lb.to_string()) && d.message.contains("203.0.113.0/24")),
+        "the warning names the address and its range: {diags:#?}"
+    );
+    let (again, _) = cluster("", "    ingress: []", READY);
+    assert_eq!(again.services[0].load_balancer_ips, svc.load_balancer_ips);
+    let t = from_outside(&c, MODES[0], "198.51.100.7", &lb.to_string(), 1);
+    assert!(
+        matches!(t.outcome, Outcome::Delivered { .. }),
+        "{:#?}",
+        t.outcome
+    );
+
+    let dual = "  ipFamilyPolicy: RequireDualStack\n  clusterIPs: [10.96.20.20, fd00:10:96::20]";
+    let (c, diags) = cluster(dual, "    ingress: []", READY);
+    let ips = &c.services[0].load_balancer_ips;
+    assert_eq!(ips.len(), 2, "{ips:?} {diags:#?}");
+    assert!(ips[0].is_ipv4() && ips[1].is_ipv6(), "{ips:?}");
 }
 
 #[test]

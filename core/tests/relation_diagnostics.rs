@@ -174,7 +174,7 @@ items:
         document: 0,
     },
     Case {
-        name: "pending load balancer without status: the kind line",
+        name: "assumed load balancer without status: the kind line",
         files: &["apiVersion: v1
 kind: Service # <-
 metadata:
@@ -183,7 +183,7 @@ spec:
   type: LoadBalancer
   ports: [{port: 80}]
 "],
-        message: "pending",
+        message: "kpv assumes a cloud load balancer",
         object: "Service/default/lb",
         field: "status.loadBalancer.ingress",
         file: 0,
@@ -199,12 +199,13 @@ metadata:
   name: lb
 spec:
   type: LoadBalancer
+  loadBalancerClass: example.com/internal
   ports: [{port: 80}]
 status:
   loadBalancer: {} # <-
 ",
         ],
-        message: "pending",
+        message: "stays pending",
         object: "Service/default/lb",
         field: "status.loadBalancer.ingress",
         file: 1,

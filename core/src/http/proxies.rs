@@ -308,6 +308,7 @@ fn synthesize(
         external_ips: Vec::new(),
         load_balancer_ips: vec![lb_ip],
         load_balancer_proxy_ips: Vec::new(),
+        load_balancer_assumed: false,
         load_balancer_source_ranges: Vec::new(),
         external_traffic_policy: TrafficPolicy::Cluster,
         internal_traffic_policy: TrafficPolicy::Cluster,

@@ -7,6 +7,7 @@
 
 mod ip;
 pub(crate) mod lower;
+pub use lower::ASSUMED_POOLS;
 pub mod packet;
 pub mod routing;
 
@@ -353,6 +354,9 @@ pub struct Service {
     /// Addresses with `ipMode: Proxy`: the load balancer's own, which it
     /// proxies to the nodes; kube-proxy writes no rule for them.
     pub load_balancer_proxy_ips: Vec<IpAddr>,
+    /// The load-balancer address was not written in the status but given
+    /// by kpv's assumed cloud controller (`model::lower::cloud`).
+    pub load_balancer_assumed: bool,
     pub load_balancer_source_ranges: Vec<IpNet>,
     pub external_traffic_policy: TrafficPolicy,
     pub internal_traffic_policy: TrafficPolicy,

@@ -493,6 +493,7 @@ pub fn synthetic_cluster(n: usize, k: usize) -> Cluster {
             external_ips: Vec::new(),
             load_balancer_ips: Vec::new(),
             load_balancer_proxy_ips: Vec::new(),
+            load_balancer_assumed: false,
             load_balancer_source_ranges: Vec::new(),
             external_traffic_policy: TrafficPolicy::Cluster,
             internal_traffic_policy: TrafficPolicy::Cluster,

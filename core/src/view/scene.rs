@@ -148,6 +148,9 @@ pub struct Scene {
     pub client: Rect,
     pub load_balancer: Option<Rect>,
     pub load_balancer_ips: Vec<String>,
+    /// Some address of the load balancer was given by kpv's assumed cloud
+    /// controller rather than written in a Service's status.
+    pub load_balancer_assumed: bool,
     pub nodes: Vec<NodeBox>,
     pub pods: Vec<PodBox>,
     pub services: Vec<ServiceBox>,
@@ -377,6 +380,10 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         .filter(|s| s.service_type == ServiceType::LoadBalancer)
         .flat_map(|s| s.load_balancer_addresses().map(|ip| ip.to_string()))
         .collect();
+    let load_balancer_assumed = cluster
+        .services
+        .iter()
+        .any(|s| s.service_type == ServiceType::LoadBalancer && s.load_balancer_assumed);
     let load_balancer = (!lb_ips.is_empty()).then_some(Rect {
         x: client.x + client.w + 1.5 * GAP,
         y: ENTRY_Y,
@@ -641,6 +648,7 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         client,
         load_balancer,
         load_balancer_ips: lb_ips,
+        load_balancer_assumed,
         nodes,
         pods,
         services,

@@ -97,10 +97,11 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
             };
             let lb = s.load_balancer.map(|r| {
                 let ips = s.load_balancer_ips.join(", ");
+                let title = if s.load_balancer_assumed { "diagram.lb_assumed" } else { "diagram.lb" };
                 view! {
                     <g class="lb" data-testid="load-balancer" data-ref="lb" class:pointed=move || pointed.has("lb")>
                         <BoxRect rect=r class="lb-box" />
-                        <text x=n(r.x + 10.0) y=n(r.y + 22.0) class="title">{tr(l.get(), "diagram.lb")}</text>
+                        <text x=n(r.x + 10.0) y=n(r.y + 22.0) class="title">{tr(l.get(), title)}<title>{s.load_balancer_assumed.then(|| tr(l.get(), "diagram.lb_assumed_why").replace("{range}", &kpv_core::model::ASSUMED_POOLS.join(", ")))}</title></text>
                         <text x=n(r.x + 10.0) y=n(r.y + 43.0) class="mono">{short(&ips, fits(r.w - 20.0, 16.0))}<title>{ips.clone()}</title></text>
                     </g>
                 }

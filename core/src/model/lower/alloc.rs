@@ -119,6 +119,7 @@ impl Builder {
         let mut used_ips: BTreeSet<IpAddr> = BTreeSet::new();
         let mut used_node_ports: BTreeSet<u16> = BTreeSet::new();
         let mut accepted = Vec::new();
+        let mut lb_taken = self.load_balancer_taken(&pending);
         for mut p in pending {
             let mut problems: Vec<(String, &str, String, Option<Span>)> = Vec::new();
             let mut families = Vec::new();
@@ -355,34 +356,12 @@ impl Builder {
                 self.diags.push(d);
                 continue;
             }
-            if svc.service_type == ServiceType::LoadBalancer
-                && svc.load_balancer_ips.is_empty()
-                && svc.load_balancer_proxy_ips.is_empty()
-            {
-                // No address yet (EXTERNAL-IP <pending>): kube-proxy installs no
-                // load-balancer rules, so neither do we.
-                let (requested, ip) = match p.requested_load_balancer_ip {
-                    Some(ip) => (
-                        format!("; spec.loadBalancerIP {ip} is a request to the cloud provider, which kube-proxy does not read"),
-                        ip.to_string(),
-                    ),
-                    None => (String::new(), "203.0.113.10".to_string()),
-                };
-                let mut d = Diagnostic::warning(format!(
-                    "LoadBalancer Service {} has no status.loadBalancer.ingress address (pending); only its NodePorts and ClusterIP get rules{requested}",
-                    svc.id
-                ))
-                .with_hint(format!("add status.loadBalancer.ingress: [{{ip: {ip}}}] to see the load balancer's path"));
-                d.file = p.file;
-                d.document = p.doc;
-                d.object = Some(format!("Service/{}", svc.id));
-                d.field = Some("status.loadBalancer.ingress".into());
-                self.diags.push(d);
-            }
             if svc.service_type != ServiceType::LoadBalancer {
                 svc.load_balancer_ips.clear();
                 svc.load_balancer_proxy_ips.clear();
                 svc.load_balancer_source_ranges.clear();
+            } else if svc.load_balancer_addresses().next().is_none() {
+                self.assume_load_balancer(&mut p, &mut lb_taken);
             }
             self.service_port_paths.insert(
                 p.svc.id.clone(),

@@ -14,6 +14,7 @@
 //! their object's position.
 
 mod alloc;
+mod cloud;
 mod endpoints;
 mod gateway;
 mod ingress;
@@ -26,6 +27,7 @@ mod validate;
 mod workloads;
 
 pub(crate) use alloc::name_suffix;
+pub use cloud::ASSUMED_POOLS;
 pub use locate::locate_diagnostics;
 use services::PendingService;
 use validate::{Ctx, NameRule};

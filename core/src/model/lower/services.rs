@@ -14,6 +14,9 @@ pub(super) struct PendingService {
     pub(super) want_families: Vec<IpFamily>,
     /// `spec.loadBalancerIP`, named when the Service has no address yet.
     pub(super) requested_load_balancer_ip: Option<IpAddr>,
+    /// `spec.loadBalancerClass`: a controller other than the cloud's
+    /// default serves the Service (see `cloud`).
+    pub(super) load_balancer_class: Option<String>,
     /// `spec.allocateLoadBalancerNodePorts` (default true): false leaves a
     /// LoadBalancer's ports without NodePorts unless they name one.
     pub(super) allocate_load_balancer_node_ports: bool,
@@ -754,6 +757,11 @@ impl Builder {
             .get("loadBalancerIP")
             .filter(|x| !x.is_null() && x.as_str() != Some(""))
             .and_then(|x| c.ip(x, "spec.loadBalancerIP"));
+        let load_balancer_class = spec
+            .get("loadBalancerClass")
+            .and_then(Y::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
         let allocate_load_balancer_node_ports = c
             .boolean(
                 spec.get("allocateLoadBalancerNodePorts"),
@@ -834,6 +842,7 @@ impl Builder {
                 external_ips,
                 load_balancer_ips,
                 load_balancer_proxy_ips,
+                load_balancer_assumed: false,
                 load_balancer_source_ranges,
                 external_traffic_policy,
                 internal_traffic_policy,
@@ -845,6 +854,7 @@ impl Builder {
             },
             want_families: fam.want_families,
             requested_load_balancer_ip,
+            load_balancer_class,
             allocate_load_balancer_node_ports,
             policy: fam.family_policy,
             file: o.file,
