@@ -332,3 +332,58 @@ fn a_probe_on_a_port_the_container_lacks_fails_and_is_warned_about() {
         );
     }
 }
+
+/// A pasted cluster is shown settled: from the first instant at which every
+/// Pod's readiness, its EndpointSlice and kube-proxy's view all hold what
+/// they keep (here: ready at the first probe, 10 s after start, then the
+/// slice controller's 100 ms and kube-proxy's 1 s, rounded up to 12 s).
+#[test]
+fn a_cluster_settles_once_kube_proxy_has_synced_the_last_readiness_change() {
+    let yaml = "apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {addresses: [{type: InternalIP, address: 192.168.0.2}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: web
+        image: web
+        ports: [{containerPort: 8080}]
+        readinessProbe:
+          httpGet: {path: /, port: 8080}
+          initialDelaySeconds: 10
+          periodSeconds: 5
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {selector: {app: web}, ports: [{port: 80, targetPort: 8080}]}
+";
+    let (c, diags) = kpv_core::Code::ALL.parse(yaml);
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
+    let timing = Timing::default();
+    let settled = controller::settled_ms(&c, timing);
+    assert_eq!(settled, 12_000);
+    let endpoints_ready = |t: u64| {
+        controller::snapshot(&c, &[], timing, t)
+            .proxy_slices
+            .iter()
+            .flat_map(|s| &s.endpoints)
+            .filter(|e| e.ready)
+            .count()
+    };
+    assert_eq!(endpoints_ready(settled), 1);
+    assert_eq!(endpoints_ready(11_000), 0, "kube-proxy has not synced yet");
+
+    let no_probes = yaml.replace("        readinessProbe:\n          httpGet: {path: /, port: 8080}\n          initialDelaySeconds: 10\n          periodSeconds: 5\n", "");
+    let (c, _) = kpv_core::Code::ALL.parse(&no_probes);
+    assert_eq!(controller::settled_ms(&c, timing), 0);
+}

@@ -428,8 +428,19 @@ impl Store {
     }
 
     /// Load the user's own manifests (already checked to have no errors).
+    /// It is shown settled, as a cluster that has been running is (every
+    /// Pod that will be Ready is, and kube-proxy has synced it); Reset
+    /// replays it from its creation.
     pub fn load_custom(&self, yaml: &str) {
         self.load(CUSTOM, yaml);
+        self.start_settled();
+    }
+
+    fn start_settled(&self) {
+        let settled = self
+            .parsed
+            .with_untracked(|(c, _)| controller::settled_ms(c, timing()));
+        self.now.set(settled);
     }
 
     /// [`Store::load`] a text already parsed (`parsed` is its parse): a
@@ -437,6 +448,9 @@ impl Store {
     pub fn load_parsed(&self, key: &str, yaml: &str, parsed: Parsed) {
         self.preparsed.set_value(Some((yaml.to_string(), parsed)));
         self.load(key, yaml);
+        if key == CUSTOM {
+            self.start_settled();
+        }
     }
 
     /// Back to time zero with nothing sent and every app healthy.

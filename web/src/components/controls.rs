@@ -288,7 +288,7 @@ pub fn PlaybackBar() -> impl IntoView {
                     store.playing.set(true);
                 }
             }>"↺ "<span class="btn-text">{t("btn.restart")}</span></button>
-            <button data-testid="reset" title=t("btn.reset") on:click=move |_| store.reset()>"⇤ "<span class="btn-text">{t("btn.reset")}</span></button>
+            <button data-testid="reset" title=t("btn.reset-title") on:click=move |_| store.reset()>"⇤ "<span class="btn-text">{t("btn.reset")}</span></button>
             <label class="narrow">
                 <span>{t("label.speed")}</span>
                 <select data-testid="speed" prop:value=move || speed_value(store.speed.get())

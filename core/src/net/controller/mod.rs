@@ -106,6 +106,41 @@ pub fn snapshot(cluster: &Cluster, changes: &[AppChange], timing: Timing, t: u64
     }
 }
 
+/// When a cluster left alone since its creation has settled: every Pod's
+/// readiness has reached the value it keeps, the EndpointSlice controller
+/// has written it and kube-proxy has synced it. In simulated milliseconds,
+/// rounded up to a whole second; 0 for a cluster without probes. A pasted
+/// cluster is shown from here, as a cluster that has been running is.
+pub fn settled_ms(cluster: &Cluster, timing: Timing) -> u64 {
+    let last_flip = cluster
+        .pods
+        .iter()
+        .filter_map(|pod| {
+            let events = probe_events(pod, &[], u64::MAX / 4);
+            let mut last = None;
+            let mut prev = None;
+            for e in &events {
+                if prev != Some(e.ready_after) {
+                    last = Some(e.at_ms);
+                    prev = Some(e.ready_after);
+                }
+            }
+            last
+        })
+        .max();
+    let Some(flip) = last_flip else {
+        return 0;
+    };
+    let lag = cluster
+        .proxy
+        .min_sync_period_ms
+        .unwrap_or(timing.proxy_delay_ms);
+    let t = flip
+        .saturating_add(timing.slice_delay_ms)
+        .saturating_add(lag);
+    t.div_ceil(1000).saturating_mul(1000)
+}
+
 /// Slices in steady state (every app healthy, long after start): what
 /// `kpv rules` shows for a static input.
 pub fn steady_slices(cluster: &Cluster) -> Vec<EndpointSlice> {
