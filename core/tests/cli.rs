@@ -222,3 +222,33 @@ fn check_reports_what_the_api_server_would_refuse_and_the_workloads_it_makes() {
         assert!(!all.contains("not modelled"), "{all}");
     }
 }
+
+/// A trace that ends with "no endpoints" says why: the Pods the Service
+/// selects and what each lacks.
+#[test]
+fn trace_to_a_service_without_endpoints_names_the_pods_and_why() {
+    let scenario = include_str!("../../tests/scenarios/no-endpoints.yaml");
+    let out = kpv(
+        &[
+            "trace",
+            "-",
+            "--src",
+            "10.244.1.7",
+            "--dst",
+            "10.96.30.30",
+            "--port",
+            "80",
+        ],
+        scenario,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains(
+            "why: Service default/checkout selects 2 Pods, none of them a ready endpoint:\n  \
+             default/checkout-1: not Ready: its status has condition Ready False\n  \
+             default/checkout-2: not Ready: its status has condition Ready False\n"
+        ),
+        "{}",
+        out.stdout
+    );
+}

@@ -58,6 +58,8 @@ pub mod scenarios;
 pub mod share;
 pub mod state;
 #[cfg(feature = "full")]
+pub mod why;
+#[cfg(feature = "full")]
 pub mod work;
 
 use components::controls::PlaybackBar;

@@ -46,7 +46,7 @@ pub const CORE: &[Layer] = &[
 /// modes); the components that bind to it and draw; the app.
 pub const WEB: &[Layer] = &[
     ("leaves", &["fetch", "load", "numbers"]),
-    ("words", &["i18n", "hops", "hops_http"]),
+    ("words", &["i18n", "hops", "hops_http", "why"]),
     ("index", &["scenarios", "lessons"]),
     ("outside", &["env", "download", "export", "work"]),
     ("code", &["code", "modes", "lazy_http"]),

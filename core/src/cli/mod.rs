@@ -3,6 +3,7 @@
 //! prints, so every behaviour here is tested natively without processes.
 
 pub mod requests;
+pub mod why;
 
 use crate::model::{self, Mode, Scheduler};
 
@@ -586,7 +587,18 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                         }
                     }
                     let stdout = match common.format {
-                        Format::Text => crate::net::trace::render_text(&t),
+                        Format::Text => {
+                            let mut s = crate::net::trace::render_text(&t);
+                            // A static input is read as a cluster long settled.
+                            let steady = u64::MAX / 4;
+                            let timing = crate::net::controller::Timing::default();
+                            if let Some(cause) =
+                                crate::net::why::no_endpoints(&cluster, &[], timing, steady, &t)
+                            {
+                                s.push_str(&why::render(&cause));
+                            }
+                            s
+                        }
                         Format::Json => {
                             let mut s =
                                 serde_json::to_string_pretty(&crate::net::trace::to_json(&t))

@@ -104,6 +104,35 @@ pub fn VerdictPanel() -> impl IntoView {
                 ("empty", "·".to_string(), words)
             })
     });
+    // Why a Service had no endpoints: which Pods, why, and until when.
+    #[cfg(feature = "full")]
+    let why = Memo::new(move |_| {
+        let lg = l.get();
+        let now = store.now.get();
+        let flight = store.with_focused_flight(|f| (f.decided(now), f.start_ms));
+        let Some((true, start)) = flight else {
+            return Vec::new();
+        };
+        store
+            .with_focused_trace(|trace| {
+                store.parsed.with(|(cluster, _)| {
+                    store.changes.with(|changes| {
+                        kpv_core::net::why::no_endpoints(
+                            cluster,
+                            changes,
+                            crate::state::timing(),
+                            start,
+                            trace,
+                        )
+                    })
+                })
+            })
+            .flatten()
+            .map(|cause| crate::why::lines(lg, &cause))
+            .unwrap_or_default()
+    });
+    #[cfg(not(feature = "full"))]
+    let why = Memo::new(|_| Vec::<String>::new());
     view! {
         <section class="panel verdict-panel">
             <h2>{t("panel.verdict")}</h2>
@@ -112,6 +141,11 @@ pub fn VerdictPanel() -> impl IntoView {
                 " "
                 {move || text.with(|t| t.2.clone())}
             </p>
+            <Show when=move || why.with(|w| !w.is_empty())>
+                <ul class="verdict-why" data-testid="verdict-why">
+                    {move || why.get().into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}
+                </ul>
+            </Show>
             <p class="legend-line" data-testid="legend">
                 <span class="dot in-flight" aria-hidden="true">"●"</span>{t("legend.packet")}
                 <span class="dot delivered" aria-hidden="true">"✓"</span>{t("legend.delivered")}

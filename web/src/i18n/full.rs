@@ -7,6 +7,21 @@
 /// (key, English, Korean)
 pub const TABLE: &[(&str, &str, &str)] = crate::i18n::words![
     ("label.seed", "Seed", "시드"),
+    ("why.pods", "Why: Service {svc} selects {n} Pod(s), none a ready endpoint", "이유: Service {svc}가 고르는 Pod {n}개 중 준비된 엔드포인트가 없습니다"),
+    ("why.no-pod", "Why: the selector {selector} of Service {svc} matches no Pod in namespace {ns}", "이유: Service {svc}의 셀렉터 {selector}와 맞는 Pod가 네임스페이스 {ns}에 없습니다"),
+    ("why.no-selector", "Why: Service {svc} has no selector and no EndpointSlice names it", "이유: Service {svc}에는 셀렉터가 없고, 이 Service를 가리키는 EndpointSlice도 없습니다"),
+    ("why.not-scheduled", "not scheduled to any node", "어느 노드에도 배치되지 않았습니다"),
+    ("why.finished", "finished: it holds no address", "종료되어 주소가 없습니다"),
+    ("why.terminating", "terminating: it leaves the endpoints", "종료 중이라 엔드포인트에서 빠집니다"),
+    ("why.initial-delay", "not Ready yet: its first readiness probe runs at t = {t} s (initialDelaySeconds)", "아직 준비되지 않음: 첫 readiness 프로브가 t = {t}초에 실행됩니다 (initialDelaySeconds)"),
+    ("why.app-down", "not Ready: its app is down, every probe fails", "준비되지 않음: 앱이 멈춰 모든 프로브가 실패합니다"),
+    ("why.probe-failing", "not Ready: its readiness probe fails", "준비되지 않음: readiness 프로브가 실패합니다"),
+    ("why.recovering", "not Ready yet: its app answers again; Ready after successThreshold passing probes", "아직 준비되지 않음: 앱이 다시 응답하며, successThreshold만큼 프로브가 성공하면 준비됩니다"),
+    ("why.probe-port", "never Ready: its readiness probe names port {port}, which its container does not declare", "준비될 수 없음: readiness 프로브의 포트 {port}를 컨테이너가 선언하지 않았습니다"),
+    ("why.reported", "not Ready: its status has condition Ready False", "준비되지 않음: status의 Ready 조건이 False입니다"),
+    ("why.port-missing", "Ready, but no container declares the Service's targetPort {port}", "준비됐지만 Service의 targetPort {port}를 선언한 컨테이너가 없습니다"),
+    ("why.not-synced", "Ready: the EndpointSlice controller and kube-proxy have not caught up yet", "준비됨: EndpointSlice 컨트롤러와 kube-proxy가 아직 반영하지 않았습니다"),
+    ("why.from", "; kube-proxy's rules have it from t = {t} s", "; kube-proxy 규칙에는 t = {t}초부터 들어갑니다"),
     ("panel.editor", "Your manifests (YAML)", "내 매니페스트 (YAML)"),
     ("editor.hint", "Paste Services, EndpointSlices, Pods, Deployments, Nodes — several documents, or the kind: List that kubectl get -o yaml prints. Everything stays in this browser.", "Service, EndpointSlice, Pod, Deployment, Node를 붙여 넣으세요. 여러 문서나 kubectl get -o yaml이 출력하는 kind: List 모두 됩니다. 모든 내용은 이 브라우저 안에만 있습니다."),
     ("btn.apply", "Apply", "적용"),
@@ -89,6 +104,7 @@ mod tests {
         "export.rs",
         "lazy.rs",
         "lessons.rs",
+        "why.rs",
         "work.rs",
     ];
 

@@ -113,6 +113,11 @@ pub const TABLE: &[(&str, &str, &str)] = words![
     ("btn.step-forward", "Step forward", "다음 단계"),
     ("btn.restart", "Replay packet", "패킷 다시 보기"),
     ("btn.reset", "Reset", "초기화"),
+    (
+        "btn.reset-title",
+        "Replay from the cluster's creation: t = 0, nothing sent, every app healthy, probes not yet run",
+        "클러스터 생성 시점부터 다시 재생: t = 0, 보낸 패킷 없음, 모든 앱 정상, 프로브는 아직 실행 전",
+    ),
     ("btn.continuous", "Continuous traffic", "연속 트래픽"),
     ("traffic.cap", "This session holds 20,000 packets, the most the simulation keeps: sending has stopped. Reset to send more. (A share link carries up to 10,000.)", "이 세션에 패킷이 20,000개 쌓였습니다. 시뮬레이션이 보관하는 최대치라 더 보내지 않습니다. 더 보내려면 초기화하세요. (공유 링크에는 10,000개까지 담깁니다.)"),
     ("btn.fail-readiness", "Fail readiness", "준비성 실패"),
@@ -171,6 +176,12 @@ pub const TABLE: &[(&str, &str, &str)] = words![
     ("diagram.client", "External client", "외부 클라이언트"),
     ("diagram.outside", "outside the cluster", "클러스터 외부"),
     ("diagram.lb", "Cloud load balancer", "클라우드 로드밸런서"),
+    ("diagram.lb_assumed", "Cloud load balancer (assumed)", "클라우드 로드밸런서 (가정)"),
+    (
+        "diagram.lb_assumed_why",
+        "The Service's status has no address: kpv assumes a cloud load balancer gave it one from {range} (a loadBalancerClass keeps it pending)",
+        "Service의 status에 주소가 없어, 클라우드 로드밸런서가 {range}에서 주소를 주었다고 가정합니다 (loadBalancerClass를 쓰면 pending으로 남습니다)",
+    ),
     ("diagram.more-services", "more Services", "Service 더 있음"),
     ("diagram.more-services.where", "in rules & lists", "규칙·목록에 있음"),
     (
