@@ -327,3 +327,40 @@ fn unmodelled_kinds_are_one_warning_per_kind_naming_the_objects() {
     assert_eq!(skipped[1].object.as_deref(), Some("ConfigMap/settings"));
     assert_eq!(skipped[1].hint, None, "the kinds are listed once");
 }
+
+/// Without Node objects and without a nodeName anywhere, kpv assumes three
+/// nodes, says which (name, address, Pod CIDR), and spreads a Deployment's
+/// replicas over them as the default scheduler does.
+#[test]
+fn without_nodes_three_are_assumed_stated_and_replicas_spread() {
+    let yaml = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: web}]}
+";
+    let (c, diags) = kpv_core::Code::ALL.parse(yaml);
+    let names: Vec<&str> = c.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["node-1", "node-2", "node-3"]);
+    let mut on: Vec<&str> = c
+        .pods
+        .iter()
+        .filter_map(|p| p.node_name.as_deref())
+        .collect();
+    on.sort();
+    assert_eq!(on, ["node-1", "node-2", "node-3"], "one replica per node");
+    let stated: Vec<_> = diags
+        .iter()
+        .filter(|d| d.message.starts_with("no Node objects given"))
+        .collect();
+    assert_eq!(stated.len(), 1, "{diags:#?}");
+    assert_eq!(
+        stated[0].message,
+        "no Node objects given; assuming 3 nodes: node-1 (192.168.0.2, Pods 10.244.0.0/24); \
+         node-2 (192.168.0.3, Pods 10.244.1.0/24); node-3 (192.168.0.4, Pods 10.244.2.0/24)"
+    );
+}

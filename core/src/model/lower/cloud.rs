@@ -58,6 +58,7 @@ impl Builder {
             ),
             None => {
                 let mut given = Vec::new();
+                let mut pools_used = Vec::new();
                 for fam in p.svc.cluster_ips.iter().map(IpFamily::of) {
                     let requested = p.requested_load_balancer_ip.filter(|ip| IpFamily::of(ip) == fam);
                     let pool: Vec<IpNet> = ASSUMED_POOLS
@@ -65,6 +66,7 @@ impl Builder {
                         .filter_map(|s| s.parse::<IpNet>().ok())
                         .filter(|n| IpFamily::of(&n.addr()) == fam)
                         .collect();
+                    pools_used.extend(pool.iter().map(ToString::to_string));
                     let ip = requested.or_else(|| allocate_ip(&pool, &id.to_string(), taken));
                     if let Some(ip) = ip {
                         given.push(ip);
@@ -76,7 +78,7 @@ impl Builder {
                 let addresses: Vec<String> = given.iter().map(ToString::to_string).collect();
                 let source = match p.requested_load_balancer_ip {
                     Some(ip) => format!("the spec.loadBalancerIP it asks for, {ip}"),
-                    None => format!("from {}", ASSUMED_POOLS.join(" and ")),
+                    None => format!("from {}", pools_used.join(" and ")),
                 };
                 p.svc.load_balancer_ips = given;
                 p.svc.load_balancer_assumed = true;

@@ -6,6 +6,11 @@
 
 use super::*;
 
+/// How many nodes kpv assumes when the input names none: a small cluster
+/// of the usual shape (one control plane's workers), so that a workload's
+/// Pods spread and traffic crosses nodes as it does in a real cluster.
+pub const ASSUMED_NODES: usize = 3;
+
 impl Builder {
     pub(super) fn proxy_config(&mut self, o: &RawObject) {
         if self.cluster.proxy_config_given {
@@ -518,6 +523,7 @@ impl Builder {
 
     /// Nodes: synthesise them when none are given, and give each a podCIDR and an address.
     pub(super) fn finish_nodes(&mut self, reserved: &BTreeSet<IpAddr>) {
+        let mut assumed: Vec<String> = Vec::new();
         if self.cluster.nodes.is_empty() {
             let mut names: Vec<String> = self
                 .cluster
@@ -537,15 +543,11 @@ impl Builder {
             crate::util::order::sort(&mut names);
             names.dedup();
             if names.is_empty() {
-                names.push("node-1".into());
+                // Nothing names a node: a small cluster of the usual shape,
+                // over which the scheduler spreads each workload's Pods.
+                names.extend((1..=ASSUMED_NODES).map(|i| format!("node-{i}")));
             }
-            let mut d = Diagnostic::warning(format!(
-                "no Node objects given; assuming node(s) {}",
-                names.join(", ")
-            ))
-            .with_hint("add Node objects (kubectl get nodes -o yaml) for real addresses");
-            d.object = Some("Node".into());
-            self.diags.push(d);
+            assumed = names.clone();
             for name in names {
                 self.cluster.nodes.push(Node {
                     name,
@@ -629,6 +631,37 @@ impl Builder {
                 }
             }
         }
+        if !assumed.is_empty() {
+            self.say_assumed_nodes(&assumed);
+        }
+    }
+
+    /// The warning that states the assumed cluster: each node's name,
+    /// address and Pod CIDR.
+    fn say_assumed_nodes(&mut self, names: &[String]) {
+        let described: Vec<String> = self
+            .cluster
+            .nodes
+            .iter()
+            .filter(|n| names.contains(&n.name))
+            .map(|n| {
+                let addr = n.addresses.first().map(|(_, ip)| ip.to_string());
+                let cidr = n.pod_cidrs.first().map(|c| format!("Pods {c}"));
+                let what: Vec<String> = addr.into_iter().chain(cidr).collect();
+                format!("{} ({})", n.name, what.join(", "))
+            })
+            .collect();
+        let count = match described.len() {
+            1 => "1 node".to_string(),
+            n => format!("{n} nodes"),
+        };
+        let mut d = Diagnostic::warning(format!(
+            "no Node objects given; assuming {count}: {}",
+            described.join("; ")
+        ))
+        .with_hint("add Node objects (kubectl get nodes -o yaml) for real addresses");
+        d.object = Some("Node".into());
+        self.diags.push(d);
     }
 }
 
