@@ -346,31 +346,42 @@ pub fn default_url(prepared: &super::Prepared, entry: &EntryPoint) -> String {
         h.strip_prefix("*.")
             .map_or(h.to_string(), |r| format!("www.{r}"))
     };
+    // (host, TLS, port): the port only when it is not the scheme's own.
     let pick = match prepared.table.tables.get(entry) {
         Some(Table::Ingress(t)) => t
             .hosts
             .iter()
             .filter_map(|h| Some((h.host.as_deref()?, h.tls_secret.is_some())))
             .max_by_key(|(_, tls)| *tls)
-            .map(|(h, tls)| (concrete(h), tls)),
+            .map(|(h, tls)| (concrete(h), tls, None)),
+        // A listener that routes something, TLS first; the host a route
+        // names (concrete, and served), else the listener's own; its port.
         Some(Table::Gateway(g)) => g
             .listeners
             .iter()
+            .filter(|l| !l.conflicted)
             .filter_map(|l| {
                 let tls = l.certificate.is_some();
-                let host = l.listener.hostname.as_deref().or_else(|| {
-                    l.matches
-                        .iter()
-                        .find_map(|m| m.hostnames.first().map(String::as_str))
-                })?;
-                Some((concrete(host), tls))
+                let routed = !l.matches.is_empty();
+                let host = l
+                    .matches
+                    .iter()
+                    .find_map(|m| m.hostnames.first().map(String::as_str))
+                    .or(l.listener.hostname.as_deref())
+                    .map_or_else(address, concrete);
+                Some(((routed, tls), (host, tls, Some(l.listener.port))))
             })
-            .max_by_key(|(_, tls)| *tls),
+            .max_by_key(|(rank, _)| *rank)
+            .map(|(_, pick)| pick),
         None => None,
     };
+    let port = |tls: bool, port: Option<u16>| match port {
+        Some(p) if p != if tls { 443 } else { 80 } => format!(":{p}"),
+        _ => String::new(),
+    };
     match pick {
-        Some((host, true)) => format!("https://{host}/"),
-        Some((host, false)) => format!("http://{host}/"),
+        Some((host, true, p)) => format!("https://{host}{}/", port(true, p)),
+        Some((host, false, p)) => format!("http://{host}{}/", port(false, p)),
         None => format!("http://{}/", address()),
     }
 }
