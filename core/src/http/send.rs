@@ -360,7 +360,7 @@ pub fn default_url(prepared: &super::Prepared, entry: &EntryPoint) -> String {
             .listeners
             .iter()
             .filter(|l| !l.conflicted)
-            .filter_map(|l| {
+            .map(|l| {
                 let tls = l.certificate.is_some();
                 let routed = !l.matches.is_empty();
                 let host = l
@@ -369,7 +369,7 @@ pub fn default_url(prepared: &super::Prepared, entry: &EntryPoint) -> String {
                     .find_map(|m| m.hostnames.first().map(String::as_str))
                     .or(l.listener.hostname.as_deref())
                     .map_or_else(address, concrete);
-                Some(((routed, tls), (host, tls, Some(l.listener.port))))
+                ((routed, tls), (host, tls, Some(l.listener.port)))
             })
             .max_by_key(|(rank, _)| *rank)
             .map(|(_, pick)| pick),
