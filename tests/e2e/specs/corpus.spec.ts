@@ -1,0 +1,62 @@
+// Manifests of the shapes people paste (tests/corpus/), pasted as a newcomer
+// would: each applies, says each warning once, starts settled, and its first
+// entry point delivers; from creation, the demo's frontend names why it has
+// no endpoints yet.
+import { test, expect } from '@playwright/test';
+import * as fs from 'fs';
+import * as path from 'path';
+import { App } from './app';
+
+const CORPUS = path.join(__dirname, '../../corpus');
+const FILES = ['microservices', 'versions', 'guestbook', 'gateway-quickstart', 'ingress-tls', 'helm-output'];
+
+async function paste(app: App, name: string) {
+  const text = fs.readFileSync(path.join(CORPUS, `${name}.yaml`), 'utf8');
+  await app.open();
+  await app.byId('yaml-editor').fill(text);
+  await expect(app.byId('yaml-apply')).toBeEnabled({ timeout: 15_000 });
+  await app.byId('yaml-apply').click();
+  await expect(app.byId('yaml-error')).toHaveCount(0);
+  return text;
+}
+
+for (const name of FILES) {
+  test(`${name}: pasted, it applies, repeats no warning, and its first entry point delivers`, async ({ page }) => {
+    const problems = App.watch(page);
+    const app = new App(page);
+    await paste(app, name);
+    const warnings = await app.byId('yaml-warning').allInnerTexts();
+    expect(new Set(warnings).size, warnings.join('\n')).toBe(warnings.length);
+    expect(warnings.filter((w) => w.includes('supported kinds')).length).toBeLessThanOrEqual(1);
+    await app.send();
+    expect(await app.outcome(), await app.verdict.innerText()).toBe('delivered');
+    expect(problems).toEqual([]);
+  });
+}
+
+test('the microservice demo starts settled with an assumed load balancer; from creation its frontend says why it has no endpoints', async ({ page }) => {
+  const app = new App(page);
+  await paste(app, 'microservices');
+  // Settled: the storefront's first probe is at 10 s.
+  expect(await app.clockMs()).toBeGreaterThanOrEqual(11_000);
+  await expect(app.byId('load-balancer')).toContainText(/assumed/);
+  await expect(app.byId('load-balancer')).toContainText(/203\.0\.113\./);
+  const warnings = (await app.byId('yaml-warning').allInnerTexts()).join('\n');
+  expect(warnings).toMatch(/ServiceAccount.*11 objects skipped/);
+  expect(warnings).toMatch(/assuming 3 nodes: node-1/);
+  // Pods spread over the three assumed nodes.
+  for (const node of ['node-1', 'node-2', 'node-3']) {
+    await expect(page.locator(`[data-testid="node-${node}"]`)).toHaveCount(1);
+  }
+
+  await app.byId('reset').click();
+  expect(await app.clockMs()).toBe(0);
+  await app.pause();
+  await app.send();
+  expect(await app.outcome()).toBe('rejected');
+  const why = app.byId('verdict-why');
+  await expect(why).toBeVisible();
+  await expect(why).toContainText('storefront-public');
+  await expect(why).toContainText(/initialDelaySeconds/);
+  await expect(why).toContainText(/t = 11\.1 s/);
+});
