@@ -99,7 +99,9 @@ impl UrlProblem {
 /// How much of a bad value a problem repeats (a URL can be long).
 pub const SHOWN_VALUE_CHARS: usize = 40;
 
-pub const THEMES: [&str; 2] = ["light", "dark"];
+/// `auto` (the default) follows the reader's `prefers-color-scheme`, as a
+/// docs page's own dark mode does.
+pub const THEMES: [&str; 3] = ["auto", "light", "dark"];
 
 /// Parse and check a query string (`?a=1&b=2`); `lessons` are the ids a
 /// `lesson=` may name, each with its number of pages. When a parameter is

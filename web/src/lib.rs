@@ -86,6 +86,12 @@ const CONTINUOUS_GAP_MS: u64 = 900;
 /// The longest frame step, so a hidden tab does not jump minutes ahead.
 const MAX_FRAME_MS: f64 = 100.0;
 
+/// Does the reader's system ask for dark colours? (What `theme=auto`
+/// follows.)
+fn prefers_dark() -> Option<web_sys::MediaQueryList> {
+    web_sys::window().and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+}
+
 fn prefers_reduced_motion() -> bool {
     web_sys::window()
         .and_then(|w| {
@@ -394,7 +400,23 @@ pub fn App() -> impl IntoView {
         }
     });
     on_cleanup(move || hash_listener.remove());
-    let theme = RwSignal::new(opts.theme.unwrap_or("light"));
+    let theme = RwSignal::new(opts.theme.unwrap_or("auto"));
+    // `auto` follows the system's colour scheme, also when it changes.
+    let system_dark = RwSignal::new(prefers_dark().is_some_and(|m| m.matches()));
+    if let Some(m) = prefers_dark() {
+        let on_change = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || {
+            system_dark.set(prefers_dark().is_some_and(|m| m.matches()));
+        });
+        m.set_onchange(Some(wasm_bindgen::JsCast::unchecked_ref(
+            on_change.as_ref(),
+        )));
+        on_change.forget();
+    }
+    let shown_theme = move || match theme.get() {
+        "auto" if system_dark.get() => "dark",
+        "auto" => "light",
+        t => t,
+    };
     let large = RwSignal::new(false);
     let embed = opts.embed || cfg!(not(feature = "full"));
     provide_context(Embedded(embed));
@@ -484,6 +506,19 @@ pub fn App() -> impl IntoView {
                 .collect::<Vec<_>>()
         })
     });
+    // The `?` overlay that lists the keys.
+    let keys_shown = RwSignal::new(false);
+    // A button's Space press is its click on key-up: the key-down already
+    // played or paused, so the button is not pressed as well.
+    let on_key_up = move |ev: leptos::ev::KeyboardEvent| {
+        let on_button = ev
+            .target()
+            .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok())
+            .is_some_and(|e| e.tag_name().eq_ignore_ascii_case("button"));
+        if on_button && ev.key() == " " {
+            ev.prevent_default();
+        }
+    };
     let on_key = move |ev: leptos::ev::KeyboardEvent| {
         // Leave keys to form controls that use them.
         let tag = ev
@@ -494,11 +529,37 @@ pub fn App() -> impl IntoView {
         if matches!(tag.as_str(), "input" | "select" | "textarea") {
             return;
         }
+        if ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
+            return;
+        }
         match ev.key().as_str() {
-            " " if tag != "button" => {
+            // Space plays or pauses, also on a focused button (which would
+            // otherwise be pressed again: a second Send).
+            " " => {
                 ev.prevent_default();
                 store.playing.update(|p| *p = !*p);
             }
+            "s" | "S" => {
+                ev.prevent_default();
+                store.send(1, 0);
+            }
+            "Home" => {
+                ev.prevent_default();
+                store.step_to_end(false);
+            }
+            "End" => {
+                ev.prevent_default();
+                store.step_to_end(true);
+            }
+            "f" | "F" => {
+                ev.prevent_default();
+                components::controls::toggle_fullscreen();
+            }
+            "?" => {
+                ev.prevent_default();
+                keys_shown.update(|k| *k = !*k);
+            }
+            "Escape" => keys_shown.set(false),
             "ArrowRight" => {
                 ev.prevent_default();
                 store.step(true);
@@ -579,9 +640,22 @@ pub fn App() -> impl IntoView {
     #[cfg(not(feature = "full"))]
     let body = embedded(url_problems);
     view! {
-        <main class="app" class:embed=embed class:large=move || large.get() data-theme=move || theme.get()
-            data-testid="app" tabindex="0" on:keydown=on_key aria-describedby="kpv-keys">
+        <main class="app" class:embed=embed class:large=move || large.get() data-theme=shown_theme
+            data-testid="app" tabindex="0" on:keydown=on_key on:keyup=on_key_up aria-describedby="kpv-keys">
             <p id="kpv-keys" class="sr-only">{t("a11y.keys")}</p>
+            <Show when=move || keys_shown.get()>
+                <div class="keys-overlay" role="dialog" aria-modal="false" data-testid="keys-overlay" on:click=move |_| keys_shown.set(false)>
+                    <h2>{t("keys.title")}</h2>
+                    <dl>
+                        <dt>"S"</dt><dd>{t("keys.send")}</dd>
+                        <dt>"Space"</dt><dd>{t("keys.play")}</dd>
+                        <dt>"← →"</dt><dd>{t("keys.step")}</dd>
+                        <dt>"Home End"</dt><dd>{t("keys.ends")}</dd>
+                        <dt>"F"</dt><dd>{t("keys.full")}</dd>
+                        <dt>"?"</dt><dd>{t("keys.help")}</dd>
+                    </dl>
+                </div>
+            </Show>
             {body}
         </main>
     }

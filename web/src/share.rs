@@ -214,11 +214,12 @@ pub fn embed_snippet(store: &Store, lang: Lang, theme: &str) -> Result<String, &
     let pristine = key != CUSTOM
         && store.packets.with_untracked(Vec::is_empty)
         && store.changes.with_untracked(Vec::is_empty);
-    let mut src = format!(
-        "{}?lang={}&amp;theme={theme}",
-        embed_url(&base_url()),
-        lang.code()
-    );
+    // No theme unless the author picked one: the embed then follows the
+    // reader's colour scheme (a docs page's dark mode).
+    let mut src = format!("{}?lang={}", embed_url(&base_url()), lang.code());
+    if theme != "auto" {
+        src.push_str(&format!("&amp;theme={theme}"));
+    }
     if pristine {
         src.push_str(&format!(
             "&amp;scenario={key}&amp;mode={}",
@@ -228,8 +229,19 @@ pub fn embed_snippet(store: &Store, lang: Lang, theme: &str) -> Result<String, &
         src.push('#');
         src.push_str(&fragment(store, lang)?);
     }
+    let title = crate::scenarios::PRESETS
+        .iter()
+        .find(|p| p.key == key)
+        .map_or_else(
+            || crate::i18n::tr(lang, "scenario.custom").to_string(),
+            |p| p.title(lang).to_string(),
+        );
+    let title = title
+        .replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;");
     Ok(format!(
-        "<iframe src=\"{src}\"\n        title=\"kube-proxy visualizer\" style=\"width:100%;aspect-ratio:16/10;border:0\"\n        loading=\"lazy\" allowfullscreen></iframe>"
+        "<iframe src=\"{src}\"\n        title=\"kube-proxy visualizer: {title}\" style=\"width:100%;aspect-ratio:16/10;border:0\"\n        loading=\"lazy\" allowfullscreen></iframe>"
     ))
 }
 

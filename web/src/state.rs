@@ -705,6 +705,23 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Stop at the focused packet's first hop, or its last (Home, End).
+    pub fn step_to_end(&self, last: bool) {
+        self.playing.set(false);
+        let t = self.with_focused_flight(|f| {
+            if last {
+                f.last_hop_time()
+            } else {
+                f.first_hop_time()
+            }
+        });
+        if let Some(t) = t.flatten() {
+            self.now.set(t);
+        }
+    }
+}
+
 /// Origins the user can pick: `auto`, and the keys of
 /// [`kpv_core::net::trace::OriginKey`] (`external`, `pod:ns/name`,
 /// `node:name`) of what the cluster has.

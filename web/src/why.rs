@@ -1,10 +1,13 @@
 //! The app's words for [`kpv_core::net::why`]: the lines under a "no
 //! endpoints" verdict naming which Pods are not Ready and why, the selector
-//! that matches nothing, and when kube-proxy will have an endpoint. Full
-//! app only (its words are in [`crate::i18n::full`]).
+//! that matches nothing, and when kube-proxy will have an endpoint; and the
+//! one line that says how the chosen IPVS scheduler picks (and so why a
+//! burst spreads as it does). Full app only (its words are in
+//! [`crate::i18n::full`]).
 
 use crate::i18n::{tr, Lang};
 use crate::numbers::seconds;
+use kpv_core::model::Scheduler;
 use kpv_core::net::controller::AppState;
 use kpv_core::net::why::{NoEndpoints, PodWhy, Unready};
 
@@ -51,4 +54,22 @@ pub fn lines(lg: Lang, cause: &NoEndpoints) -> Vec<String> {
             out
         }
     }
+}
+
+/// How the IPVS scheduler `s` picks a real server, in one line.
+pub fn scheduler_line(lg: Lang, s: Scheduler) -> &'static str {
+    tr(
+        lg,
+        match s {
+            Scheduler::Rr => "sched.line.rr",
+            Scheduler::Wrr => "sched.line.wrr",
+            Scheduler::Lc => "sched.line.lc",
+            Scheduler::Wlc => "sched.line.wlc",
+            Scheduler::Sh => "sched.line.sh",
+            Scheduler::Dh => "sched.line.dh",
+            Scheduler::Sed => "sched.line.sed",
+            Scheduler::Nq => "sched.line.nq",
+            Scheduler::Mh => "sched.line.mh",
+        },
+    )
 }

@@ -236,6 +236,16 @@ impl Flight {
             .map(|l| l.end_ms.saturating_sub(1))
     }
 
+    /// The time the first hop is shown (Home).
+    pub fn first_hop_time(&self) -> Option<u64> {
+        self.legs.first().map(|l| l.end_ms.saturating_sub(1))
+    }
+
+    /// The time the last hop is shown (End).
+    pub fn last_hop_time(&self) -> Option<u64> {
+        self.legs.last().map(|l| l.end_ms.saturating_sub(1))
+    }
+
     /// The time of the hop before the one shown at `t`, if any.
     pub fn step_back(&self, t: u64) -> Option<u64> {
         let cur = self.hop_at(t);

@@ -15,7 +15,7 @@ test('the embed code opens in the embed build on the same view: scenario, mode, 
   const clock = await app.clock.innerText();
   const focused = await page.locator('[data-testid=packet].focused').getAttribute('data-id');
   const src = await app.embedSrc();
-  expect(src).toMatch(new RegExp(`^${re(ROOT)}/embed/\\?lang=en&theme=light#v1\\.`));
+  expect(src).toMatch(new RegExp(`^${re(ROOT)}/embed/\\?lang=en#v1\\.`));
 
   const fresh = await (await browser.newContext({ viewport: { width: 720, height: 405 } })).newPage();
   const problems = App.watch(fresh);
@@ -25,7 +25,7 @@ test('the embed code opens in the embed build on the same view: scenario, mode, 
   await expect(embed.byId('app')).toHaveClass(/\bembed\b/);
   await expect(embed.clock).toHaveText(clock);
   await expect(fresh.locator('[data-testid=packet].focused')).toHaveAttribute('data-id', focused!);
-  await expect(embed.byId('hop-caption')).toContainText('loadbalancer-local · ipvs');
+  await expect(embed.byId('hop-caption')).toContainText('LoadBalancer, externalTrafficPolicy Local · ipvs');
   await expect(embed.byId('node-pipeline')).toHaveAttribute('data-mode', 'ipvs');
   for (const id of ABSENT) await expect(embed.byId(id), id).toHaveCount(0);
   // Playback works there: stepping moves the clock.
@@ -48,11 +48,11 @@ test('under a sub-path the embed code points at the embed build under that path,
   const app = new App(page);
   await app.open(`${SUB}/docs/kpv/?scenario=nodeport`);
   const src = await app.embedSrc();
-  expect(src).toBe(`${SUB}/docs/kpv/embed/?lang=en&theme=light&scenario=nodeport&mode=iptables`);
+  expect(src).toBe(`${SUB}/docs/kpv/embed/?lang=en&scenario=nodeport&mode=iptables`);
   await page.goto('about:blank');
   await app.open(src);
   await expect(page.getByTestId('url-problems')).toHaveCount(0);
-  await expect(app.byId('hop-caption')).toContainText('nodeport · iptables');
+  await expect(app.byId('hop-caption')).toContainText('NodePort: a port on every node · iptables');
   for (const id of ABSENT) await expect(app.byId(id), id).toHaveCount(0);
   await app.byId('send-packet').click();
   await expect(page.getByTestId('packet')).toHaveCount(1);
@@ -70,3 +70,30 @@ for (const path of ['/embed/', '/docs/kpv/embed/']) {
     expect(problems).toEqual([]);
   });
 }
+
+test('an embed follows the reader\'s colour scheme unless its code pins a theme', async ({ browser }) => {
+  for (const [scheme, query, want] of [
+    ['dark', '', 'dark'],
+    ['light', '', 'light'],
+    ['dark', '&theme=light', 'light'],
+  ] as const) {
+    const ctx = await browser.newContext({ viewport: { width: 720, height: 405 }, colorScheme: scheme });
+    const page = await ctx.newPage();
+    const app = new App(page);
+    await app.open(`/embed/?scenario=nodeport${query}`);
+    await expect(app.byId('app'), `${scheme} ${query}`).toHaveAttribute('data-theme', want);
+    // What the reader sees behind the diagram: the app's own background, else the page's.
+    const bg = await page.evaluate(() => {
+      const own = getComputedStyle(document.querySelector('[data-testid=app]')!).backgroundColor;
+      return own === 'rgba(0, 0, 0, 0)' ? getComputedStyle(document.body).backgroundColor : own;
+    });
+    const dark = bg.match(/\d+/g)!.slice(0, 3).map(Number).reduce((a, b) => a + b, 0) < 3 * 128;
+    expect(dark, `${scheme} ${query}: background ${bg}`).toBe(want === 'dark');
+    // The system switching scheme switches an unpinned embed too.
+    if (!query) {
+      await page.emulateMedia({ colorScheme: scheme === 'dark' ? 'light' : 'dark' });
+      await expect(app.byId('app')).toHaveAttribute('data-theme', scheme === 'dark' ? 'light' : 'dark');
+    }
+    await ctx.close();
+  }
+});

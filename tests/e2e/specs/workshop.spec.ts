@@ -217,12 +217,18 @@ test('the diagram exports as SVG and PNG, and the embed button writes an iframe 
 
   await app.byId('embed-snippet').click();
   const code = await app.byId('embed-code').inputValue();
-  expect(code).toMatch(new RegExp(`^<iframe src="${re(ROOT)}/embed/\\?lang=en&amp;theme=light#v1\\.`));
+  expect(code).toMatch(new RegExp(`^<iframe src="${re(ROOT)}/embed/\\?lang=en#v1\\.`));
   // A pristine preset is named in the query instead.
   await app.byId('reset').click();
   await app.selectScenario('nodeport');
   await app.byId('embed-snippet').click();
-  await expect(app.byId('embed-code')).toHaveValue(/\/embed\/\?lang=en&amp;theme=light&amp;scenario=nodeport&amp;mode=iptables"/);
+  await expect(app.byId('embed-code')).toHaveValue(/\/embed\/\?lang=en&amp;scenario=nodeport&amp;mode=iptables"/);
+  // The iframe's title names its scenario; a theme is pinned only when picked.
+  const title = await app.byId('scenario-select').locator('option:checked').innerText();
+  await expect(app.byId('embed-code')).toHaveValue(new RegExp(`title="kube-proxy visualizer: ${re(title)}"`));
+  await app.byId('theme-select').selectOption('dark');
+  await app.byId('embed-snippet').click();
+  await expect(app.byId('embed-code')).toHaveValue(/\?lang=en&amp;theme=dark&amp;scenario=nodeport/);
 });
 
 test('under a sub-path, share links and embed code keep the path', async ({ page }) => {

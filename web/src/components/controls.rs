@@ -90,11 +90,46 @@ pub fn Toolbar() -> impl IntoView {
                         }
                     }>
                     {Scheduler::ALL.into_iter().map(|s| view! {
-                        <option value=s.as_str() selected=move || store.scheduler.get() == s>{s.as_str()}</option>
+                        <option value=s.as_str() selected=move || store.scheduler.get() == s>{move || tr(l.get(), scheduler_name(s))}</option>
                     }).collect_view()}
                 </select>
             </label>
         </div>
+    }
+}
+
+/// The diagram with its playback bar (or, embedded, the whole app) fills
+/// the screen, or leaves it (the button and the F key).
+pub fn toggle_fullscreen() {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    if doc.fullscreen_element().is_some() {
+        doc.exit_fullscreen();
+        return;
+    }
+    let target = doc
+        .query_selector(".first-screen")
+        .ok()
+        .flatten()
+        .or_else(|| doc.query_selector(".app").ok().flatten());
+    if let Some(el) = target {
+        let _ = el.request_fullscreen();
+    }
+}
+
+/// The scheduler's name in the list: its ipvsadm word and what it means.
+fn scheduler_name(s: Scheduler) -> &'static str {
+    match s {
+        Scheduler::Rr => "sched.rr",
+        Scheduler::Wrr => "sched.wrr",
+        Scheduler::Lc => "sched.lc",
+        Scheduler::Wlc => "sched.wlc",
+        Scheduler::Sh => "sched.sh",
+        Scheduler::Dh => "sched.dh",
+        Scheduler::Sed => "sched.sed",
+        Scheduler::Nq => "sched.nq",
+        Scheduler::Mh => "sched.mh",
     }
 }
 
@@ -302,18 +337,7 @@ pub fn PlaybackBar() -> impl IntoView {
                     }).collect_view()}
                 </select>
             </label>
-            <button data-testid="fullscreen" title=t("btn.fullscreen") aria-pressed=move || full.get().to_string() on:click=move |ev| {
-                // The diagram with this bar (or, embedded, the whole app) fills the screen.
-                let Some(doc) = web_sys::window().and_then(|w| w.document()) else { return };
-                if doc.fullscreen_element().is_some() {
-                    doc.exit_fullscreen();
-                    return;
-                }
-                let target = event_target::<web_sys::Element>(&ev).closest(".first-screen, .app").ok().flatten();
-                if let Some(el) = target {
-                    let _ = el.request_fullscreen();
-                }
-            }>"⤢ "<span class="btn-text">{t("btn.fullscreen")}</span></button>
+            <button data-testid="fullscreen" title=t("btn.fullscreen") aria-pressed=move || full.get().to_string() on:click=move |_| toggle_fullscreen()>"⤢ "<span class="btn-text">{t("btn.fullscreen")}</span></button>
             {embed.then(|| view! { <super::panels::HopCaption with_scenario=true /> })}
             <output data-testid="sim-clock" class="clock" title=t("clock")>{clock}</output>
         </div>
@@ -337,7 +361,11 @@ pub fn Preferences(theme: RwSignal<&'static str>, large: RwSignal<bool>) -> impl
             </label>
             <label>
                 <span>{t("label.theme")}</span>
-                <select data-testid="theme-select" on:change=move |ev| theme.set(if event_target_value(&ev) == "dark" { "dark" } else { "light" })>
+                <select data-testid="theme-select" on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    theme.set(crate::env::THEMES.into_iter().find(|t| *t == v).unwrap_or("auto"));
+                }>
+                    <option value="auto" selected=move || theme.get() == "auto">{t("theme.auto")}</option>
                     <option value="light" selected=move || theme.get() == "light">{t("theme.light")}</option>
                     <option value="dark" selected=move || theme.get() == "dark">{t("theme.dark")}</option>
                 </select>

@@ -141,6 +141,7 @@ pub fn VerdictPanel() -> impl IntoView {
                 " "
                 {move || text.with(|t| t.2.clone())}
             </p>
+            {scheduler_line(store, l)}
             <Show when=move || why.with(|w| !w.is_empty())>
                 <ul class="verdict-why" data-testid="verdict-why">
                     {move || why.get().into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}
@@ -153,6 +154,25 @@ pub fn VerdictPanel() -> impl IntoView {
                 <span class="dot timed-out" aria-hidden="true">"…"</span>{t("legend.timed-out")}
             </p>
         </section>
+    }
+}
+
+/// In IPVS mode, how the chosen scheduler picks (full app only).
+fn scheduler_line(store: Store, l: RwSignal<crate::i18n::Lang>) -> impl IntoView {
+    #[cfg(feature = "full")]
+    let line = move || {
+        (store.mode.get() == kpv_core::model::Mode::Ipvs)
+            .then(|| crate::why::scheduler_line(l.get(), store.scheduler.get()))
+    };
+    #[cfg(not(feature = "full"))]
+    let line = move || {
+        let _ = (store, l);
+        None::<&'static str>
+    };
+    move || {
+        line().map(
+            |text| view! { <p class="sched-line small" data-testid="scheduler-line">{text}</p> },
+        )
     }
 }
 
@@ -326,7 +346,15 @@ pub fn HopCaption(#[prop(optional)] with_scenario: bool) -> impl IntoView {
                 None => tr(lg, "caption.idle").to_string(),
             });
         if with_scenario {
-            format!("{scenario} · {mode} · {line}")
+            // The scenario's title, as its reader knows it (not its key).
+            let title = crate::scenarios::PRESETS
+                .iter()
+                .find(|p| p.key == scenario)
+                .map_or_else(
+                    || tr(lg, "scenario.custom").to_string(),
+                    |p| p.title(lg).to_string(),
+                );
+            format!("{title} · {mode} · {line}")
         } else {
             line
         }

@@ -7,6 +7,15 @@
 /// (key, English, Korean)
 pub const TABLE: &[(&str, &str, &str)] = crate::i18n::words![
     ("label.seed", "Seed", "시드"),
+    ("sched.line.rr", "IPVS rr: each new connection goes to the next real server in turn.", "IPVS rr: 새 연결마다 다음 real server로 차례대로 보냅니다."),
+    ("sched.line.wrr", "IPVS wrr: in turn, a higher weight more often; kube-proxy gives every endpoint weight 1, so it spreads as rr.", "IPVS wrr: 가중치가 클수록 더 자주 차례가 옵니다. kube-proxy는 모든 엔드포인트에 가중치 1을 주므로 rr처럼 나뉩니다."),
+    ("sched.line.lc", "IPVS lc: the server with the least load, an active connection counting 256 closed ones.", "IPVS lc: 부하가 가장 적은 서버로 보냅니다. 활성 연결 하나를 닫힌 연결 256개로 셉니다."),
+    ("sched.line.wlc", "IPVS wlc: as lc, each server's load divided by its weight.", "IPVS wlc: lc와 같되, 서버마다 부하를 가중치로 나눕니다."),
+    ("sched.line.sh", "IPVS sh: a hash of the client's address picks the server, so one client always reaches the same Pod.", "IPVS sh: 클라이언트 주소의 해시로 서버를 고르므로, 한 클라이언트는 늘 같은 Pod에 닿습니다."),
+    ("sched.line.dh", "IPVS dh: a hash of the destination address picks the server, so one Service address always reaches the same Pod.", "IPVS dh: 목적지 주소의 해시로 서버를 고르므로, 한 Service 주소는 늘 같은 Pod에 닿습니다."),
+    ("sched.line.sed", "IPVS sed: least (active connections + 1) / weight. Closed connections do not count: a burst of short connections leaves every server at 0, and the first one wins every tie.", "IPVS sed: (활성 연결 + 1) / 가중치가 가장 작은 서버. 닫힌 연결은 세지 않으므로, 짧은 연결이 이어지면 모든 서버가 0으로 같아 매번 첫 서버가 고릅니다."),
+    ("sched.line.nq", "IPVS nq: an idle server (no active connection) at once, else as sed. Short connections leave every server idle, so the first one gets them all.", "IPVS nq: 활성 연결이 없는 서버를 바로 고르고, 없으면 sed처럼 고릅니다. 짧은 연결은 모든 서버를 비워 두므로 첫 서버가 모두 받습니다."),
+    ("sched.line.mh", "IPVS mh: Maglev hashing; the client's address and port pick a slot of a 4093-slot table filled from each server's permutation.", "IPVS mh: Maglev 해싱. 클라이언트 주소와 포트가 4093칸 표의 칸을 고르며, 표는 서버마다의 순열로 채웁니다."),
     ("why.pods", "Why: Service {svc} selects {n} Pod(s), none a ready endpoint", "이유: Service {svc}가 고르는 Pod {n}개 중 준비된 엔드포인트가 없습니다"),
     ("why.no-pod", "Why: the selector {selector} of Service {svc} matches no Pod in namespace {ns}", "이유: Service {svc}의 셀렉터 {selector}와 맞는 Pod가 네임스페이스 {ns}에 없습니다"),
     ("why.no-selector", "Why: Service {svc} has no selector and no EndpointSlice names it", "이유: Service {svc}에는 셀렉터가 없고, 이 Service를 가리키는 EndpointSlice도 없습니다"),

@@ -1,0 +1,56 @@
+// Keyboard-driven, as a trainer at a projector: S sends, Space plays or
+// pauses (never a second Send from a focused button), Home/End go to the
+// first and last hop, ? lists the keys.
+import { test, expect } from '@playwright/test';
+import { App } from './app';
+
+const current = (app: App) => app.page.locator('[data-testid=hop].current').getAttribute('data-n');
+
+test('keys send, play, step to the ends and list themselves', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/?scenario=nodeport');
+  await app.byId('app').focus();
+  await page.keyboard.press('s');
+  await expect(page.getByTestId('packet')).toHaveCount(1);
+  await page.keyboard.press('End');
+  await expect(app.byId('play-pause')).toHaveAttribute('aria-pressed', 'false');
+  const hops = await app.hops.count();
+  await expect.poll(() => current(app)).toBe(String(hops));
+  await page.keyboard.press('Home');
+  await expect.poll(() => current(app)).toBe('1');
+
+  // Space on the focused Send button plays or pauses; it does not send again.
+  await app.byId('send-packet').focus();
+  await page.keyboard.press(' ');
+  await expect(app.byId('play-pause')).toHaveAttribute('aria-pressed', 'true');
+  await page.keyboard.press(' ');
+  await expect(app.byId('play-pause')).toHaveAttribute('aria-pressed', 'false');
+  await page.waitForTimeout(300);
+  await expect(page.getByTestId('packet')).toHaveCount(1);
+
+  await app.byId('app').focus();
+  await page.keyboard.press('?');
+  const overlay = app.byId('keys-overlay');
+  await expect(overlay).toBeVisible();
+  await expect(overlay).toContainText('Home End');
+  await page.keyboard.press('Escape');
+  await expect(overlay).toHaveCount(0);
+  // Typing in a form field is left alone.
+  await app.byId('yaml-editor').focus();
+  await page.keyboard.press('s');
+  await expect(page.getByTestId('packet')).toHaveCount(1);
+});
+
+test('in IPVS mode the scheduler list names each scheduler and one line says how the chosen one picks', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/?scenario=ipvs-basic');
+  await app.selectMode('ipvs');
+  const options = await app.byId('scheduler-select').locator('option').allInnerTexts();
+  expect(options).toContain('sed · shortest expected delay');
+  expect(options).toContain('mh · Maglev hashing');
+  await app.byId('scheduler-select').selectOption('sed');
+  await expect(app.byId('scheduler-line')).toContainText('IPVS sed');
+  await expect(app.byId('scheduler-line')).toContainText('first one wins every tie');
+  await app.selectMode('iptables');
+  await expect(app.byId('scheduler-line')).toHaveCount(0);
+});
