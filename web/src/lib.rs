@@ -86,6 +86,37 @@ const CONTINUOUS_GAP_MS: u64 = 900;
 /// The longest frame step, so a hidden tab does not jump minutes ahead.
 const MAX_FRAME_MS: f64 = 100.0;
 
+/// Embedded, tell the host page the height this embed wants for its width
+/// (see [`env::post_height`]), again when the scenario or the width change.
+fn post_heights(store: Store) {
+    let width = RwSignal::new(0.0f64);
+    let measure = move || {
+        let w = web_sys::window()
+            .and_then(|w| w.inner_width().ok())
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0);
+        width.set(w);
+    };
+    measure();
+    let listener = window_event_listener(leptos::ev::resize, move |_| measure());
+    on_cleanup(move || listener.remove());
+    Effect::new(move |last: Option<u32>| {
+        let diagram = store.scene.with(|s| (s.width, s.height));
+        let w = width.get();
+        // The bar is measured once drawn.
+        let bar = web_sys::window()
+            .and_then(|win| win.document())
+            .and_then(|d| d.query_selector(".app.embed .playback").ok().flatten())
+            .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok())
+            .map_or(48.0, |e| f64::from(e.offset_height()) + 4.0);
+        let h = env::preferred_height(w, diagram, bar);
+        if last != Some(h) && h > 0 {
+            env::post_height(h);
+        }
+        h
+    });
+}
+
 /// Does the reader's system ask for dark colours? (What `theme=auto`
 /// follows.)
 fn prefers_dark() -> Option<web_sys::MediaQueryList> {
@@ -571,6 +602,9 @@ pub fn App() -> impl IntoView {
             _ => {}
         }
     };
+    if embed {
+        post_heights(store);
+    }
     let embedded = move |url_problems: AnyView| {
         view! { {url_problems} {share_error} <Diagram /> <PlaybackBar /> }.into_any()
     };

@@ -29,6 +29,9 @@ pub const EMBED_BUDGET: u64 = 360 * 1024;
 
 /// The files a reader downloads: the app's code, style, page and loader.
 const SHIPPED: [&str; 4] = ["wasm", "js", "css", "html"];
+/// The script a docs page loads to size its kpv iframes: shipped beside
+/// the app for the host page, never loaded by the app itself.
+const HOST_SCRIPT: &str = "kpv-embed.js";
 /// The files precompressed for hosts that serve `.gz`/`.br` as they are
 /// (the page itself is small and often templated by the host).
 const PRECOMPRESSED: [&str; 3] = ["wasm", "js", "css"];
@@ -138,6 +141,9 @@ pub fn measure(dir: &Path) -> Result<Site, String> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        if name == HOST_SCRIPT {
+            continue;
+        }
         let list = if crate::split::is_on_demand(&name) {
             &mut site.on_demand
         } else {

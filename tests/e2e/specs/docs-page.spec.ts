@@ -1,0 +1,47 @@
+// A documentation page with two embeds, as its author pastes them: the
+// embeds follow the page's dark colour scheme, and the host script
+// (kpv-embed.js) sizes each iframe to the height it posts for its width.
+import { test, expect } from '@playwright/test';
+import { ROOT } from '../ports';
+
+const PAGE = `<!doctype html>
+<html><head><meta charset="utf-8"><title>Docs</title>
+<style>body { background: #111; color: #eee; max-width: 760px; margin: 0 auto; font: 16px sans-serif; }</style>
+<script src="${ROOT}/kpv-embed.js" defer></script></head>
+<body>
+<h1>Services</h1><p>How a NodePort reaches a Pod.</p>
+<iframe id="a" src="${ROOT}/embed/?lang=en&scenario=nodeport&mode=iptables" title="kube-proxy visualizer: NodePort"
+  style="width:100%;aspect-ratio:16/10;border:0" loading="lazy" allowfullscreen></iframe>
+<p>And readiness.</p>
+<iframe id="b" src="${ROOT}/embed/?lang=en&scenario=alpaca-bandicoot&mode=ipvs" title="kube-proxy visualizer: readiness"
+  style="width:100%;aspect-ratio:16/10;border:0" loading="lazy" allowfullscreen></iframe>
+</body></html>`;
+
+test('two embeds on a dark docs page: dark, and each sized to the height it asks for', async ({ browser }) => {
+  const ctx = await browser.newContext({ viewport: { width: 1000, height: 900 }, colorScheme: 'dark' });
+  const page = await ctx.newPage();
+  const messages: number[] = [];
+  await page.exposeFunction('kpvSeen', (h: number) => messages.push(h));
+  await page.addInitScript(() => {
+    window.addEventListener('message', (e) => {
+      if (e.data && e.data.kpv === 'height') (window as any).kpvSeen(e.data.height);
+    });
+  });
+  await page.route('http://docs.test/', (route) => route.fulfill({ contentType: 'text/html', body: PAGE }));
+  await page.goto('http://docs.test/');
+  for (const id of ['a', 'b']) {
+    const frame = page.frameLocator(`#${id}`);
+    await expect(frame.getByTestId('diagram')).toBeVisible({ timeout: 20_000 });
+    await expect(frame.getByTestId('app')).toHaveAttribute('data-theme', 'dark');
+    // Sized by the host script: no longer the 16:10 fallback.
+    await expect.poll(() => page.locator(`#${id}`).evaluate((f: HTMLIFrameElement) => f.style.height)).toMatch(/^\d+px$/);
+    const box = (await page.locator(`#${id}`).boundingBox())!;
+    // The diagram is drawn at the iframe's full width: nothing letterboxed.
+    const svg = (await frame.getByTestId('diagram').boundingBox())!;
+    expect(svg.width, `${id}: diagram width`).toBeGreaterThan(box.width - 24);
+    expect(box.height, `${id}: frame height`).toBeGreaterThan(svg.height);
+    expect(box.height, `${id}: frame height`).toBeLessThan(svg.height + 120);
+  }
+  expect(messages.length).toBeGreaterThanOrEqual(2);
+  await ctx.close();
+});
