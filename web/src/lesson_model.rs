@@ -54,6 +54,13 @@ impl LessonModel {
         true
     }
 
+    /// The open lesson's id and page (counted from 1, as `?page=` is).
+    pub fn at(&self) -> Option<(&'static str, usize)> {
+        let i = self.open.get_untracked()?;
+        let entry = INDEX.get(i)?;
+        Some((entry.id, self.step.get_untracked().saturating_add(1)))
+    }
+
     fn lesson(&self) -> Option<Lesson> {
         self.open.get_untracked()?;
         self.lesson.get_value()

@@ -196,6 +196,18 @@ fn SideLists() -> impl IntoView {
         let now = store.now.get();
         all.with(|ev| ev.partition_point(|e| e.at_ms <= now))
     });
+    // A Pod's app changed (Fail readiness, Take down) with no packet to
+    // follow: the Events feed is what shows it, not an empty hop list.
+    Effect::new(move |before: Option<usize>| {
+        let changes = store.changes.with(Vec::len);
+        if before.is_some_and(|b| changes > b)
+            && store.packets.with_untracked(Vec::is_empty)
+            && tab.get_untracked() == 0
+        {
+            tab.set(1);
+        }
+        changes
+    });
     view! {
         <div class="side-lists">
             <div class="tabs side-tabs" role="tablist">
@@ -354,7 +366,11 @@ pub fn App() -> impl IntoView {
     // The mode in use is fetched when chosen, the others once the first
     // screen is drawn (web/src/modes.rs says why).
     mode_fetch::follow(store);
-    mode_fetch::prefetch_when_idle(store);
+    // An embed shows the mode its page asked for and has no mode list: it
+    // fetches only that mode's code.
+    if !(opts.embed || cfg!(not(feature = "full"))) {
+        mode_fetch::prefetch_when_idle(store);
+    }
     // HTTP routing's code is fetched when a scenario first has routing
     // objects (never for one without).
     Effect::new(move |_| {

@@ -9,7 +9,8 @@
 //! - the other modes are prefetched one after another once the first screen
 //!   is drawn and the browser is idle ([`prefetch_when_idle`]): they never
 //!   compete with start-up for the network or the CPU, and a later click on
-//!   another mode usually finds its code already here;
+//!   another mode usually finds its code already here (not in an embed,
+//!   which shows one mode and fetches only its code);
 //! - a view that needs other modes (compare, the scaling lab) asks for them
 //!   with [`ensure`] when it is used; a failed fetch is tried again only when
 //!   the user asks (Retry, or choosing the mode again), never in a loop.

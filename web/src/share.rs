@@ -207,6 +207,17 @@ pub fn link(store: &Store, lang: Lang) -> Result<String, &'static str> {
 }
 
 #[cfg(feature = "full")]
+/// The link to a lesson at its page, in `lang`: shared from a lesson, it
+/// opens the lesson (which sets its own scenario, mode and packets).
+pub fn lesson_link(id: &str, page: usize, lang: Lang) -> String {
+    format!(
+        "{}?lesson={id}&page={page}&lang={}",
+        base_url(),
+        lang.code()
+    )
+}
+
+#[cfg(feature = "full")]
 /// The `<iframe>` that embeds the current view: a preset with nothing sent
 /// is named in the query (readable); anything else travels as a share link.
 pub fn embed_snippet(store: &Store, lang: Lang, theme: &str) -> Result<String, &'static str> {

@@ -36,11 +36,19 @@ const NODE_TOP: f64 = 270.0;
 const NODE_HEADER: f64 = 62.0;
 const POD_H: f64 = 48.0;
 const POD_GAP: f64 = 4.0;
+/// Service boxes in one row of the band (each then about 190 wide: a
+/// 17-character name at the title size); more rows below it push the
+/// strip and the nodes down.
+pub const SERVICE_COLS: usize = 4;
+const SERVICE_ROW_GAP: f64 = 8.0;
+/// Rows of Service boxes at most: past `SERVICE_COLS × SERVICE_ROWS`
+/// Services, the last box counts the rest ("+N more").
+pub const SERVICE_ROWS: usize = 3;
 /// At most this many Service boxes are drawn; the rest are counted in one
 /// "+N more" box. (A 10,000-Service cluster drew 10,000 boxes too small to
 /// read, and took seconds to draw. Packets never pass through a Service box,
 /// and every Service stays in the rules and endpoint lists.)
-pub const MAX_SERVICE_BOXES: usize = 8;
+pub const MAX_SERVICE_BOXES: usize = SERVICE_COLS * SERVICE_ROWS - 1;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Rect {
@@ -336,6 +344,33 @@ impl Ord for MinScored {
     }
 }
 
+/// How the Service band is laid out: the boxes drawn, the columns of a row
+/// and the rows (a "+N more" box takes the last slot when some are not
+/// drawn).
+struct ServiceBand {
+    drawn: usize,
+    cols: usize,
+    rows: usize,
+}
+
+impl ServiceBand {
+    fn of(services: usize) -> ServiceBand {
+        let room = SERVICE_COLS * SERVICE_ROWS;
+        let drawn = if services > room {
+            MAX_SERVICE_BOXES
+        } else {
+            services
+        };
+        let slots = (drawn + usize::from(services > drawn)).max(1);
+        let cols = slots.min(SERVICE_COLS);
+        ServiceBand {
+            drawn,
+            cols,
+            rows: slots.div_ceil(cols),
+        }
+    }
+}
+
 /// Lay out the cluster. `slices` gives the endpoint edges (readiness shown).
 pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
     let n = cluster.nodes.len().max(1) as f64;
@@ -349,7 +384,12 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
     }
     let most = pods_by_node.values().map(Vec::len).max().unwrap_or(0) as f64;
     let node_h = NODE_HEADER + most.max(1.0) * (POD_H + POD_GAP) + 6.0;
-    let height = NODE_TOP + node_h + MARGIN;
+    // The Service band: how many boxes, in how many rows; each row past the
+    // first moves the strip and the nodes down.
+    let band = ServiceBand::of(cluster.services.len());
+    let shift = band.rows.saturating_sub(1) as f64 * (SERVICE_H + SERVICE_ROW_GAP);
+    let node_top = NODE_TOP + shift;
+    let height = node_top + node_h + MARGIN;
 
     let mut places: Vec<(Place, Point)> = Vec::new();
     let mut graph: UnGraph<(), ()> = UnGraph::new_undirected();
@@ -419,13 +459,13 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         let x = MARGIN + k as f64 * (node_w + GAP);
         let rect = Rect {
             x,
-            y: NODE_TOP,
+            y: node_top,
             w: node_w,
             h: node_h,
         };
         let eth = Rect {
             x: x + 8.0,
-            y: NODE_TOP + 34.0,
+            y: node_top + 34.0,
             w: node_w - 16.0,
             h: 24.0,
         };
@@ -433,7 +473,7 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         // node's kube-proxy rules are entered.
         let proxy = Rect {
             x: x + node_w - 8.0 - (node_w * 0.5).min(140.0),
-            y: NODE_TOP + 6.0,
+            y: node_top + 6.0,
             w: (node_w * 0.5).min(140.0),
             h: 24.0,
         };
@@ -465,7 +505,7 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
             },
             to: Point {
                 x: x + node_w / 2.0,
-                y: NODE_TOP,
+                y: node_top,
             },
             kind: "entry",
             nodes: vec![node.name.clone()],
@@ -498,7 +538,7 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         {
             let r = Rect {
                 x: x + 8.0,
-                y: NODE_TOP + NODE_HEADER + j as f64 * (POD_H + POD_GAP),
+                y: node_top + NODE_HEADER + j as f64 * (POD_H + POD_GAP),
                 w: node_w - 16.0,
                 h: POD_H,
             };
@@ -543,18 +583,17 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         });
     }
 
-    // Services: a band under the entry row; past MAX_SERVICE_BOXES, one
-    // more box counts the rest.
-    let svcs: Vec<_> = cluster.services.iter().take(MAX_SERVICE_BOXES).collect();
+    // Services: a band of rows under the entry row; past the band's room,
+    // one more box counts the rest.
+    let svcs: Vec<_> = cluster.services.iter().take(band.drawn).collect();
     let hidden = cluster.services.len() - svcs.len();
-    let slots = svcs.len() + usize::from(hidden > 0);
-    let m = slots.max(1) as f64;
+    let m = band.cols.max(1) as f64;
     let svc_w = ((WIDTH - 2.0 * MARGIN - (m - 1.0) * GAP) / m).clamp(110.0, 320.0);
     let band_w = m * svc_w + (m - 1.0) * GAP;
     let start = MARGIN.max((WIDTH - band_w) / 2.0);
     let slot = |k: usize| Rect {
-        x: start + k as f64 * (svc_w + GAP),
-        y: SERVICE_Y,
+        x: start + (k % band.cols.max(1)) as f64 * (svc_w + GAP),
+        y: SERVICE_Y + (k / band.cols.max(1)) as f64 * (SERVICE_H + SERVICE_ROW_GAP),
         w: svc_w,
         h: SERVICE_H,
     };
@@ -638,7 +677,7 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         .max(WIDTH);
     let strip = Rect {
         x: MARGIN,
-        y: STRIP_Y,
+        y: STRIP_Y + shift,
         w: WIDTH - 2.0 * MARGIN,
         h: 2.0 * STRIP_ROW_H + STRIP_GAP,
     };
@@ -726,7 +765,7 @@ mod tests {
     }
 
     #[test]
-    fn many_services_widen_the_view_instead_of_overflowing() {
+    fn many_services_take_rows_at_the_usual_width() {
         let mut yaml = String::from(
             "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {addresses: [{type: InternalIP, address: 10.0.0.1}]}\n",
         );
@@ -737,20 +776,39 @@ mod tests {
         }
         let (cluster, _) = crate::Code::ALL.parse(&yaml);
         let s = layout(&cluster, &[]);
-        assert_eq!(s.services.len(), 12.min(MAX_SERVICE_BOXES));
-        assert!(s.width > WIDTH);
+        // Twelve Services: three rows of four, every one drawn, nothing wider.
+        assert_eq!(s.services.len(), 12);
+        assert!(s.more_services.is_none());
+        assert_eq!(s.width, WIDTH);
+        let rows: std::collections::BTreeSet<u64> =
+            s.services.iter().map(|b| b.rect.y as u64).collect();
+        assert_eq!(rows.len(), SERVICE_ROWS);
         for b in &s.services {
+            assert!(
+                b.rect.w >= 180.0,
+                "room for a 17-character name: {:?}",
+                b.rect
+            );
             assert!(
                 b.rect.x >= 0.0 && b.rect.x + b.rect.w <= s.width,
                 "{:?}",
                 b.rect
             );
         }
+        // The strip and the nodes sit below the last row.
+        let last = s
+            .services
+            .iter()
+            .map(|b| b.rect.y + b.rect.h)
+            .fold(0.0, f64::max);
+        assert!(s.strip.y > last, "{} > {last}", s.strip.y);
+        assert!(s.nodes.iter().all(|n| n.rect.y > s.strip.y + s.strip.h));
         assert_eq!(
             scene().width,
             WIDTH,
             "a small cluster keeps the usual width"
         );
+        assert_eq!(scene().strip.y, STRIP_Y, "and its single row");
     }
 
     #[test]
@@ -778,7 +836,10 @@ mod tests {
         let more = s.more_services.expect("a box for the rest");
         assert_eq!(more.count, 25);
         let last = s.services[MAX_SERVICE_BOXES - 1].rect;
-        assert!(more.rect.x > last.x + last.w, "after the last drawn box");
+        assert!(
+            more.rect.x > last.x + last.w && more.rect.y == last.y,
+            "after the last drawn box, in its row"
+        );
         assert!(more.rect.x + more.rect.w <= s.width);
         // Every drawn Service selects the Pod; the others have no edge.
         assert_eq!(s.edges.len(), MAX_SERVICE_BOXES);

@@ -97,3 +97,16 @@ test('an embed follows the reader\'s colour scheme unless its code pins a theme'
     await ctx.close();
   }
 });
+
+test('an embed fetches only the code of the mode it shows', async ({ page }) => {
+  const asked: string[] = [];
+  page.on('request', (r) => { if (/\/(split|chunk)_[^/]*\.wasm$/.test(r.url())) asked.push(r.url()); });
+  const app = new App(page);
+  await app.open('/embed/?scenario=nodeport&mode=ipvs');
+  await app.byId('send-packet').click();
+  expect(await app.outcome()).toBe('delivered');
+  // Long past the idle prefetch of the whole app.
+  await page.waitForTimeout(4_000);
+  const modes = asked.filter((u) => /split_kpv_(ipvs|nftables|userspace)-/.test(u)).map((u) => u.replace(/.*split_kpv_([a-z]+)-.*/, '$1'));
+  expect(modes).toEqual(['ipvs']);
+});

@@ -133,6 +133,21 @@ test('the packet\'s route stays drawn after delivery, with marks where its heade
   await expect(page.getByTestId('packet')).toHaveCount(0, { timeout: 20_000 });
   const d = await page.getByTestId('path-trail').getAttribute('d');
   expect((d ?? '').split('L').length).toBeGreaterThan(10);
+  // Drawn above every box, in a colour of its own (not the Service → Pod edges' blue).
+  const look = await page.evaluate(() => {
+    const trail = document.querySelector('[data-testid=path-trail]')!;
+    const boxes = [...document.querySelectorAll('.diagram .node, .diagram .pod, .diagram .service, .diagram .node-pipeline')];
+    const above = boxes.every((b) => b.compareDocumentPosition(trail) & Node.DOCUMENT_POSITION_FOLLOWING);
+    const edge = document.querySelector('.diagram .edge');
+    return {
+      above, boxes: boxes.length,
+      trail: getComputedStyle(trail).stroke,
+      edge: edge ? getComputedStyle(edge).stroke : '',
+    };
+  });
+  expect(look.boxes).toBeGreaterThan(5);
+  expect(look.above, JSON.stringify(look)).toBe(true);
+  expect(look.trail).not.toBe(look.edge);
   expect(await page.getByTestId('trail-change').count()).toBeGreaterThanOrEqual(2);
   // Static wires: client → load balancer → every node.
   expect(await page.getByTestId('link').count()).toBeGreaterThanOrEqual(4);
@@ -240,6 +255,8 @@ test('readiness on the diagram: a Pod\'s controls fail its probe, the probe coun
   const controls = page.getByTestId(`pod-${name}-controls`);
   await controls.locator('button[data-action=readiness]').click();
   await expect(app.byId('play-pause')).toHaveAttribute('aria-pressed', 'true');
+  // No packet was sent: the side column shows the Events feed, not an empty hop list.
+  await expect(app.byId('tab-events')).toHaveAttribute('aria-selected', 'true');
   // The probe counts up on the Pod, then the endpoint leaves the Service.
   await expect(page.locator(`[data-testid=probe-chip][data-owner="${name}"]`)).toContainText('/3 ✖', { timeout: 20_000 });
   await expect(pod).toHaveAttribute('data-ready', 'false', { timeout: 30_000 });
@@ -330,3 +347,25 @@ for (const lang of ['en', 'ko']) {
     await page.screenshot({ path: `${shots}/local-skip-${lang}.png` });
   });
 }
+
+test('the compare view opened before anything was sent sends its packet itself: never a blank view', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/?scenario=nodeport&lang=en');
+  await expect(page.getByTestId('packet')).toHaveCount(0);
+  await app.byId('compare-toggle').click();
+  await expect(page.getByTestId('compare-view').getByTestId('compare-mode')).toHaveCount(4, { timeout: 20_000 });
+});
+
+test('Share from a lesson gives a link that reopens the lesson at its page and language', async ({ page, browser }) => {
+  const app = new App(page);
+  await app.open('/?lesson=readiness&page=2&lang=ko');
+  await expect(app.byId('lesson-progress')).toContainText('2 /');
+  await app.byId('share-link').click();
+  const url = await app.byId('share-url').inputValue();
+  expect(url).toMatch(/\?lesson=readiness&page=2&lang=ko$/);
+  const fresh = await (await browser.newContext()).newPage();
+  const again = new App(fresh);
+  await again.open(url);
+  await expect(again.byId('lesson-progress')).toContainText('2 /');
+  await expect(fresh.locator('html')).toHaveAttribute('lang', 'ko');
+});

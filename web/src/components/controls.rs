@@ -393,7 +393,12 @@ pub fn Exports(theme: RwSignal<&'static str>) -> impl IntoView {
         <div class="buttons exports">
             <button data-testid="share-link" class="primary" on:click=move |_| {
                 // Only a link the app can open is offered; else what does not fit.
-                let link = crate::share::link(&store, l.get_untracked());
+                // In a lesson, the link opens the lesson at its page.
+                let lesson = use_context::<crate::lesson_model::LessonModel>().and_then(|m| m.at());
+                let link = match lesson {
+                    Some((id, page)) => Ok(crate::share::lesson_link(id, page, l.get_untracked())),
+                    None => crate::share::link(&store, l.get_untracked()),
+                };
                 embed_code.set(None);
                 if let Ok(url) = &link {
                     crate::share::copy(url);

@@ -153,7 +153,13 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                     };
                     let full = format!("{}\n{kind} {}\n{}", svc.id, svc.cluster_ip, svc.ports.join("\n"));
                     let key = format!("svc:{}", svc.id);
-                    let line2 = format!("{kind} {}", svc.cluster_ip);
+                    // The type and address; in a narrow box the address alone
+                    // (a ClusterIP) or with the short type (the tooltip has it whole).
+                    let room = fits(r.w - 20.0, 16.0);
+                    let line2 = [format!("{kind} {}", svc.cluster_ip), short_kind(svc.service_type, &svc.cluster_ip)]
+                        .into_iter()
+                        .find(|l| l.chars().count() <= room)
+                        .unwrap_or_else(|| format!("{kind} {}", svc.cluster_ip));
                     let ip = svc.cluster_ip.clone();
                     let ip2 = ip.clone();
                     // kpv-core's warnings about this Service (a selector that
@@ -824,6 +830,17 @@ fn Packets() -> impl IntoView {
     }
 }
 
+/// A Service's type and address in few characters: `10.96.0.10` for a
+/// ClusterIP, `NP 10.96.0.10` for a NodePort, `LB …` for a LoadBalancer.
+fn short_kind(t: ServiceType, ip: &str) -> String {
+    match t {
+        ServiceType::ClusterIP => ip.to_string(),
+        ServiceType::NodePort => format!("NP {ip}"),
+        ServiceType::LoadBalancer => format!("LB {ip}"),
+        ServiceType::ExternalName => format!("ExternalName {ip}"),
+    }
+}
+
 /// The whole diagram.
 #[component]
 pub fn Diagram() -> impl IntoView {
@@ -841,9 +858,11 @@ pub fn Diagram() -> impl IntoView {
         <super::modewait::ModeWait modes=in_use id="mode" />
         <svg class="diagram" data-testid="diagram" viewBox=view_box role="img" aria-label=t("a11y.diagram")
             preserveAspectRatio="xMidYMin meet">
-            <PathTrail trail=trail />
             <Cluster open_pod=open_pod />
             <PipelineStrip />
+            // The route so far, above every box (below the chips, the
+            // packets and the card): it is what the learner follows.
+            <PathTrail trail=trail />
             <LiveChips />
             <TrailNumbers trail=trail />
             <Packets />

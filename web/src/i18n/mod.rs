@@ -185,7 +185,7 @@ pub const TABLE: &[(&str, &str, &str)] = words![
     ("diagram.client", "External client", "외부 클라이언트"),
     ("diagram.outside", "outside the cluster", "클러스터 외부"),
     ("diagram.lb", "Cloud load balancer", "클라우드 로드밸런서"),
-    ("diagram.lb_assumed", "Cloud load balancer (assumed)", "클라우드 로드밸런서 (가정)"),
+    ("diagram.lb_assumed", "Cloud LB · assumed", "클라우드 LB · 가정"),
     (
         "diagram.lb_assumed_why",
         "The Service's status has no address: kpv assumes a cloud load balancer gave it one from {range} (a loadBalancerClass keeps it pending)",
