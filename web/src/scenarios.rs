@@ -74,13 +74,13 @@ pub const PRESETS: &[Preset] = &[
     preset!(
         "loadbalancer-cluster",
         "LoadBalancer, externalTrafficPolicy Cluster",
-        "LoadBalancer, externalTrafficPolicy Cluster",
+        "LoadBalancer: externalTrafficPolicy Cluster (모든 노드가 전달)",
         0xf6fb35758c8a33aa
     ),
     preset!(
         "loadbalancer-local",
         "LoadBalancer, externalTrafficPolicy Local",
-        "LoadBalancer, externalTrafficPolicy Local",
+        "LoadBalancer: externalTrafficPolicy Local (로컬 Pod만, 클라이언트 주소 유지)",
         0x19ce5a98b0f211f2
     ),
     preset!(

@@ -2,7 +2,18 @@
 // embeds follow the page's dark colour scheme, and the host script
 // (kpv-embed.js) sizes each iframe to the height it posts for its width.
 import { test, expect } from '@playwright/test';
-import { ROOT } from '../ports';
+import { ROOT, CSP } from '../ports';
+
+// The docs page is made up by the test (a route), so Chromium counts it as
+// a public site, and its local-network checks would stop a public page from
+// framing the suite's loopback server. A real docs site embeds a real host,
+// where the check does not apply: it is turned off for this spec only.
+test.use({
+  launchOptions: {
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-features=LocalNetworkAccessChecks'],
+  },
+});
 
 const PAGE = `<!doctype html>
 <html><head><meta charset="utf-8"><title>Docs</title>
@@ -27,8 +38,11 @@ test('two embeds on a dark docs page: dark, and each sized to the height it asks
       if (e.data && e.data.kpv === 'height') (window as any).kpvSeen(e.data.height);
     });
   });
-  await page.route('http://docs.test/', (route) => route.fulfill({ contentType: 'text/html', body: PAGE }));
-  await page.goto('http://docs.test/');
+  // The docs page is served from another origin than the embeds (the
+  // suite's third server, on the same loopback host as a browser requires).
+  const host = `${CSP}/docs-page-under-test.html`;
+  await page.route(host, (route) => route.fulfill({ contentType: 'text/html', body: PAGE }));
+  await page.goto(host);
   for (const id of ['a', 'b']) {
     const frame = page.frameLocator(`#${id}`);
     await expect(frame.getByTestId('diagram')).toBeVisible({ timeout: 20_000 });

@@ -173,7 +173,7 @@ test('a preset embed at 720×405 can send a packet and reads at 12 px, with a ca
   await page.waitForTimeout(1500);
   const m = await measure(page);
   expect(m.smallest, `smallest "${m.smallestText}"`).toBeGreaterThanOrEqual(12);
-  await expect(page.getByTestId('hop-caption')).toContainText('loadbalancer-local · iptables');
+  await expect(page.getByTestId('hop-caption')).toContainText('LoadBalancer, externalTrafficPolicy Local · iptables');
   await page.screenshot({ path: `${shots}/embed-720x405.png` });
   // Play with nothing sent sends one.
   await page.goto('/embed/?scenario=loadbalancer-cluster&lang=en');

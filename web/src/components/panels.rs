@@ -273,7 +273,15 @@ pub fn HopList() -> impl IntoView {
                         last_group = gi;
                         let title = crate::hops::summary(lg, &h);
                         let addr = addresses(&h);
-                        let raw = h.step.as_ref().map(|s| (s.table_chain.clone(), s.rule.clone()));
+                        // The end of a chain is no rule: said in the reader's words.
+                        let raw = h.step.as_ref().map(|s| {
+                            let rule = if s.action == kpv_core::net::modes::StepAction::Return && s.line.is_none() {
+                                format!("({})", tr(lg, "hop.end-of-chain"))
+                            } else {
+                                s.rule.clone()
+                            };
+                            (s.table_chain.clone(), rule)
+                        });
                         let badge = stage.map(|s| view! { <span class=format!("stage stage-{}", s.word())>{tr(lg, stage_key(s))}</span> });
                         view! {
                             {heading}
