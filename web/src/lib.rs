@@ -689,23 +689,15 @@ pub fn App() -> impl IntoView {
     };
     #[cfg(not(feature = "full"))]
     let body = embedded(url_problems);
+    #[cfg(feature = "full")]
+    let keys_overlay = view! { <components::keys::KeysOverlay shown=keys_shown /> };
+    #[cfg(not(feature = "full"))]
+    let keys_overlay = ();
     view! {
         <main class="app" class:embed=embed class:large=move || large.get() data-theme=shown_theme
             data-testid="app" tabindex="0" on:keydown=on_key on:keyup=on_key_up aria-describedby="kpv-keys">
             <p id="kpv-keys" class="sr-only">{t("a11y.keys")}</p>
-            <Show when=move || keys_shown.get()>
-                <div class="keys-overlay" role="dialog" aria-modal="false" data-testid="keys-overlay" on:click=move |_| keys_shown.set(false)>
-                    <h2>{t("keys.title")}</h2>
-                    <dl>
-                        <dt>"S"</dt><dd>{t("keys.send")}</dd>
-                        <dt>"Space"</dt><dd>{t("keys.play")}</dd>
-                        <dt>"← →"</dt><dd>{t("keys.step")}</dd>
-                        <dt>"Home End"</dt><dd>{t("keys.ends")}</dd>
-                        <dt>"F"</dt><dd>{t("keys.full")}</dd>
-                        <dt>"?"</dt><dd>{t("keys.help")}</dd>
-                    </dl>
-                </div>
-            </Show>
+            {keys_overlay}
             {body}
         </main>
     }

@@ -73,3 +73,21 @@ pub fn scheduler_line(lg: Lang, s: Scheduler) -> &'static str {
         },
     )
 }
+
+/// The scheduler's name in the list: its ipvsadm word and what it means.
+pub fn scheduler_name(lg: Lang, s: Scheduler) -> &'static str {
+    tr(
+        lg,
+        match s {
+            Scheduler::Rr => "sched.rr",
+            Scheduler::Wrr => "sched.wrr",
+            Scheduler::Lc => "sched.lc",
+            Scheduler::Wlc => "sched.wlc",
+            Scheduler::Sh => "sched.sh",
+            Scheduler::Dh => "sched.dh",
+            Scheduler::Sed => "sched.sed",
+            Scheduler::Nq => "sched.nq",
+            Scheduler::Mh => "sched.mh",
+        },
+    )
+}

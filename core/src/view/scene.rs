@@ -362,7 +362,13 @@ impl ServiceBand {
             services
         };
         let slots = (drawn + usize::from(services > drawn)).max(1);
-        let cols = slots.min(SERVICE_COLS);
+        // Five still fit one row (each about 150 wide); past that, rows of
+        // four.
+        let cols = if slots <= SERVICE_COLS + 1 {
+            slots
+        } else {
+            SERVICE_COLS
+        };
         ServiceBand {
             drawn,
             cols,

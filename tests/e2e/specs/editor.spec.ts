@@ -115,7 +115,7 @@ test('in a 640×400 frame (the README snippet in a documentation column) the emb
   expect(diagram.height).toBeGreaterThan(300);
   // Names stay for screen readers and tooltips.
   await expect(page.getByRole('button', { name: 'Step back' })).toBeVisible();
-  await expect(page.getByTestId('reset')).toHaveAttribute('title', 'Reset');
+  await expect(page.getByTestId('reset')).toHaveAttribute('title', /^Replay from the cluster's creation/);
   // A wide frame keeps the written labels.
   await page.setViewportSize({ width: 1000, height: 625 });
   await expect(page.getByTestId('step-back').locator('.btn-text')).toBeVisible();
@@ -131,7 +131,7 @@ test('an address value the app does not know is reported with how to fix it; the
   await expect(problems.nth(0)).toContainText('scenario=nodeport-local');
   await expect(problems.nth(0)).toContainText('Use one of: alpaca-bandicoot, nodeport,');
   await expect(problems.nth(1)).toContainText('theme=blue');
-  await expect(problems.nth(1)).toContainText('Use one of: light, dark.');
+  await expect(problems.nth(1)).toContainText('Use one of: auto, light, dark.');
   // The valid mode was taken, and the default scenario is drawn.
   await expect(page.getByTestId('mode-glyph').first()).toHaveAttribute('data-mode', 'ipvs');
   await expect(page.getByTestId('node-pipeline')).toHaveAttribute('data-mode', 'ipvs');

@@ -90,7 +90,7 @@ pub fn Toolbar() -> impl IntoView {
                         }
                     }>
                     {Scheduler::ALL.into_iter().map(|s| view! {
-                        <option value=s.as_str() selected=move || store.scheduler.get() == s>{move || tr(l.get(), scheduler_name(s))}</option>
+                        <option value=s.as_str() selected=move || store.scheduler.get() == s>{move || scheduler_name(l.get(), s)}</option>
                     }).collect_view()}
                 </select>
             </label>
@@ -118,18 +118,15 @@ pub fn toggle_fullscreen() {
     }
 }
 
-/// The scheduler's name in the list: its ipvsadm word and what it means.
-fn scheduler_name(s: Scheduler) -> &'static str {
-    match s {
-        Scheduler::Rr => "sched.rr",
-        Scheduler::Wrr => "sched.wrr",
-        Scheduler::Lc => "sched.lc",
-        Scheduler::Wlc => "sched.wlc",
-        Scheduler::Sh => "sched.sh",
-        Scheduler::Dh => "sched.dh",
-        Scheduler::Sed => "sched.sed",
-        Scheduler::Nq => "sched.nq",
-        Scheduler::Mh => "sched.mh",
+/// The scheduler's name in the list: its ipvsadm word and what it means
+/// (the embed, which has no list, carries none of these words).
+fn scheduler_name(lg: crate::i18n::Lang, s: Scheduler) -> &'static str {
+    #[cfg(feature = "full")]
+    return crate::why::scheduler_name(lg, s);
+    #[cfg(not(feature = "full"))]
+    {
+        let _ = lg;
+        s.as_str()
     }
 }
 

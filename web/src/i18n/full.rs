@@ -7,6 +7,22 @@
 /// (key, English, Korean)
 pub const TABLE: &[(&str, &str, &str)] = crate::i18n::words![
     ("label.seed", "Seed", "시드"),
+    ("keys.title", "Keys", "키"),
+    ("keys.send", "send a packet", "패킷 보내기"),
+    ("keys.play", "play or pause", "재생/일시정지"),
+    ("keys.step", "step back or forward one hop", "한 홉 뒤로/앞으로"),
+    ("keys.ends", "first or last hop", "첫 홉/마지막 홉"),
+    ("keys.full", "full screen", "전체 화면"),
+    ("keys.help", "show or hide this list", "이 목록 보이기/숨기기"),
+    ("sched.rr", "rr · round robin", "rr · 라운드 로빈"),
+    ("sched.wrr", "wrr · weighted round robin", "wrr · 가중 라운드 로빈"),
+    ("sched.lc", "lc · least connection", "lc · 최소 연결"),
+    ("sched.wlc", "wlc · weighted least connection", "wlc · 가중 최소 연결"),
+    ("sched.sh", "sh · source hashing", "sh · 출발지 해싱"),
+    ("sched.dh", "dh · destination hashing", "dh · 목적지 해싱"),
+    ("sched.sed", "sed · shortest expected delay", "sed · 최단 예상 지연"),
+    ("sched.nq", "nq · never queue", "nq · 대기 없음"),
+    ("sched.mh", "mh · Maglev hashing", "mh · Maglev 해싱"),
     ("sched.line.rr", "IPVS rr: each new connection goes to the next real server in turn.", "IPVS rr: 새 연결마다 다음 real server로 차례대로 보냅니다."),
     ("sched.line.wrr", "IPVS wrr: in turn, a higher weight more often; kube-proxy gives every endpoint weight 1, so it spreads as rr.", "IPVS wrr: 가중치가 클수록 더 자주 차례가 옵니다. kube-proxy는 모든 엔드포인트에 가중치 1을 주므로 rr처럼 나뉩니다."),
     ("sched.line.lc", "IPVS lc: the server with the least load, an active connection counting 256 closed ones.", "IPVS lc: 부하가 가장 적은 서버로 보냅니다. 활성 연결 하나를 닫힌 연결 256개로 셉니다."),
@@ -106,6 +122,7 @@ mod tests {
     /// The files of the parts only the full app has (cfg'd on `full`).
     const FULL_ONLY: &[&str] = &[
         "components/editor.rs",
+        "components/keys.rs",
         "components/labs.rs",
         "components/lessons.rs",
         "components/textwindow.rs",
