@@ -361,35 +361,6 @@ pub struct Embedded(pub bool);
 #[derive(Clone, Copy, Debug)]
 pub struct Theme(pub leptos::prelude::RwSignal<&'static str>);
 
-/// The message an embed posts to the page that holds it: the height it
-/// wants for its width (the diagram at full width, its aspect kept, plus
-/// the playback bar). `assets/kpv-embed.js`, the host script, resizes the
-/// iframe to it. The shape is documented in the README.
-pub const HEIGHT_MESSAGE: &str = "height";
-
-/// The height an embed `width` px wide wants for a diagram `w`×`h` (its
-/// logical size) with a bar `bar` px tall below it.
-pub fn preferred_height(width: f64, (w, h): (f64, f64), bar: f64) -> u32 {
-    if !(width > 0.0 && w > 0.0 && h > 0.0) {
-        return 0;
-    }
-    let px = width * h / w + bar.max(0.0);
-    px.clamp(0.0, 100_000.0).round() as u32
-}
-
-/// Post `{kpv: "height", height}` to the parent page, when there is one.
-pub fn post_height(height: u32) {
-    let Some(w) = web_sys::window() else { return };
-    let Ok(Some(parent)) = w.parent() else { return };
-    if parent == w {
-        return;
-    }
-    let msg = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(&msg, &"kpv".into(), &HEIGHT_MESSAGE.into());
-    let _ = js_sys::Reflect::set(&msg, &"height".into(), &f64::from(height).into());
-    let _ = parent.post_message(&msg, "*");
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -609,15 +580,5 @@ mod tests {
                 other => panic!("{raw}: {other:?}"),
             }
         }
-    }
-
-    #[test]
-    fn an_embed_wants_the_diagram_at_full_width_plus_its_bar() {
-        // 840×458 at 720 px wide: 392.6 px of diagram and a 50 px bar.
-        assert_eq!(preferred_height(720.0, (840.0, 458.0), 50.0), 443);
-        assert_eq!(preferred_height(0.0, (840.0, 458.0), 50.0), 0);
-        assert_eq!(preferred_height(720.0, (0.0, 458.0), 50.0), 0);
-        assert_eq!(preferred_height(f64::NAN, (840.0, 458.0), 50.0), 0);
-        assert_eq!(preferred_height(1e9, (1.0, 1e9), 0.0), 100_000);
     }
 }

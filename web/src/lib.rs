@@ -86,43 +86,6 @@ const CONTINUOUS_GAP_MS: u64 = 900;
 /// The longest frame step, so a hidden tab does not jump minutes ahead.
 const MAX_FRAME_MS: f64 = 100.0;
 
-/// Embedded, tell the host page the height this embed wants for its width
-/// (see [`env::post_height`]), again when the scenario or the width change.
-fn post_heights(store: Store) {
-    let width = RwSignal::new(0.0f64);
-    let measure = move || {
-        let w = web_sys::window()
-            .and_then(|w| w.inner_width().ok())
-            .and_then(|v| v.as_f64())
-            .unwrap_or(0.0);
-        width.set(w);
-    };
-    measure();
-    let listener = window_event_listener(leptos::ev::resize, move |_| measure());
-    on_cleanup(move || listener.remove());
-    Effect::new(move |last: Option<u32>| {
-        let diagram = store.scene.with(|s| (s.width, s.height));
-        let w = width.get();
-        // The bar is measured once drawn.
-        let bar = web_sys::window()
-            .and_then(|win| win.document())
-            .and_then(|d| d.query_selector(".app.embed .playback").ok().flatten())
-            .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok())
-            .map_or(48.0, |e| f64::from(e.offset_height()) + 4.0);
-        let h = env::preferred_height(w, diagram, bar);
-        if last != Some(h) && h > 0 {
-            env::post_height(h);
-        }
-        h
-    });
-}
-
-/// Does the reader's system ask for dark colours? (What `theme=auto`
-/// follows.)
-fn prefers_dark() -> Option<web_sys::MediaQueryList> {
-    web_sys::window().and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
-}
-
 fn prefers_reduced_motion() -> bool {
     web_sys::window()
         .and_then(|w| {
@@ -448,22 +411,8 @@ pub fn App() -> impl IntoView {
     });
     on_cleanup(move || hash_listener.remove());
     let theme = RwSignal::new(opts.theme.unwrap_or("auto"));
-    // `auto` follows the system's colour scheme, also when it changes.
-    let system_dark = RwSignal::new(prefers_dark().is_some_and(|m| m.matches()));
-    if let Some(m) = prefers_dark() {
-        let on_change = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || {
-            system_dark.set(prefers_dark().is_some_and(|m| m.matches()));
-        });
-        m.set_onchange(Some(wasm_bindgen::JsCast::unchecked_ref(
-            on_change.as_ref(),
-        )));
-        on_change.forget();
-    }
-    let shown_theme = move || match theme.get() {
-        "auto" if system_dark.get() => "dark",
-        "auto" => "light",
-        t => t,
-    };
+    // `auto` follows the system's colour scheme: the loader keeps
+    // `data-dark` on the root element, and the style sheet reads it.
     let large = RwSignal::new(false);
     let embed = opts.embed || cfg!(not(feature = "full"));
     provide_context(Embedded(embed));
@@ -618,9 +567,6 @@ pub fn App() -> impl IntoView {
             _ => {}
         }
     };
-    if embed {
-        post_heights(store);
-    }
     let embedded = move |url_problems: AnyView| {
         view! { {url_problems} {share_error} <Diagram /> <PlaybackBar /> }.into_any()
     };
@@ -694,7 +640,7 @@ pub fn App() -> impl IntoView {
     #[cfg(not(feature = "full"))]
     let keys_overlay = ();
     view! {
-        <main class="app" class:embed=embed class:large=move || large.get() data-theme=shown_theme
+        <main class="app" class:embed=embed class:large=move || large.get() data-theme=move || theme.get()
             data-testid="app" tabindex="0" on:keydown=on_key on:keyup=on_key_up aria-describedby="kpv-keys">
             <p id="kpv-keys" class="sr-only">{t("a11y.keys")}</p>
             {keys_overlay}

@@ -46,7 +46,8 @@ test('two embeds on a dark docs page: dark, and each sized to the height it asks
   for (const id of ['a', 'b']) {
     const frame = page.frameLocator(`#${id}`);
     await expect(frame.getByTestId('diagram')).toBeVisible({ timeout: 20_000 });
-    await expect(frame.getByTestId('app')).toHaveAttribute('data-theme', 'dark');
+    // Dark like its page: the app's own background is the dark theme's.
+    await expect.poll(() => frame.getByTestId('app').evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(20, 23, 28)');
     // Sized by the host script: no longer the 16:10 fallback.
     await expect.poll(() => page.locator(`#${id}`).evaluate((f: HTMLIFrameElement) => f.style.height)).toMatch(/^\d+px$/);
     const box = (await page.locator(`#${id}`).boundingBox())!;
