@@ -502,19 +502,9 @@ pub fn App() -> impl IntoView {
                 .collect::<Vec<_>>()
         })
     });
-    // The `?` overlay that lists the keys.
+    // The `?` overlay that lists the keys (full app).
+    #[cfg(feature = "full")]
     let keys_shown = RwSignal::new(false);
-    // A button's Space press is its click on key-up: the key-down already
-    // played or paused, so the button is not pressed as well.
-    let on_key_up = move |ev: leptos::ev::KeyboardEvent| {
-        let on_button = ev
-            .target()
-            .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok())
-            .is_some_and(|e| e.tag_name().eq_ignore_ascii_case("button"));
-        if on_button && ev.key() == " " {
-            ev.prevent_default();
-        }
-    };
     let on_key = move |ev: leptos::ev::KeyboardEvent| {
         // Leave keys to form controls that use them.
         let tag = ev
@@ -529,32 +519,39 @@ pub fn App() -> impl IntoView {
             return;
         }
         match ev.key().as_str() {
-            // Space plays or pauses, also on a focused button (which would
-            // otherwise be pressed again: a second Send).
+            // Space plays or pauses, also on a focused button: its default
+            // (pressing the button: a second Send) is prevented.
             " " => {
                 ev.prevent_default();
                 store.playing.update(|p| *p = !*p);
             }
+            // The full app's keys (the embed keeps space and the arrows).
+            #[cfg(feature = "full")]
             "s" | "S" => {
                 ev.prevent_default();
                 store.send(1, 0);
             }
+            #[cfg(feature = "full")]
             "Home" => {
                 ev.prevent_default();
                 store.step_to_end(false);
             }
+            #[cfg(feature = "full")]
             "End" => {
                 ev.prevent_default();
                 store.step_to_end(true);
             }
+            #[cfg(feature = "full")]
             "f" | "F" => {
                 ev.prevent_default();
                 components::controls::toggle_fullscreen();
             }
+            #[cfg(feature = "full")]
             "?" => {
                 ev.prevent_default();
                 keys_shown.update(|k| *k = !*k);
             }
+            #[cfg(feature = "full")]
             "Escape" => keys_shown.set(false),
             "ArrowRight" => {
                 ev.prevent_default();
@@ -641,7 +638,7 @@ pub fn App() -> impl IntoView {
     let keys_overlay = ();
     view! {
         <main class="app" class:embed=embed class:large=move || large.get() data-theme=move || theme.get()
-            data-testid="app" tabindex="0" on:keydown=on_key on:keyup=on_key_up aria-describedby="kpv-keys">
+            data-testid="app" tabindex="0" on:keydown=on_key aria-describedby="kpv-keys">
             <p id="kpv-keys" class="sr-only">{t("a11y.keys")}</p>
             {keys_overlay}
             {body}

@@ -91,3 +91,8 @@ pub fn scheduler_name(lg: Lang, s: Scheduler) -> &'static str {
         },
     )
 }
+
+/// Why the diagram's load balancer is "assumed" (its tooltip).
+pub fn lb_assumed(lg: Lang) -> String {
+    tr(lg, "diagram.lb_assumed_why").replace("{range}", &kpv_core::model::ASSUMED_POOLS.join(", "))
+}

@@ -101,7 +101,7 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                 view! {
                     <g class="lb" data-testid="load-balancer" data-ref="lb" class:pointed=move || pointed.has("lb")>
                         <BoxRect rect=r class="lb-box" />
-                        <text x=n(r.x + 10.0) y=n(r.y + 22.0) class="title">{tr(l.get(), title)}<title>{s.load_balancer_assumed.then(|| tr(l.get(), "diagram.lb_assumed_why").replace("{range}", &kpv_core::model::ASSUMED_POOLS.join(", ")))}</title></text>
+                        <text x=n(r.x + 10.0) y=n(r.y + 22.0) class="title">{tr(l.get(), title)}{lb_why(l.get(), s.load_balancer_assumed)}</text>
                         <text x=n(r.x + 10.0) y=n(r.y + 43.0) class="mono">{short(&ips, fits(r.w - 20.0, 16.0))}<title>{ips.clone()}</title></text>
                     </g>
                 }
@@ -828,6 +828,21 @@ fn Packets() -> impl IntoView {
             </For>
         </g>
     }
+}
+
+/// Why the load balancer is called assumed, as its title's tooltip (the
+/// full app's: the README says it for the embed's readers).
+#[cfg(feature = "full")]
+fn lb_why(lg: crate::i18n::Lang, assumed: bool) -> Option<AnyView> {
+    assumed.then(|| {
+        let text = crate::why::lb_assumed(lg);
+        view! { <title>{text}</title> }.into_any()
+    })
+}
+
+#[cfg(not(feature = "full"))]
+fn lb_why(_: crate::i18n::Lang, _: bool) -> Option<AnyView> {
+    None
 }
 
 /// A Service's type and address in few characters: `10.96.0.10` for a

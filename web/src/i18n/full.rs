@@ -7,6 +7,11 @@
 /// (key, English, Korean)
 pub const TABLE: &[(&str, &str, &str)] = crate::i18n::words![
     ("label.seed", "Seed", "시드"),
+    (
+        "diagram.lb_assumed_why",
+        "The Service's status has no address: kpv assumes a cloud load balancer gave it one from {range} (a loadBalancerClass keeps it pending)",
+        "Service의 status에 주소가 없어, 클라우드 로드밸런서가 {range}에서 주소를 주었다고 가정합니다 (loadBalancerClass를 쓰면 pending으로 남습니다)",
+    ),
     ("keys.title", "Keys", "키"),
     ("keys.send", "send a packet", "패킷 보내기"),
     ("keys.play", "play or pause", "재생/일시정지"),

@@ -177,11 +177,6 @@ pub const TABLE: &[(&str, &str, &str)] = words![
     ("diagram.outside", "outside the cluster", "클러스터 외부"),
     ("diagram.lb", "Cloud load balancer", "클라우드 로드밸런서"),
     ("diagram.lb_assumed", "Cloud LB · assumed", "클라우드 LB · 가정"),
-    (
-        "diagram.lb_assumed_why",
-        "The Service's status has no address: kpv assumes a cloud load balancer gave it one from {range} (a loadBalancerClass keeps it pending)",
-        "Service의 status에 주소가 없어, 클라우드 로드밸런서가 {range}에서 주소를 주었다고 가정합니다 (loadBalancerClass를 쓰면 pending으로 남습니다)",
-    ),
     ("diagram.more-services", "more Services", "Service 더 있음"),
     ("diagram.more-services.where", "in rules & lists", "규칙·목록에 있음"),
     (

@@ -16,28 +16,30 @@ use std::collections::BTreeSet;
 
 /// Where the assumed controller takes addresses from, per family
 /// (documentation ranges: RFC 5737's TEST-NET-3 and RFC 3849's prefix).
+/// Index 0 is IPv4's, 1 IPv6's.
 pub const ASSUMED_POOLS: [&str; 2] = ["203.0.113.0/24", "2001:db8:ffff::/112"];
 
 impl Builder {
     /// Addresses no assumed load balancer may take: every address written
     /// in a Service's load-balancer status or externalIPs, and the nodes'.
     pub(super) fn load_balancer_taken(&self, pending: &[PendingService]) -> BTreeSet<IpAddr> {
-        let mut taken: BTreeSet<IpAddr> = pending
-            .iter()
-            .flat_map(|p| {
-                p.svc
-                    .load_balancer_addresses()
-                    .chain(&p.svc.external_ips)
-                    .chain(&p.requested_load_balancer_ip)
-            })
-            .copied()
-            .collect();
-        taken.extend(
-            self.cluster
-                .nodes
-                .iter()
-                .flat_map(|n| n.addresses.iter().map(|(_, ip)| *ip)),
-        );
+        let mut taken = BTreeSet::new();
+        for p in pending {
+            let s = &p.svc;
+            for list in [
+                &s.load_balancer_ips,
+                &s.load_balancer_proxy_ips,
+                &s.external_ips,
+            ] {
+                taken.extend(list.iter().copied());
+            }
+            taken.extend(p.requested_load_balancer_ip);
+        }
+        for n in &self.cluster.nodes {
+            for (_, ip) in &n.addresses {
+                taken.insert(*ip);
+            }
+        }
         taken
     }
 
@@ -61,12 +63,9 @@ impl Builder {
                 let mut pools_used = Vec::new();
                 for fam in p.svc.cluster_ips.iter().map(IpFamily::of) {
                     let requested = p.requested_load_balancer_ip.filter(|ip| IpFamily::of(ip) == fam);
-                    let pool: Vec<IpNet> = ASSUMED_POOLS
-                        .iter()
-                        .filter_map(|s| s.parse::<IpNet>().ok())
-                        .filter(|n| IpFamily::of(&n.addr()) == fam)
-                        .collect();
-                    pools_used.extend(pool.iter().map(ToString::to_string));
+                    let text = ASSUMED_POOLS[usize::from(fam == IpFamily::V6)];
+                    let pool: Vec<IpNet> = text.parse().into_iter().collect();
+                    pools_used.push(text);
                     let ip = requested.or_else(|| allocate_ip(&pool, &id.to_string(), taken));
                     if let Some(ip) = ip {
                         given.push(ip);

@@ -639,18 +639,20 @@ impl Builder {
     /// The warning that states the assumed cluster: each node's name,
     /// address and Pod CIDR.
     fn say_assumed_nodes(&mut self, names: &[String]) {
-        let described: Vec<String> = self
-            .cluster
-            .nodes
-            .iter()
-            .filter(|n| names.contains(&n.name))
-            .map(|n| {
-                let addr = n.addresses.first().map(|(_, ip)| ip.to_string());
-                let cidr = n.pod_cidrs.first().map(|c| format!("Pods {c}"));
-                let what: Vec<String> = addr.into_iter().chain(cidr).collect();
-                format!("{} ({})", n.name, what.join(", "))
-            })
-            .collect();
+        let mut described = Vec::new();
+        for n in &self.cluster.nodes {
+            if !names.contains(&n.name) {
+                continue;
+            }
+            let mut what = Vec::new();
+            if let Some((_, ip)) = n.addresses.first() {
+                what.push(ip.to_string());
+            }
+            if let Some(c) = n.pod_cidrs.first() {
+                what.push(format!("Pods {c}"));
+            }
+            described.push(format!("{} ({})", n.name, what.join(", ")));
+        }
         let count = match described.len() {
             1 => "1 node".to_string(),
             n => format!("{n} nodes"),
