@@ -209,7 +209,7 @@ pub fn Lazy(part: Part, when: When) -> impl IntoView {
 /// Each part's builder. They take what they need from context (provided by
 /// `App` before any part is drawn), never from a capture.
 mod views {
-    use crate::components::{compare, controls, editor, labs, panels};
+    use crate::components::{compare, editor, exports, labs, panels};
     use leptos::prelude::*;
 
     use super::EditorInputs;
@@ -243,7 +243,7 @@ mod views {
 
     pub fn exports() -> AnyView {
         let crate::env::Theme(theme) = expect_context::<crate::env::Theme>();
-        view! { <controls::Exports theme=theme /> }.into_any()
+        view! { <exports::Exports theme=theme /> }.into_any()
     }
 
     pub fn editor() -> AnyView {

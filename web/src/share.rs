@@ -174,35 +174,18 @@ pub fn base_url() -> String {
 }
 
 #[cfg(feature = "full")]
-/// The translation key saying why a state does not fit in a link (and
-/// what to do instead).
-pub fn misfit_key(e: &ShareError) -> &'static str {
-    match e {
-        ShareError::OutOfRange {
-            field: "scenario", ..
-        } => "share.no-fit.scenario",
-        ShareError::OutOfRange {
-            field: "list of packets" | "list of app changes",
-            ..
-        } => "share.no-fit.packets",
-        ShareError::TooLong { .. } | ShareError::TooLarge => "share.no-fit.size",
-        _ => "share.no-fit.other",
-    }
-}
-
-#[cfg(feature = "full")]
 /// The current state's fragment, only if the app can open it again as this
 /// same state (checked against the decoder, limits and all); else the key
 /// of the message saying what does not fit.
-pub fn fragment(store: &Store, lang: Lang) -> Result<String, &'static str> {
-    kpv_core::session::share::encode_checked(&capture(store, lang)).map_err(|e| misfit_key(&e))
+pub fn fragment(store: &Store, lang: Lang) -> Result<String, ShareError> {
+    kpv_core::session::share::encode_checked(&capture(store, lang))
 }
 
 #[cfg(feature = "full")]
 /// The share link of the current state (see [`fragment`]). It is not
 /// written into the address bar: a reload there must not go back to this
 /// moment once the author has moved on.
-pub fn link(store: &Store, lang: Lang) -> Result<String, &'static str> {
+pub fn link(store: &Store, lang: Lang) -> Result<String, ShareError> {
     Ok(format!("{}#{}", base_url(), fragment(store, lang)?))
 }
 
@@ -220,7 +203,7 @@ pub fn lesson_link(id: &str, page: usize, lang: Lang) -> String {
 #[cfg(feature = "full")]
 /// The `<iframe>` that embeds the current view: a preset with nothing sent
 /// is named in the query (readable); anything else travels as a share link.
-pub fn embed_snippet(store: &Store, lang: Lang, theme: &str) -> Result<String, &'static str> {
+pub fn embed_snippet(store: &Store, lang: Lang, theme: &str) -> Result<String, ShareError> {
     let key = store.scenario.get_untracked();
     let pristine = key != CUSTOM
         && store.packets.with_untracked(Vec::is_empty)

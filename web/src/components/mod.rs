@@ -11,6 +11,8 @@ pub mod diagram;
 pub mod editor;
 pub mod events;
 #[cfg(feature = "full")]
+pub mod exports;
+#[cfg(feature = "full")]
 pub mod keys;
 #[cfg(feature = "full")]
 pub mod labs;

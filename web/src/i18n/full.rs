@@ -7,6 +7,23 @@
 /// (key, English, Korean)
 pub const TABLE: &[(&str, &str, &str)] = crate::i18n::words![
     ("label.seed", "Seed", "시드"),
+    ("btn.embed", "Embed code", "임베드 코드"),
+    ("btn.export-png", "Diagram as PNG", "다이어그램 PNG"),
+    ("btn.export-rules", "Export node rules", "노드 규칙 내보내기"),
+    ("btn.export-svg", "Diagram as SVG", "다이어그램 SVG"),
+    ("btn.export-transcript", "Export trace transcript", "추적 기록 내보내기"),
+    ("btn.export-yaml", "Export scenario YAML", "시나리오 YAML 내보내기"),
+    ("btn.share", "Share link", "공유 링크"),
+    ("embed.code", "Embed code", "임베드 코드"),
+    ("embed.copied", "Embed code copied: paste it into a documentation page.", "임베드 코드를 복사했습니다. 문서 페이지에 붙여 넣으세요."),
+    ("export.failed", "The diagram could not be exported.", "다이어그램을 내보낼 수 없습니다."),
+    ("export.png-failed", "The PNG could not be made (this page's Content-Security-Policy may forbid blob: images); the SVG export still works.", "PNG를 만들 수 없습니다(이 페이지의 Content-Security-Policy가 blob: 이미지를 막았을 수 있습니다). SVG 내보내기는 됩니다."),
+    ("share.copied", "Link copied to the clipboard (and shown below). Opening it shows exactly this view.", "링크를 클립보드에 복사했습니다(아래에도 있습니다). 열면 지금 화면이 그대로 나옵니다."),
+    ("share.url", "Share link", "공유 링크"),
+    ("share.no-fit.scenario", "No link offered: the scenario text is larger than a share link carries (1 MiB). Export the YAML instead and share the file.", "링크를 만들지 않았습니다. 시나리오가 공유 링크에 담을 수 있는 크기(1 MiB)보다 큽니다. 대신 YAML을 내보내 파일로 공유하세요."),
+    ("share.no-fit.packets", "No link offered: this session has more packets or app changes than a share link carries (10,000). Reset and send fewer, or export the YAML instead.", "링크를 만들지 않았습니다. 이 세션의 패킷이나 앱 변경이 공유 링크에 담을 수 있는 수(10,000)보다 많습니다. 초기화하고 더 적게 보내거나, 대신 YAML을 내보내세요."),
+    ("share.no-fit.size", "No link offered: this view would make a link longer than the app opens. Export the YAML instead, or reset the packets and share again.", "링크를 만들지 않았습니다. 이 화면은 앱이 열 수 있는 길이보다 긴 링크가 됩니다. 대신 YAML을 내보내거나, 패킷을 초기화하고 다시 공유하세요."),
+    ("share.no-fit.other", "No link offered: this view cannot be carried by a link the app opens the same way. Export the YAML instead.", "링크를 만들지 않았습니다. 이 화면은 앱이 똑같이 열 수 있는 링크로 만들 수 없습니다. 대신 YAML을 내보내세요."),
     (
         "diagram.lb_assumed_why",
         "The Service's status has no address: kpv assumes a cloud load balancer gave it one from {range} (a loadBalancerClass keeps it pending)",
@@ -127,6 +144,7 @@ mod tests {
     /// The files of the parts only the full app has (cfg'd on `full`).
     const FULL_ONLY: &[&str] = &[
         "components/editor.rs",
+        "components/exports.rs",
         "components/keys.rs",
         "components/labs.rs",
         "components/lessons.rs",
