@@ -634,12 +634,16 @@ pub fn App() -> impl IntoView {
     let body = embedded(url_problems);
     #[cfg(feature = "full")]
     let keys_overlay = view! { <components::keys::KeysOverlay shown=keys_shown /> };
+    #[cfg(feature = "full")]
+    let keys_described = components::keys::described().into_any();
+    #[cfg(not(feature = "full"))]
+    let keys_described = t("a11y.keys").into_any();
     #[cfg(not(feature = "full"))]
     let keys_overlay = ();
     view! {
         <main class="app" class:embed=embed class:large=move || large.get() data-theme=move || theme.get()
             data-testid="app" tabindex="0" on:keydown=on_key aria-describedby="kpv-keys">
-            <p id="kpv-keys" class="sr-only">{t("a11y.keys")}</p>
+            <p id="kpv-keys" class="sr-only">{keys_described}</p>
             {keys_overlay}
             {body}
         </main>

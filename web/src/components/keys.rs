@@ -4,6 +4,12 @@
 use super::t;
 use leptos::prelude::*;
 
+/// The full app's keys in one line, for screen readers (the app's
+/// `aria-describedby`).
+pub fn described() -> impl IntoView {
+    t("a11y.keys-full")
+}
+
 /// The keys and what they do; a click or Escape closes it.
 #[component]
 pub fn KeysOverlay(shown: RwSignal<bool>) -> impl IntoView {

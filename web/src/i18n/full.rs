@@ -7,6 +7,7 @@
 /// (key, English, Korean)
 pub const TABLE: &[(&str, &str, &str)] = crate::i18n::words![
     ("label.seed", "Seed", "시드"),
+    ("a11y.keys-full", "Keyboard: S sends, space plays or pauses, arrow keys step, Home and End go to the first and last hop, F is full screen, ? lists the keys", "키보드: S는 보내기, 스페이스는 재생/일시정지, 화살표 키는 단계 이동, Home과 End는 첫/마지막 홉, F는 전체 화면, ?는 키 목록"),
     ("btn.embed", "Embed code", "임베드 코드"),
     ("btn.export-png", "Diagram as PNG", "다이어그램 PNG"),
     ("btn.export-rules", "Export node rules", "노드 규칙 내보내기"),

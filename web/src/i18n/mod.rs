@@ -115,8 +115,8 @@ pub const TABLE: &[(&str, &str, &str)] = words![
     ("btn.reset", "Reset", "초기화"),
     (
         "btn.reset-title",
-        "Replay from the cluster's creation: t = 0, nothing sent, every app healthy, probes not yet run",
-        "클러스터 생성 시점부터 다시 재생: t = 0, 보낸 패킷 없음, 모든 앱 정상, 프로브는 아직 실행 전",
+        "Replay from the cluster's creation (t = 0, probes not yet run)",
+        "클러스터 생성 시점부터 다시 재생 (t = 0, 프로브 실행 전)",
     ),
     ("btn.continuous", "Continuous traffic", "연속 트래픽"),
     ("traffic.cap", "This session holds 20,000 packets, the most the simulation keeps: sending has stopped. Reset to send more. (A share link carries up to 10,000.)", "이 세션에 패킷이 20,000개 쌓였습니다. 시뮬레이션이 보관하는 최대치라 더 보내지 않습니다. 더 보내려면 초기화하세요. (공유 링크에는 10,000개까지 담깁니다.)"),
@@ -335,8 +335,8 @@ pub const TABLE: &[(&str, &str, &str)] = words![
     ),
     (
         "a11y.keys",
-        "Keyboard: S sends, space plays or pauses, arrow keys step, Home and End go to the first and last hop, F is full screen, ? lists the keys",
-        "키보드: S는 보내기, 스페이스는 재생/일시정지, 화살표 키는 단계 이동, Home과 End는 첫/마지막 홉, F는 전체 화면, ?는 키 목록",
+        "Keyboard: space plays or pauses, arrow keys step",
+        "키보드: 스페이스는 재생/일시정지, 화살표 키는 단계 이동",
     ),
     // The node pipeline (learner's view).
     ("step.ipvs-virtual-server", "IPVS virtual server", "IPVS 가상 서버"),
