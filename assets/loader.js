@@ -3,8 +3,6 @@
 // Trunk writes the tag that loads this file (`pattern_script` in Trunk.toml)
 // with the hashed names of the wasm-bindgen JS and the .wasm, already
 // prefixed with the public URL, so a sub-path build (/docs/kpv/) works too.
-// It also keeps `data-dark` on the root for `theme=auto`, and, in an iframe,
-// posts {kpv: "height", height} to the page (see ARCHITECTURE.md).
 const dark = matchMedia('(prefers-color-scheme: dark)');
 const scheme = () => document.documentElement.toggleAttribute('data-dark', dark.matches);
 scheme();

@@ -54,9 +54,9 @@ impl Builder {
         let (message, hint) = match &p.load_balancer_class {
             Some(class) => (
                 format!(
-                    "LoadBalancer Service {id} has loadBalancerClass {class} and no status.loadBalancer.ingress address: it stays pending until that class's controller gives one; only its NodePorts and ClusterIP get rules"
+                    "LoadBalancer Service {id} has loadBalancerClass {class} and no status.loadBalancer.ingress: it stays pending until that class's controller gives an address; only its NodePorts and ClusterIP get rules"
                 ),
-                "to see the load balancer's path, remove spec.loadBalancerClass (kpv's assumed controller then gives an address) or write status.loadBalancer.ingress".to_string(),
+                "remove spec.loadBalancerClass or write status.loadBalancer.ingress to see the load balancer's path".to_string(),
             ),
             None => {
                 let mut given = Vec::new();
@@ -83,7 +83,7 @@ impl Builder {
                 p.svc.load_balancer_assumed = true;
                 (
                     format!(
-                        "LoadBalancer Service {id} has no status.loadBalancer.ingress address: kpv assumes a cloud load balancer (as a cloud's controller, MetalLB or cloud-provider-kind would run) gave it {} ({source})",
+                        "LoadBalancer Service {id} has no status.loadBalancer.ingress: kpv assumes a cloud load balancer gave it {} ({source})",
                         addresses.join(", ")
                     ),
                     "write status.loadBalancer.ingress to choose the address, or set spec.loadBalancerClass to keep it pending".to_string(),
