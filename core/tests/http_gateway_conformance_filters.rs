@@ -347,7 +347,14 @@ fn mirror_filter(backend: &str, share: &str) -> String {
 fn mirror_route(name: &str, rules: &[(&str, Vec<String>)]) -> String {
     let mut s = format!("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: gateway-conformance-infra}}\nspec:\n  parentRefs: [{{name: same-namespace}}]\n  rules:\n");
     for (path, filters) in rules {
-        s.push_str(&format!("    - matches: [{{path: {{type: PathPrefix, value: {path}}}}}]\n      filters: [{}]\n      backendRefs: [{{name: infra-backend-v1, port: 8080, namespace: gateway-conformance-infra}}]\n", filters.join(", ")));
+        s.push_str(&format!(
+            "    - matches: [{{path: {{type: PathPrefix, value: {path}}}}}]\n      filters: [{}]\n",
+            filters.join(", ")
+        ));
+        // The CRD refuses a RequestRedirect together with backendRefs.
+        if !filters.iter().any(|f| f.contains("RequestRedirect")) {
+            s.push_str("      backendRefs: [{name: infra-backend-v1, port: 8080, namespace: gateway-conformance-infra}]\n");
+        }
     }
     s
 }

@@ -440,7 +440,12 @@ pub(super) fn walk(
     if let Some(early) = apply(&mut d, &rule.filters, &m.matching, req, l.listener.port) {
         return answer_early(d, early);
     }
-    let total: u32 = rule.backends.iter().map(|b| b.weight).sum();
+    // At most 16 backendRefs of at most 1,000,000 each (the CRD's limits,
+    // checked when lowering): the sum fits, and saturates if it ever did not.
+    let total: u32 = rule
+        .backends
+        .iter()
+        .fold(0u32, |sum, b| sum.saturating_add(b.weight));
     if total == 0 {
         return d.answer(500, Reason::NoBackends);
     }

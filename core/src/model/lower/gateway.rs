@@ -4,6 +4,10 @@
 //! redirect status 302 as the API defaults it). Never panics on input;
 //! decides no routing.
 
+use super::gateway_rules::{
+    gateway_path_problem, header_name_problem, header_value_breaks_line, max, repeated_filters,
+    rule_problems,
+};
 use super::validate::{host_problem, strict_path_problem, string_map, Ctx};
 use crate::model::routing::*;
 use crate::yaml::Node as Y;
@@ -22,7 +26,11 @@ pub(super) fn gateway(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<Gateway> {
         c.err(n, "spec.gatewayClassName", "Required value", "");
     }
     let mut listeners: Vec<Listener> = Vec::new();
-    let nodes = c.seq(spec.and_then(|s| s.get("listeners")), "spec.listeners");
+    let nodes = c.seq_max(
+        spec.and_then(|s| s.get("listeners")),
+        "spec.listeners",
+        max::LISTENERS,
+    );
     if nodes.is_empty() {
         c.err(n, "spec.listeners", "Required value", "");
     }
@@ -62,9 +70,10 @@ pub(super) fn gateway(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<Gateway> {
         }
         let tls = l.get("tls");
         let mut certificate_refs = Vec::new();
-        for r in c.seq(
+        for r in c.seq_max(
             tls.and_then(|t| t.get("certificateRefs")),
             &format!("{f}.tls.certificateRefs"),
+            max::CERTIFICATE_REFS,
         ) {
             certificate_refs.push(ObjectRef {
                 group: r.get("group").and_then(Y::as_str).unwrap_or("").into(),
@@ -159,7 +168,11 @@ pub(super) fn gateway(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<Gateway> {
             (get("group"), get("kind"), get("name"))
         });
     let addresses = c
-        .seq(spec.and_then(|s| s.get("addresses")), "spec.addresses")
+        .seq_max(
+            spec.and_then(|s| s.get("addresses")),
+            "spec.addresses",
+            max::ADDRESSES,
+        )
         .iter()
         .map(|a| {
             (
@@ -187,7 +200,11 @@ pub(super) fn route(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<HttpRoute> {
     let spec = n.get("spec");
     let mut parents = Vec::new();
     for (i, p) in c
-        .seq(spec.and_then(|s| s.get("parentRefs")), "spec.parentRefs")
+        .seq_max(
+            spec.and_then(|s| s.get("parentRefs")),
+            "spec.parentRefs",
+            max::PARENT_REFS,
+        )
         .iter()
         .enumerate()
     {
@@ -216,7 +233,11 @@ pub(super) fn route(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<HttpRoute> {
     }
     let mut hostnames = Vec::new();
     for (i, h) in c
-        .seq(spec.and_then(|s| s.get("hostnames")), "spec.hostnames")
+        .seq_max(
+            spec.and_then(|s| s.get("hostnames")),
+            "spec.hostnames",
+            max::HOSTNAMES,
+        )
         .iter()
         .enumerate()
     {
@@ -229,12 +250,21 @@ pub(super) fn route(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<HttpRoute> {
         }
     }
     let mut rules = Vec::new();
-    let rule_nodes = c.seq(spec.and_then(|s| s.get("rules")), "spec.rules");
+    let rules_at = spec.and_then(|s| s.get("rules"));
+    let rule_nodes = c.seq_max(rules_at, "spec.rules", max::RULES);
+    let total: usize = rule_nodes
+        .iter()
+        .filter_map(|r| r.get("matches").and_then(Y::as_seq))
+        .map(<[Y]>::len)
+        .sum();
+    if let (true, Some(at)) = (total > max::MATCHES_TOTAL, rules_at) {
+        c.err(at, "spec.rules", "While 16 rules and 64 matches per rule are allowed, the total number of matches across all rules in a route must be less than 128", "");
+    }
     for (i, r) in rule_nodes.iter().enumerate() {
         let f = format!("spec.rules[{i}]");
         let mut matches = Vec::new();
         for (j, m) in c
-            .seq(r.get("matches"), &format!("{f}.matches"))
+            .seq_max(r.get("matches"), &format!("{f}.matches"), max::MATCHES)
             .iter()
             .enumerate()
         {
@@ -248,7 +278,11 @@ pub(super) fn route(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<HttpRoute> {
         let rule_filters = filters(c, r.get("filters"), &format!("{f}.filters"));
         let mut backends = Vec::new();
         for (j, b) in c
-            .seq(r.get("backendRefs"), &format!("{f}.backendRefs"))
+            .seq_max(
+                r.get("backendRefs"),
+                &format!("{f}.backendRefs"),
+                max::BACKEND_REFS,
+            )
             .iter()
             .enumerate()
         {
@@ -281,11 +315,15 @@ pub(super) fn route(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<HttpRoute> {
                 filters: filters(c, b.get("filters"), &format!("{bf}.filters")),
             });
         }
-        rules.push(RouteRule {
+        let rule = RouteRule {
             matches,
             filters: rule_filters,
             backends,
-        });
+        };
+        for problem in rule_problems(&rule) {
+            c.err(r, &f, problem, "");
+        }
+        rules.push(rule);
     }
     if rule_nodes.is_empty() {
         // An HTTPRoute without rules has one rule matching everything, with
@@ -315,13 +353,11 @@ fn route_match(c: &mut Ctx<'_>, m: &Y, f: &str) -> Option<RouteMatch> {
             .to_string();
         out.path = match ty {
             "Exact" | "PathPrefix" => {
-                if let Some(problem) = strict_path_problem(&value) {
-                    c.err(
-                        p,
-                        &format!("{f}.path.value"),
-                        format!("{problem} when type one of ['Exact', 'PathPrefix']"),
-                        "",
-                    );
+                let problem = strict_path_problem(&value)
+                    .map(|p| format!("{p} when type one of ['Exact', 'PathPrefix']"))
+                    .or_else(|| gateway_path_problem(&value));
+                if let Some(problem) = problem {
+                    c.err(p, &format!("{f}.path.value"), problem, "");
                     return None;
                 }
                 if ty == "Exact" {
@@ -351,8 +387,13 @@ fn route_match(c: &mut Ctx<'_>, m: &Y, f: &str) -> Option<RouteMatch> {
         };
     }
     for (key, into_query) in [("headers", false), ("queryParams", true)] {
-        for (k, h) in c.seq(m.get(key), &format!("{f}.{key}")).iter().enumerate() {
+        let items = c.seq_max(m.get(key), &format!("{f}.{key}"), max::VALUE_MATCHES);
+        for (k, h) in items.iter().enumerate() {
             let name = h.get("name").and_then(Y::as_str).unwrap_or("").to_string();
+            if let Some(problem) = header_name_problem(&name) {
+                c.err(h, &format!("{f}.{key}[{k}].name"), problem, "");
+                continue;
+            }
             let value = h.get("value").and_then(Y::as_str).unwrap_or("").to_string();
             let regex = h.get("type").and_then(Y::as_str) == Some("RegularExpression");
             let list = if into_query {
@@ -382,31 +423,71 @@ fn route_match(c: &mut Ctx<'_>, m: &Y, f: &str) -> Option<RouteMatch> {
     Some(out)
 }
 
-fn header_mod(n: Option<&Y>) -> HeaderModifier {
-    let pairs = |k: &str| -> Vec<(String, String)> {
-        n.and_then(|n| n.get(k))
-            .and_then(Y::as_seq)
-            .unwrap_or(&[])
-            .iter()
-            .map(|h| {
-                (
-                    h.get("name").and_then(Y::as_str).unwrap_or("").to_string(),
-                    h.get("value").and_then(Y::as_str).unwrap_or("").to_string(),
-                )
-            })
-            .collect()
+/// A header modifier's `set`, `add` and `remove`, each as the schema
+/// allows: at most 16 entries, valid names; a value with a line break is
+/// dropped with a warning (no proxy sends it as one header).
+fn header_mod(c: &mut Ctx<'_>, n: Option<&Y>, f: &str) -> HeaderModifier {
+    let mut out = HeaderModifier::default();
+    for key in ["set", "add", "remove"] {
+        let field = format!("{f}.{key}");
+        let items = c.seq_max(n.and_then(|n| n.get(key)), &field, max::HEADER_MODS);
+        for (i, h) in items.iter().enumerate() {
+            let at = format!("{field}[{i}]");
+            let (name, value) = if key == "remove" {
+                (h.as_str().unwrap_or(""), "")
+            } else {
+                let get = |k: &str| h.get(k).and_then(Y::as_str).unwrap_or("");
+                (get("name"), get("value"))
+            };
+            if let Some(problem) = header_name_problem(name) {
+                let at = if key == "remove" {
+                    at
+                } else {
+                    format!("{at}.name")
+                };
+                c.err(h, &at, problem, "");
+                continue;
+            }
+            if header_value_breaks_line(value) {
+                c.warn(
+                    h,
+                    &format!("{at}.value"),
+                    format!("the value of `{name}` holds a line break or control character: the experimental CRDs refuse it and no proxy sends it, so kpv leaves this header out"),
+                    "write the value on one line",
+                );
+                continue;
+            }
+            match key {
+                "set" => out.set.push((name.to_string(), value.to_string())),
+                "add" => out.add.push((name.to_string(), value.to_string())),
+                _ => out.remove.push(name.to_string()),
+            }
+        }
+    }
+    out
+}
+
+/// A filter's `hostname` (`PreciseHostname`: a DNS name, no wildcard, at
+/// least one character), or the API server's error.
+fn precise_host(c: &mut Ctx<'_>, n: &Y, field: &str) -> Option<String> {
+    let host = c.string(Some(n), field)?;
+    let problem = if host.is_empty() {
+        Some(format!(
+            "Invalid value: \"\": {field} in body should be at least 1 chars long"
+        ))
+    } else if host.starts_with("*.") {
+        Some(format!(
+            "Invalid value: \"{host}\": a wildcard is not allowed here"
+        ))
+    } else {
+        host_problem(&host)
     };
-    HeaderModifier {
-        set: pairs("set"),
-        add: pairs("add"),
-        remove: n
-            .and_then(|n| n.get("remove"))
-            .and_then(Y::as_seq)
-            .unwrap_or(&[])
-            .iter()
-            .filter_map(Y::as_str)
-            .map(str::to_string)
-            .collect(),
+    match problem {
+        Some(p) => {
+            c.err(n, field, p, "");
+            None
+        }
+        None => Some(host),
     }
 }
 
@@ -439,17 +520,21 @@ fn path_mod(c: &mut Ctx<'_>, n: Option<&Y>, f: &str) -> Option<PathModifier> {
 
 fn filters(c: &mut Ctx<'_>, n: Option<&Y>, f: &str) -> Vec<Filter> {
     let mut out = Vec::new();
-    let nodes = c.seq(n, f);
+    let nodes = c.seq_max(n, f, max::FILTERS);
     for (i, x) in nodes.iter().enumerate() {
         let ff = format!("{f}[{i}]");
         let ty = x.get("type").and_then(Y::as_str).unwrap_or("");
         out.push(match ty {
-            "RequestHeaderModifier" => {
-                Filter::RequestHeaderModifier(header_mod(x.get("requestHeaderModifier")))
-            }
-            "ResponseHeaderModifier" => {
-                Filter::ResponseHeaderModifier(header_mod(x.get("responseHeaderModifier")))
-            }
+            "RequestHeaderModifier" => Filter::RequestHeaderModifier(header_mod(
+                c,
+                x.get("requestHeaderModifier"),
+                &format!("{ff}.requestHeaderModifier"),
+            )),
+            "ResponseHeaderModifier" => Filter::ResponseHeaderModifier(header_mod(
+                c,
+                x.get("responseHeaderModifier"),
+                &format!("{ff}.responseHeaderModifier"),
+            )),
             "RequestRedirect" => {
                 let r = x.get("requestRedirect");
                 let status = c
@@ -470,8 +555,7 @@ fn filters(c: &mut Ctx<'_>, n: Option<&Y>, f: &str) -> Vec<Filter> {
                         .map(str::to_string),
                     hostname: r
                         .and_then(|r| r.get("hostname"))
-                        .and_then(Y::as_str)
-                        .map(str::to_string),
+                        .and_then(|h| precise_host(c, h, &format!("{ff}.requestRedirect.hostname"))),
                     path: path_mod(
                         c,
                         r.and_then(|r| r.get("path")),
@@ -493,8 +577,7 @@ fn filters(c: &mut Ctx<'_>, n: Option<&Y>, f: &str) -> Vec<Filter> {
                 Filter::UrlRewrite {
                     hostname: r
                         .and_then(|r| r.get("hostname"))
-                        .and_then(Y::as_str)
-                        .map(str::to_string),
+                        .and_then(|h| precise_host(c, h, &format!("{ff}.urlRewrite.hostname"))),
                     path: path_mod(
                         c,
                         r.and_then(|r| r.get("path")),
@@ -506,6 +589,11 @@ fn filters(c: &mut Ctx<'_>, n: Option<&Y>, f: &str) -> Vec<Filter> {
             "CORS" => cors(c, x, &ff),
             other => Filter::Other(other.to_string()),
         });
+    }
+    if let Some(at) = n {
+        for problem in repeated_filters(&out) {
+            c.err(at, f, problem, "");
+        }
     }
     let has = |p: fn(&Filter) -> bool| out.iter().any(p);
     if has(|f| matches!(f, Filter::RequestRedirect { .. }))

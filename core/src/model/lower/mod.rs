@@ -17,6 +17,7 @@ mod alloc;
 mod cloud;
 mod endpoints;
 mod gateway;
+mod gateway_rules;
 mod ingress;
 mod kinds;
 mod locate;

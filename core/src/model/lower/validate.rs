@@ -277,6 +277,21 @@ impl Ctx<'_> {
         }
     }
 
+    /// A list the schema caps at `max` items: past it, the API server's
+    /// "Too many" error (the object is refused) and only the first `max`
+    /// items read, so a huge list costs no more than an allowed one.
+    pub(super) fn seq_max<'y>(&mut self, node: Option<&'y Y>, field: &str, max: usize) -> &'y [Y] {
+        let items = self.seq(node, field);
+        match (items.get(..max), node) {
+            (Some(first), Some(n)) if items.len() > max => {
+                let msg = format!("Too many: {}: must have at most {max} items", items.len());
+                self.err(n, field, msg, "");
+                first
+            }
+            _ => items,
+        }
+    }
+
     pub(super) fn labels(&mut self, node: Option<&Y>, field: &str) -> Labels {
         let mut out = Labels::new();
         let Some(n) = node else { return out };
