@@ -45,7 +45,7 @@ fn lists_past_max_items_are_refused() {
     );
     // 16 rules of 64 matches each are within the lists' limits, but not
     // within the route's 128 in all.
-    let rule = format!("matches: [{}]", vec!["{path: {value: /a}}"; 9].join(", "));
+    let rule = format!("matches: [{}]", ["{path: {value: /a}}"; 9].join(", "));
     let rules = vec![rule; 15].join("\n  - ");
     let e = errors(&route(&rules));
     assert_eq!(e.len(), 1, "{e:?}");
