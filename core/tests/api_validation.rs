@@ -631,3 +631,20 @@ fn labels_port_names_and_other_fields_the_api_refuses() {
         assert!(errors(&diags).is_empty(), "{yaml}\n{diags:#?}");
     }
 }
+
+#[test]
+fn an_endpointslice_holds_at_most_1000_endpoints() {
+    let slice = |n: usize| {
+        let eps: Vec<String> = (0..n)
+            .map(|i| format!("- addresses: [10.1.{}.{}]", i / 250, i % 250 + 1))
+            .collect();
+        format!("apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: web-1\n  labels: {{kubernetes.io/service-name: web}}\naddressType: IPv4\nports: [{{port: 80}}]\nendpoints:\n{}\n", eps.join("\n"))
+    };
+    let (_, diags) = parse(&slice(1000));
+    assert!(errors(&diags).is_empty(), "{:#?}", errors(&diags));
+    refused(
+        &slice(1001),
+        "Too many: 1001: must have at most 1000 items",
+        "endpoints",
+    );
+}

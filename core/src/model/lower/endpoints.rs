@@ -168,7 +168,9 @@ impl Builder {
             }
         };
         let mut endpoints = Vec::new();
-        for (i, e) in c.seq(n.get("endpoints"), "endpoints").iter().enumerate() {
+        // The API's limit (`maxEndpoints` in the EndpointSlice validation).
+        let items = c.seq_max(n.get("endpoints"), "endpoints", 1000);
+        for (i, e) in items.iter().enumerate() {
             let path = format!("endpoints[{i}]");
             let mut addresses = Vec::new();
             for (j, a) in c

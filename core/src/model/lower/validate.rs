@@ -285,7 +285,8 @@ impl Ctx<'_> {
         match (items.get(..max), node) {
             (Some(first), Some(n)) if items.len() > max => {
                 let msg = format!("Too many: {}: must have at most {max} items", items.len());
-                self.err(n, field, msg, "");
+                let hint = format!("keep at most {max}, and put the rest in another object");
+                self.err(n, field, msg, &hint);
                 first
             }
             _ => items,
