@@ -86,6 +86,16 @@ fn path(p: &str, ty: &str, svc: &str) -> String {
 }
 
 fn decide(yaml: &str, class: &str, url: &str, sni: Option<&str>) -> Decision {
+    decide_with(yaml, class, url, sni, &[])
+}
+
+fn decide_with(
+    yaml: &str,
+    class: &str,
+    url: &str,
+    sni: Option<&str>,
+    headers: &[(&str, &str)],
+) -> Decision {
     let text = format!("{BASE}\n---\n{yaml}");
     let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
     assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
@@ -100,7 +110,10 @@ fn decide(yaml: &str, class: &str, url: &str, sni: Option<&str>) -> Decision {
         via: None,
         sni: sni.map(str::to_string),
         method: "GET".into(),
-        headers: Vec::new(),
+        headers: headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
         backend_headers: Vec::new(),
         from: HttpFrom::External,
         seed: 1,
@@ -575,4 +588,66 @@ fn the_oldest_ingress_keeps_a_contested_path() {
     let d = decide(&yaml, "nginx", "http://foo.com/", None);
     assert_eq!(outcome(&d), "b");
     assert_eq!(d.route.map(|r| r.name.name).as_deref(), Some("older"));
+}
+
+/// nginx matches locations on the decoded, dot-resolved, slash-merged URI
+/// and forwards the URI as the client wrote it; a path above the root, or
+/// two Host headers, get 400; a Host ending in a dot matches without it.
+#[test]
+fn ingress_nginx_reads_the_request_as_nginx_does() {
+    let yaml = ingress(&format!(
+        "  rules:\n    - host: testhost.com\n      http:\n        paths:\n{}{}",
+        path("/api", "Prefix", "a"),
+        path("/", "Prefix", "b")
+    ));
+    for url in [
+        "http://testhost.com/public/../api/x",
+        "http://testhost.com//api/x",
+        "http://testhost.com/%61pi/x",
+        "http://testhost.com./api/x",
+    ] {
+        let d = decide(&yaml, "nginx", url, None);
+        assert_eq!(outcome(&d), "a", "{url}");
+    }
+    let d = decide(&yaml, "nginx", "http://testhost.com/public/../api/x", None);
+    assert_eq!(d.matched_path.as_deref(), Some("/api/x"));
+    assert_eq!(d.request.path, "/public/../api/x");
+    let d = decide(&yaml, "nginx", "http://testhost.com/../x", None);
+    assert_eq!((d.status, &d.reason), (Some(400), &Reason::BadRequest));
+    let d = decide_with(
+        &yaml,
+        "nginx",
+        "http://testhost.com/api",
+        None,
+        &[("Host", "testhost.com"), ("Host", "other.com")],
+    );
+    assert_eq!((d.status, &d.reason), (Some(400), &Reason::BadRequest));
+    // The fragment is never sent.
+    let d = decide(&yaml, "nginx", "http://testhost.com/api#frag", None);
+    assert_eq!(
+        (outcome(&d).as_str(), d.request.path.as_str()),
+        ("a", "/api")
+    );
+}
+
+/// A `tls` entry without `secretName`: the controller's own certificate,
+/// and HTTP is still redirected (308) to HTTPS.
+#[test]
+fn tls_without_a_secret_still_redirects() {
+    let yaml = format!(
+        "{}  tls: [{{hosts: [foo.com]}}]\n",
+        ingress(&format!(
+            "  rules:\n    - host: foo.com\n      http:\n        paths:\n{}",
+            path("/", "Prefix", "a")
+        ))
+    );
+    let d = decide(&yaml, "nginx", "http://foo.com/x", None);
+    assert_eq!(d.status, Some(308));
+    assert_eq!(
+        d.redirect.map(|r| r.location).as_deref(),
+        Some("https://foo.com/x")
+    );
+    let d = decide(&yaml, "nginx", "https://foo.com/x", None);
+    assert!(d.default_certificate);
+    assert_eq!(outcome(&d), "a");
 }

@@ -322,6 +322,7 @@ fn reason_text(r: &http::walk::Reason) -> String {
         ServiceNotFound => "the backend Service or port does not exist: 503".into(),
         NoReadyEndpoints => "the backend has no ready endpoints: 503".into(),
         UnsupportedMatch => "a regular-expression match was skipped (kpv does not evaluate them)".into(),
+        BadRequest => "two Host headers, or a path above the root: the proxy answers 400 before any rule".into(),
     }
 }
 
@@ -406,6 +407,13 @@ pub fn render_text(
     };
     if let Some((gw, l)) = &d.listener {
         let _ = writeln!(s, "listener: {gw}/{l}");
+    }
+    if let Some(p) = &d.matched_path {
+        let _ = writeln!(
+            s,
+            "path: the proxy normalises {} to {p} before matching",
+            req.path
+        );
     }
     for c in &d.compared {
         let _ = writeln!(

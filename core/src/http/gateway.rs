@@ -246,7 +246,7 @@ fn apply(
                     _ => listener_port,
                 });
                 let default = matches!((sch.as_str(), port), ("http", 80) | ("https", 443));
-                let host = hostname.clone().unwrap_or_else(|| req.host.clone());
+                let host = super::url::host_in_url(hostname.as_deref().unwrap_or(&req.host));
                 let p = path
                     .as_ref()
                     .map_or(req.path.clone(), |x| new_path(&req.path, m, x));

@@ -62,7 +62,11 @@ pub(super) fn walk(
             };
             d.redirect = Some(Redirect {
                 status: 308,
-                location: format!("https://{}{}{q}", req.host, req.path),
+                location: format!(
+                    "https://{}{}{q}",
+                    super::url::host_in_url(&req.host),
+                    req.path
+                ),
             });
             return d.answer(308, Reason::HttpsRedirect);
         }

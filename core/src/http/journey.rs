@@ -251,6 +251,16 @@ pub fn journey(
         return out;
     };
     add_forwarded(&mut d, &proxy.implementation, seen.ip(), req.scheme);
+    if d.reason == super::walk::Reason::TlsHandshakeFailed {
+        // No TLS ended here: the handshake itself failed.
+        if let Some(JourneyHop::Proxy {
+            step: ProxyStep::TlsTerminate { .. },
+            ..
+        }) = out.hops.last()
+        {
+            out.hops.pop();
+        }
+    }
     if let Some(JourneyHop::Proxy {
         step: ProxyStep::TlsTerminate { certificate, .. },
         ..

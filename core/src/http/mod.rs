@@ -22,6 +22,7 @@ mod gateway;
 mod ingress;
 pub mod journey;
 pub mod matching;
+pub mod normalize;
 pub mod objects;
 pub mod proxies;
 pub mod render;
@@ -29,6 +30,7 @@ pub mod report;
 pub mod send;
 pub mod status;
 pub mod table;
+pub mod url;
 pub mod values;
 pub mod walk;
 

@@ -22,16 +22,29 @@ use crate::net::trace::{Hop, HopKind, Request, Trace};
 use serde::Serialize;
 
 impl HttpRequest {
-    /// The request a URL (`http(s)://HOST[:PORT]/PATH[?QUERY]`), a method
-    /// and headers describe, as curl sends it: a `Host` header overrides
-    /// the Host (DNS still resolves the URL's host); the SNI is `sni`, else
-    /// the URL's host. The error says what cannot be read.
+    /// The request a URL (`http(s)://[USER@]HOST[:PORT]/PATH[?QUERY][#FRAGMENT]`),
+    /// a method and headers describe, as curl sends it: a `Host` header
+    /// overrides the Host (DNS still resolves the URL's host); the SNI is
+    /// `sni`, else the URL's host. A header with a line break in it is
+    /// refused (it would forge another header). The error says what cannot
+    /// be read.
     pub fn from_url(
         url: &str,
         method: &str,
         headers: &[(String, String)],
         sni: Option<&str>,
     ) -> Result<HttpRequest, String> {
+        let broken = headers
+            .iter()
+            .position(|(k, v)| k.contains(['\r', '\n']) || v.contains(['\r', '\n']));
+        if let Some(n) = broken {
+            let e = RequestError {
+                field: RequestField::Header(n + 1),
+                column: 1,
+                problem: RequestProblem::HeaderBadValue,
+            };
+            return Err(e.describe(url, method, headers));
+        }
         let lines: String = headers.iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
         let mut r =
             parse_request(method, url, &lines).map_err(|e| e.describe(url, method, headers))?;
@@ -42,33 +55,12 @@ impl HttpRequest {
     }
 }
 
-fn split_host_port(s: &str) -> Option<(String, Option<u16>)> {
-    let (h, p) = if let Some(r) = s.strip_prefix('[') {
-        let (h, rest) = r.split_once(']')?;
-        if !(rest.is_empty() || rest.starts_with(':')) {
-            return None;
-        }
-        (h, rest.strip_prefix(':'))
-    } else {
-        match s.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (s, None),
-        }
-    };
-    if h.is_empty() {
-        return None;
-    }
-    let port = match p {
-        Some(p) => Some(p.parse::<u16>().ok().filter(|x| *x > 0)?),
-        None => None,
-    };
-    Some((h.to_ascii_lowercase(), port))
-}
-
-/// Read a request form: `method`, `url` (`http(s)://HOST[:PORT]/PATH[?QUERY]`)
-/// and `headers`, one `Name: value` per line (blank lines skipped; `Host:`
-/// overrides the Host header as curl's `-H` does). The TLS server name is the
-/// URL's host.
+/// Read a request form: `method`, `url` (see [`super::url::parse`]: the
+/// fragment is dropped, a userinfo becomes curl's Basic `Authorization`,
+/// IDN hosts are sent as A-labels) and `headers`, one `Name: value` per
+/// line (blank lines skipped; `Host:` overrides the Host header as curl's
+/// `-H` does; a second `Host:` is kept, for the proxy to refuse). The TLS
+/// server name is the URL's host.
 pub fn parse_request(method: &str, url: &str, headers: &str) -> Result<HttpRequest, RequestError> {
     let err = |field, column, problem| RequestError {
         field,
@@ -81,35 +73,13 @@ pub fn parse_request(method: &str, url: &str, headers: &str) -> Result<HttpReque
     }
     let lead = url.len() - url.trim_start().len();
     let url = url.trim();
-    let col = |byte: usize| url[..byte].chars().count() + lead + 1;
+    let col = |byte: usize| url.get(..byte).map_or(0, |s| s.chars().count()) + lead + 1;
     if let Some(i) = url.find(|c: char| c.is_whitespace() || c.is_control()) {
         return Err(err(RequestField::Url, col(i), RequestProblem::BadCharacter));
     }
-    let lower = url.to_ascii_lowercase();
-    let (scheme, start) = if lower.starts_with("https://") {
-        (Scheme::Https, 8)
-    } else if lower.starts_with("http://") {
-        (Scheme::Http, 7)
-    } else {
-        return Err(err(RequestField::Url, col(0), RequestProblem::NoScheme));
-    };
-    let rest = &url[start..];
-    let (authority, path_query) = match rest.find(['/', '?']) {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let (path, query) = match path_query.split_once('?') {
-        Some((p, q)) => (p, q),
-        None => (path_query, ""),
-    };
-    let path = if path.is_empty() { "/" } else { path };
-    let (host, port) = split_host_port(authority).ok_or(err(
-        RequestField::Url,
-        col(start),
-        RequestProblem::BadAuthority,
-    ))?;
+    let parts = super::url::parse(url).map_err(|(at, p)| err(RequestField::Url, col(at), p))?;
     let mut out_headers = Vec::new();
-    let (mut host_name, mut host_port) = (host.clone(), None);
+    let (mut host_name, mut host_port, mut host_given) = (parts.host.clone(), None, false);
     for (n, line) in headers.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -124,30 +94,41 @@ pub fn parse_request(method: &str, url: &str, headers: &str) -> Result<HttpReque
             let c = line.len() - line.trim_start().len() + 1;
             return Err(err(field, c, RequestProblem::HeaderBadName));
         }
+        if let Some(i) = v.find(|c: char| c.is_control() && c != '\t') {
+            let c = k.chars().count() + 1 + v.get(..i).map_or(0, |s| s.chars().count()) + 1;
+            return Err(err(field, c, RequestProblem::HeaderBadValue));
+        }
         let name = name.to_ascii_lowercase();
         let value = v.trim().to_string();
-        if name == "host" {
-            let (hn, hp) = split_host_port(&value).ok_or(err(
+        if name == "host" && !host_given {
+            let (hn, hp) = super::url::split_host_port(&value).ok_or(err(
                 field,
                 k.chars().count() + 2,
                 RequestProblem::BadHostHeader,
             ))?;
             host_name = hn;
             host_port = hp;
+            host_given = true;
         } else {
             out_headers.push((name, value));
         }
     }
+    if let Some(u) = &parts.userinfo {
+        if !out_headers.iter().any(|(k, _)| k == "authorization") {
+            out_headers.push(("authorization".into(), super::url::basic_credentials(u)));
+        }
+    }
+    let scheme = parts.scheme;
     Ok(HttpRequest {
         scheme,
-        port: port.unwrap_or(scheme.default_port()),
-        sni: (scheme == Scheme::Https).then(|| host.clone()),
-        authority: host,
+        port: parts.port.unwrap_or(scheme.default_port()),
+        sni: (scheme == Scheme::Https).then(|| parts.host.clone()),
+        authority: parts.host,
         host: host_name,
         host_port,
         method: method.to_string(),
-        path: path.to_string(),
-        query: query.to_string(),
+        path: parts.path,
+        query: parts.query,
         headers: out_headers,
     })
 }
@@ -160,11 +141,7 @@ impl HttpRequest {
         } else {
             format!(":{}", self.port)
         };
-        let host = if self.authority.contains(':') {
-            format!("[{}]", self.authority)
-        } else {
-            self.authority.clone()
-        };
+        let host = super::url::host_in_url(&self.authority);
         let query = if self.query.is_empty() {
             String::new()
         } else {
@@ -191,10 +168,15 @@ pub fn journey_trace(j: &Journey, request: &Request) -> Trace {
         endpoints: t1.endpoints.clone(),
         masquerade: t1.masquerade,
         rules_compared: t1.rules_compared + j.to_backend.as_ref().map_or(0, |t| t.rules_compared),
-        outcome: j
-            .to_backend
-            .as_ref()
-            .map_or_else(|| t1.outcome.clone(), |t| t.outcome.clone()),
+        outcome: match (&j.to_backend, &j.proxy_pod, &j.decision) {
+            (Some(t2), _, _) => t2.outcome.clone(),
+            // The proxy answered itself (or not at all): not a delivery.
+            (None, Some(pod), Some(d)) => crate::net::trace::Outcome::Answered {
+                pod: pod.clone(),
+                status: d.status,
+            },
+            _ => t1.outcome.clone(),
+        },
         hops: Vec::with_capacity(j.hops.len() + 4),
         established: false,
     };

@@ -300,7 +300,9 @@ fn compile_ingress(objects: &Objects, class: &str) -> IngressTable {
             }
         }
         for t in &ing.tls {
-            let Some(secret) = &t.secret else { continue };
+            // Without a secretName the host is served with the
+            // controller's own certificate, and still redirected to HTTPS.
+            let secret = t.secret.as_ref();
             // No hosts: the certificate serves every host of this Ingress's
             // rules (the API's "wildcard host setting" of the controller).
             let own: Vec<Option<String>> = ing.rules.iter().map(|r| r.host.clone()).collect();
@@ -310,9 +312,13 @@ fn compile_ingress(objects: &Objects, class: &str) -> IngressTable {
                     Some(x) => t.hosts.contains(x),
                     None => false,
                 };
-                if listed && h.tls_secret.is_none() {
-                    h.tls_secret = Some(NamespacedName::new(ns.clone(), secret.clone()));
-                    h.ssl_redirect = redirect;
+                match secret {
+                    Some(secret) if listed && h.tls_secret.is_none() => {
+                        h.tls_secret = Some(NamespacedName::new(ns.clone(), secret.clone()));
+                        h.ssl_redirect = redirect;
+                    }
+                    None if listed => h.ssl_redirect |= redirect,
+                    _ => {}
                 }
             }
         }

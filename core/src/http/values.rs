@@ -186,6 +186,9 @@ pub enum Reason {
     NoReadyEndpoints,
     /// A match kpv cannot evaluate (a regular expression) was skipped.
     UnsupportedMatch,
+    /// The proxy refuses the request before routing: two Host headers, or
+    /// a path above the root (400).
+    BadRequest,
 }
 
 /// What the backend receives.
@@ -224,6 +227,9 @@ pub struct Decision {
     /// to the backend's reply.
     pub response_modifiers: Vec<HeaderModifier>,
     pub compared: Vec<Compared>,
+    /// The path rules were compared with, when the proxy's normalisation
+    /// changed it (see [`super::normalize`]).
+    pub matched_path: Option<String>,
 }
 
 /// What the walk needs to know about Services: a port by number or name
@@ -271,6 +277,8 @@ pub enum RequestProblem {
     HeaderBadName,
     /// `Host:` whose value is not `NAME[:PORT]`.
     BadHostHeader,
+    /// A header value with a line break or another control character.
+    HeaderBadValue,
 }
 
 /// A request form's error: which part, at which column (from 1, in
@@ -307,11 +315,19 @@ impl RequestError {
             (RequestProblem::BadHostHeader, RequestField::Header(n)) => {
                 format!("{}: not a host", header(n))
             }
+            (RequestProblem::HeaderBadValue, RequestField::Header(n)) => format!(
+                "header {n}: a line break or control character in a header would forge another header; give each header its own -H",
+            ),
             (_, RequestField::Header(n)) => {
                 format!("{}: the header name is empty or has a space", header(n))
             }
             (RequestProblem::HeaderNoColon, _) => "a header line has no `:`".to_string(),
-            (RequestProblem::HeaderBadName | RequestProblem::BadHostHeader, _) => {
+            (
+                RequestProblem::HeaderBadName
+                | RequestProblem::BadHostHeader
+                | RequestProblem::HeaderBadValue,
+                _,
+            ) => {
                 "a header cannot be read".to_string()
             }
         }

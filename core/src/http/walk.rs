@@ -59,6 +59,7 @@ impl Decision {
             },
             response_modifiers: Vec::new(),
             compared: Vec::new(),
+            matched_path: None,
         }
     }
 
@@ -147,8 +148,32 @@ pub fn walk(
     view: &dyn BackendView,
     chooser: &mut Chooser,
 ) -> Option<Decision> {
-    match table.tables.get(entry)? {
-        Table::Ingress(t) => Some(super::ingress::walk(table, t, entry, req, view)),
-        Table::Gateway(t) => Some(super::gateway::walk(table, t, entry, req, view, chooser)),
+    use super::normalize::{read, AsRead};
+    let t = table.tables.get(entry)?;
+    let imp = match t {
+        Table::Ingress(t) => &t.implementation,
+        Table::Gateway(t) => &t.implementation,
+    };
+    let (matched, forwarded_path) = match read(imp, req) {
+        AsRead::Read {
+            matched,
+            forwarded_path,
+        } => (matched, forwarded_path),
+        AsRead::BadRequest => {
+            return Some(Decision::new(entry.clone(), req).answer(400, Reason::BadRequest));
+        }
+    };
+    let mut d = match t {
+        Table::Ingress(t) => super::ingress::walk(table, t, entry, &matched, view),
+        Table::Gateway(t) => super::gateway::walk(table, t, entry, &matched, view, chooser),
+    };
+    if matched.path != req.path {
+        d.matched_path = Some(matched.path.clone());
+        // Unless a filter rewrote it, the backend gets the path the proxy
+        // forwards (the client's, for nginx; the normalised one, for Envoy).
+        if d.request.path == matched.path {
+            d.request.path = forwarded_path;
+        }
     }
+    Some(d)
 }

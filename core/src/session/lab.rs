@@ -316,6 +316,12 @@ impl LbLab {
                 (Landing::Unrouted, String::new(), None)
             }
             Outcome::NoSuchName { .. } => (Landing::NoSuchName, String::new(), None),
+            // A proxy's own answer: a success when it is one (a redirect),
+            // else refused; either way no backend Pod was reached.
+            Outcome::Answered { pod, status } => match status {
+                Some(s) if *s < 400 => (Landing::Delivered, pod.name.clone(), None),
+                _ => (Landing::Rejected, String::new(), None),
+            },
         };
         *self.counts.entry(key).or_default() += 1;
     }

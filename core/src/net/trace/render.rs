@@ -127,6 +127,13 @@ pub fn describe_outcome(o: &Outcome) -> String {
         Outcome::ExternalName { name, target } => format!(
             "DNS answers {name} with a CNAME to {target}: an ExternalName Service, kube-proxy installs nothing for it"
         ),
+        Outcome::Answered {
+            pod,
+            status: Some(status),
+        } => format!("answered {status} by the proxy Pod {pod} itself; no backend was asked"),
+        Outcome::Answered { pod, status: None } => {
+            format!("no HTTP answer: the proxy Pod {pod} took the connection but answered nothing")
+        }
     }
 }
 

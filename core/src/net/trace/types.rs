@@ -155,6 +155,15 @@ pub enum Outcome {
         name: String,
         target: String,
     },
+    /// An HTTP proxy Pod (an Ingress controller's or a Gateway's) answered
+    /// the request itself — a redirect, a CORS preflight, its own 4xx or
+    /// 5xx — and no backend was asked. `status` is `None` when there was
+    /// no HTTP answer at all: the TLS handshake failed, or no listener
+    /// took the connection.
+    Answered {
+        pod: NamespacedName,
+        status: Option<u16>,
+    },
 }
 
 /// One hop of a trace, where it happened and the packet before and after.
