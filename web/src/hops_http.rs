@@ -51,6 +51,7 @@ pub fn reason_key(r: &Reason) -> &'static str {
         Reason::ServiceNotFound => "http.reason.service-not-found",
         Reason::NoReadyEndpoints => "http.reason.no-ready-endpoints",
         Reason::UnsupportedMatch => "http.reason.unsupported-match",
+        Reason::BadRequest => "http.reason.bad-request",
     }
 }
 
@@ -96,7 +97,14 @@ pub fn summary(l: Lang, _h: &Hop, p: &ProxyHop) -> String {
                 .replace("{rule}", &(rule + 1).to_string())
                 .replace("{match}", &(index + 1).to_string())
                 .replace("{method}", &p.request.method)
-                .replace("{path}", &p.request.path)
+                .replace(
+                    "{path}",
+                    &match &d.matched_path {
+                        // The proxy's normalisation changed the path it matched.
+                        Some(m) => format!("{} → {m}", p.request.path),
+                        None => p.request.path.clone(),
+                    },
+                )
                 .replace("{n}", &d.compared.len().to_string())
         }
         ProxyStage::Filters => w("http.sum.filters").replace("{list}", &d.filters.join(", ")),
@@ -148,6 +156,7 @@ pub fn error_text(l: Lang, e: &RequestError) -> String {
             RequestProblem::HeaderNoColon => "http.err.header-no-colon",
             RequestProblem::HeaderBadName => "http.err.header-bad-name",
             RequestProblem::BadHostHeader => "http.err.bad-host",
+            RequestProblem::HeaderBadValue => "http.err.header-bad-value",
         },
     );
     tr(l, "http.err.at")

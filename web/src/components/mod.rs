@@ -51,6 +51,11 @@ pub fn outcome_class(o: &Outcome) -> &'static str {
         Outcome::Dropped { .. } => "dropped",
         Outcome::Rejected { .. } => "rejected",
         Outcome::Unrouted | Outcome::NoSuchName { .. } | Outcome::ExternalName { .. } => "unrouted",
+        // A proxy's own answer: a redirect or a preflight succeeds.
+        Outcome::Answered { status, .. } => match status {
+            Some(s) if *s < 400 => "delivered",
+            _ => "rejected",
+        },
     }
 }
 
@@ -63,6 +68,10 @@ pub fn outcome_mark(o: &Outcome) -> &'static str {
         Outcome::Rejected { .. } => "⊘",
         Outcome::Unrouted | Outcome::NoSuchName { .. } => "?",
         Outcome::ExternalName { .. } => "↗",
+        Outcome::Answered { status, .. } => match status {
+            Some(s) if *s < 400 => "✓",
+            _ => "⊘",
+        },
     }
 }
 

@@ -69,6 +69,15 @@ fn verdict_text(trace: &Trace, done: bool, lg: Lang) -> (&'static str, String, S
         Outcome::AcceptedByNode { node } => format!("{} {node}", tr(lg, "verdict.accepted")),
         Outcome::Unrouted => tr(lg, "verdict.unrouted").to_string(),
         Outcome::NoSuchName { name } => format!("{}: {name}", tr(lg, "verdict.no-name")),
+        // The proxy's own answer (`answers 404`), or why it gave none.
+        Outcome::Answered { pod, status } => {
+            let what = match (status, kpv_core::http::send::decision(trace)) {
+                (Some(s), _) => tr(lg, "http.chip.status").replace("{status}", &s.to_string()),
+                (None, Some(d)) => tr(lg, crate::hops_http::reason_key(&d.reason)).to_string(),
+                (None, None) => String::new(),
+            };
+            format!("{}: {what}", pod.name)
+        }
         Outcome::ExternalName { name, target } => {
             format!(
                 "{}: {name} → CNAME {target}",
