@@ -12,6 +12,9 @@
 //!   plane (compiling counts line numbers only; the text is written when
 //!   first asked for); no budget, shown so the cost is not hidden.
 //! * `parse/1000`: `kpv_core::model::parse` of the 1,000-Service YAML.
+//! * `routes/10000`: `kpv_core::http::compile` of 10,000 HTTPRoutes attached
+//!   to one Gateway listener (the routing tables and every route's status);
+//!   budget 300 ms.
 //!
 //! `cargo xtask bench` runs this and compares the figures with the budgets.
 //! Sample sizes are small so the whole run takes a few minutes on two cores.
@@ -220,5 +223,31 @@ fn scale(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, scale);
+/// One Gateway, one Service, and `n` HTTPRoutes each attached to the
+/// Gateway with its own hostname and a PathPrefix and a header match.
+fn routes_yaml(n: usize) -> String {
+    let mut s = String::from(
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: eg}\nspec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw}\nspec:\n  gatewayClassName: eg\n  listeners: [{name: http, port: 80, protocol: HTTP}]\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {clusterIP: 10.96.0.10, ports: [{port: 80}]}\n",
+    );
+    for i in 0..n {
+        let _ = write!(
+            s,
+            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: r{i}}}\nspec:\n  parentRefs: [{{name: gw}}]\n  hostnames: [h{i}.example.com]\n  rules:\n  - matches: [{{path: {{type: PathPrefix, value: /p{i}}}, headers: [{{name: x-v, value: \"{i}\"}}]}}]\n    backendRefs: [{{name: web, port: 80}}]\n"
+        );
+    }
+    s
+}
+
+fn routes(c: &mut Criterion) {
+    let yaml = routes_yaml(10_000);
+    let (cluster, diags) = kpv_core::Code::ALL.parse(&yaml);
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:?}");
+    let mut g = slow_group(c, "routes");
+    g.bench_function(BenchmarkId::from_parameter(10_000), |b| {
+        b.iter_with_large_drop(|| kpv_core::http::compile(black_box(&cluster.routing), &cluster))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, scale, routes);
 criterion_main!(benches);

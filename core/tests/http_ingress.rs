@@ -651,3 +651,49 @@ fn tls_without_a_secret_still_redirects() {
     assert!(d.default_certificate);
     assert_eq!(outcome(&d), "a");
 }
+
+/// Two default IngressClasses: since Kubernetes 1.25 the DefaultIngressClass
+/// admission plugin gives a class-less Ingress the newest (then the lowest
+/// name) instead of refusing it, and `kpv` says so.
+#[test]
+fn of_two_default_classes_the_newest_is_given() {
+    let class = |name: &str, created: &str| {
+        format!("apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {{name: {name}, {created}annotations: {{ingressclass.kubernetes.io/is-default-class: \"true\"}}}}\nspec: {{controller: k8s.io/ingress-nginx}}\n")
+    };
+    let ing = ingress(&format!(
+        "  rules:\n    - host: x.com\n      http:\n        paths:\n{}",
+        path("/", "Prefix", "a")
+    ));
+    let class_of = |classes: &[String]| {
+        // BASE's `nginx` default class has no timestamp: drop its mark.
+        let base = BASE.replace(
+            "annotations: {ingressclass.kubernetes.io/is-default-class: \"true\"}",
+            "annotations: {}",
+        );
+        let text = format!("{base}\n---\n{}---\n{ing}", classes.join("---\n"));
+        let (cluster, diags) = kpv_core::Code::ALL.parse(&text);
+        assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
+        let rt = compile(&cluster.routing, &cluster);
+        let warned = kpv_core::http::report::diagnostics(&rt)
+            .iter()
+            .any(|d| d.message.contains("2 IngressClasses are marked default"));
+        (
+            kpv_core::http::table::ingress_class_of(
+                &cluster.routing,
+                &cluster.routing.ingresses[0],
+            ),
+            warned,
+        )
+    };
+    let old = class("old", "creationTimestamp: \"2024-01-01T00:00:00Z\", ");
+    let new = class("new", "creationTimestamp: \"2025-06-01T00:00:00Z\", ");
+    assert_eq!(
+        class_of(&[new.clone(), old.clone()]),
+        (Some("new".into()), true)
+    );
+    assert_eq!(class_of(&[old.clone(), new]), (Some("new".into()), true));
+    let same = class("b-same", "creationTimestamp: \"2024-01-01T00:00:00Z\", ");
+    let other = class("a-same", "creationTimestamp: \"2024-01-01T00:00:00Z\", ");
+    assert_eq!(class_of(&[same, other]), (Some("a-same".into()), true));
+    assert_eq!(class_of(&[old]), (Some("old".into()), false));
+}

@@ -393,6 +393,20 @@ mode: userspace
         document: 1,
     },
     Case {
+        name: "HTTP and HTTPS listeners on one port",
+        files: &[gateway_web!("    - {name: a, protocol: HTTP, port: 8443}
+    - name: b # <-
+      protocol: HTTPS
+      port: 8443
+      tls: {certificateRefs: [{name: cert}]}
+")],
+        message: "listener `b`: Conflicted True (ProtocolConflict)",
+        object: "Gateway/default/web",
+        field: "spec.listeners[1]",
+        file: 0,
+        document: 1,
+    },
+    Case {
         name: "Ingress path to a Service that does not exist",
         files: &[GATEWAY, "apiVersion: networking.k8s.io/v1
 kind: Ingress

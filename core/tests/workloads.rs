@@ -341,3 +341,69 @@ fn pasted_controller_trees_make_each_pod_once() {
         );
     }
 }
+
+/// A `hostNetwork: true` Pod has its node's address, not one of the Pod
+/// network; its Service's endpoint is that address.
+#[test]
+fn host_network_pods_have_their_nodes_address() {
+    let yaml = format!(
+        "{}{}---\napiVersion: v1\nkind: Service\nmetadata: {{name: agent}}\nspec: {{selector: {{app: agent}}, ports: [{{port: 9100}}]}}\n",
+        nodes(
+            2,
+            "spec: {podCIDR: 10.244.0.0/24}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.10}]}\n"
+        )
+        .replacen("10.244.0.0/24}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.10}]}", "10.244.0.0/24}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.11}]}", 1),
+        workload("DaemonSet", "apps/v1", "agent", "").replace(
+            "    spec:\n      containers:",
+            "    spec:\n      hostNetwork: true\n      containers:",
+        )
+    );
+    let (c, diags) = parse(&yaml);
+    assert!(
+        diags.iter().all(|d| d.severity != Severity::Error),
+        "{diags:#?}"
+    );
+    let mut ips: Vec<String> = c
+        .pods
+        .iter()
+        .filter(|p| p.owner.as_deref() == Some("agent"))
+        .map(|p| format!("{} {}", p.node_name.clone().unwrap_or_default(), p.ips[0]))
+        .collect();
+    ips.sort();
+    assert_eq!(ips, ["node-1 192.168.0.11", "node-2 192.168.0.10"]);
+    let slices = kpv_core::net::controller::steady_slices(&c);
+    let mut eps: Vec<String> = slices
+        .iter()
+        .flat_map(|s| {
+            s.endpoints
+                .iter()
+                .flat_map(|e| e.addresses.iter().map(|a| a.to_string()))
+        })
+        .collect();
+    eps.sort();
+    assert_eq!(eps, ["192.168.0.10", "192.168.0.11"]);
+}
+
+/// A named targetPort declared only by a sidecar (an init container with
+/// `restartPolicy: Always`) resolves, as the API's FindPort searches
+/// sidecars after the containers; a plain init container's port does not.
+#[test]
+fn a_sidecars_named_port_resolves() {
+    let pod = |restart: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: web, labels: {{app: web}}}}\nspec:\n  initContainers:\n  - name: proxy\n    image: envoy\n{restart}    ports: [{{name: proxy, containerPort: 15001}}]\n  containers:\n  - name: app\n    image: nginx\n---\napiVersion: v1\nkind: Service\nmetadata: {{name: web}}\nspec: {{selector: {{app: web}}, ports: [{{port: 80, targetPort: proxy}}]}}\n"
+        )
+    };
+    let ports = |yaml: &str| {
+        let (c, _) = parse(yaml);
+        // Endpoints of slices that carry the port (a port no Pod can
+        // resolve gets none).
+        kpv_core::net::controller::steady_slices(&c)
+            .iter()
+            .filter(|s| !s.ports.is_empty())
+            .map(|s| s.endpoints.len())
+            .sum::<usize>()
+    };
+    assert_eq!(ports(&pod("    restartPolicy: Always\n")), 1);
+    assert_eq!(ports(&pod("")), 0);
+}

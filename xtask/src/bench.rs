@@ -88,6 +88,10 @@ pub fn core(tools: &Tools, args: &[String]) -> usize {
             ),
             ["render", mode, n] => (format!("render {mode} text of {n} services"), None),
             ["parse", n] => (format!("parse {n} services"), None),
+            ["routes", n] => (
+                format!("compile the routing of {n} HTTPRoutes"),
+                Some((0.3, "300 ms")),
+            ),
             _ => (id.clone(), None),
         };
         match budget {

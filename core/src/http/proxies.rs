@@ -296,6 +296,7 @@ fn synthesize(
         tolerations: Vec::new(),
         hostname: None,
         subdomain: None,
+        host_network: false,
     });
     let svc_id = NamespacedName::new(ns, name);
     cluster.services.push(Service {

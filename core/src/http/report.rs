@@ -57,9 +57,20 @@ pub fn diagnostics(rt: &RoutingTable) -> Vec<crate::util::diag::Diagnostic> {
                 out.push(d);
             }
             for (i, l) in g.listeners.iter().enumerate() {
-                if l.conflicted {
+                let conflict = l
+                    .status
+                    .conditions
+                    .iter()
+                    .find(|c| c.kind == "Conflicted" && c.status == "True")
+                    .map(|c| c.reason);
+                if let Some(reason) = conflict {
+                    let why = if reason == "ProtocolConflict" {
+                        "another listener on the same port speaks a protocol that cannot share it (HTTP beside HTTPS)"
+                    } else {
+                        "another listener has the same port, protocol and hostname"
+                    };
                     let mut d = Diagnostic::warning(format!(
-                        "listener `{}`: Conflicted True (HostnameConflict): another listener has the same port, protocol and hostname; neither is programmed",
+                        "listener `{}`: Conflicted True ({reason}): {why}; neither is programmed",
                         l.listener.name
                     ));
                     d.object = Some(format!("Gateway/{}", g.gateway));
@@ -105,6 +116,24 @@ pub fn diagnostics(rt: &RoutingTable) -> Vec<crate::util::diag::Diagnostic> {
                 }
             }
         }
+    }
+    let defaults = rt
+        .objects
+        .ingress_classes
+        .iter()
+        .filter(|c| c.is_default)
+        .count();
+    if let (true, Some(chosen)) = (
+        defaults > 1,
+        super::table::default_ingress_class(&rt.objects),
+    ) {
+        let mut d = Diagnostic::warning(format!(
+            "{defaults} IngressClasses are marked default: the DefaultIngressClass admission plugin gives an Ingress without a class the newest, `{}`",
+            chosen.name
+        ))
+        .with_hint("mark only one IngressClass with ingressclass.kubernetes.io/is-default-class: \"true\"");
+        d.object = Some(format!("IngressClass/{}", chosen.name));
+        out.push(d);
     }
     out
 }

@@ -183,9 +183,10 @@ impl ListenerStatus {
 /// resolves).
 pub fn listener_status(
     l: &Listener,
-    conflicted: bool,
+    conflict: Option<&'static str>,
     certificate_problem: Option<&'static str>,
 ) -> ListenerStatus {
+    let conflicted = conflict.is_some();
     let (supported_kinds, invalid_kinds) = supported_kinds(l);
     let accepted = protocol_kinds(&l.protocol).is_some();
     let resolved = match (certificate_problem, invalid_kinds) {
@@ -205,11 +206,7 @@ pub fn listener_status(
             Condition {
                 kind: "Conflicted",
                 status: if conflicted { "True" } else { "False" },
-                reason: if conflicted {
-                    "HostnameConflict"
-                } else {
-                    "NoConflicts"
-                },
+                reason: conflict.unwrap_or("NoConflicts"),
             },
             resolved,
             if programmed {

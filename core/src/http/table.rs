@@ -9,7 +9,7 @@ use super::status::{self, ParentStatus};
 pub use super::values::EntryPoint;
 use crate::model::{Cluster, NamespacedName, PortRef};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A Service port a rule sends to.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -174,15 +174,25 @@ pub fn ingress_class_of(objects: &Objects, ing: &Ingress) -> Option<String> {
     if let Some(c) = ing.class_name.as_ref().or(ing.class_annotation.as_ref()) {
         return Some(c.clone());
     }
-    let defaults: Vec<&IngressClass> = objects
+    default_ingress_class(objects).map(|c| c.name.clone())
+}
+
+/// The class the DefaultIngressClass admission plugin gives an Ingress
+/// that names none: the default class; of several, the newest (then the
+/// lowest name), as the plugin has chosen since Kubernetes 1.25.
+pub fn default_ingress_class(objects: &Objects) -> Option<&IngressClass> {
+    fn newest(c: &&IngressClass) -> (String, (usize, usize, usize), std::cmp::Reverse<String>) {
+        let (created, order) = match &c.created {
+            Some(t) => (t.clone(), (0, 0, 0)),
+            None => ("~".to_string(), c.order),
+        };
+        (created, order, std::cmp::Reverse(c.name.clone()))
+    }
+    objects
         .ingress_classes
         .iter()
         .filter(|c| c.is_default)
-        .collect();
-    match defaults.as_slice() {
-        [one] => Some(one.name.clone()),
-        _ => None,
-    }
+        .max_by_key(newest)
 }
 
 fn created_key(m: &Meta) -> (Option<String>, (usize, usize, usize)) {
@@ -438,6 +448,32 @@ fn static_address(
     (chosen, problem)
 }
 
+/// Why listener `li` conflicts with another of its Gateway (the
+/// Conflicted condition's reason), if it does: a protocol that cannot share
+/// its port (HTTP beside HTTPS or TLS; HTTPS and TLS both end in TLS and
+/// may), else the same port, protocol and hostname.
+fn listener_conflict(gw: &Gateway, li: usize) -> Option<&'static str> {
+    let l = gw.listeners.get(li)?;
+    let tls = |p: &ListenerProtocol| match p {
+        ListenerProtocol::Https => true,
+        ListenerProtocol::Other(x) => x == "TLS",
+        ListenerProtocol::Http => false,
+    };
+    let others = || {
+        gw.listeners
+            .iter()
+            .enumerate()
+            .filter(move |(j, o)| *j != li && o.port == l.port)
+            .map(|(_, o)| o)
+    };
+    if others().any(|o| o.protocol != l.protocol && !(tls(&o.protocol) && tls(&l.protocol))) {
+        return Some("ProtocolConflict");
+    }
+    others()
+        .any(|o| o.protocol == l.protocol && o.hostname == l.hostname)
+        .then_some("HostnameConflict")
+}
+
 fn compile_gateway(
     objects: &Objects,
     cluster: &Cluster,
@@ -451,6 +487,14 @@ fn compile_gateway(
         && class
             .and_then(|c| c.envoy_proxy.as_ref())
             .is_some_and(|p| objects.envoy_service_routing.contains(p));
+    // Looked up once per status, not searched: 10,000 routes compile in
+    // linear-logarithmic time.
+    let routes: BTreeMap<&NamespacedName, &HttpRoute> =
+        objects.routes.iter().map(|r| (&r.meta.id, r)).collect();
+    let mine: Vec<&ParentStatus> = statuses
+        .iter()
+        .filter(|s| s.gateway == gw.meta.id)
+        .collect();
     let mut listeners = Vec::new();
     for (li, l) in gw.listeners.iter().enumerate() {
         let (certificate, certificate_problem) =
@@ -459,14 +503,15 @@ fn compile_gateway(
                 Err(e) => (None, Some(e)),
             };
         let mut keyed: Vec<(MatchKey, CompiledMatch)> = Vec::new();
-        for s in statuses.iter().filter(|s| s.gateway == gw.meta.id) {
+        let mut seen: BTreeSet<&NamespacedName> = BTreeSet::new();
+        for s in &mine {
             let Some((_, hostnames)) = s.listeners.iter().find(|(i, _)| *i == li) else {
                 continue;
             };
-            let Some(r) = objects.routes.iter().find(|r| r.meta.id == s.route) else {
+            let Some(r) = routes.get(&s.route) else {
                 continue;
             };
-            if keyed.iter().any(|(_, m)| m.route == r.meta.id) {
+            if !seen.insert(&r.meta.id) {
                 continue; // two parentRefs to the same listener
             }
             for (ri, rule) in r.rules.iter().enumerate() {
@@ -483,16 +528,15 @@ fn compile_gateway(
             }
         }
         crate::util::order::sort_by_key(&mut keyed, |(k, _)| k.clone());
-        let conflicted = gw.listeners.iter().enumerate().any(|(j, o)| {
-            j != li && o.port == l.port && o.protocol == l.protocol && o.hostname == l.hostname
-        });
+        let conflict = listener_conflict(gw, li);
+        let conflicted = conflict.is_some();
         listeners.push(ListenerTable {
             listener: l.clone(),
             certificate,
             certificate_problem,
             attached_routes: status::attached_routes(statuses, &gw.meta.id, li),
             conflicted,
-            status: status::listener_status(l, conflicted, certificate_problem),
+            status: status::listener_status(l, conflict, certificate_problem),
             matches: keyed.into_iter().map(|(_, m)| m).collect(),
         });
     }

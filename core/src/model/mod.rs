@@ -227,6 +227,9 @@ pub struct Pod {
     /// this Pod (a StatefulSet's Pods get their name and `serviceName`).
     pub hostname: Option<String>,
     pub subdomain: Option<String>,
+    /// `spec.hostNetwork: true`: the Pod uses its node's network, so its
+    /// address is its node's.
+    pub host_network: bool,
 }
 
 impl Pod {
@@ -292,6 +295,8 @@ pub struct Workload {
     /// `metadata.ownerReferences[0]` as `Kind/name` (a Deployment's
     /// ReplicaSet names its Deployment).
     pub owned_by: Option<String>,
+    /// `spec.template.spec.hostNetwork`.
+    pub host_network: bool,
 }
 
 /// A port given by number or by container-port name.

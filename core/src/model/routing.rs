@@ -80,6 +80,10 @@ pub struct IngressClass {
     pub controller: String,
     /// `ingressclass.kubernetes.io/is-default-class: "true"`.
     pub is_default: bool,
+    /// `metadata.creationTimestamp` as written, and the position in the
+    /// input (the creation order when there is no timestamp).
+    pub created: Option<String>,
+    pub order: (usize, usize, usize),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

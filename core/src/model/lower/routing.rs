@@ -91,6 +91,8 @@ impl Builder {
                         name: meta.id.name,
                         controller,
                         is_default,
+                        created: meta.created,
+                        order: meta.order,
                     });
                 }
                 "GatewayClass" => {

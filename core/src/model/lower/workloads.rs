@@ -11,12 +11,20 @@ use super::*;
 impl Builder {
     pub(super) fn containers(c: &mut Ctx<'_>, spec: Option<&Y>, path: &str) -> Vec<Container> {
         let mut out = Vec::new();
-        let list = c.seq(
-            spec.and_then(|s| s.get("containers")),
-            &join(path, "containers"),
-        );
-        for (i, cn) in list.iter().enumerate() {
-            let p = format!("{}[{i}]", join(path, "containers"));
+        // The containers, then the sidecars: init containers with
+        // `restartPolicy: Always` run beside them, and the API's FindPort
+        // looks up a named port in them too (after the containers).
+        let mut items: Vec<(String, &Y)> = Vec::new();
+        for key in ["containers", "initContainers"] {
+            let list = c.seq(spec.and_then(|s| s.get(key)), &join(path, key));
+            for (i, cn) in list.iter().enumerate() {
+                let sidecar = cn.get("restartPolicy").and_then(Y::as_str) == Some("Always");
+                if key == "containers" || sidecar {
+                    items.push((format!("{}[{i}]", join(path, key)), cn));
+                }
+            }
+        }
+        for (i, (p, cn)) in items.into_iter().enumerate() {
             let name = c
                 .string(cn.get("name"), &join(&p, "name"))
                 .unwrap_or_else(|| format!("container-{i}"));
@@ -294,6 +302,12 @@ impl Builder {
         };
         let pod_spec = template.and_then(|t| t.get("spec"));
         let containers = Self::containers(&mut c, pod_spec, "spec.template.spec");
+        let host_network = c
+            .boolean(
+                pod_spec.and_then(|s| s.get("hostNetwork")),
+                "spec.template.spec.hostNetwork",
+            )
+            .unwrap_or(false);
         let tolerations = Self::tolerations(
             &mut c,
             pod_spec.and_then(|s| s.get("tolerations")),
@@ -334,6 +348,7 @@ impl Builder {
             tolerations,
             service_name,
             owned_by,
+            host_network,
         })
     }
 
@@ -407,6 +422,7 @@ impl Builder {
                 tolerations: w.tolerations.clone(),
                 hostname: None,
                 subdomain: None,
+                host_network: w.host_network,
             };
             let mut pods = Vec::new();
             match w.kind {
@@ -510,6 +526,9 @@ impl Builder {
         let status = o.node.get("status");
         let node_name = c.string(spec.and_then(|s| s.get("nodeName")), "spec.nodeName");
         let containers = Self::containers(&mut c, spec, "spec");
+        let host_network = c
+            .boolean(spec.and_then(|s| s.get("hostNetwork")), "spec.hostNetwork")
+            .unwrap_or(false);
         let tolerations = Self::tolerations(
             &mut c,
             spec.and_then(|s| s.get("tolerations")),
@@ -584,6 +603,7 @@ impl Builder {
             tolerations,
             hostname,
             subdomain,
+            host_network,
         });
     }
 
@@ -713,6 +733,18 @@ impl Builder {
                 continue;
             };
             *count.entry(node_name.clone()).or_default() += 1;
+            if pod.ips.is_empty() && pod.host_network {
+                // The node's own addresses (one per family, InternalIP
+                // first): no address of the Pod network is used.
+                if let Some(node) = self.cluster.nodes.iter().find(|x| x.name == node_name) {
+                    let mut ips: Vec<IpAddr> = Vec::new();
+                    for fam in [IpFamily::V4, IpFamily::V6] {
+                        ips.extend(node.primary_ip(fam));
+                    }
+                    pod.ips = ips;
+                }
+                continue;
+            }
             if pod.ips.is_empty() {
                 // One address per family the node has a podCIDR of (a
                 // dual-stack node gives its Pods both), the node's first
