@@ -4,9 +4,10 @@
 //! `xn--…` by RFC 3492's Punycode), one optional port, the path and query;
 //! the fragment is never sent. Errors are typed and located by byte.
 //!
-//! Host names are mapped by lower-casing each character, not by the full
-//! UTS #46 table: names that need more (such as `ß` or full-width letters)
-//! are sent as that lower-casing gives them.
+//! Host names are mapped by lower-casing the letters of Latin-1, Latin
+//! Extended-A, Greek and Cyrillic, not by the full UTS #46 table (which
+//! would put Unicode's case tables in the app's download): names that need
+//! more (such as `ß` or full-width letters) are sent as written.
 
 use super::values::{RequestProblem, Scheme};
 
@@ -94,7 +95,7 @@ pub fn to_ascii_host(host: &str) -> Option<String> {
     let labels: Option<Vec<String>> = host
         .split('.')
         .map(|label| {
-            let label = label.to_lowercase();
+            let label: String = label.chars().map(lower).collect();
             if label.is_ascii() {
                 Some(label)
             } else {
@@ -103,6 +104,24 @@ pub fn to_ascii_host(host: &str) -> Option<String> {
         })
         .collect();
     Some(labels?.join("."))
+}
+
+/// `c` in lower case, for ASCII and the capitals of Latin-1, Latin
+/// Extended-A, Greek and Cyrillic; any other character as it is.
+fn lower(c: char) -> char {
+    let u = u32::from(c);
+    let to = match u {
+        0x41..=0x5A | 0xC0..=0xD6 | 0xD8..=0xDE | 0x391..=0x3A1 | 0x3A3..=0x3AB => u + 32,
+        0x410..=0x42F => u + 32,
+        0x400..=0x40F => u + 80,
+        0x178 => 0xFF,
+        // Latin Extended-A pairs capital (even) and small (odd), except
+        // the run 0x139..0x148 and 0x179..0x17E, where capitals are odd.
+        0x100..=0x137 | 0x14A..=0x177 if u % 2 == 0 => u + 1,
+        0x139..=0x148 | 0x179..=0x17E if u % 2 == 1 => u + 1,
+        _ => u,
+    };
+    char::from_u32(to).unwrap_or(c)
 }
 
 /// RFC 3492's Punycode of `input` (the encoder of its section 6.3, with
@@ -260,6 +279,21 @@ mod tests {
             Some("xn--bcher-kva.testhost.com")
         );
         assert_eq!(to_ascii_host("Example.COM").as_deref(), Some("example.com"));
+        assert_eq!(to_ascii_host("BÜCHER.de"), to_ascii_host("bücher.de"));
+        assert_eq!(to_ascii_host("ПРИМЕР.рф"), to_ascii_host("пример.рф"));
+        assert_eq!(to_ascii_host("ΑΘΗΝΑ.gr"), to_ascii_host("αθηνα.gr"));
+        assert_eq!(to_ascii_host("ŁÓDŹ.pl"), to_ascii_host("łódź.pl"));
+        // Checked against the compiler's full Unicode table.
+        for c in (0xC0u32..0x180)
+            .chain(0x391..0x3AC)
+            .chain(0x400..0x430)
+            .filter_map(char::from_u32)
+        {
+            let full: Vec<char> = c.to_lowercase().collect();
+            if full.len() == 1 && c != 'İ' && c != 'ſ' {
+                assert_eq!(lower(c), full[0], "{c:?}");
+            }
+        }
     }
 
     #[test]

@@ -212,7 +212,7 @@ fn pod_why(
             None,
         );
     }
-    let first_probe_ms = u64::from(probe.initial_delay_seconds).saturating_mul(1000);
+    let first_probe_ms = crate::net::controller::probe::first_probe_ms(probe);
     if ready_now.is_none() && pod.reported_ready != ReportedReady::Ready && t < first_probe_ms {
         return at(Unready::InitialDelay { first_probe_ms }, next_ready);
     }

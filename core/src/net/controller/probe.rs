@@ -1,6 +1,12 @@
 //! Readiness and liveness probes as the kubelet runs them, in simulated time.
 //!
-//! A probe runs at `initialDelaySeconds + k × periodSeconds`. Readiness starts
+//! The kubelet's default probe worker ticks every `periodSeconds` from the
+//! container's start and skips the ticks before `initialDelaySeconds`: a
+//! probe runs at each multiple of the period from the first one at or past
+//! the initial delay (the `MutableContainerProbes` worker, alpha, would
+//! start at the delay itself). A probe sees the app as it is at its own
+//! instant, except that a change made at the very instant of a later probe
+//! is noticed by the next one (so a click never races a probe). Readiness starts
 //! as failed; `successThreshold` consecutive successes make the Pod Ready,
 //! `failureThreshold` consecutive failures make it NotReady (kubelet's prober
 //! worker keeps the previous result while a run is below its threshold).
@@ -98,9 +104,16 @@ fn never_passes(pod: &Pod, kind: ProbeKind) -> bool {
     })
 }
 
+/// When the default worker first runs probe `p`: the first multiple of its
+/// period at or past its initial delay (ms from the container's start).
+pub fn first_probe_ms(p: &Probe) -> u64 {
+    let period = u64::from(p.period_seconds.max(1)) * 1000;
+    (u64::from(p.initial_delay_seconds) * 1000).div_ceil(period) * period
+}
+
 fn times(p: &Probe, until: u64) -> impl Iterator<Item = u64> + '_ {
-    let start = p.initial_delay_seconds as u64 * 1000;
     let period = (p.period_seconds.max(1)) as u64 * 1000;
+    let start = first_probe_ms(p);
     (0u64..)
         .map(move |k| start + k * period)
         .take_while(move |&t| t <= until)
@@ -152,10 +165,16 @@ pub fn probe_events(pod: &Pod, changes: &[AppChange], until_ms: u64) -> Vec<Prob
         never_passes(pod, ProbeKind::Liveness),
     ];
     for (t, kind, p) in runs {
-        // A probe at t sees the app as it was just before t: a change made at
-        // the very instant of a probe is noticed by the next one.
+        // A probe at t sees the app as it was just before t (a change made
+        // at the very instant of a probe is noticed by the next one); the
+        // first probe at the container's start sees how it started.
         let dead = dead[usize::from(kind == ProbeKind::Liveness)];
-        let ok = !dead && probe_ok(kind, app_state_before(&pod.id, changes, t));
+        let seen = if t == 0 {
+            app_state_at(&pod.id, changes, 0)
+        } else {
+            app_state_before(&pod.id, changes, t)
+        };
+        let ok = !dead && probe_ok(kind, seen);
         let mut restarted = false;
         let run = match kind {
             ProbeKind::Readiness => {

@@ -1,0 +1,147 @@
+//! The kubelet's prober worker, checked against its own tests
+//! (`pkg/kubelet/prober/worker_test.go`): each test's sequence of probe
+//! results, and the result the worker holds after each probe, restated as
+//! app states at each probe of a one-second period. Also the default
+//! worker's schedule (ticks every period from the container's start, none
+//! before the initial delay) and the first probe seeing an app that fails
+//! from its start.
+
+use kpv_core::model::Cluster;
+use kpv_core::net::controller::{probe_events, ready_at, AppChange, AppState, ProbeKind};
+
+/// One Pod whose container has `probe` (YAML flow mapping fields) as its
+/// `kind` (`readinessProbe` or `livenessProbe`).
+fn pod(kind: &str, probe: &str) -> Cluster {
+    let yaml = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, labels: {{app: p}}}}\nspec:\n  containers:\n  - name: c\n    image: kuard\n    ports: [{{containerPort: 8080}}]\n    {kind}: {{httpGet: {{path: /ready, port: 8080}}, {probe}}}\n"
+    );
+    let (c, diags) = kpv_core::Code::ALL.parse(&yaml);
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
+    c
+}
+
+/// App changes so that the probe at `k` seconds sees `states[k]` (the
+/// first one from the container's start, the others half a second early).
+fn script(c: &Cluster, states: &[AppState]) -> Vec<AppChange> {
+    let pod = c.pods[0].id.clone();
+    states
+        .iter()
+        .enumerate()
+        .map(|(k, s)| AppChange {
+            at_ms: (k as u64 * 1000).saturating_sub(500),
+            pod: pod.clone(),
+            state: *s,
+        })
+        .collect()
+}
+
+const S: AppState = AppState::Healthy;
+const F: AppState = AppState::FailingReadiness;
+const D: AppState = AppState::Down;
+
+/// Readiness after each of the probes at 0, 1, 2, … s.
+fn readiness(c: &Cluster, states: &[AppState]) -> Vec<bool> {
+    let changes = script(c, states);
+    let until = (states.len() as u64 - 1) * 1000;
+    probe_events(&c.pods[0], &changes, until)
+        .iter()
+        .filter(|e| e.kind == ProbeKind::Readiness)
+        .map(|e| e.ready_after)
+        .collect()
+}
+
+/// TestFailureThreshold: successThreshold 1, failureThreshold 3; twice
+/// over, three successes, then failures: the first two keep Success.
+#[test]
+fn failure_threshold() {
+    let c = pod(
+        "readinessProbe",
+        "periodSeconds: 1, successThreshold: 1, failureThreshold: 3",
+    );
+    let round = [S, S, S, F, F, F, F, F];
+    let states: Vec<AppState> = round.iter().chain(round.iter()).copied().collect();
+    let want = [true, true, true, true, true, false, false, false];
+    let want: Vec<bool> = want.iter().chain(want.iter()).copied().collect();
+    assert_eq!(readiness(&c, &states), want);
+}
+
+/// TestSuccessThreshold: successThreshold 3, failureThreshold 1, starting
+/// from Failure; twice over, five successes (the first two keep Failure),
+/// then one failure (Failure at once).
+#[test]
+fn success_threshold() {
+    let c = pod(
+        "readinessProbe",
+        "periodSeconds: 1, successThreshold: 3, failureThreshold: 1",
+    );
+    let round = [S, S, S, S, S, F];
+    let states: Vec<AppState> = round.iter().chain(round.iter()).copied().collect();
+    let want = [false, false, true, true, true, false];
+    let want: Vec<bool> = want.iter().chain(want.iter()).copied().collect();
+    assert_eq!(readiness(&c, &states), want);
+}
+
+/// TestInitialDelay: during the initial delay readiness holds Failure and
+/// liveness Success (no restart); after it, the probe succeeds.
+#[test]
+fn initial_delay() {
+    let c = pod(
+        "readinessProbe",
+        "initialDelaySeconds: 10, periodSeconds: 1",
+    );
+    assert!(!ready_at(&c.pods[0], &[], 9_999));
+    assert!(ready_at(&c.pods[0], &[], 10_000));
+    let c = pod(
+        "livenessProbe",
+        "initialDelaySeconds: 10, periodSeconds: 1, failureThreshold: 1",
+    );
+    let changes = script(&c, &[D]);
+    let events = probe_events(&c.pods[0], &changes, 9_999);
+    assert!(
+        events.is_empty(),
+        "no liveness probe (and no restart) before 10 s"
+    );
+    let events = probe_events(&c.pods[0], &changes, 10_000);
+    assert_eq!(events.len(), 1);
+    assert!(events[0].restarted);
+}
+
+/// TestOnHoldOnLivenessCheckFailure: failureThreshold 1, the first probe
+/// fails and the container restarts; the new container's probe succeeds.
+#[test]
+fn a_liveness_failure_restarts_and_the_new_container_is_probed_afresh() {
+    let c = pod(
+        "livenessProbe",
+        "periodSeconds: 1, successThreshold: 1, failureThreshold: 1",
+    );
+    let changes = script(&c, &[D, S]);
+    let events = probe_events(&c.pods[0], &changes, 1_000);
+    let seen: Vec<(bool, bool)> = events.iter().map(|e| (e.success, e.restarted)).collect();
+    assert_eq!(seen, [(false, true), (true, false)]);
+}
+
+/// The default worker ticks every period from the container's start and
+/// skips the ticks inside the initial delay: with a 5 s delay and a 2 s
+/// period the first probe runs at 6 s, then 8 s, 10 s, …
+#[test]
+fn the_first_probe_is_on_the_first_tick_past_the_delay() {
+    let c = pod("readinessProbe", "initialDelaySeconds: 5, periodSeconds: 2");
+    let times: Vec<u64> = probe_events(&c.pods[0], &[], 10_000)
+        .iter()
+        .map(|e| e.at_ms)
+        .collect();
+    assert_eq!(times, [6_000, 8_000, 10_000]);
+    assert!(!ready_at(&c.pods[0], &[], 5_999));
+    assert!(ready_at(&c.pods[0], &[], 6_000));
+}
+
+/// An app that fails from its start is seen failing by the very first
+/// probe: with failureThreshold 1 it is never Ready.
+#[test]
+fn the_first_probe_sees_an_app_failing_from_its_start() {
+    let c = pod("readinessProbe", "periodSeconds: 1, failureThreshold: 1");
+    let changes = script(&c, &[F]);
+    assert_eq!(readiness(&c, &[F, F, F]), [false, false, false]);
+    assert!(!ready_at(&c.pods[0], &changes, 0));
+    assert!(!ready_at(&c.pods[0], &changes, 5_000));
+}
