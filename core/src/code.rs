@@ -26,8 +26,9 @@ pub struct Http {
     pub lower: RoutingLowerer,
     /// What a replay and its targets call.
     pub replay: replay::HttpCode,
-    /// What the lessons call.
-    pub lesson: lesson::HttpCode,
+    /// What the lessons call (`None`: a build without lessons, such as the
+    /// web app's embed build, links none of it).
+    pub lesson: Option<lesson::HttpCode>,
     /// [`crate::http::send::parse_request`].
     pub parse_request: fn(&str, &str, &str) -> Result<HttpRequest, RequestError>,
     /// [`crate::http::send::entry_for_host`].
@@ -41,10 +42,19 @@ impl Http {
     pub const LINKED: Http = Http {
         lower: RoutingLowerer::LINKED,
         replay: replay::HttpCode::LINKED,
-        lesson: lesson::HttpCode::LINKED,
+        lesson: Some(lesson::HttpCode::LINKED),
         parse_request: crate::http::send::parse_request,
         entry_for_host: crate::http::send::entry_for_host,
         table_rows: crate::http::send::table_rows,
+    };
+}
+
+impl Http {
+    /// HTTP routing without the lessons' part (for a build that has no
+    /// lessons).
+    pub const WITHOUT_LESSONS: Http = Http {
+        lesson: None,
+        ..Http::LINKED
     };
 }
 
@@ -87,7 +97,7 @@ impl Code {
     pub fn lesson(&self) -> lesson::Code {
         lesson::Code {
             replay: self.replay(),
-            http: self.http.map(|h| h.lesson),
+            http: self.http.and_then(|h| h.lesson),
         }
     }
 

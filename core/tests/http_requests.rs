@@ -143,3 +143,29 @@ fn a_redirect_to_an_ipv6_host_brackets_it() {
         Some("http://[2001:db8::1]/new/x")
     );
 }
+
+/// The proxy Service kpv adds for Envoy Gateway keeps the client's address
+/// (`externalTrafficPolicy: Local`, with its health-check node port), as
+/// Envoy Gateway's default EnvoyProxy does; ingress-nginx's keeps Cluster.
+#[test]
+fn envoy_gateways_proxy_service_keeps_the_client_address() {
+    use kpv_core::model::TrafficPolicy;
+    for (file, local) in [
+        (
+            "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: eg}\nspec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw}\nspec:\n  gatewayClassName: eg\n  listeners: [{name: http, port: 80, protocol: HTTP}]\n",
+            true,
+        ),
+        (
+            "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: nginx}\nspec: {controller: k8s.io/ingress-nginx}\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web}\nspec:\n  ingressClassName: nginx\n  defaultBackend: {service: {name: web, port: {number: 80}}}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n",
+            false,
+        ),
+    ] {
+        let (cluster, _) = kpv_core::Code::ALL.parse(file);
+        let p = kpv_core::http::prepare(&cluster);
+        let proxy = p.proxies.iter().find(|x| x.synthesized).expect("a proxy added");
+        let svc = p.cluster.service(&proxy.service).expect("its Service");
+        let want = if local { TrafficPolicy::Local } else { TrafficPolicy::Cluster };
+        assert_eq!(svc.external_traffic_policy, want);
+        assert_eq!(svc.health_check_node_port.is_some(), local);
+    }
+}

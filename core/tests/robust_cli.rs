@@ -719,3 +719,42 @@ fn diagnostics_number_documents_from_one_and_never_print_line_0() {
     );
     assert!(!out.stderr.contains("line 0"), "{}", out.stderr);
 }
+
+/// `--scheduler` outside IPVS mode is refused, not silently ignored.
+#[test]
+fn a_scheduler_outside_ipvs_is_refused() {
+    let o = kpv(
+        &["rules", "-", "--mode", "iptables", "--scheduler", "rr"],
+        SEED,
+    );
+    assert_eq!(o.code, 2, "a usage error: {}", o.stderr);
+    assert!(
+        o.stderr.contains("--scheduler rr") && o.stderr.contains("--mode ipvs"),
+        "{}",
+        o.stderr
+    );
+    let o = kpv(&["rules", "-", "--mode", "ipvs", "--scheduler", "rr"], SEED);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+}
+
+/// An EndpointSlice in another namespace than the Service it names, and a
+/// ClusterIP outside the range kpv assumes, are said.
+#[test]
+fn misplaced_slices_and_clusterips_are_said() {
+    let yaml = "apiVersion: v1\nkind: Service\nmetadata: {name: db, namespace: data}\nspec: {clusterIP: 172.20.0.10, ports: [{port: 5432}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: db-1\n  namespace: default\n  labels: {kubernetes.io/service-name: db}\naddressType: IPv4\nports: [{port: 5432}]\nendpoints: [{addresses: [10.1.2.3]}]\n";
+    let o = kpv(&["check", "-"], yaml);
+    assert!(
+        o.stderr.contains(
+            "EndpointSlice default/db-1 names Service `db`, but the Service is in namespace data"
+        ),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        o.stderr.contains(
+            "ClusterIP 172.20.0.10 is outside the service range kpv assumes (10.96.0.0/12)"
+        ),
+        "{}",
+        o.stderr
+    );
+}

@@ -24,9 +24,16 @@ pub fn http() -> Option<Http> {
     }
     #[cfg(not(feature = "split"))]
     {
-        Some(Http::LINKED)
+        Some(LINKED)
     }
 }
+
+/// HTTP routing as this build links it: the embed has no lessons, so it
+/// leaves their part (and its words) out.
+#[cfg(feature = "full")]
+const LINKED: Http = Http::LINKED;
+#[cfg(not(feature = "full"))]
+const LINKED: Http = Http::WITHOUT_LESSONS;
 
 /// True when HTTP requests can be routed now.
 pub fn ready() -> bool {
@@ -65,6 +72,6 @@ mod split {
     use kpv_core::code::Http;
 
     split_points! {
-        kpv_http { pub fn http -> Http = Http::LINKED; }
+        kpv_http { pub fn http -> Http = super::LINKED; }
     }
 }

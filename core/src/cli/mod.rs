@@ -473,6 +473,13 @@ pub fn proxy_target(cluster: &mut Cluster, common: &Common) -> Result<(String, M
     if let Some(m) = common.mode {
         cluster.proxy.mode = m;
     }
+    if let (Some(s), false) = (common.scheduler, cluster.proxy.mode == Mode::Ipvs) {
+        return Err(format!(
+            "--scheduler {} picks an IPVS scheduler, but the mode is {}, which has none: add --mode ipvs, or leave --scheduler out",
+            s.as_str(),
+            cluster.proxy.mode.as_str()
+        ));
+    }
     if let Some(n) = &common.node {
         if cluster.node(n).is_none() {
             let names: Vec<&str> = cluster.nodes.iter().map(|n| n.name.as_str()).collect();

@@ -238,9 +238,23 @@ fn synthesize(
     let used_node_ports: BTreeSet<u16> = cluster
         .services
         .iter()
-        .flat_map(|s| s.ports.iter().filter_map(|p| p.node_port))
+        .flat_map(|s| {
+            s.ports
+                .iter()
+                .filter_map(|p| p.node_port)
+                .chain(s.health_check_node_port)
+        })
         .collect();
     let mut next_np = 32080u16;
+    // The next node port nobody has (none left: no proxy).
+    let take_port = |next: &mut u16| -> Option<u16> {
+        while used_node_ports.contains(next) {
+            *next = next.checked_add(1)?;
+        }
+        let port = *next;
+        *next = next.checked_add(1)?;
+        Some(port)
+    };
     let mut labels = Labels::new();
     labels.insert("app.kubernetes.io/name".into(), name.clone());
     let pod_id = NamespacedName::new(
@@ -250,9 +264,7 @@ fn synthesize(
     let mut ports = Vec::new();
     let mut cports = Vec::new();
     for p in listen_ports(table) {
-        while used_node_ports.contains(&next_np) {
-            next_np += 1;
-        }
+        let node_port = take_port(&mut next_np)?;
         let pname = match p {
             80 => "http".to_string(),
             443 => "https".to_string(),
@@ -263,15 +275,24 @@ fn synthesize(
             protocol: Protocol::Tcp,
             port: p,
             target_port: PortRef::Number(p),
-            node_port: Some(next_np),
+            node_port: Some(node_port),
         });
         cports.push(ContainerPort {
             name: Some(pname),
             port: p,
             protocol: Protocol::Tcp,
         });
-        next_np += 1;
     }
+    // Envoy Gateway's proxy Service keeps the client's address
+    // (`externalTrafficPolicy: Local`, its EnvoyProxy default), so the API
+    // gives it a health-check node port; ingress-nginx's chart keeps the
+    // API's default, Cluster.
+    let local = implementation == Implementation::EnvoyGateway;
+    let health_check_node_port = if local {
+        Some(take_port(&mut next_np)?)
+    } else {
+        None
+    };
     cluster.pods.push(Pod {
         id: pod_id.clone(),
         labels: labels.clone(),
@@ -311,9 +332,13 @@ fn synthesize(
         load_balancer_proxy_ips: Vec::new(),
         load_balancer_assumed: false,
         load_balancer_source_ranges: Vec::new(),
-        external_traffic_policy: TrafficPolicy::Cluster,
+        external_traffic_policy: if local {
+            TrafficPolicy::Local
+        } else {
+            TrafficPolicy::Cluster
+        },
         internal_traffic_policy: TrafficPolicy::Cluster,
-        health_check_node_port: None,
+        health_check_node_port,
         session_affinity_seconds: None,
         publish_not_ready_addresses: false,
         external_name: None,

@@ -120,6 +120,8 @@ impl Builder {
         let mut used_node_ports: BTreeSet<u16> = BTreeSet::new();
         let mut accepted = Vec::new();
         let mut lb_taken = self.load_balancer_taken(&pending);
+        // Given ClusterIPs outside the assumed range (said once, below).
+        let mut outside: Vec<IpAddr> = Vec::new();
         for mut p in pending {
             let mut problems: Vec<(String, &str, String, Option<Span>)> = Vec::new();
             let mut families = Vec::new();
@@ -189,6 +191,9 @@ impl Builder {
                             && *ip != c.network()
                             && !(ip.is_ipv4() && *ip == c.broadcast())
                     });
+                    if !range_known && !in_range {
+                        outside.push(*ip);
+                    }
                     let why = if range_known && !in_range {
                         Some(format!(
                             "the provided IP ({ip}) is not in the valid range. The range of valid IPs is {}",
@@ -370,6 +375,25 @@ impl Builder {
             services.push(p.svc);
         }
         self.cluster.services = services;
+        if let Some(first) = outside.first() {
+            let more = match outside.len() {
+                1 => String::new(),
+                n => format!(" and {} more", n - 1),
+            };
+            let range: Vec<String> = self
+                .cluster
+                .service_cidrs
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            self.diags.push(
+                Diagnostic::warning(format!(
+                    "ClusterIP {first}{more} is outside the service range kpv assumes ({}): kpv takes it as written, since the input does not say the cluster's --service-cluster-ip-range",
+                    range.join(", ")
+                ))
+                .with_hint("add a ServiceCIDR object (or kubeadm's ClusterConfiguration) to have ClusterIPs checked against the real range"),
+            );
+        }
     }
 }
 

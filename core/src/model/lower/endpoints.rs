@@ -249,6 +249,42 @@ impl Builder {
         });
     }
 
+    /// EndpointSlices of the input whose `kubernetes.io/service-name` names
+    /// no Service of their own namespace: kube-proxy gives their endpoints
+    /// to no Service (a slice never serves another namespace's Service).
+    pub(super) fn check_slice_services(&mut self) {
+        let mut found = Vec::new();
+        for s in &self.cluster.endpoint_slices {
+            let own = NamespacedName::new(s.id.namespace.clone(), s.service_name.clone());
+            if s.source != SliceSource::Input || self.cluster.service(&own).is_some() {
+                continue;
+            }
+            let elsewhere: Vec<&str> = self
+                .cluster
+                .services
+                .iter()
+                .filter(|x| x.id.name == s.service_name)
+                .map(|x| x.id.namespace.as_str())
+                .collect();
+            let why = match elsewhere.as_slice() {
+                [] => format!("namespace {} has no such Service", s.id.namespace),
+                ns => format!(
+                    "the Service is in namespace {}, and a slice serves only a Service of its own namespace",
+                    ns.join(", ")
+                ),
+            };
+            let mut d = Diagnostic::warning(format!(
+                "EndpointSlice {} names Service `{}`, but {why}: kube-proxy gives its endpoints to no Service",
+                s.id, s.service_name
+            ))
+            .with_hint("put the EndpointSlice in its Service's namespace, or fix its kubernetes.io/service-name label");
+            d.object = Some(format!("EndpointSlice/{}", s.id));
+            d.field = Some("metadata.labels".into());
+            found.push(d);
+        }
+        self.diags.extend(found);
+    }
+
     /// The EndpointSlice mirroring controller: legacy Endpoints of selector-less
     /// Services become EndpointSlices.
     pub(super) fn mirror_endpoints(&mut self, pending: Vec<PendingEndpoints>) {

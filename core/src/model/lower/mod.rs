@@ -309,6 +309,7 @@ impl Builder {
         self.place_pods();
         self.allocate_services(services);
         self.mirror_endpoints(endpoints);
+        self.check_slice_services();
         self.check_selectors();
         self.check_userspace_sources();
         let c = &mut self.cluster;
@@ -470,8 +471,8 @@ impl Builder {
             c.err(
                 n,
                 "metadata.name",
-                format!("duplicate {kind} `{name}`; this one is ignored"),
-                "object names must be unique per kind and namespace",
+                format!("duplicate {kind} `{name}`: the API server refuses a second object of the same name and namespace (kubectl apply would replace the first with it)"),
+                "rename one of them, or delete the one you do not want",
             );
             return None;
         }
