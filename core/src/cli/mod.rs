@@ -462,7 +462,7 @@ pub(crate) fn load_with_routing(
     files: &[String],
 ) -> Result<(Cluster, crate::http::Objects, String), Output> {
     let (cluster, report) = load(texts, files)?;
-    let routing = cluster.routing.clone();
+    let routing = crate::http::Objects::clone(&cluster.routing);
     Ok((cluster, routing, report))
 }
 

@@ -13,7 +13,7 @@ pub type Objects = RoutingObjects;
 /// The routing objects of one YAML stream, with every diagnostic of it.
 pub fn parse(text: &str) -> (Objects, Vec<Diagnostic>) {
     let (cluster, diags) = crate::model::parse(text, Some(crate::model::RoutingLowerer::LINKED));
-    (cluster.routing, diags)
+    (std::sync::Arc::unwrap_or_clone(cluster.routing), diags)
 }
 
 /// [`parse`] over several streams.
@@ -24,5 +24,5 @@ pub fn parse_files(texts: &[&str]) -> (Objects, Vec<Diagnostic>) {
         .collect();
     let (cluster, diags) =
         crate::model::parse_files(&inputs, Some(crate::model::RoutingLowerer::LINKED));
-    (cluster.routing, diags)
+    (std::sync::Arc::unwrap_or_clone(cluster.routing), diags)
 }

@@ -633,7 +633,9 @@ pub struct Cluster {
     /// ClusterConfiguration sets it; `None` = the default 30000–32767.
     pub node_port_range: Option<(u16, u16)>,
     /// Ingresses, Gateways, routes and what they refer to ([`crate::http`]).
-    pub routing: routing::RoutingObjects,
+    /// Shared: a cluster is cloned often (each HTTP preparation, each
+    /// replay) and its routing objects never change after lowering.
+    pub routing: std::sync::Arc<routing::RoutingObjects>,
 }
 
 /// The API server's default `--service-node-port-range`.

@@ -97,11 +97,16 @@ pub fn parse_files(
         service_subnet: Vec::new(),
         service_port_paths: BTreeMap::new(),
         routing,
+        objects: super::routing::RoutingObjects::default(),
     };
     b.build(&raw);
     let Builder {
-        mut diags, cluster, ..
+        mut diags,
+        mut cluster,
+        objects,
+        ..
     } = b;
+    cluster.routing = std::sync::Arc::new(objects);
     locate::locate(&raw, &mut diags);
     crate::util::order::sort_by_key(&mut diags, |d| (d.file, d.document, d.span));
     (cluster, diags)
@@ -228,6 +233,9 @@ pub(crate) struct Builder {
     /// Each accepted Service's ports' field paths (`spec.ports[i]`), in the
     /// order of its `ports` (a port refused on the way shifts the rest).
     service_port_paths: BTreeMap<NamespacedName, Vec<String>>,
+    /// The routing objects as they are lowered (the cluster shares them
+    /// once lowering is done).
+    objects: super::routing::RoutingObjects,
 }
 
 impl Builder {
@@ -284,7 +292,7 @@ impl Builder {
         match self.routing {
             Some(RoutingLowerer(f)) => f(self, raw),
             None => {
-                self.cluster.routing.awaiting_code = raw
+                self.objects.awaiting_code = raw
                     .iter()
                     .any(|o| matches!(o.kind.as_str(), "Ingress" | "Gateway" | "HTTPRoute"))
             }

@@ -25,7 +25,7 @@ impl Builder {
         for (i, o) in raw.iter().enumerate() {
             let kind = o.kind.as_str();
             if matches!(kind, "Deployment" | "Service") {
-                markers(&o.node, kind, &mut self.cluster.routing);
+                markers(&o.node, kind, &mut self.objects);
                 continue;
             }
             if !ROUTING_KINDS.contains(&kind) {
@@ -51,7 +51,7 @@ impl Builder {
             let n = &o.node;
             let api = n.get("apiVersion").and_then(Y::as_str).unwrap_or("");
             let mut c = o.ctx(&mut self.diags, object);
-            let out = &mut self.cluster.routing;
+            let out = &mut self.objects;
             match kind {
                 "Ingress" => {
                     if let Some(x) = super::ingress::ingress(&mut c, n, api, meta) {
