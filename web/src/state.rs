@@ -669,9 +669,11 @@ impl Store {
         self.loads.with(|l| l.waiting(&[m]))
     }
 
-    /// Set a Pod's app state from now on.
+    /// Set a Pod's app state from now on. The learner acts after the
+    /// instant on screen: a click at t = 0 comes after the first probe (a
+    /// change at 0 itself would be how the app started, seen by that probe).
     pub fn set_app(&self, pod: &NamespacedName, state: AppState) {
-        let at = self.now.get_untracked();
+        let at = self.now.get_untracked().max(1);
         self.changes.update(|ch| {
             ch.retain(|c| !(c.pod == *pod && c.at_ms == at));
             ch.push(AppChange {
