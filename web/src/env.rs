@@ -5,6 +5,7 @@
 use crate::i18n::{tr, Lang};
 use crate::scenarios::PRESETS;
 use kpv_core::model::Mode;
+use kpv_core::util::percent;
 
 /// Options given in the page URL
 /// (`?embed=1&scenario=…&mode=…&lang=…&theme=…&step=…&lesson=…&page=…`),
@@ -123,7 +124,7 @@ pub fn parse_query(search: &str, lessons: &[(&str, usize)]) -> UrlOptions {
     {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         // Browsers and mail clients percent-encode what they pass on.
-        let (k, v) = (percent_decode(k), percent_decode(v));
+        let (k, v) = (percent::decode(k, true), percent::decode(v, true));
         let (k, v) = (k.as_str(), v.as_str());
         match k {
             "embed" => o.embed = v != "0" && v != "false",
@@ -192,32 +193,6 @@ pub fn parse_query(search: &str, lessons: &[(&str, usize)]) -> UrlOptions {
     }
     o.problems = problems;
     o
-}
-
-/// A query component with `%XX` escapes and `+` (a space in form encoding)
-/// decoded; a malformed escape is kept as written, bytes that are not UTF-8
-/// become U+FFFD.
-pub fn percent_decode(text: &str) -> String {
-    let b = text.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
-                (Some(h), Some(l)) => {
-                    out.push(h * 16 + l);
-                    i += 3;
-                    continue;
-                }
-                _ => out.push(b'%'),
-            },
-            b'+' => out.push(b' '),
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 pub fn url_options(lessons: &[(&str, usize)]) -> UrlOptions {
@@ -448,11 +423,9 @@ mod tests {
             parse_query("?m%6Fde=nftables", LESSONS).mode,
             Some(Mode::Nftables)
         );
-        assert_eq!(percent_decode("a+b%20c"), "a b c");
-        assert_eq!(percent_decode("100%"), "100%");
-        assert_eq!(percent_decode("%zz%4"), "%zz%4");
-        assert_eq!(percent_decode("%ED%95%9C"), "한");
-        assert_eq!(percent_decode("%FF"), "\u{FFFD}");
+        // `+` is a space in a query (form encoding).
+        let o = parse_query("?scenario=node+port", LESSONS);
+        assert_eq!(o.problems[0].value, "node port");
         let o = parse_query("?scenario=node%20port", LESSONS);
         assert_eq!(o.problems[0].value, "node port");
     }

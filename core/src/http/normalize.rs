@@ -20,6 +20,7 @@
 
 use super::table::Implementation;
 use super::values::HttpRequest;
+use crate::util::percent;
 
 /// The request as the proxy matches it, or why the proxy refuses it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,7 +100,7 @@ fn resolve(path: &str, strict: bool) -> Option<String> {
 
 /// nginx's normalised URI (see the module's comment).
 pub fn nginx_uri(path: &str) -> Option<String> {
-    resolve(&super::url::percent_decode(path), true)
+    resolve(&percent::decode(path, false), true)
 }
 
 /// Envoy's normalised path (see the module's comment).
@@ -108,14 +109,12 @@ pub fn envoy_path(path: &str) -> Option<String> {
     let mut out = String::with_capacity(b.len());
     let mut i = 0;
     while let Some(&c) = b.get(i) {
-        let hex = |j: usize| b.get(j).and_then(|x| char::from(*x).to_digit(16));
-        if let (b'%', Some(h), Some(l)) = (c, hex(i + 1), hex(i + 2)) {
-            let ch = char::from((h * 16 + l) as u8);
+        if let Some(byte) = percent::escape_at(b, i) {
+            let ch = char::from(byte);
             if ch.is_ascii_alphanumeric() || "-._~".contains(ch) {
                 out.push(ch);
             } else {
-                out.push('%');
-                out.push_str(&format!("{:02X}", h * 16 + l));
+                out.push_str(&format!("%{byte:02X}"));
             }
             i += 3;
         } else {

@@ -45,7 +45,11 @@ pub fn parse(url: &str) -> Result<UrlParts, (usize, RequestProblem)> {
     };
     let (path, query) = path_query.split_once('?').unwrap_or((path_query, ""));
     let (userinfo, host_port, at) = match authority.rsplit_once('@') {
-        Some((u, h)) => (Some(percent_decode(u)), h, start + u.len() + 1),
+        Some((u, h)) => (
+            Some(crate::util::percent::decode(u, false)),
+            h,
+            start + u.len() + 1,
+        ),
         None => (None, authority, start),
     };
     let (host, port) = split_host_port(host_port).ok_or((at, RequestProblem::BadAuthority))?;
@@ -206,28 +210,6 @@ pub fn host_in_url(host: &str) -> String {
     }
 }
 
-/// `%XX` escapes decoded (invalid escapes kept as written); bytes that are
-/// not UTF-8 replaced.
-pub fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while let Some(&c) = b.get(i) {
-        let hex = |j: usize| b.get(j).and_then(|x| char::from(*x).to_digit(16));
-        match (c, hex(i + 1), hex(i + 2)) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            _ => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// The `Authorization` value curl sends for a URL's userinfo: Basic with
 /// `user:password` (an empty password when the URL gives none).
 pub fn basic_credentials(userinfo: &str) -> String {
@@ -335,6 +317,5 @@ mod tests {
             basic_credentials("aladdin:opensesame"),
             "Basic YWxhZGRpbjpvcGVuc2VzYW1l"
         );
-        assert_eq!(percent_decode("a%20b%zz%4"), "a b%zz%4");
     }
 }

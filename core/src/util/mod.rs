@@ -1,11 +1,12 @@
 //! Small leaves every layer may use: located diagnostics, stable order,
-//! the seeded chooser, SHA-256 and base-n encodings, JSON text, and a
-//! sorted-`Vec` map. Nothing here knows about Kubernetes.
+//! the seeded chooser, SHA-256, base-n and percent encodings, JSON text,
+//! and a sorted-`Vec` map. Nothing here knows about Kubernetes.
 
 pub mod base_n;
 pub mod choose;
 pub mod diag;
 pub mod json_text;
 pub mod order;
+pub mod percent;
 pub mod sha256;
 pub mod vecmap;
