@@ -62,7 +62,7 @@ fn found(cluster: &Cluster, rt: &RoutingTable, entry: &EntryPoint) -> Option<Pro
                 Table::Ingress(t),
             ) if ingress_class == class
                 || (t.controller == *controller_class
-                    && rt.objects.ingress_classes.iter().any(|c| &c.name == class)) =>
+                    && rt.objects.ingress_classes.iter().any(|c| c.name() == class)) =>
             {
                 let pods: Vec<NamespacedName> = cluster
                     .pods

@@ -129,10 +129,10 @@ pub fn diagnostics(rt: &RoutingTable) -> Vec<crate::util::diag::Diagnostic> {
     ) {
         let mut d = Diagnostic::warning(format!(
             "{defaults} IngressClasses are marked default: the DefaultIngressClass admission plugin gives an Ingress without a class the newest, `{}`",
-            chosen.name
+            chosen.name()
         ))
         .with_hint("mark only one IngressClass with ingressclass.kubernetes.io/is-default-class: \"true\"");
-        d.object = Some(format!("IngressClass/{}", chosen.name));
+        d.object = Some(format!("IngressClass/{}", chosen.name()));
         out.push(d);
     }
     out

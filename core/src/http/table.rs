@@ -174,25 +174,18 @@ pub fn ingress_class_of(objects: &Objects, ing: &Ingress) -> Option<String> {
     if let Some(c) = ing.class_name.as_ref().or(ing.class_annotation.as_ref()) {
         return Some(c.clone());
     }
-    default_ingress_class(objects).map(|c| c.name.clone())
+    default_ingress_class(objects).map(|c| c.name().to_string())
 }
 
 /// The class the DefaultIngressClass admission plugin gives an Ingress
 /// that names none: the default class; of several, the newest (then the
 /// lowest name), as the plugin has chosen since Kubernetes 1.25.
 pub fn default_ingress_class(objects: &Objects) -> Option<&IngressClass> {
-    fn newest(c: &&IngressClass) -> (String, (usize, usize, usize), std::cmp::Reverse<String>) {
-        let (created, order) = match &c.created {
-            Some(t) => (t.clone(), (0, 0, 0)),
-            None => ("~".to_string(), c.order),
-        };
-        (created, order, std::cmp::Reverse(c.name.clone()))
-    }
     objects
         .ingress_classes
         .iter()
         .filter(|c| c.is_default)
-        .max_by_key(newest)
+        .max_by_key(|c| (created_key(&c.meta), std::cmp::Reverse(c.name())))
 }
 
 fn created_key(m: &Meta) -> (Option<String>, (usize, usize, usize)) {
@@ -216,7 +209,7 @@ fn target(ns: &str, b: &IngressBackend) -> Option<ServiceTarget> {
 }
 
 fn ingress_controller(objects: &Objects, class: &str) -> String {
-    if let Some(c) = objects.ingress_classes.iter().find(|c| c.name == class) {
+    if let Some(c) = objects.ingress_classes.iter().find(|c| c.name() == class) {
         return c.controller.clone();
     }
     for m in &objects.markers {
@@ -348,7 +341,7 @@ fn compile_ingress(objects: &Objects, class: &str) -> IngressTable {
         Some(x) => (1, std::cmp::Reverse(x.len())),
         None => (2, std::cmp::Reverse(0)),
     });
-    let served = objects.ingress_classes.iter().any(|c| c.name == class)
+    let served = objects.ingress_classes.iter().any(|c| c.name() == class)
         || objects.markers.iter().any(|m| {
             matches!(m, ControllerMarker::IngressNginx { ingress_class, .. } if ingress_class == class)
         })
@@ -572,7 +565,7 @@ pub fn compile(objects: &Objects, cluster: &Cluster) -> RoutingTable {
         .ingresses
         .iter()
         .filter_map(|i| ingress_class_of(objects, i))
-        .chain(objects.ingress_classes.iter().map(|c| c.name.clone()))
+        .chain(objects.ingress_classes.iter().map(|c| c.name().to_string()))
         .collect();
     crate::util::order::sort(&mut classes);
     classes.dedup();

@@ -76,14 +76,17 @@ pub struct Ingress {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct IngressClass {
-    pub name: String,
+    /// Cluster-scoped: the namespace is empty.
+    pub meta: Meta,
     pub controller: String,
     /// `ingressclass.kubernetes.io/is-default-class: "true"`.
     pub is_default: bool,
-    /// `metadata.creationTimestamp` as written, and the position in the
-    /// input (the creation order when there is no timestamp).
-    pub created: Option<String>,
-    pub order: (usize, usize, usize),
+}
+
+impl IngressClass {
+    pub fn name(&self) -> &str {
+        &self.meta.id.name
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -88,11 +88,9 @@ impl Builder {
                         .get("ingressclass.kubernetes.io/is-default-class")
                         .is_some_and(|x| x == "true");
                     out.ingress_classes.push(IngressClass {
-                        name: meta.id.name,
+                        meta,
                         controller,
                         is_default,
-                        created: meta.created,
-                        order: meta.order,
                     });
                 }
                 "GatewayClass" => {
