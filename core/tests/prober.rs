@@ -50,35 +50,33 @@ fn readiness(c: &Cluster, states: &[AppState]) -> Vec<bool> {
         .collect()
 }
 
-/// TestFailureThreshold: successThreshold 1, failureThreshold 3; twice
-/// over, three successes, then failures: the first two keep Success.
+/// TestFailureThreshold and TestSuccessThreshold: (probe fields, one round
+/// of probe results, readiness after each probe); each round runs twice.
+/// failureThreshold 3: after three successes the first two failures keep
+/// Success. successThreshold 3 starting from Failure: the first two
+/// successes keep Failure, one failure is Failure at once.
 #[test]
-fn failure_threshold() {
-    let c = pod(
-        "readinessProbe",
-        "periodSeconds: 1, successThreshold: 1, failureThreshold: 3",
-    );
-    let round = [S, S, S, F, F, F, F, F];
-    let states: Vec<AppState> = round.iter().chain(round.iter()).copied().collect();
-    let want = [true, true, true, true, true, false, false, false];
-    let want: Vec<bool> = want.iter().chain(want.iter()).copied().collect();
-    assert_eq!(readiness(&c, &states), want);
-}
-
-/// TestSuccessThreshold: successThreshold 3, failureThreshold 1, starting
-/// from Failure; twice over, five successes (the first two keep Failure),
-/// then one failure (Failure at once).
-#[test]
-fn success_threshold() {
-    let c = pod(
-        "readinessProbe",
-        "periodSeconds: 1, successThreshold: 3, failureThreshold: 1",
-    );
-    let round = [S, S, S, S, S, F];
-    let states: Vec<AppState> = round.iter().chain(round.iter()).copied().collect();
-    let want = [false, false, true, true, true, false];
-    let want: Vec<bool> = want.iter().chain(want.iter()).copied().collect();
-    assert_eq!(readiness(&c, &states), want);
+fn thresholds() {
+    let table: [(&str, &[AppState], &[bool]); 2] = [
+        (
+            "periodSeconds: 1, successThreshold: 1, failureThreshold: 3",
+            &[S, S, S, F, F, F, F, F],
+            &[true, true, true, true, true, false, false, false],
+        ),
+        (
+            "periodSeconds: 1, successThreshold: 3, failureThreshold: 1",
+            &[S, S, S, S, S, F],
+            &[false, false, true, true, true, false],
+        ),
+    ];
+    for (fields, round, want) in table {
+        let c = pod("readinessProbe", fields);
+        assert_eq!(
+            readiness(&c, &[round, round].concat()),
+            [want, want].concat(),
+            "{fields}"
+        );
+    }
 }
 
 /// TestInitialDelay: during the initial delay readiness holds Failure and
@@ -144,4 +142,19 @@ fn the_first_probe_sees_an_app_failing_from_its_start() {
     assert_eq!(readiness(&c, &[F, F, F]), [false, false, false]);
     assert!(!ready_at(&c.pods[0], &changes, 0));
     assert!(!ready_at(&c.pods[0], &changes, 5_000));
+}
+
+/// A change a person makes while watching t = 0 comes after the first
+/// probe: the Pod is Ready at 0 and fails on the next probe.
+#[test]
+fn a_click_at_the_start_comes_after_the_first_probe() {
+    let c = pod("readinessProbe", "periodSeconds: 1, failureThreshold: 1");
+    let click = AppChange::made_at(0, c.pods[0].id.clone(), F);
+    assert_eq!(click.at_ms, 1);
+    assert!(ready_at(&c.pods[0], std::slice::from_ref(&click), 0));
+    assert!(!ready_at(&c.pods[0], &[click], 1_000));
+    assert_eq!(
+        AppChange::made_at(2_500, c.pods[0].id.clone(), F).at_ms,
+        2_500
+    );
 }

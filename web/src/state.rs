@@ -669,18 +669,13 @@ impl Store {
         self.loads.with(|l| l.waiting(&[m]))
     }
 
-    /// Set a Pod's app state from now on. The learner acts after the
-    /// instant on screen: a click at t = 0 comes after the first probe (a
-    /// change at 0 itself would be how the app started, seen by that probe).
+    /// Set a Pod's app state from now on (a change the learner makes,
+    /// replacing one made at the same instant).
     pub fn set_app(&self, pod: &NamespacedName, state: AppState) {
-        let at = self.now.get_untracked().max(1);
+        let change = AppChange::made_at(self.now.get_untracked(), pod.clone(), state);
         self.changes.update(|ch| {
-            ch.retain(|c| !(c.pod == *pod && c.at_ms == at));
-            ch.push(AppChange {
-                at_ms: at,
-                pod: pod.clone(),
-                state,
-            });
+            ch.retain(|c| !(c.pod == change.pod && c.at_ms == change.at_ms));
+            ch.push(change);
         });
     }
 

@@ -44,6 +44,20 @@ pub struct AppChange {
     pub state: AppState,
 }
 
+impl AppChange {
+    /// A change a person makes while the clock shows `now_ms`. A probe at t
+    /// sees changes at t, and a change at 0 is how the app started; a person
+    /// acts after the instant they watch, so a click at 0 is placed at 1 ms,
+    /// after the first probe.
+    pub fn made_at(now_ms: u64, pod: NamespacedName, state: AppState) -> AppChange {
+        AppChange {
+            at_ms: now_ms.max(1),
+            pod,
+            state,
+        }
+    }
+}
+
 /// The app state of `pod` at time `t`.
 pub fn app_state_at(pod: &NamespacedName, changes: &[AppChange], t: u64) -> AppState {
     changes
