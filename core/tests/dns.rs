@@ -3,7 +3,7 @@
 //! ExternalName Service's name gives a CNAME (and kube-proxy has no rules
 //! for it), and unknown names are NXDOMAIN.
 
-use kpv_core::model::packet::Protocol;
+use kpv_core::model::packet::{IpFamily, Protocol};
 use kpv_core::model::{Cluster, Mode, NamespacedName};
 use kpv_core::net::controller::steady_slices;
 use kpv_core::net::dns::{resolve, Answer};
@@ -55,7 +55,7 @@ fn headless_names_answer_ready_endpoints_only() {
             ip: first,
             all,
             fqdn,
-        } = resolve(&c, &slices, "db", "default")
+        } = resolve(&c, &slices, "db", "default", &[IpFamily::V4])
         else {
             panic!("{extra}: no address")
         };
@@ -124,7 +124,7 @@ fn headless_without_ready_endpoints_is_nxdomain() {
         let c = cluster(yaml);
         let slices = steady_slices(&c);
         assert_eq!(
-            resolve(&c, &slices, name, "default"),
+            resolve(&c, &slices, name, "default", &[IpFamily::V4]),
             Answer::NoSuchName,
             "{name}\n{yaml}"
         );
@@ -141,7 +141,7 @@ fn external_names_answer_with_a_cname() {
         "payments.default.svc.cluster.local",
     ] {
         assert_eq!(
-            resolve(&c, &slices, name, "default"),
+            resolve(&c, &slices, name, "default", &[IpFamily::V4]),
             Answer::Cname {
                 fqdn: "payments.default.svc.cluster.local".into(),
                 target: "api.payments.example.com".into(),
@@ -151,7 +151,7 @@ fn external_names_answer_with_a_cname() {
     }
     // From another namespace the short name is another Service: NXDOMAIN.
     assert_eq!(
-        resolve(&c, &slices, "payments", "other"),
+        resolve(&c, &slices, "payments", "other", &[IpFamily::V4]),
         Answer::NoSuchName
     );
     // In a trace, every mode: the CNAME is the outcome, no rule is walked.
@@ -201,12 +201,15 @@ fn clusterip_names_answer_the_primary_address() {
         ("web", "shop"),
         ("web.shop.svc", "x"),
     ] {
-        match resolve(&c, &slices, name, from) {
+        match resolve(&c, &slices, name, from, &[IpFamily::V4]) {
             Answer::Address { ip: got, .. } => assert_eq!(got, ip("10.96.0.20"), "{name}"),
             other => panic!("{name}: {other:?}"),
         }
     }
-    assert_eq!(resolve(&c, &slices, "web", "default"), Answer::NoSuchName);
+    assert_eq!(
+        resolve(&c, &slices, "web", "default", &[IpFamily::V4]),
+        Answer::NoSuchName
+    );
 }
 
 #[test]
@@ -231,7 +234,7 @@ fn statefulset_pods_have_their_own_names() {
         ("web-0.other", "shop", None),
     ];
     for (name, from, want) in cases {
-        match (resolve(&c, &slices, name, from), want) {
+        match (resolve(&c, &slices, name, from, &[IpFamily::V4]), want) {
             (Answer::Address { ip: got, fqdn, .. }, Some(pod)) => {
                 assert_eq!(got, pod_ip(pod), "{name}");
                 assert_eq!(fqdn, format!("{pod}.web.shop.svc.cluster.local"));
@@ -241,7 +244,7 @@ fn statefulset_pods_have_their_own_names() {
         }
     }
     // The Service name itself answers every ready Pod.
-    let Answer::Address { all, .. } = resolve(&c, &slices, "web", "shop") else {
+    let Answer::Address { all, .. } = resolve(&c, &slices, "web", "shop", &[IpFamily::V4]) else {
         panic!("web")
     };
     assert_eq!(all.len(), 3);

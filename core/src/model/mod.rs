@@ -404,6 +404,11 @@ pub struct Endpoint {
     pub target_pod: Option<NamespacedName>,
     /// Where kube-proxy should prefer it (`hints`), empty when not hinted.
     pub hints: Hints,
+    /// `hostname`: the name cluster DNS gives this endpoint under its
+    /// Service (the EndpointSlice controller sets a Pod's `spec.hostname`
+    /// when its `spec.subdomain` names the Service).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
 }
 
 /// An endpoint's topology hints: the zones (`hints.forZones`) and nodes

@@ -52,7 +52,7 @@ pub struct Sim<'a> {
     planes: VecMap<(String, IpFamily), std::cell::OnceCell<Box<dyn Dataplane>>>,
     /// App states (who answers) and the time they are read at.
     changes: Vec<AppChange>,
-    /// The headless Services' slices, which cluster DNS answers from.
+    /// The slices cluster DNS answers from (every Service's).
     dns_slices: Vec<EndpointSlice>,
 }
 
@@ -124,8 +124,13 @@ impl<'a> Sim<'a> {
 
     /// Cluster DNS (see [`crate::net::dns`]): the address and the name that
     /// answered, or the outcome when no address comes back.
-    fn resolve(&self, name: &str, from_ns: &str) -> Result<(IpAddr, String), Outcome> {
-        match crate::net::dns::resolve(self.cluster, &self.dns_slices, name, from_ns) {
+    fn resolve(
+        &self,
+        name: &str,
+        from_ns: &str,
+        families: &[IpFamily],
+    ) -> Result<(IpAddr, String), Outcome> {
+        match crate::net::dns::resolve(self.cluster, &self.dns_slices, name, from_ns, families) {
             crate::net::dns::Answer::Address { fqdn, ip, .. } => Ok((ip, fqdn)),
             crate::net::dns::Answer::Cname { fqdn, target } => {
                 Err(Outcome::ExternalName { name: fqdn, target })
@@ -228,6 +233,13 @@ pub fn client(sim: &Sim<'_>, req: &Request, t: &mut Trace) -> Option<Packet> {
             "default".to_string(),
         ),
     };
+    // The families the client has addresses of: a name's records of
+    // another family are of no use to it.
+    let client_families: Vec<IpFamily> = if pod_ips.is_empty() {
+        vec![IpFamily::of(&src_ip)]
+    } else {
+        pod_ips.iter().map(IpFamily::of).collect()
+    };
     let source_for = |dst: IpAddr| {
         pod_ips
             .iter()
@@ -250,7 +262,7 @@ pub fn client(sim: &Sim<'_>, req: &Request, t: &mut Trace) -> Option<Packet> {
     };
     let dst_ip = match dst {
         Dest::Ip(ip) => *ip,
-        Dest::Name(name) => match sim.resolve(name, &ns) {
+        Dest::Name(name) => match sim.resolve(name, &ns, &client_families) {
             Ok((ip, fqdn)) => {
                 let p = Packet::new(
                     sock(source_for(ip), req.src_port),

@@ -523,6 +523,7 @@ pub fn synthetic_cluster(n: usize, k: usize) -> Cluster {
                     zone: None,
                     target_pod: None,
                     hints: Default::default(),
+                    hostname: None,
                 })
                 .collect(),
             ports: vec![EndpointPort {

@@ -8,8 +8,14 @@
 use super::validate::join;
 use super::*;
 
-/// One legacy address: IP, ready, nodeName, targetRef.
-type LegacyAddress = (IpAddr, bool, Option<String>, Option<NamespacedName>);
+/// One legacy address: IP, ready, nodeName, targetRef, hostname.
+type LegacyAddress = (
+    IpAddr,
+    bool,
+    Option<String>,
+    Option<NamespacedName>,
+    Option<String>,
+);
 
 pub(super) struct PendingEndpoints {
     id: NamespacedName,
@@ -119,7 +125,9 @@ impl Builder {
                                 name,
                             ))
                         });
-                        addrs.push((ip, ready, node, target));
+                        let host =
+                            c.string(a.get("hostname"), &format!("{path}.{key}[{j}].hostname"));
+                        addrs.push((ip, ready, node, target, host));
                     }
                 }
             }
@@ -229,6 +237,7 @@ impl Builder {
                 zone: c.string(e.get("zone"), &join(&path, "zone")),
                 target_pod,
                 hints: c.hints(e.get("hints"), &join(&path, "hints")),
+                hostname: c.string(e.get("hostname"), &join(&path, "hostname")),
             });
         }
         let ports = Self::endpoint_ports(&mut c, n.get("ports"), "ports");
@@ -310,7 +319,7 @@ impl Builder {
                     let endpoints: Vec<Endpoint> = addrs
                         .iter()
                         .filter(|(ip, ..)| IpFamily::of(ip) == family)
-                        .map(|(ip, ready, node, target)| Endpoint {
+                        .map(|(ip, ready, node, target, host)| Endpoint {
                             addresses: vec![*ip],
                             ready: *ready,
                             serving: *ready,
@@ -319,6 +328,7 @@ impl Builder {
                             zone: None,
                             hints: Hints::default(),
                             target_pod: target.clone(),
+                            hostname: host.clone(),
                         })
                         .collect();
                     if endpoints.is_empty() {

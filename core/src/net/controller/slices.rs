@@ -88,6 +88,10 @@ pub fn compute_slices(cluster: &Cluster, ready: &super::PodReady) -> Vec<Endpoin
                     zone: zone.clone(),
                     target_pod: Some(pod.id.clone()),
                     hints,
+                    hostname: pod
+                        .hostname
+                        .clone()
+                        .filter(|_| pod.subdomain.as_deref() == Some(svc.id.name.as_str())),
                 };
                 groups
                     .entry((IpFamily::of(ip), ports.clone()))
