@@ -14,6 +14,13 @@ use std::net::IpAddr;
 /// Three Pods of app=db: db-0 ready, db-1 reporting NotReady, db-2 ready;
 /// a client Pod; the headless Service `db` and others per case.
 fn cluster(extra: &str) -> Cluster {
+    let (c, diags) = kpv_core::Code::ALL.parse(&cluster_yaml(extra));
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
+    c
+}
+
+/// The objects of [`cluster`], as text.
+fn cluster_yaml(extra: &str) -> String {
     let pod = |name: &str, ip: &str, ready: &str| {
         format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  labels: {{app: db, pod: {name}}}\nspec:\n  nodeName: n1\n  containers: [{{name: c, image: db, ports: [{{containerPort: 5432}}]}}]\nstatus:\n  phase: Running\n  podIP: {ip}\n  conditions: [{{type: Ready, status: \"{ready}\"}}]\n---\n")
     };
@@ -23,9 +30,7 @@ fn cluster(extra: &str) -> Cluster {
         pod("db-1", "10.244.1.5", "False"),
         pod("db-2", "10.244.1.12", "True"),
     );
-    let (c, diags) = kpv_core::Code::ALL.parse(&yaml);
-    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
-    c
+    yaml
 }
 
 fn headless(extra_spec: &str) -> String {
@@ -248,4 +253,126 @@ fn statefulset_pods_have_their_own_names() {
         panic!("web")
     };
     assert_eq!(all.len(), 3);
+}
+
+fn kpv(args: &[&str], input: &str) -> kpv_core::cli::Output {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    match kpv_core::cli::parse_args(&args) {
+        Ok(cmd) => {
+            let texts: Vec<String> = cmd.files().iter().map(|_| input.to_string()).collect();
+            kpv_core::cli::run(&cmd, &texts, cmd.files())
+        }
+        Err(e) => kpv_core::cli::Output {
+            stdout: String::new(),
+            stderr: e,
+            code: 2,
+        },
+    }
+}
+
+/// `kpv dig` asks as the Pod's resolver does: a short name through the
+/// search list (NXDOMAIN and NODATA go on, records end the search).
+#[test]
+fn dig_shows_the_search_a_pod_does() {
+    let input = cluster_yaml(&format!(
+        "{}apiVersion: v1\nkind: Service\nmetadata: {{name: web, namespace: prod}}\nspec:\n  clusterIP: 10.96.0.20\n  selector: {{app: db}}\n  ports: [{{name: http, port: 80}}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: tool, namespace: team}}\nspec: {{nodeName: n1, containers: [{{name: c, image: curl}}]}}\nstatus: {{phase: Running, podIP: 10.244.1.60}}\n",
+        headless("")
+    ));
+    let out = kpv(
+        &["dig", "in.yaml", "web.prod", "--from", "pod:team/tool"],
+        &input,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let asked: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with(";; ") && l.contains(" IN "))
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            ";; web.prod.team.svc.cluster.local. IN A: NXDOMAIN",
+            ";; web.prod.svc.cluster.local. IN A: NOERROR",
+        ]
+    );
+    assert!(out.stdout.contains(
+        "search team.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5"
+    ));
+    assert!(out
+        .stdout
+        .contains("web.prod.svc.cluster.local.\t30\tIN\tA\t10.96.0.20"));
+    // SRV by port name, PTR by -x, and JSON.
+    let out = kpv(
+        &[
+            "dig",
+            "in.yaml",
+            "_http._tcp.web.prod.svc.cluster.local.",
+            "srv",
+        ],
+        &input,
+    );
+    assert!(
+        out.stdout
+            .contains("IN\tSRV\t0 100 80 web.prod.svc.cluster.local."),
+        "{}",
+        out.stdout
+    );
+    let out = kpv(&["dig", "in.yaml", "-x", "10.244.1.12"], &input);
+    assert!(
+        out.stdout
+            .contains("PTR\t10-244-1-12.db.default.svc.cluster.local."),
+        "{}",
+        out.stdout
+    );
+    let out = kpv(&["dig", "in.yaml", "db", "--format", "json"], &input);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_default();
+    assert_eq!(v["queries"][0]["rcode"], "NOERROR", "{}", out.stdout);
+    assert_eq!(v["queries"][0]["answer"].as_array().map(Vec::len), Some(2));
+    // Bad use is said, with how to fix it.
+    for (args, says) in [
+        (vec!["dig", "in.yaml"], "then the name to look up"),
+        (
+            vec!["dig", "in.yaml", "db", "--from", "node"],
+            "pod:NAMESPACE/NAME",
+        ),
+        (vec!["dig", "in.yaml", "-x", "nope"], "not an IP address"),
+        (
+            vec!["dig", "in.yaml", "db", "--from", "pod:x/y"],
+            "no such Pod",
+        ),
+    ] {
+        let out = kpv(&args, &input);
+        assert_eq!(out.code, 2, "{args:?}");
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+    }
+}
+
+/// A trace's DNS hop names the search domain that answered; a name whose
+/// case differs answers the same; a dual-stack Service asked from an
+/// IPv4-only Pod gives its IPv4 address.
+#[test]
+fn traces_resolve_as_the_pod_would() {
+    let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  ipFamilyPolicy: RequireDualStack\n  ipFamilies: [IPv6, IPv4]\n  clusterIPs: [\"fd00:10:96::20\", 10.96.0.20]\n  selector: {app: db}\n  ports: [{port: 5432}]\n---\n";
+    let c = cluster(svc);
+    let slices = steady_slices(&c);
+    for name in ["web", "WEB.default", "web.default.svc.cluster.local."] {
+        match resolve(&c, &slices, name, "default", &[IpFamily::V4]) {
+            Answer::Address { ip: got, fqdn, all } => {
+                assert_eq!(got, ip("10.96.0.20"), "{name}");
+                assert_eq!(all.len(), 2);
+                assert!(
+                    fqdn.eq_ignore_ascii_case("web.default.svc.cluster.local"),
+                    "{fqdn}"
+                );
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    // A dual-stack client prefers IPv6 (RFC 6724's default precedence).
+    let Answer::Address { ip: got, .. } =
+        resolve(&c, &slices, "web", "default", &[IpFamily::V4, IpFamily::V6])
+    else {
+        panic!("web")
+    };
+    assert_eq!(got, ip("fd00:10:96::20"));
 }

@@ -2,6 +2,7 @@
 //! (command, input texts) → [`Output`]. The binary only reads files and
 //! prints, so every behaviour here is tested natively without processes.
 
+pub mod dig;
 pub mod requests;
 pub mod why;
 
@@ -34,6 +35,8 @@ USAGE:
              [--sni NAME] [-X METHOD] [-H 'Name: value']... [--backend-header 'Name: value']...
              [--from external|node|pod:NS/NAME] [--mode M] [--seed N] [--format text|json]
     kpv routes <FILE>... [--format text|json]
+    kpv dig <FILE>... NAME [A|AAAA|SRV|PTR|CNAME|TXT|NS|SOA] [-x IP]
+            [--from pod:NS/NAME] [--format text|json]
     kpv share <FILE>... [--mode M] [--scheduler S] [--packets N] [--gap-ms G]
               [--at-ms T] [--seed N] [--speed PERCENT] [--lang en|ko]
 
@@ -45,6 +48,8 @@ ClusterConfiguration (the API server's NodePort range and service subnet); for
 http and routes also Ingress, IngressClass, GatewayClass, Gateway, HTTPRoute,
 ReferenceGrant, Secret (name and type), Namespace.
 URL is http(s)://HOST[:PORT]/PATH[?QUERY]; HOST is the Host header and the SNI.
+dig asks as the Pod's resolver does (its search list, ndots:5) and prints each
+query with cluster DNS's answer, as CoreDNS gives it.
 
 OPTIONS:
     --mode M        userspace (legacy, removed in Kubernetes 1.26), iptables, ipvs, nftables
@@ -125,6 +130,8 @@ pub enum Command {
     Http(Common, requests::HttpArgs),
     /// Print each entry point's routing table.
     Routes(Common),
+    /// Look a name up as a Pod's resolver does.
+    Dig(Common, dig::DigArgs),
 }
 
 impl Command {
@@ -136,7 +143,8 @@ impl Command {
             | Command::Trace(c, _)
             | Command::Share(c, _)
             | Command::Http(c, _)
-            | Command::Routes(c) => &c.files,
+            | Command::Routes(c)
+            | Command::Dig(c, _) => &c.files,
         }
     }
 }
@@ -247,9 +255,12 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
             (common, None) => Ok(Command::Routes(common)),
         };
     }
+    if sub == "dig" {
+        return dig::parse(&args[1..]).map(|(c, d)| Command::Dig(c, d));
+    }
     if !matches!(sub.as_str(), "rules" | "trace" | "check" | "share") {
         return Err(format!(
-            "unknown command `{sub}`; use rules, trace, check, share, http or routes"
+            "unknown command `{sub}`; use rules, trace, check, share, http, routes or dig"
         ));
     }
     let mut common = Common::default();
@@ -511,6 +522,7 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
         Command::Check(c) if c.format == Format::Json => requests::check_json(texts, files),
         Command::Http(common, args) => requests::run_http(common, args, texts, files),
         Command::Routes(common) => requests::run_routes(common, texts, files),
+        Command::Dig(common, args) => dig::run(common, args, texts, files),
         Command::Check(_) => match load(texts, files) {
             Err(o) => o,
             Ok((cluster, report)) => Output {

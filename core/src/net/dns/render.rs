@@ -61,7 +61,10 @@ pub fn response(qname: &str, qtype: Qtype, r: &Response) -> String {
     }
     section(&mut s, "ADDITIONAL", &r.extra);
     if r.rcode == Rcode::Upstream {
-        s.push_str(";; not a name of the cluster's zone: CoreDNS forwards it to the node's resolver, outside what kpv models\n");
+        s.push_str(match super::name::parse(qname) {
+            super::name::Name::Outside => ";; not a name of the cluster's zone: CoreDNS forwards it to the node's resolver, outside what kpv models\n",
+            _ => ";; no Service or endpoint has this address: CoreDNS falls through to the node's resolver, outside what kpv models\n",
+        });
     }
     if let Some(t) = &r.upstream {
         s.push_str(&format!(
