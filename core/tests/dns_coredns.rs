@@ -127,7 +127,8 @@ fn cluster() -> Cluster {
 const NX: Rcode = Rcode::NxDomain;
 const OK: Rcode = Rcode::NoError;
 
-/// (name, type, code, answer records, additional records). A code with no
+/// (name, type, code, answer records, additional records): the test's 45
+/// queries, less one it asks twice (`hdls1` A). A code with no
 /// answer is a negative response, which carries the zone's SOA.
 type Case = (
     &'static str,
@@ -141,6 +142,8 @@ const CASES: &[Case] = &[
     ("svc1.testns.svc.cluster.local.", Qtype::A, OK, &["svc1.testns.svc.cluster.local. 30 IN A 10.0.0.1"], &[]),
     ("svcempty.testns.svc.cluster.local.", Qtype::A, OK, &["svcempty.testns.svc.cluster.local. 30 IN A 10.0.0.4"], &[]),
     ("svc1.testns.svc.cluster.local.", Qtype::Srv, OK, &["svc1.testns.svc.cluster.local. 30 IN SRV 0 100 80 svc1.testns.svc.cluster.local."], &["svc1.testns.svc.cluster.local. 30 IN A 10.0.0.1"]),
+    ("svcempty.testns.svc.cluster.local.", Qtype::Srv, OK, &["svcempty.testns.svc.cluster.local. 30 IN SRV 0 100 80 svcempty.testns.svc.cluster.local."], &["svcempty.testns.svc.cluster.local. 30 IN A 10.0.0.4"]),
+    ("_http._tcp.svcempty.testns.svc.cluster.local.", Qtype::Srv, OK, &["_http._tcp.svcempty.testns.svc.cluster.local. 30 IN SRV 0 100 80 svcempty.testns.svc.cluster.local."], &["svcempty.testns.svc.cluster.local. 30 IN A 10.0.0.4"]),
     ("svc6.testns.svc.cluster.local.", Qtype::Srv, OK, &["svc6.testns.svc.cluster.local. 30 IN SRV 0 100 80 svc6.testns.svc.cluster.local."], &["svc6.testns.svc.cluster.local. 30 IN AAAA 1234:abcd::1"]),
     ("_http._tcp.svc1.testns.svc.cluster.local.", Qtype::Srv, OK, &["_http._tcp.svc1.testns.svc.cluster.local. 30 IN SRV 0 100 80 svc1.testns.svc.cluster.local."], &["svc1.testns.svc.cluster.local. 30 IN A 10.0.0.1"]),
     ("hdls1.testns.svc.cluster.local.", Qtype::A, OK, &[
