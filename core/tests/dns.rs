@@ -6,7 +6,12 @@
 use kpv_core::model::packet::{IpFamily, Protocol};
 use kpv_core::model::{Cluster, Mode, NamespacedName};
 use kpv_core::net::controller::steady_slices;
-use kpv_core::net::dns::{resolve, Answer};
+use kpv_core::net::dns::{resolve, resolver, Answer};
+
+/// A Pod's resolver settings in `ns` (no DNS fields written).
+fn conf(c: &Cluster, ns: &str) -> resolver::ResolvConf {
+    resolver::resolv_conf(c, ns)
+}
 use kpv_core::net::trace::{trace, Dest, HopKind, Origin, Outcome, Request, Sim, WorldState};
 use kpv_core::util::choose::Chooser;
 use std::net::IpAddr;
@@ -60,7 +65,7 @@ fn headless_names_answer_ready_endpoints_only() {
             ip: first,
             all,
             fqdn,
-        } = resolve(&c, &slices, "db", "default", &[IpFamily::V4])
+        } = resolve(&c, &slices, "db", &conf(&c, "default"), &[IpFamily::V4])
         else {
             panic!("{extra}: no address")
         };
@@ -129,7 +134,7 @@ fn headless_without_ready_endpoints_is_nxdomain() {
         let c = cluster(yaml);
         let slices = steady_slices(&c);
         assert_eq!(
-            resolve(&c, &slices, name, "default", &[IpFamily::V4]),
+            resolve(&c, &slices, name, &conf(&c, "default"), &[IpFamily::V4]),
             Answer::NoSuchName,
             "{name}\n{yaml}"
         );
@@ -146,7 +151,7 @@ fn external_names_answer_with_a_cname() {
         "payments.default.svc.cluster.local",
     ] {
         assert_eq!(
-            resolve(&c, &slices, name, "default", &[IpFamily::V4]),
+            resolve(&c, &slices, name, &conf(&c, "default"), &[IpFamily::V4]),
             Answer::Cname {
                 fqdn: "payments.default.svc.cluster.local".into(),
                 target: "api.payments.example.com".into(),
@@ -156,7 +161,7 @@ fn external_names_answer_with_a_cname() {
     }
     // From another namespace the short name is another Service: NXDOMAIN.
     assert_eq!(
-        resolve(&c, &slices, "payments", "other", &[IpFamily::V4]),
+        resolve(&c, &slices, "payments", &conf(&c, "other"), &[IpFamily::V4]),
         Answer::NoSuchName
     );
     // In a trace, every mode: the CNAME is the outcome, no rule is walked.
@@ -206,13 +211,13 @@ fn clusterip_names_answer_the_primary_address() {
         ("web", "shop"),
         ("web.shop.svc", "x"),
     ] {
-        match resolve(&c, &slices, name, from, &[IpFamily::V4]) {
+        match resolve(&c, &slices, name, &conf(&c, from), &[IpFamily::V4]) {
             Answer::Address { ip: got, .. } => assert_eq!(got, ip("10.96.0.20"), "{name}"),
             other => panic!("{name}: {other:?}"),
         }
     }
     assert_eq!(
-        resolve(&c, &slices, "web", "default", &[IpFamily::V4]),
+        resolve(&c, &slices, "web", &conf(&c, "default"), &[IpFamily::V4]),
         Answer::NoSuchName
     );
 }
@@ -239,7 +244,10 @@ fn statefulset_pods_have_their_own_names() {
         ("web-0.other", "shop", None),
     ];
     for (name, from, want) in cases {
-        match (resolve(&c, &slices, name, from, &[IpFamily::V4]), want) {
+        match (
+            resolve(&c, &slices, name, &conf(&c, from), &[IpFamily::V4]),
+            want,
+        ) {
             (Answer::Address { ip: got, fqdn, .. }, Some(pod)) => {
                 assert_eq!(got, pod_ip(pod), "{name}");
                 assert_eq!(fqdn, format!("{pod}.web.shop.svc.cluster.local"));
@@ -249,7 +257,9 @@ fn statefulset_pods_have_their_own_names() {
         }
     }
     // The Service name itself answers every ready Pod.
-    let Answer::Address { all, .. } = resolve(&c, &slices, "web", "shop", &[IpFamily::V4]) else {
+    let Answer::Address { all, .. } =
+        resolve(&c, &slices, "web", &conf(&c, "shop"), &[IpFamily::V4])
+    else {
         panic!("web")
     };
     assert_eq!(all.len(), 3);
@@ -356,7 +366,7 @@ fn traces_resolve_as_the_pod_would() {
     let c = cluster(svc);
     let slices = steady_slices(&c);
     for name in ["web", "WEB.default", "web.default.svc.cluster.local."] {
-        match resolve(&c, &slices, name, "default", &[IpFamily::V4]) {
+        match resolve(&c, &slices, name, &conf(&c, "default"), &[IpFamily::V4]) {
             Answer::Address { ip: got, fqdn, all } => {
                 assert_eq!(got, ip("10.96.0.20"), "{name}");
                 assert_eq!(all.len(), 2);
@@ -369,10 +379,128 @@ fn traces_resolve_as_the_pod_would() {
         }
     }
     // A dual-stack client prefers IPv6 (RFC 6724's default precedence).
-    let Answer::Address { ip: got, .. } =
-        resolve(&c, &slices, "web", "default", &[IpFamily::V4, IpFamily::V6])
-    else {
+    let Answer::Address { ip: got, .. } = resolve(
+        &c,
+        &slices,
+        "web",
+        &conf(&c, "default"),
+        &[IpFamily::V4, IpFamily::V6],
+    ) else {
         panic!("web")
     };
     assert_eq!(got, ip("fd00:10:96::20"));
+}
+
+/// A Pod with its own resolver settings, from `spec_extra` (YAML lines
+/// under `spec:`).
+fn pod_with(spec_extra: &str) -> String {
+    cluster_yaml(&format!(
+        "{}apiVersion: v1\nkind: Pod\nmetadata: {{name: tool, namespace: team}}\nspec:\n  nodeName: n1\n  containers: [{{name: c, image: curl}}]\n{spec_extra}status: {{phase: Running, podIP: 10.244.1.60}}\n",
+        headless("")
+    ))
+}
+
+/// `dnsPolicy` and `dnsConfig` give the resolv.conf the kubelet writes:
+/// `None` with its own search list and ndots, `Default` and host-network
+/// `ClusterFirst` start from the node's settings (unknown, so nothing kpv
+/// can answer), `ClusterFirstWithHostNet` asks cluster DNS.
+#[test]
+fn dns_policy_and_config_shape_the_pod_resolver() {
+    let none = "  dnsPolicy: None\n  dnsConfig:\n    nameservers: [10.96.0.10]\n    searches: [default.svc.cluster.local.]\n    options: [{name: ndots, value: \"2\"}, {name: edns0}]\n";
+    let out = kpv(
+        &["dig", "in.yaml", "db", "--from", "pod:team/tool"],
+        &pod_with(none),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains(
+            "(dnsPolicy None), /etc/resolv.conf:\nnameserver 10.96.0.10\nsearch default.svc.cluster.local\noptions ndots:2\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(out
+        .stdout
+        .contains(";; db.default.svc.cluster.local. IN A: NOERROR"));
+    // With ndots 2, a name with two dots is asked as written first.
+    let out = kpv(
+        &[
+            "dig",
+            "in.yaml",
+            "db.default.svc",
+            "--from",
+            "pod:team/tool",
+        ],
+        &pod_with(none),
+    );
+    let first = out.stdout.lines().find(|l| l.contains(" IN A: "));
+    assert_eq!(first, Some(";; db.default.svc. IN A: FORWARDED"));
+    for (extra, cluster_dns) in [
+        ("  dnsPolicy: Default\n", false),
+        ("  hostNetwork: true\n", false),
+        (
+            "  hostNetwork: true\n  dnsPolicy: ClusterFirstWithHostNet\n",
+            true,
+        ),
+    ] {
+        let input = pod_with(extra);
+        let out = kpv(
+            &["dig", "in.yaml", "db.default", "--from", "pod:team/tool"],
+            &input,
+        );
+        assert_eq!(
+            out.stdout
+                .contains(";; db.default.svc.cluster.local. IN A: NOERROR"),
+            cluster_dns,
+            "{extra}: {}",
+            out.stdout
+        );
+        let (c, _) = kpv_core::Code::ALL.parse(&input);
+        let slices = steady_slices(&c);
+        let Some(pod) = c.pods.iter().find(|p| p.id.name == "tool") else {
+            panic!("tool")
+        };
+        let conf = resolver::pod_resolv_conf(&c, pod);
+        assert_eq!(conf.cluster_dns, cluster_dns, "{extra}");
+        let answer = resolve(&c, &slices, "db.default", &conf, &[IpFamily::V4]);
+        assert_eq!(
+            matches!(answer, Answer::Address { .. }),
+            cluster_dns,
+            "{extra}: {answer:?}"
+        );
+    }
+}
+
+/// The API server refuses what `validatePodDNSConfig` refuses, in its words.
+#[test]
+fn bad_dns_settings_are_refused() {
+    let cases = [
+        ("  dnsPolicy: ClusterFirts\n", "Unsupported value: \"ClusterFirts\": supported values: \"ClusterFirstWithHostNet\", \"ClusterFirst\", \"Default\", \"None\""),
+        ("  dnsPolicy: None\n", "Required value: must provide `dnsConfig` when `dnsPolicy` is None"),
+        ("  dnsPolicy: None\n  dnsConfig: {searches: [a.b]}\n", "must provide at least one DNS nameserver when `dnsPolicy` is None"),
+        ("  dnsConfig: {nameservers: [1.1.1.1, 1.1.1.2, 1.1.1.3, 1.1.1.4]}\n", "must not have more than 3 nameservers"),
+        ("  dnsConfig: {nameservers: [dns.example]}\n", "Invalid value: \"dns.example\": must be a valid IP address"),
+        ("  dnsConfig: {searches: [Bad_Domain]}\n", "Invalid value: \"Bad_Domain\": a lowercase RFC 1123 subdomain"),
+        ("  dnsConfig: {options: [{value: \"2\"}]}\n", "Required value: Option.Name must not be empty"),
+    ];
+    for (extra, says) in cases {
+        let (_, diags) = kpv_core::Code::ALL.parse(&pod_with(extra));
+        let errors: Vec<String> = diags
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| d.message.clone())
+            .collect();
+        assert!(
+            errors.iter().any(|m| m.contains(says)),
+            "{extra}: {errors:#?}"
+        );
+    }
+    let many: Vec<String> = (0..33).map(|i| format!("d{i}.example")).collect();
+    let (_, diags) = kpv_core::Code::ALL.parse(&pod_with(&format!(
+        "  dnsConfig: {{searches: [{}]}}\n",
+        many.join(", ")
+    )));
+    assert!(diags.iter().any(|d| d.is_error()
+        && d.message
+            .contains("must not have more than 32 search paths")));
 }

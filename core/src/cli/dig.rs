@@ -105,20 +105,21 @@ pub fn run(
         Ok(x) => x,
         Err(o) => return o,
     };
-    let namespace = match &args.from {
-        Some(id) if cluster.pod(id).is_none() => {
-            return crate::cli::Output {
-                stdout: String::new(),
-                stderr: format!("{report}kpv: --from pod:{id}: no such Pod in the input\n"),
-                code: 2,
+    let conf = match &args.from {
+        Some(id) => match cluster.pod(id) {
+            Some(p) => resolver::pod_resolv_conf(&cluster, p),
+            None => {
+                return crate::cli::Output {
+                    stdout: String::new(),
+                    stderr: format!("{report}kpv: --from pod:{id}: no such Pod in the input\n"),
+                    code: 2,
+                }
             }
-        }
-        Some(id) => id.namespace.clone(),
-        None => "default".to_string(),
+        },
+        None => resolver::resolv_conf(&cluster, "default"),
     };
     let slices = crate::net::controller::steady_slices(&cluster);
     let slices = crate::net::dns::slices_for_dns(&cluster, &slices);
-    let conf = resolver::resolv_conf(&cluster, &namespace);
     let tried = resolver::lookup(&cluster, &slices, &conf, &args.name, args.qtype);
     let stdout = match common.format {
         Format::Text => {
@@ -126,7 +127,12 @@ pub fn run(
                 Some(id) => format!("Pod {id}"),
                 None => "a Pod in namespace default".to_string(),
             };
-            let mut s = format!(";; {who} (dnsPolicy ClusterFirst), /etc/resolv.conf:\n");
+            let policy = args
+                .from
+                .as_ref()
+                .and_then(|id| cluster.pod(id))
+                .map_or("ClusterFirst", |p| p.dns.policy.as_str());
+            let mut s = format!(";; {who} (dnsPolicy {policy}), /etc/resolv.conf:\n");
             s.push_str(&render::resolv_conf(&conf));
             for (q, r) in &tried {
                 s.push('\n');

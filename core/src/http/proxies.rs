@@ -318,6 +318,7 @@ fn synthesize(
         hostname: None,
         subdomain: None,
         host_network: false,
+        dns: Default::default(),
     });
     let svc_id = NamespacedName::new(ns, name);
     cluster.services.push(Service {

@@ -230,6 +230,48 @@ pub struct Pod {
     /// `spec.hostNetwork: true`: the Pod uses its node's network, so its
     /// address is its node's.
     pub host_network: bool,
+    /// `spec.dnsPolicy` and `spec.dnsConfig`.
+    pub dns: PodDns,
+}
+
+/// `spec.dnsPolicy`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum DnsPolicy {
+    #[default]
+    ClusterFirst,
+    ClusterFirstWithHostNet,
+    /// The node's resolver settings.
+    Default,
+    /// Only what `dnsConfig` gives.
+    None,
+}
+
+impl DnsPolicy {
+    pub const ALL: [DnsPolicy; 4] = [
+        DnsPolicy::ClusterFirstWithHostNet,
+        DnsPolicy::ClusterFirst,
+        DnsPolicy::Default,
+        DnsPolicy::None,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DnsPolicy::ClusterFirst => "ClusterFirst",
+            DnsPolicy::ClusterFirstWithHostNet => "ClusterFirstWithHostNet",
+            DnsPolicy::Default => "Default",
+            DnsPolicy::None => "None",
+        }
+    }
+}
+
+/// A Pod's DNS settings as written: the policy and `dnsConfig`'s additions
+/// (options as `name` or `name:value`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PodDns {
+    pub policy: DnsPolicy,
+    pub nameservers: Vec<IpAddr>,
+    pub searches: Vec<String>,
+    pub options: Vec<(String, Option<String>)>,
 }
 
 impl Pod {
@@ -297,6 +339,8 @@ pub struct Workload {
     pub owned_by: Option<String>,
     /// `spec.template.spec.hostNetwork`.
     pub host_network: bool,
+    /// `spec.template.spec.dnsPolicy` and `dnsConfig`.
+    pub dns: PodDns,
 }
 
 /// A port given by number or by container-port name.

@@ -127,10 +127,20 @@ impl<'a> Sim<'a> {
     fn resolve(
         &self,
         name: &str,
-        from_ns: &str,
+        origin: &Origin,
         families: &[IpFamily],
     ) -> Result<(IpAddr, String), Outcome> {
-        match crate::net::dns::resolve(self.cluster, &self.dns_slices, name, from_ns, families) {
+        use crate::net::dns::resolver;
+        // A Pod asks as its resolv.conf says; a node or an outside client
+        // is taken to ask cluster DNS as a Pod of `default` would.
+        let conf = match origin {
+            Origin::Pod { pod } => match self.cluster.pod(pod) {
+                Some(p) => resolver::pod_resolv_conf(self.cluster, p),
+                None => resolver::resolv_conf(self.cluster, &pod.namespace),
+            },
+            _ => resolver::resolv_conf(self.cluster, "default"),
+        };
+        match crate::net::dns::resolve(self.cluster, &self.dns_slices, name, &conf, families) {
             crate::net::dns::Answer::Address { fqdn, ip, .. } => Ok((ip, fqdn)),
             crate::net::dns::Answer::Cname { fqdn, target } => {
                 Err(Outcome::ExternalName { name: fqdn, target })
@@ -211,27 +221,17 @@ pub fn client(sim: &Sim<'_>, req: &Request, t: &mut Trace) -> Option<Packet> {
     // Where the packet starts, from which address.
     // A Pod has one address per family; the kernel sends from the one of
     // the destination's family (its first, if it has none of that family).
-    let (start_place, pod_ips, src_ip, ns) = match &req.origin {
-        Origin::External { client } => (Place::Client, &[][..], *client, "default".to_string()),
+    let (start_place, pod_ips, src_ip) = match &req.origin {
+        Origin::External { client } => (Place::Client, &[][..], *client),
         Origin::Pod { pod } => {
             let p = sim.cluster.pod(pod)?;
             let Some(ip) = p.ips.first() else {
                 t.outcome = Outcome::Unrouted;
                 return None;
             };
-            (
-                Place::Pod(pod.clone()),
-                &p.ips[..],
-                *ip,
-                pod.namespace.clone(),
-            )
+            (Place::Pod(pod.clone()), &p.ips[..], *ip)
         }
-        Origin::Node { node, src } => (
-            Place::NodeProxy(node.clone()),
-            &[][..],
-            *src,
-            "default".to_string(),
-        ),
+        Origin::Node { node, src } => (Place::NodeProxy(node.clone()), &[][..], *src),
     };
     // The families the client has addresses of: a name's records of
     // another family are of no use to it.
@@ -262,7 +262,7 @@ pub fn client(sim: &Sim<'_>, req: &Request, t: &mut Trace) -> Option<Packet> {
     };
     let dst_ip = match dst {
         Dest::Ip(ip) => *ip,
-        Dest::Name(name) => match sim.resolve(name, &ns, &client_families) {
+        Dest::Name(name) => match sim.resolve(name, &req.origin, &client_families) {
             Ok((ip, fqdn)) => {
                 let p = Packet::new(
                     sock(source_for(ip), req.src_port),

@@ -22,6 +22,7 @@ mod ingress;
 mod kinds;
 mod locate;
 mod nodes;
+mod pod_dns;
 mod routing;
 mod services;
 mod validate;

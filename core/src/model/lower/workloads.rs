@@ -313,6 +313,7 @@ impl Builder {
             pod_spec.and_then(|s| s.get("tolerations")),
             "spec.template.spec.tolerations",
         );
+        let dns = super::pod_dns::pod_dns(&mut c, pod_spec, "spec.template.spec");
         if kind == WorkloadKind::Job && replicas > 0 {
             c.warn(
                 &o.node,
@@ -349,6 +350,7 @@ impl Builder {
             service_name,
             owned_by,
             host_network,
+            dns,
         })
     }
 
@@ -423,6 +425,7 @@ impl Builder {
                 hostname: None,
                 subdomain: None,
                 host_network: w.host_network,
+                dns: w.dns.clone(),
             };
             let mut pods = Vec::new();
             match w.kind {
@@ -534,6 +537,7 @@ impl Builder {
             spec.and_then(|s| s.get("tolerations")),
             "spec.tolerations",
         );
+        let dns = super::pod_dns::pod_dns(&mut c, spec, "spec");
         let mut ips = Vec::new();
         for (i, p) in c
             .seq(status.and_then(|s| s.get("podIPs")), "status.podIPs")
@@ -604,6 +608,7 @@ impl Builder {
             hostname,
             subdomain,
             host_network,
+            dns,
         });
     }
 

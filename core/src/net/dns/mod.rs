@@ -58,19 +58,23 @@ pub fn slices_for_dns(cluster: &Cluster, slices: &[EndpointSlice]) -> Vec<Endpoi
         .collect()
 }
 
-/// Look `name` up as a Pod in namespace `from_ns` with addresses of
-/// `families` does (`getaddrinfo`: A and AAAA for each name its resolver
-/// tries). Of the records, the client connects to one of a family it has,
-/// IPv6 before IPv4 when it has both (RFC 6724's default precedence).
+/// Look `name` up as a client with resolver settings `conf` and addresses
+/// of `families` does (`getaddrinfo`: A and AAAA for each name its
+/// resolver tries). Of the records, the client connects to one of a family
+/// it has, IPv6 before IPv4 when it has both (RFC 6724's default
+/// precedence). A resolver that is not cluster DNS answers nothing kpv
+/// can know.
 pub fn resolve(
     cluster: &Cluster,
     slices: &[EndpointSlice],
     name: &str,
-    from_ns: &str,
+    conf: &resolver::ResolvConf,
     families: &[IpFamily],
 ) -> Answer {
-    let conf = resolver::resolv_conf(cluster, from_ns);
-    for q in resolver::candidates(&conf, name) {
+    if !conf.cluster_dns {
+        return Answer::NoSuchName;
+    }
+    for q in resolver::candidates(conf, name) {
         let a = zone::query(cluster, slices, &q, Qtype::A);
         let aaaa = zone::query(cluster, slices, &q, Qtype::Aaaa);
         if a.rcode == Rcode::Upstream {

@@ -77,10 +77,20 @@ pub fn response(qname: &str, qtype: Qtype, r: &Response) -> String {
 /// A Pod's resolver settings, as its `/etc/resolv.conf` has them.
 pub fn resolv_conf(conf: &ResolvConf) -> String {
     let mut s = String::new();
+    if conf.from_node {
+        s.push_str("# the node's own /etc/resolv.conf first (not in the input), then:\n");
+    }
     for n in &conf.nameservers {
         s.push_str(&format!("nameserver {n}\n"));
     }
-    s.push_str(&format!("search {}\n", conf.search.join(" ")));
+    if !conf.search.is_empty() {
+        s.push_str(&format!("search {}\n", conf.search.join(" ")));
+    }
     s.push_str(&format!("options ndots:{}\n", conf.ndots));
+    if !conf.cluster_dns {
+        s.push_str(
+            "# the first nameserver is not cluster DNS: its answers are outside what kpv models\n",
+        );
+    }
     s
 }

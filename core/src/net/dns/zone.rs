@@ -344,6 +344,11 @@ impl Response {
         }
     }
 
+    /// A resolver outside the cluster answers: kpv cannot know how.
+    pub fn unknown() -> Response {
+        Response::of(Rcode::Upstream)
+    }
+
     /// NOERROR with no record: the name exists without this type.
     pub fn is_nodata(&self) -> bool {
         self.rcode == Rcode::NoError && self.answer.is_empty()
