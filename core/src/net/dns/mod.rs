@@ -19,7 +19,7 @@ pub mod zone;
 use crate::model::packet::IpFamily;
 use crate::model::{Cluster, EndpointSlice};
 use std::net::IpAddr;
-use zone::{Data, Qtype, Rcode};
+use zone::{Data, Rcode};
 
 /// The cluster's DNS domain.
 pub const CLUSTER_DOMAIN: &str = "cluster.local";
@@ -75,8 +75,8 @@ pub fn resolve(
         return Answer::NoSuchName;
     }
     for q in resolver::candidates(conf, name) {
-        let a = zone::query(cluster, slices, &q, Qtype::A);
-        let aaaa = zone::query(cluster, slices, &q, Qtype::Aaaa);
+        let a = zone::addresses(cluster, slices, &q, false);
+        let aaaa = zone::addresses(cluster, slices, &q, true);
         if a.rcode == Rcode::Upstream {
             return Answer::NoSuchName;
         }

@@ -365,6 +365,13 @@ const MAX_CNAME_CHAIN: usize = 8;
 
 /// The response to `qname` of type `qtype`.
 pub fn query(cluster: &Cluster, slices: &[EndpointSlice], qname: &str, qtype: Qtype) -> Response {
+    if let Some(family) = match qtype {
+        Qtype::A => Some(false),
+        Qtype::Aaaa => Some(true),
+        _ => None,
+    } {
+        return addresses(cluster, slices, qname, family);
+    }
     let owner = format!("{}.", qname.trim_end_matches('.'));
     let apex = name::canonical(qname) == CLUSTER_DOMAIN;
     let found = find(cluster, slices, qname);
@@ -384,9 +391,7 @@ pub fn query(cluster: &Cluster, slices: &[EndpointSlice], qname: &str, qtype: Qt
         data,
     };
     match qtype {
-        Qtype::A | Qtype::Aaaa => {
-            address_records(cluster, slices, &owner, &entries, qtype, &mut r, 0)
-        }
+        Qtype::A | Qtype::Aaaa => {}
         Qtype::Cname | Qtype::Ptr => {
             for e in &entries {
                 match (&e.host, qtype) {
@@ -426,7 +431,21 @@ pub fn query(cluster: &Cluster, slices: &[EndpointSlice], qname: &str, qtype: Qt
     r
 }
 
-/// A and AAAA records of `entries` under `owner`; an ExternalName's CNAME
+/// The response to an A query (`v6`: AAAA) for `qname`: what a client's
+/// address lookup needs, apart from the other record types.
+pub fn addresses(cluster: &Cluster, slices: &[EndpointSlice], qname: &str, v6: bool) -> Response {
+    let entries = match find(cluster, slices, qname) {
+        Found::Upstream => return Response::of(Rcode::Upstream),
+        Found::NoName => return Response::of(Rcode::NxDomain),
+        Found::Entries(e) => e,
+    };
+    let mut r = Response::of(Rcode::NoError);
+    let owner = format!("{}.", qname.trim_end_matches('.'));
+    address_records(cluster, slices, &owner, &entries, v6, &mut r, 0);
+    r
+}
+
+/// A (`v6`: AAAA) records of `entries` under `owner`; an ExternalName's CNAME
 /// followed inside the zone (up to [`MAX_CNAME_CHAIN`]), else left to the
 /// upstream resolver.
 fn address_records(
@@ -434,14 +453,14 @@ fn address_records(
     slices: &[EndpointSlice],
     owner: &str,
     entries: &[Entry],
-    qtype: Qtype,
+    v6: bool,
     r: &mut Response,
     depth: usize,
 ) {
     for e in entries {
         match &e.host {
             Host::Ip(ip) => {
-                if ip.is_ipv6() == (qtype == Qtype::Aaaa) {
+                if ip.is_ipv6() == v6 {
                     let data = Data::A(*ip);
                     if !r.answer.iter().any(|x| x.name == owner && x.data == data) {
                         r.answer.push(Record {
@@ -462,7 +481,7 @@ fn address_records(
                 });
                 match find(cluster, slices, target) {
                     Found::Entries(next) if !seen && depth < MAX_CNAME_CHAIN => {
-                        address_records(cluster, slices, target, &next, qtype, r, depth + 1)
+                        address_records(cluster, slices, target, &next, v6, r, depth + 1)
                     }
                     Found::Upstream => r.upstream = Some(target.clone()),
                     _ => {}
@@ -517,7 +536,7 @@ fn srv_records(
             Host::Name(t) => match find(cluster, slices, t) {
                 Found::Entries(next) => {
                     let mut sub = Response::of(Rcode::NoError);
-                    address_records(cluster, slices, t, &next, Qtype::A, &mut sub, 1);
+                    address_records(cluster, slices, t, &next, false, &mut sub, 1);
                     r.extra.extend(sub.answer);
                 }
                 Found::Upstream => r.upstream = Some(t.clone()),
