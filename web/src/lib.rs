@@ -141,7 +141,8 @@ fn animation_loop(store: Store) {
     });
 }
 
-/// The event list and the Events feed, one at a time, in the side column.
+/// The event list, the Events feed, the routing table and the DNS lookup,
+/// one at a time, in the side column.
 #[cfg(feature = "full")]
 #[component]
 fn SideLists() -> impl IntoView {
@@ -185,11 +186,16 @@ fn SideLists() -> impl IntoView {
                             request_animation_frame(|| reveal_in_side(".side-lists"));
                         }>{t("http.table.title")}</button>
                 </Show>
+                <button role="tab" data-testid="tab-dns" aria-selected=move || (tab.get() == 3).to_string()
+                    on:click=move |_| tab.set(3)>{components::dns::tab_label()}</button>
             </div>
             <div class="side-list" class:hidden=move || tab.get() != 0><HopList /></div>
             <div class="side-list events-wrap" class:hidden=move || tab.get() != 1><components::events::EventsFeed /></div>
             <Show when=move || tab.get() == 2 && has_http.get()>
                 <div class="side-list"><components::request::RoutingTable /></div>
+            </Show>
+            <Show when=move || tab.get() == 3>
+                <div class="side-list"><components::dns::DnsPanel /></div>
             </Show>
         </div>
     }

@@ -369,3 +369,27 @@ test('Share from a lesson gives a link that reopens the lesson at its page and l
   await expect(again.byId('lesson-progress')).toContainText('2 /');
   await expect(fresh.locator('html')).toHaveAttribute('lang', 'ko');
 });
+
+test('the DNS tab looks a Service name up as the client Pod\'s resolver does, in both languages', async ({ page }) => {
+  const app = new App(page);
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await app.open('/');
+  await app.byId('tab-dns').click();
+  const answer = app.byId('dns-answer');
+  // The chosen target's Service, short, through the search list.
+  await expect(app.byId('dns-name')).toHaveValue(/^alpaca-service\.default$/);
+  await expect(answer).toContainText('search default.svc.cluster.local svc.cluster.local cluster.local');
+  await expect(answer).toContainText('alpaca-service.default.default.svc.cluster.local. IN A: NXDOMAIN');
+  await expect(answer).toContainText(/alpaca-service\.default\.svc\.cluster\.local\.\s+30\s+IN\s+A\s+10\./);
+  // SRV by port name, and a name that does not exist.
+  await app.byId('dns-type').selectOption('SRV');
+  await expect(answer).toContainText(/IN\s+SRV\s+0 100 8080 alpaca-service\.default\.svc\.cluster\.local\./);
+  await app.byId('dns-type').selectOption('A');
+  await app.byId('dns-name').fill('nope.default.svc.cluster.local.');
+  await expect(answer).toContainText('nope.default.svc.cluster.local. IN A: NXDOMAIN');
+  await page.screenshot({ path: `${shots}/dns-tab-en.png` });
+  await app.open('/?lang=ko');
+  await app.byId('tab-dns').click();
+  await expect(app.byId('dns-panel')).toContainText('리졸버');
+  await page.screenshot({ path: `${shots}/dns-tab-ko.png` });
+});

@@ -8,6 +8,8 @@ pub mod compare;
 pub mod controls;
 pub mod diagram;
 #[cfg(feature = "full")]
+pub mod dns;
+#[cfg(feature = "full")]
 pub mod editor;
 pub mod events;
 #[cfg(feature = "full")]

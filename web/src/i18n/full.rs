@@ -7,6 +7,10 @@
 /// (key, English, Korean)
 pub const TABLE: &[(&str, &str, &str)] = crate::i18n::words![
     ("label.seed", "Seed", "시드"),
+    ("dns.tab", "DNS", "DNS"),
+    ("dns.intro", "Looked up as this Pod's resolver does (its search list and ndots), answered as CoreDNS answers:", "이 Pod의 리졸버가 하듯(search 목록과 ndots) 조회하고, CoreDNS가 하듯 답합니다:"),
+    ("dns.name", "Name", "이름"),
+    ("dns.type", "Type", "유형"),
     ("a11y.keys-full", "Keyboard: S sends, space plays or pauses, arrow keys step, Home and End go to the first and last hop, F is full screen, ? lists the keys", "키보드: S는 보내기, 스페이스는 재생/일시정지, 화살표 키는 단계 이동, Home과 End는 첫/마지막 홉, F는 전체 화면, ?는 키 목록"),
     ("btn.embed", "Embed code", "임베드 코드"),
     ("btn.export-png", "Diagram as PNG", "다이어그램 PNG"),
@@ -144,6 +148,7 @@ mod tests {
 
     /// The files of the parts only the full app has (cfg'd on `full`).
     const FULL_ONLY: &[&str] = &[
+        "components/dns.rs",
         "components/editor.rs",
         "components/exports.rs",
         "components/keys.rs",
