@@ -135,5 +135,48 @@ pub fn diagnostics(rt: &RoutingTable) -> Vec<crate::util::diag::Diagnostic> {
         d.object = Some(format!("IngressClass/{}", chosen.name()));
         out.push(d);
     }
+    nginx_annotations(rt, &mut out);
     out
+}
+
+/// The ingress-nginx annotations kpv reads (`service-upstream`,
+/// `ssl-redirect`); any other of its annotations on an Ingress it serves
+/// is named as not modelled, with what the controller would do for the two
+/// that change routing most.
+const NGINX_PREFIX: &str = "nginx.ingress.kubernetes.io/";
+const NGINX_MODELLED: [&str; 2] = ["service-upstream", "ssl-redirect"];
+
+fn nginx_annotations(rt: &RoutingTable, out: &mut Vec<crate::util::diag::Diagnostic>) {
+    use super::table::{ingress_class_of, Implementation};
+    for ing in &rt.objects.ingresses {
+        let served_by_nginx = ingress_class_of(&rt.objects, ing)
+            .and_then(|c| rt.tables.get(&super::EntryPoint::IngressClass(c)))
+            .is_some_and(|t| {
+                matches!(t, Table::Ingress(i) if i.served && i.implementation == Implementation::IngressNginx)
+            });
+        if !served_by_nginx {
+            continue;
+        }
+        for (key, value) in ing.meta.annotations.iter() {
+            let Some(name) = key.strip_prefix(NGINX_PREFIX) else {
+                continue;
+            };
+            if NGINX_MODELLED.contains(&name) {
+                continue;
+            }
+            let what = match name {
+                "rewrite-target" => format!(
+                    "ingress-nginx would rewrite the path it forwards to `{value}` (capture groups of the path's regular expression) and match every path of the host as a regular expression; kpv forwards the path as sent and matches by pathType"
+                ),
+                "use-regex" => "ingress-nginx would match every path of this host as a case-insensitive regular expression; kpv matches by pathType".to_string(),
+                _ => "kpv routes as if it were absent".to_string(),
+            };
+            let mut d = crate::util::diag::Diagnostic::warning(format!(
+                "annotation {key} is not modelled: {what}"
+            ));
+            d.object = Some(format!("Ingress/{}", ing.meta.id));
+            d.field = Some("metadata.annotations".into());
+            out.push(d);
+        }
+    }
 }
