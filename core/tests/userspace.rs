@@ -1250,3 +1250,52 @@ spec:
         .unwrap_or_default();
     assert!(text.contains("10.244.1.77"));
 }
+
+/// Without portRange the kernel's ephemeral range (32768–60999, 28,232
+/// ports) holds the listeners: more TCP Service ports than that is said,
+/// and the ports past it are shown as not proxied.
+#[test]
+fn more_service_ports_than_the_ephemeral_range_is_said() {
+    let mut yaml = String::from(
+        "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: userspace\n",
+    );
+    // 120 Services of 236 ports each: 28,320 TCP ports, 88 past the range.
+    for s in 0..120u32 {
+        let ports: Vec<String> = (0..236u32)
+            .map(|p| format!("{{name: p{p}, port: {}}}", 1000 + p))
+            .collect();
+        yaml.push_str(&format!(
+            "---\napiVersion: v1\nkind: Service\nmetadata: {{name: s{s}}}\nspec: {{clusterIP: 10.96.{}.{}, ports: [{}]}}\n",
+            s / 200,
+            s % 200 + 10,
+            ports.join(", ")
+        ));
+    }
+    let (cluster, diags) = kpv_core::Code::ALL.parse(&yaml);
+    let said: Vec<&str> = diags
+        .iter()
+        .map(|d| d.message.as_str())
+        .filter(|m| m.contains("proxy port per"))
+        .collect();
+    assert_eq!(
+        said,
+        ["userspace mode needs a proxy port per TCP Service port (28320), but the kernel's ephemeral port range 32768-60999 has 28232: kube-proxy fails to allocate the rest and those Service ports get no rules"]
+    );
+    let input = kpv_core::net::proxy::build_input(
+        &cluster,
+        &kpv_core::net::controller::steady_slices(&cluster),
+        &cluster.nodes[0].name,
+        IpFamily::V4,
+    );
+    let Some(input) = input else {
+        panic!("no input")
+    };
+    let dp = kpv_core::net::modes::compile_userspace(&input, Default::default());
+    let text = dp.render_text();
+    assert_eq!(
+        text.matches("not proxied: port allocation failed").count(),
+        88,
+        "{}",
+        &text[..text.len().min(400)]
+    );
+}

@@ -690,6 +690,10 @@ pub struct Cluster {
 /// The API server's default `--service-node-port-range`.
 pub const DEFAULT_NODE_PORT_RANGE: (u16, u16) = (30000, 32767);
 
+/// The kernel's default `net.ipv4.ip_local_port_range`: where a socket
+/// bound to port 0 gets its port (the userspace proxier's listeners).
+pub const EPHEMERAL_PORT_RANGE: (u16, u16) = (32768, 60999);
+
 impl Cluster {
     /// The NodePort range Services' nodePorts must be in.
     pub fn node_port_range(&self) -> (u16, u16) {

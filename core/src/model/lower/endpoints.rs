@@ -67,10 +67,24 @@ impl Builder {
             d.object = Some(format!("EndpointSlice/{first}"));
             d.field = Some("kind".into());
             self.diags.push(d);
-        } // One proxy port per Service port with a ClusterIP (per protocol):
-          // a portRange smaller than that leaves some without a listener.
-        if let Some((lo, hi)) = self.cluster.proxy.port_range {
-            let size = usize::from(hi - lo) + 1;
+        }
+        // One proxy port per Service port with a ClusterIP (per protocol):
+        // a range smaller than that leaves some without a listener. Without
+        // portRange the kernel picks from its ephemeral range.
+        let given = self.cluster.proxy.port_range;
+        let (lo, hi) = given.unwrap_or(crate::model::EPHEMERAL_PORT_RANGE);
+        let (range, hint) = match given {
+            Some(_) => (
+                format!("portRange {lo}-{hi}"),
+                "widen portRange, or leave it out to use the kernel's ephemeral range",
+            ),
+            None => (
+                format!("the kernel's ephemeral port range {lo}-{hi}"),
+                "use fewer Service ports, or another mode (the userspace proxier was removed in Kubernetes 1.26)",
+            ),
+        };
+        {
+            let size = usize::from(hi.saturating_sub(lo)) + 1;
             for protocol in [Protocol::Tcp, Protocol::Udp] {
                 let wanted = self
                     .cluster
@@ -82,12 +96,14 @@ impl Builder {
                     .count();
                 if wanted > size {
                     let mut d = Diagnostic::warning(format!(
-                        "userspace mode needs a proxy port per {} Service port ({wanted}), but portRange {lo}-{hi} has {size}: kube-proxy fails to allocate the rest and those Service ports get no rules",
+                        "userspace mode needs a proxy port per {} Service port ({wanted}), but {range} has {size}: kube-proxy fails to allocate the rest and those Service ports get no rules",
                         protocol.as_upper()
                     ))
-                    .with_hint("widen portRange, or leave it out to use the kernel's ephemeral range");
-                    d.object = Some("KubeProxyConfiguration".into());
-                    d.field = Some("portRange".into());
+                    .with_hint(hint);
+                    if given.is_some() {
+                        d.object = Some("KubeProxyConfiguration".into());
+                        d.field = Some("portRange".into());
+                    }
                     self.diags.push(d);
                 }
             }

@@ -23,8 +23,8 @@ use crate::model::packet::Protocol;
 use crate::util::sha256::prefix64;
 
 /// Default `net.ipv4.ip_local_port_range`.
-pub const EPHEMERAL_LOW: u16 = 32768;
-pub const EPHEMERAL_HIGH: u16 = 60999;
+pub const EPHEMERAL_LOW: u16 = crate::model::EPHEMERAL_PORT_RANGE.0;
+pub const EPHEMERAL_HIGH: u16 = crate::model::EPHEMERAL_PORT_RANGE.1;
 
 /// Ports already bound, per protocol (the kernel's port space is per
 /// protocol: a TCP and a UDP socket may share a number). One bit per port,
