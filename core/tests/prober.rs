@@ -158,3 +158,160 @@ fn a_click_at_the_start_comes_after_the_first_probe() {
         2_500
     );
 }
+
+/// One Pod whose container has a startup probe and a readiness probe.
+fn with_startup(startup: &str) -> Cluster {
+    let yaml = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, labels: {{app: p}}}}\nspec:\n  containers:\n  - name: kuard\n    image: kuard\n    ports: [{{containerPort: 8080}}]\n    startupProbe: {{httpGet: {{path: /healthy, port: 8080}}, {startup}}}\n    readinessProbe: {{httpGet: {{path: /ready, port: 8080}}, periodSeconds: 1, failureThreshold: 1}}\n"
+    );
+    let (c, diags) = kpv_core::Code::ALL.parse(&yaml);
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
+    c
+}
+
+/// A startup probe holds readiness back until it succeeds; failing past
+/// its threshold restarts the container (which starts over, startup
+/// first). (at ms, kind, success, restarted) of each probe run.
+#[test]
+fn a_startup_probe_runs_first_and_restarts_on_failure() {
+    let c = with_startup("periodSeconds: 1, failureThreshold: 3");
+    let pod = &c.pods[0];
+    let runs = |changes: &[AppChange], until: u64| -> Vec<(u64, ProbeKind, bool, bool)> {
+        probe_events(pod, changes, until)
+            .iter()
+            .map(|e| (e.at_ms, e.kind, e.success, e.restarted))
+            .collect()
+    };
+    use ProbeKind::{Readiness as R, Startup as St};
+    // Up from the start: started at once, then readiness.
+    assert_eq!(
+        runs(&[], 1_000)[..3],
+        [
+            (0, St, true, false),
+            (0, R, true, false),
+            (1_000, R, true, false)
+        ]
+    );
+    assert!(ready_at(pod, &[], 0));
+    // Down until 1.5 s: two startup failures, then it starts; readiness
+    // is not probed before.
+    let up_late = [
+        AppChange {
+            at_ms: 0,
+            pod: pod.id.clone(),
+            state: D,
+        },
+        AppChange {
+            at_ms: 1_500,
+            pod: pod.id.clone(),
+            state: S,
+        },
+    ];
+    assert_eq!(
+        runs(&up_late, 2_000),
+        [
+            (0, St, false, false),
+            (1_000, St, false, false),
+            (2_000, St, true, false),
+            (2_000, R, true, false)
+        ]
+    );
+    assert!(!ready_at(pod, &up_late, 1_999));
+    assert!(ready_at(pod, &up_late, 2_000));
+    // Down for good: the third failure restarts it, and it starts over.
+    let down = [AppChange {
+        at_ms: 0,
+        pod: pod.id.clone(),
+        state: D,
+    }];
+    assert_eq!(
+        runs(&down, 3_000),
+        [
+            (0, St, false, false),
+            (1_000, St, false, false),
+            (2_000, St, false, true),
+            (3_000, St, false, false)
+        ]
+    );
+    assert!(!ready_at(pod, &down, 3_000));
+}
+
+/// A liveness restart is an Event in the kubelet's words (naming the
+/// container and the probe), and `kubectl get pods` counts it.
+#[test]
+fn restarts_are_events_and_counted() {
+    use kpv_core::net::controller::events::{events, EventKind};
+    let c = with_startup("periodSeconds: 1, failureThreshold: 2");
+    let down = [AppChange {
+        at_ms: 0,
+        pod: c.pods[0].id.clone(),
+        state: D,
+    }];
+    let evs = events(
+        &c,
+        &down,
+        kpv_core::net::controller::Timing::default(),
+        5_000,
+    );
+    let restarts: Vec<(u64, String, ProbeKind)> = evs
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Restarted {
+                container, probe, ..
+            } => Some((e.at_ms, container.clone(), *probe)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        restarts,
+        [
+            (1_000, "kuard".to_string(), ProbeKind::Startup),
+            (3_000, "kuard".to_string(), ProbeKind::Startup),
+            (5_000, "kuard".to_string(), ProbeKind::Startup)
+        ]
+    );
+    // Up at 5.5 s: started and Ready at 6 s, after three restarts.
+    let later = [
+        AppChange {
+            at_ms: 0,
+            pod: c.pods[0].id.clone(),
+            state: D,
+        },
+        AppChange {
+            at_ms: 5_500,
+            pod: c.pods[0].id.clone(),
+            state: S,
+        },
+    ];
+    let evs = events(
+        &c,
+        &later,
+        kpv_core::net::controller::Timing::default(),
+        7_000,
+    );
+    let ready = evs.iter().find_map(|e| match &e.kind {
+        EventKind::Ready {
+            ready: true,
+            restarts,
+            ..
+        } => Some((e.at_ms, *restarts)),
+        _ => None,
+    });
+    assert_eq!(ready, Some((6_000, 3)));
+}
+
+/// The API server refuses a startup probe whose successThreshold is not 1,
+/// as it refuses a liveness probe's.
+#[test]
+fn startup_success_threshold_must_be_1() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x\n    startupProbe: {tcpSocket: {port: 80}, successThreshold: 2}\n";
+    let (_, diags) = kpv_core::Code::ALL.parse(yaml);
+    assert!(
+        diags.iter().any(|d| d.is_error()
+            && d.message == "Invalid value: 2: must be 1"
+            && d.field
+                .as_deref()
+                .is_some_and(|f| f.ends_with("startupProbe.successThreshold"))),
+        "{diags:#?}"
+    );
+}

@@ -168,6 +168,7 @@ pub fn event_line(l: Lang, cluster: &Cluster, e: &EventKind) -> (String, String)
             let kind = match probe {
                 ProbeKind::Readiness => "Readiness",
                 ProbeKind::Liveness => "Liveness",
+                ProbeKind::Startup => "Startup",
             };
             let ip = cluster
                 .pod(pod)
@@ -204,14 +205,29 @@ pub fn event_line(l: Lang, cluster: &Cluster, e: &EventKind) -> (String, String)
                 format!("{kind} probe failed: {why}"),
             )
         }
-        EventKind::Restarted { pod } => (
+        EventKind::Restarted {
+            pod,
+            container,
+            probe,
+        } => (
             format!("Normal Killing pod/{}", pod.name),
-            "Container failed liveness probe, will be restarted".into(),
+            format!(
+                "Container {container} failed {} probe, will be restarted",
+                if *probe == ProbeKind::Startup {
+                    "startup"
+                } else {
+                    "liveness"
+                }
+            ),
         ),
-        EventKind::Ready { pod, ready } => (
+        EventKind::Ready {
+            pod,
+            ready,
+            restarts,
+        } => (
             "kubectl get pods --watch".into(),
             format!(
-                "{}   {}   Running",
+                "{}   {}   Running   {restarts}",
                 pod.name,
                 if *ready { "1/1" } else { "0/1" }
             ),

@@ -308,6 +308,7 @@ fn synthesize(
             ports: cports,
             readiness_probe: None,
             liveness_probe: None,
+            startup_probe: None,
         }],
         terminating: false,
         finished: false,

@@ -190,6 +190,9 @@ pub struct Container {
     pub ports: Vec<ContainerPort>,
     pub readiness_probe: Option<Probe>,
     pub liveness_probe: Option<Probe>,
+    /// `startupProbe`: until it succeeds, readiness and liveness are not
+    /// probed (the container is not Started, so not Ready).
+    pub startup_probe: Option<Probe>,
 }
 
 /// Readiness a Pod's status reported in the input, if it had a status.

@@ -348,7 +348,7 @@ fn LiveChips() -> impl IntoView {
                     // followed by the Pod becoming ready again.
                     let last = past.iter().rev().find(|e| match &e.kind {
                         EventKind::ProbeFailed { pod, probe, .. } => pod == &p.id && *probe == kpv_core::net::controller::ProbeKind::Readiness,
-                        EventKind::Ready { pod, ready: true } => pod == &p.id,
+                        EventKind::Ready { pod, ready: true, .. } => pod == &p.id,
                         _ => false,
                     });
                     if let Some(EventKind::ProbeFailed { run, threshold, .. }) = last.map(|e| &e.kind) {

@@ -76,12 +76,16 @@ impl Builder {
             let liveness_probe = cn
                 .get("livenessProbe")
                 .and_then(|n| Self::probe(c, n, &join(&p, "livenessProbe")));
+            let startup_probe = cn
+                .get("startupProbe")
+                .and_then(|n| Self::probe(c, n, &join(&p, "startupProbe")));
             let container = Container {
                 name,
                 image,
                 ports,
                 readiness_probe,
                 liveness_probe,
+                startup_probe,
             };
             // A probe's port name the container lacks: the kubelet cannot
             // resolve it, and the probe fails every time (modelled so in
@@ -89,6 +93,7 @@ impl Builder {
             for (key, probe) in [
                 ("readinessProbe", &container.readiness_probe),
                 ("livenessProbe", &container.liveness_probe),
+                ("startupProbe", &container.startup_probe),
             ] {
                 let Some(port) = probe.as_ref().and_then(|pr| pr.unresolved_port(&container))
                 else {
@@ -175,13 +180,16 @@ impl Builder {
             success_threshold: get("successThreshold", 1),
             failure_threshold: get("failureThreshold", 3),
         };
-        if probe.success_threshold != 1 && path.ends_with("livenessProbe") {
+        let kind = ["livenessProbe", "startupProbe"]
+            .into_iter()
+            .find(|k| path.ends_with(k));
+        if let (true, Some(kind)) = (probe.success_threshold != 1, kind) {
             let at = n.get("successThreshold").unwrap_or(n);
             c.err(
                 at,
                 &join(path, "successThreshold"),
                 format!("Invalid value: {}: must be 1", probe.success_threshold),
-                "a liveness probe's successThreshold must be 1",
+                &format!("a {kind}'s successThreshold must be 1"),
             );
             return None;
         }

@@ -30,10 +30,20 @@ pub enum EventKind {
         run: u32,
         threshold: u32,
     },
-    /// A liveness failure restarted the container (`Killing`).
-    Restarted { pod: NamespacedName },
-    /// The Pod's Ready condition changed.
-    Ready { pod: NamespacedName, ready: bool },
+    /// A liveness (or startup) failure restarted the container
+    /// (`Killing`): its name and which probe failed.
+    Restarted {
+        pod: NamespacedName,
+        container: String,
+        probe: ProbeKind,
+    },
+    /// The Pod's Ready condition changed; `restarts` so far (the
+    /// `RESTARTS` column of `kubectl get pods`).
+    Ready {
+        pod: NamespacedName,
+        ready: bool,
+        restarts: u32,
+    },
     /// A Service's ready endpoints changed in the API (what
     /// `kubectl get endpoints --watch` prints).
     Endpoints {
@@ -88,16 +98,10 @@ pub fn events(
     let mut ready_changes: Vec<u64> = Vec::new();
     for pod in &cluster.pods {
         let mut was_ready = super::ready_at(pod, changes, 0);
+        let mut restarts = 0u32;
         for e in probe_events(pod, changes, until_ms) {
             if !e.success {
-                let probe = match e.kind {
-                    ProbeKind::Readiness => pod.readiness_probe(),
-                    ProbeKind::Liveness => pod
-                        .containers
-                        .iter()
-                        .find_map(|c| c.liveness_probe.as_ref()),
-                };
-                if let Some(p) = probe {
+                if let Some(p) = e.kind.of(pod) {
                     let state = super::probe::app_state_at(&pod.id, changes, e.at_ms);
                     out.push(ClusterEvent {
                         at_ms: e.at_ms,
@@ -113,14 +117,17 @@ pub fn events(
                 }
             }
             if e.restarted {
+                restarts = restarts.saturating_add(1);
                 out.push(ClusterEvent {
                     at_ms: e.at_ms,
                     kind: EventKind::Restarted {
                         pod: pod.id.clone(),
+                        container: e.kind.container(pod).unwrap_or_default().to_string(),
+                        probe: e.kind,
                     },
                 });
             }
-            if e.kind == ProbeKind::Readiness && e.ready_after != was_ready {
+            if e.ready_after != was_ready {
                 was_ready = e.ready_after;
                 ready_changes.push(e.at_ms);
                 out.push(ClusterEvent {
@@ -128,6 +135,7 @@ pub fn events(
                     kind: EventKind::Ready {
                         pod: pod.id.clone(),
                         ready: e.ready_after,
+                        restarts,
                     },
                 });
             }
@@ -234,12 +242,12 @@ mod tests {
         assert!(failed.len() >= 3 && failed[..3] == [1, 2, 3], "{failed:?}");
         let pos = |f: &dyn Fn(&EventKind) -> bool| ev.iter().position(|e| f(&e.kind));
         let not_ready =
-            pos(&|k| matches!(k, EventKind::Ready { pod: p, ready: false } if p == &pod.id));
+            pos(&|k| matches!(k, EventKind::Ready { pod: p, ready: false, .. } if p == &pod.id));
         let left = pos(
             &|k| matches!(k, EventKind::Endpoints { before, after, .. } if after.len() + 1 == before.len()),
         );
         let synced = pos(&|k| matches!(k, EventKind::ProxySynced { .. }));
-        let back = pos(&|k| matches!(k, EventKind::Ready { pod: p, ready: true } if p == &pod.id));
+        let back = pos(&|k| matches!(k, EventKind::Ready { pod: p, ready: true, .. } if p == &pod.id));
         let returned = pos(
             &|k| matches!(k, EventKind::Endpoints { before, after, .. } if after.len() == before.len() + 1),
         );

@@ -83,6 +83,34 @@ pub fn app_state_before(pod: &NamespacedName, changes: &[AppChange], t: u64) -> 
 pub enum ProbeKind {
     Readiness,
     Liveness,
+    /// Runs first: until it succeeds the others are not run.
+    Startup,
+}
+
+impl ProbeKind {
+    /// `pod`'s probe of this kind (the first container's that has one).
+    pub fn of(self, pod: &Pod) -> Option<&Probe> {
+        pod.containers.iter().find_map(|c| match self {
+            ProbeKind::Readiness => c.readiness_probe.as_ref(),
+            ProbeKind::Liveness => c.liveness_probe.as_ref(),
+            ProbeKind::Startup => c.startup_probe.as_ref(),
+        })
+    }
+
+    /// The container whose probe of this kind runs.
+    pub fn container(self, pod: &Pod) -> Option<&str> {
+        pod.containers
+            .iter()
+            .find(|c| {
+                match self {
+                    ProbeKind::Readiness => c.readiness_probe.as_ref(),
+                    ProbeKind::Liveness => c.liveness_probe.as_ref(),
+                    ProbeKind::Startup => c.startup_probe.as_ref(),
+                }
+                .is_some()
+            })
+            .map(|c| c.name.as_str())
+    }
 }
 
 /// One probe run and what it changed.
@@ -96,14 +124,15 @@ pub struct ProbeEvent {
     pub run: u32,
     /// Pod readiness after this probe.
     pub ready_after: bool,
-    /// A liveness failure that restarted the container.
+    /// A liveness (or startup) failure that restarted the container.
     pub restarted: bool,
 }
 
 fn probe_ok(kind: ProbeKind, state: AppState) -> bool {
     match kind {
         ProbeKind::Readiness => state == AppState::Healthy,
-        ProbeKind::Liveness => state != AppState::Down,
+        // Like liveness, a startup probe asks whether the app is up.
+        ProbeKind::Liveness | ProbeKind::Startup => state != AppState::Down,
     }
 }
 
@@ -113,9 +142,34 @@ fn never_passes(pod: &Pod, kind: ProbeKind) -> bool {
         let p = match kind {
             ProbeKind::Readiness => c.readiness_probe.as_ref(),
             ProbeKind::Liveness => c.liveness_probe.as_ref(),
+            ProbeKind::Startup => c.startup_probe.as_ref(),
         };
         p.is_some_and(|p| p.unresolved_port(c).is_some())
     })
+}
+
+/// Consecutive results of one probe kind, as the kubelet's worker counts
+/// them (`resultRun`).
+#[derive(Default)]
+struct Run {
+    last: Option<bool>,
+    count: u32,
+}
+
+impl Run {
+    fn record(&mut self, ok: bool) -> u32 {
+        self.count = if self.last == Some(ok) {
+            self.count + 1
+        } else {
+            1
+        };
+        self.last = Some(ok);
+        self.count
+    }
+
+    fn reset(&mut self) {
+        *self = Run::default();
+    }
 }
 
 /// When the default worker first runs probe `p`: the first multiple of its
@@ -135,13 +189,15 @@ fn times(p: &Probe, until: u64) -> impl Iterator<Item = u64> + '_ {
 
 /// Every probe run of `pod` up to `until_ms`, in time order, with readiness.
 ///
+/// A startup probe runs first; until it succeeds readiness and liveness
+/// are not probed and the Pod is not Ready. A liveness failure past its
+/// threshold (or a startup failure past its own) restarts the container:
+/// not Ready until its probes pass again, startup first.
+///
 /// Runs are bounded: at most 100 000 probe runs are simulated per Pod.
 pub fn probe_events(pod: &Pod, changes: &[AppChange], until_ms: u64) -> Vec<ProbeEvent> {
     let readiness = pod.readiness_probe();
-    let liveness = pod
-        .containers
-        .iter()
-        .find_map(|c| c.liveness_probe.as_ref());
+    let startup = ProbeKind::Startup.of(pod);
     let mut runs: Vec<(u64, ProbeKind, &Probe)> = Vec::new();
     // The horizon after which nothing can change any more: past the last app
     // change, readiness settles within (threshold × period).
@@ -151,70 +207,94 @@ pub fn probe_events(pod: &Pod, changes: &[AppChange], until_ms: u64) -> Vec<Prob
         .map(|c| c.at_ms)
         .max()
         .unwrap_or(0);
-    for (kind, p) in [
-        (ProbeKind::Readiness, readiness),
-        (ProbeKind::Liveness, liveness),
+    for kind in [
+        ProbeKind::Startup,
+        ProbeKind::Liveness,
+        ProbeKind::Readiness,
     ] {
-        if let Some(p) = p {
+        if let Some(p) = kind.of(pod) {
             let settle = last_change
                 + (p.initial_delay_seconds as u64
                     + (p.failure_threshold.max(p.success_threshold) as u64 + 2)
                         * p.period_seconds.max(1) as u64)
                     * 1000;
-            let until = until_ms.min(settle.max(last_change));
+            // A startup probe holds the others back: their horizon is
+            // past its own.
+            let held = startup.map_or(0, |s| {
+                (u64::from(s.initial_delay_seconds)
+                    + u64::from(s.failure_threshold + 1) * u64::from(s.period_seconds.max(1)))
+                    * 1000
+            });
+            let until = until_ms.min((settle + held).max(last_change));
             runs.extend(times(p, until).take(100_000).map(|t| (t, kind, p)));
         }
     }
-    crate::util::order::sort_by_key(&mut runs, |(t, k, _)| (*t, *k == ProbeKind::Readiness));
+    let rank = |k: ProbeKind| match k {
+        ProbeKind::Startup => 0,
+        ProbeKind::Liveness => 1,
+        ProbeKind::Readiness => 2,
+    };
+    crate::util::order::sort_by_key(&mut runs, |(t, k, _)| (*t, rank(*k)));
+    let mut started = startup.is_none();
     let mut ready = match pod.reported_ready {
         ReportedReady::Ready => true,
         ReportedReady::NotReady => false,
-        ReportedReady::Unknown => readiness.is_none(),
+        ReportedReady::Unknown => readiness.is_none() && started,
     };
-    let (mut r_last, mut r_run) = (None::<bool>, 0u32);
-    let (mut l_last, mut l_run) = (None::<bool>, 0u32);
+    let (mut r_run, mut l_run, mut s_run) = (Run::default(), Run::default(), Run::default());
     let mut out = Vec::with_capacity(runs.len());
-    let dead = [
-        never_passes(pod, ProbeKind::Readiness),
-        never_passes(pod, ProbeKind::Liveness),
-    ];
     for (t, kind, p) in runs {
+        if kind != ProbeKind::Startup && !started {
+            continue;
+        }
+        if kind == ProbeKind::Startup && started {
+            continue;
+        }
         // A probe at t sees the app as it was just before t (a change made
         // at the very instant of a probe is noticed by the next one); the
         // first probe at the container's start sees how it started.
-        let dead = dead[usize::from(kind == ProbeKind::Liveness)];
         let seen = if t == 0 {
             app_state_at(&pod.id, changes, 0)
         } else {
             app_state_before(&pod.id, changes, t)
         };
-        let ok = !dead && probe_ok(kind, seen);
+        let ok = !never_passes(pod, kind) && probe_ok(kind, seen);
         let mut restarted = false;
         let run = match kind {
             ProbeKind::Readiness => {
-                r_run = if r_last == Some(ok) { r_run + 1 } else { 1 };
-                r_last = Some(ok);
-                if ok && r_run >= p.success_threshold {
+                let run = r_run.record(ok);
+                if ok && run >= p.success_threshold {
                     ready = true;
                 }
-                if !ok && r_run >= p.failure_threshold {
+                if !ok && run >= p.failure_threshold {
                     ready = false;
                 }
-                r_run
+                run
             }
-            ProbeKind::Liveness => {
-                l_run = if l_last == Some(ok) { l_run + 1 } else { 1 };
-                l_last = Some(ok);
-                let run = l_run;
-                if !ok && l_run >= p.failure_threshold {
-                    // Container restarted: not ready until readiness passes again.
+            ProbeKind::Liveness | ProbeKind::Startup => {
+                let counter = if kind == ProbeKind::Startup {
+                    &mut s_run
+                } else {
+                    &mut l_run
+                };
+                let run = counter.record(ok);
+                if kind == ProbeKind::Startup && ok {
+                    started = true;
+                    s_run.reset();
+                    if readiness.is_none() {
+                        ready = true;
+                    }
+                }
+                if !ok && run >= p.failure_threshold {
+                    // Restarted: the new container is probed afresh, and
+                    // is not Ready until its probes pass again.
                     restarted = true;
-                    l_run = 0;
-                    l_last = None;
-                    if readiness.is_some() {
+                    for r in [&mut r_run, &mut l_run, &mut s_run] {
+                        r.reset();
+                    }
+                    started = startup.is_none();
+                    if readiness.is_some() || !started {
                         ready = false;
-                        r_run = 0;
-                        r_last = None;
                     }
                 }
                 run
@@ -241,12 +321,13 @@ pub fn ready_at(pod: &Pod, changes: &[AppChange], t: u64) -> bool {
     let initial = match pod.reported_ready {
         ReportedReady::Ready => true,
         ReportedReady::NotReady => false,
-        ReportedReady::Unknown => pod.readiness_probe().is_none(),
+        ReportedReady::Unknown => {
+            pod.readiness_probe().is_none() && ProbeKind::Startup.of(pod).is_none()
+        }
     };
-    let has_probes = pod
-        .containers
-        .iter()
-        .any(|c| c.readiness_probe.is_some() || c.liveness_probe.is_some());
+    let has_probes = pod.containers.iter().any(|c| {
+        c.readiness_probe.is_some() || c.liveness_probe.is_some() || c.startup_probe.is_some()
+    });
     if !has_probes {
         return initial;
     }
