@@ -36,6 +36,7 @@ pub enum Part {
     LbLab,
     ScaleLab,
     Compare,
+    Dns,
 }
 
 /// When a [`Lazy`] part starts loading.
@@ -49,7 +50,7 @@ pub enum When {
 }
 
 impl Part {
-    pub const ALL: [Part; 8] = [
+    pub const ALL: [Part; 9] = [
         Part::Pods,
         Part::Exports,
         Part::Rules,
@@ -58,6 +59,7 @@ impl Part {
         Part::LbLab,
         Part::ScaleLab,
         Part::Compare,
+        Part::Dns,
     ];
 
     /// A stable name: the `data-part` of its placeholder.
@@ -71,6 +73,7 @@ impl Part {
             Part::LbLab => "lb-lab",
             Part::ScaleLab => "scale-lab",
             Part::Compare => "compare",
+            Part::Dns => "dns",
         }
     }
 
@@ -85,6 +88,7 @@ impl Part {
             Part::LbLab => "lab.lb.title",
             Part::ScaleLab => "lab.scale.title",
             Part::Compare => "compare.title",
+            Part::Dns => "dns.tab",
         }
     }
 
@@ -99,13 +103,14 @@ impl Part {
             Part::LbLab => 5,
             Part::ScaleLab => 6,
             Part::Compare => 7,
+            Part::Dns => 8,
         }
     }
 }
 
 /// The parts whose code has arrived (a remounted part shows at once).
 #[cfg(feature = "split")]
-static LOADED: [std::sync::OnceLock<ViewFn>; 8] = [const { std::sync::OnceLock::new() }; 8];
+static LOADED: [std::sync::OnceLock<ViewFn>; 9] = [const { std::sync::OnceLock::new() }; 9];
 
 /// The part's builder, if its code is here.
 pub fn ready(part: Part) -> Option<ViewFn> {
@@ -209,7 +214,7 @@ pub fn Lazy(part: Part, when: When) -> impl IntoView {
 /// Each part's builder. They take what they need from context (provided by
 /// `App` before any part is drawn), never from a capture.
 mod views {
-    use crate::components::{compare, editor, exports, labs, panels};
+    use crate::components::{compare, dns, editor, exports, labs, panels};
     use leptos::prelude::*;
 
     use super::EditorInputs;
@@ -226,6 +231,7 @@ mod views {
             Part::LbLab => lb_lab,
             Part::ScaleLab => scale_lab,
             Part::Compare => compare,
+            Part::Dns => dns,
         }
     }
 
@@ -267,6 +273,10 @@ mod views {
     pub fn compare() -> AnyView {
         view! { <compare::CompareView /> }.into_any()
     }
+
+    pub fn dns() -> AnyView {
+        view! { <dns::DnsPanel /> }.into_any()
+    }
 }
 
 #[cfg(feature = "split")]
@@ -287,6 +297,7 @@ mod split {
             Part::LbLab => lb_lab().await,
             Part::ScaleLab => scale_lab().await,
             Part::Compare => compare().await,
+            Part::Dns => dns().await,
         }
     }
 
@@ -303,6 +314,7 @@ mod split {
             fn scale_lab -> ViewFn = views::scale_lab;
         }
         kpv_compare { fn compare -> ViewFn = views::compare; }
+        kpv_dns { fn dns -> ViewFn = views::dns; }
     }
 }
 

@@ -195,7 +195,7 @@ fn SideLists() -> impl IntoView {
                 <div class="side-list"><components::request::RoutingTable /></div>
             </Show>
             <Show when=move || tab.get() == 3>
-                <div class="side-list"><components::dns::DnsPanel /></div>
+                <div class="side-list"><lazy::Lazy part=lazy::Part::Dns when=lazy::When::Now /></div>
             </Show>
         </div>
     }

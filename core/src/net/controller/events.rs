@@ -247,7 +247,8 @@ mod tests {
             &|k| matches!(k, EventKind::Endpoints { before, after, .. } if after.len() + 1 == before.len()),
         );
         let synced = pos(&|k| matches!(k, EventKind::ProxySynced { .. }));
-        let back = pos(&|k| matches!(k, EventKind::Ready { pod: p, ready: true, .. } if p == &pod.id));
+        let back =
+            pos(&|k| matches!(k, EventKind::Ready { pod: p, ready: true, .. } if p == &pod.id));
         let returned = pos(
             &|k| matches!(k, EventKind::Endpoints { before, after, .. } if after.len() == before.len() + 1),
         );

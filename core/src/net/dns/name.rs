@@ -31,10 +31,6 @@ pub enum Name {
     },
     /// `<a-b-c-d>.<ns>.pod.<zone>`: a Pod's address written with dashes.
     Pod { namespace: String, dashed: String },
-    /// `d.c.b.a.in-addr.arpa` or the 32 nibbles of `ip6.arpa`.
-    Reverse(IpAddr),
-    /// Another name under a reverse zone (not a whole address).
-    ReversePart,
     /// In the zone but of no shape the plugin knows: NXDOMAIN.
     Invalid,
 }
@@ -44,12 +40,10 @@ pub fn canonical(name: &str) -> String {
     name.trim_end_matches('.').to_ascii_lowercase()
 }
 
-/// What `name` denotes.
+/// What a forward `name` denotes (a reverse name is [`Name::Outside`]:
+/// only a PTR query reads it, through [`reverse_address`]).
 pub fn parse(name: &str) -> Name {
     let name = canonical(name);
-    if let Some(r) = reverse(&name) {
-        return r;
-    }
     let base = if name == CLUSTER_DOMAIN {
         ""
     } else {
@@ -99,39 +93,43 @@ pub fn parse(name: &str) -> Name {
     }
 }
 
-/// A reverse name: the address it names, else another name of a reverse
-/// zone; `None` when `name` (canonical) is not under one.
-fn reverse(name: &str) -> Option<Name> {
+/// Is `name` in a reverse zone (`in-addr.arpa`, `ip6.arpa`)?
+pub fn in_reverse_zone(name: &str) -> bool {
+    let name = canonical(name);
+    ["in-addr.arpa", "ip6.arpa"]
+        .iter()
+        .any(|z| name == *z || name.ends_with(&format!(".{z}")))
+}
+
+/// The address a reverse name names: `d.c.b.a.in-addr.arpa` or the 32
+/// nibbles of `ip6.arpa`; `None` for any other name.
+pub fn reverse_address(name: &str) -> Option<IpAddr> {
+    let name = canonical(name);
     if let Some(rest) = name.strip_suffix(".in-addr.arpa") {
         let mut octets = [0u8; 4];
         let parts: Vec<&str> = rest.split('.').collect();
         if parts.len() != 4 {
-            return Some(Name::ReversePart);
+            return None;
         }
         for (slot, p) in octets.iter_mut().rev().zip(&parts) {
-            match p.parse::<u8>() {
-                Ok(v) if !p.starts_with('+') => *slot = v,
-                _ => return Some(Name::ReversePart),
-            }
+            *slot = p.parse::<u8>().ok().filter(|_| !p.starts_with('+'))?;
         }
-        return Some(Name::Reverse(IpAddr::V4(Ipv4Addr::from(octets))));
+        return Some(IpAddr::V4(Ipv4Addr::from(octets)));
     }
-    if let Some(rest) = name.strip_suffix(".ip6.arpa") {
-        let nibbles: Vec<&str> = rest.split('.').collect();
-        if nibbles.len() != 32 {
-            return Some(Name::ReversePart);
-        }
-        let mut value: u128 = 0;
-        for n in nibbles.iter().rev() {
-            let d = match (n.len(), n.chars().next().and_then(|c| c.to_digit(16))) {
-                (1, Some(d)) => d,
-                _ => return Some(Name::ReversePart),
-            };
-            value = (value << 4) | u128::from(d);
-        }
-        return Some(Name::Reverse(IpAddr::V6(Ipv6Addr::from(value))));
+    let rest = name.strip_suffix(".ip6.arpa")?;
+    let nibbles: Vec<&str> = rest.split('.').collect();
+    if nibbles.len() != 32 {
+        return None;
     }
-    (name == "in-addr.arpa" || name == "ip6.arpa").then_some(Name::ReversePart)
+    let mut value: u128 = 0;
+    for n in nibbles.iter().rev() {
+        let d = match (n.len(), n.chars().next().and_then(|c| c.to_digit(16))) {
+            (1, Some(d)) => d,
+            _ => return None,
+        };
+        value = (value << 4) | u128::from(d);
+    }
+    Some(IpAddr::V6(Ipv6Addr::from(value)))
 }
 
 /// The reverse name of `ip` (what a PTR query asks).
@@ -239,15 +237,7 @@ mod tests {
                     dashed: "10-244-1-5".into(),
                 },
             ),
-            (
-                "1.0.0.10.in-addr.arpa.",
-                Name::Reverse(
-                    "10.0.0.1"
-                        .parse()
-                        .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
-                ),
-            ),
-            ("0.10.in-addr.arpa.", Name::ReversePart),
+            ("1.0.0.10.in-addr.arpa.", Name::Outside),
         ];
         for (name, want) in cases {
             assert_eq!(parse(name), want, "{name}");
@@ -258,7 +248,8 @@ mod tests {
     fn reverse_names_go_both_ways() {
         for ip in ["10.96.0.10", "1234:abcd::1", "fd00:10:96::a"] {
             let ip: IpAddr = ip.parse().unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
-            assert_eq!(parse(&reverse_name(ip)), Name::Reverse(ip));
+            assert_eq!(reverse_address(&reverse_name(ip)), Some(ip));
+            assert!(in_reverse_zone(&reverse_name(ip)));
         }
         assert_eq!(
             reverse_name(

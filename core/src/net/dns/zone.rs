@@ -57,7 +57,7 @@ pub fn namespace_exists(cluster: &Cluster, ns: &str) -> bool {
 /// The entries for `qname` (see the module's comment).
 pub fn find(cluster: &Cluster, slices: &[EndpointSlice], qname: &str) -> Found {
     match name::parse(qname) {
-        Name::Outside | Name::ReversePart => Found::Upstream,
+        Name::Outside => Found::Upstream,
         Name::Version | Name::Empty => Found::Entries(Vec::new()),
         Name::Invalid => Found::NoName,
         Name::Namespace(ns) => exists(namespace_exists(cluster, &ns), Vec::new()),
@@ -73,22 +73,6 @@ pub fn find(cluster: &Cluster, slices: &[EndpointSlice], qname: &str) -> Found {
                 }]),
                 None => Found::NoName,
             }
-        }
-        Name::Reverse(ip) => {
-            let names = reverse(cluster, slices, ip);
-            if names.is_empty() {
-                return Found::Upstream;
-            }
-            Found::Entries(
-                names
-                    .into_iter()
-                    .map(|n| Entry {
-                        host: Host::Ptr(n.clone()),
-                        port: None,
-                        target: n,
-                    })
-                    .collect(),
-            )
         }
         Name::Service {
             namespace,
@@ -141,26 +125,19 @@ pub fn find(cluster: &Cluster, slices: &[EndpointSlice], qname: &str) -> Found {
                             if endpoint.as_deref().is_some_and(|want| want != label) {
                                 continue;
                             }
-                            let target = format!("{label}.{fqdn}");
-                            let ports: Vec<Option<(&str, &str, u16)>> = if s.ports.is_empty() {
-                                vec![None]
-                            } else {
-                                s.ports
-                                    .iter()
-                                    .map(|p| Some((p.name.as_str(), p.protocol.as_lower(), p.port)))
-                                    .collect()
-                            };
-                            for p in ports {
-                                let (pname, pproto, number) =
-                                    p.map_or(("", "", None), |(n, pr, num)| (n, pr, Some(num)));
-                                if !wants(pname, pproto) {
-                                    continue;
+                            // A slice without ports still names its
+                            // endpoints (port unknown, no SRV record).
+                            for i in 0..s.ports.len().max(1) {
+                                let p = s.ports.get(i);
+                                let (pname, pproto) = p
+                                    .map_or(("", ""), |p| (p.name.as_str(), p.protocol.as_lower()));
+                                if wants(pname, pproto) {
+                                    out.push(Entry {
+                                        host: Host::Ip(*ip),
+                                        port: p.map(|p| p.port),
+                                        target: format!("{label}.{fqdn}"),
+                                    });
                                 }
-                                out.push(Entry {
-                                    host: Host::Ip(*ip),
-                                    port: number,
-                                    target: target.clone(),
-                                });
                             }
                         }
                     }
@@ -191,6 +168,25 @@ fn exists(yes: bool, entries: Vec<Entry>) -> Found {
     } else {
         Found::NoName
     }
+}
+
+/// The PTR entries of an address: the Service whose ClusterIP it is, else
+/// every endpoint with it (under its Service); none: handed upstream.
+fn find_reverse(cluster: &Cluster, slices: &[EndpointSlice], ip: IpAddr) -> Found {
+    let names = reverse(cluster, slices, ip);
+    if names.is_empty() {
+        return Found::Upstream;
+    }
+    Found::Entries(
+        names
+            .into_iter()
+            .map(|n| Entry {
+                host: Host::Ptr(n.clone()),
+                port: None,
+                target: n,
+            })
+            .collect(),
+    )
 }
 
 /// The names an address has: the Service whose ClusterIP it is, else every
@@ -374,8 +370,11 @@ pub fn query(cluster: &Cluster, slices: &[EndpointSlice], qname: &str, qtype: Qt
     }
     let owner = format!("{}.", qname.trim_end_matches('.'));
     let apex = name::canonical(qname) == CLUSTER_DOMAIN;
-    let found = find(cluster, slices, qname);
-    let in_zone = name::parse(qname) != Name::Outside;
+    let found = match (qtype, name::reverse_address(qname)) {
+        (Qtype::Ptr, Some(ip)) => find_reverse(cluster, slices, ip),
+        _ => find(cluster, slices, qname),
+    };
+    let in_zone = name::parse(qname) != Name::Outside || name::in_reverse_zone(qname);
     let entries = match found {
         // The plugin answers SOA itself for any name of its zones: the
         // record at the apex, else no record.
