@@ -1,5 +1,5 @@
-//! The userspace, IPVS and nftables compilers, as code the app loads when a
-//! scenario first needs one.
+//! The four modes' compilers, as code the app loads when a scenario first
+//! needs one: the first download carries none of them.
 //!
 //! With the `split` feature (the release build) each of them is a split
 //! point: `cargo xtask build` cuts its code out of the first `.wasm` into a
@@ -25,14 +25,14 @@ use kpv_core::net::modes::Compilers;
 static LOADED: [std::sync::OnceLock<kpv_core::net::modes::CompileFn>; 4] =
     [const { std::sync::OnceLock::new() }; 4];
 
-/// The compilers this app can hand kpv-core now: iptables and those that
-/// have arrived (all of them in a build without `split`).
+/// The compilers this app can hand kpv-core now: those that have arrived
+/// (all of them in a build without `split`).
 pub fn compilers() -> Compilers {
     #[cfg(feature = "split")]
     {
         Mode::ALL
             .into_iter()
-            .fold(Compilers::IPTABLES, |c, m| match LOADED[m.index()].get() {
+            .fold(Compilers::NONE, |c, m| match LOADED[m.index()].get() {
                 Some(f) => c.with(m, *f),
                 None => c,
             })
@@ -66,7 +66,7 @@ impl Loads {
     }
 
     /// As this build has them: the linked modes (all of them without
-    /// `split`, iptables with it) and any already registered.
+    /// `split`, none with it) and any already registered.
     pub fn now() -> Loads {
         Loads::from_ready(ready)
     }
@@ -125,7 +125,7 @@ pub async fn load(mode: Mode) -> Result<(), LoadFailed> {
             Mode::Userspace => split::userspace().await,
             Mode::Ipvs => split::ipvs().await,
             Mode::Nftables => split::nftables().await,
-            Mode::Iptables => return Ok(()),
+            Mode::Iptables => split::iptables().await,
         };
         match loaded {
             Ok(f) => {
@@ -151,6 +151,7 @@ mod split {
 
     split_points! {
         kpv_userspace { pub fn userspace -> CompileFn = modes::compile_userspace; }
+        kpv_iptables { pub fn iptables -> CompileFn = modes::compile_iptables; }
         kpv_ipvs { pub fn ipvs -> CompileFn = modes::compile_ipvs; }
         kpv_nftables { pub fn nftables -> CompileFn = modes::compile_nftables; }
     }
@@ -160,7 +161,7 @@ mod split {
 mod tests {
     use super::*;
 
-    /// What the release build starts with: iptables linked, the rest not.
+    /// The release build once the mode in use (iptables) has arrived.
     fn release() -> Loads {
         Loads::from_ready(|m| m == Mode::Iptables)
     }

@@ -3,8 +3,8 @@
 //!
 //! Native builds (the CLI, the tests, the kernel check) hand in
 //! [`Compilers::ALL`]. The web app's release build starts with
-//! [`Compilers::IPTABLES`] and adds the userspace, IPVS and nftables
-//! compilers as their code arrives; it keeps that state itself. Nothing here
+//! [`Compilers::NONE`] and adds each mode's compiler as its code arrives
+//! (the mode in use first); it keeps that state itself. Nothing here
 //! is global and nothing decides anything about packets or rules: this
 //! module only says which compiler renders a mode, and compiles a mode
 //! whose compiler is absent to [`Unloaded`] (never a guess).
@@ -29,8 +29,7 @@ impl Compilers {
         Some(super::compile_nftables),
     ]);
 
-    /// Only iptables, the default mode: what the web app's first download
-    /// has.
+    /// Only iptables, the default mode.
     pub const IPTABLES: Compilers = Compilers([None, Some(super::compile_iptables), None, None]);
 
     /// No compiler at all.
