@@ -11,14 +11,10 @@
 //! each search domain first; a name ending in `.` only as written. The
 //! first try that gets records ends the search; NXDOMAIN and NODATA go on.
 
-use super::zone::{self, Qtype, Rcode, Response};
+use super::zone::{self, cluster_dns_ips, Qtype, Rcode, Response};
 use super::CLUSTER_DOMAIN;
-use crate::model::{Cluster, DnsPolicy, EndpointSlice, NamespacedName, Pod};
+use crate::model::{Cluster, DnsPolicy, EndpointSlice, Pod};
 use std::net::IpAddr;
-
-/// kubeadm's `clusterDNS` (the tenth address of its default service CIDR),
-/// used when the input has no `kube-system/kube-dns` Service.
-pub const DEFAULT_CLUSTER_DNS: &str = "10.96.0.10";
 
 /// The resolver settings of a Pod.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,16 +28,6 @@ pub struct ResolvConf {
     /// The first nameserver is cluster DNS (else kpv cannot know the
     /// answers).
     pub cluster_dns: bool,
-}
-
-/// The cluster DNS Service's ClusterIPs (`kube-system/kube-dns`), else
-/// kubeadm's default.
-pub fn cluster_dns_ips(cluster: &Cluster) -> Vec<IpAddr> {
-    let id = NamespacedName::new("kube-system", "kube-dns");
-    match cluster.service(&id) {
-        Some(s) if !s.cluster_ips.is_empty() => s.cluster_ips.clone(),
-        _ => DEFAULT_CLUSTER_DNS.parse().into_iter().collect(),
-    }
 }
 
 /// glibc's default `ndots`, and the most it takes.

@@ -8,7 +8,7 @@
 
 use super::name::{self, Name};
 use super::{CLUSTER_DOMAIN, TTL};
-use crate::model::{Cluster, EndpointSlice, ServiceType};
+use crate::model::{Cluster, EndpointSlice, NamespacedName, ServiceType};
 use std::net::IpAddr;
 
 /// One entry the plugin finds for a name: an address (or, for an
@@ -43,6 +43,20 @@ pub enum Found {
     /// Not the plugin's: handed on to the upstream resolver (a name outside
     /// the zone, or a reverse name of an address it does not know).
     Upstream,
+}
+
+/// kubeadm's `clusterDNS` (the tenth address of its default service CIDR),
+/// used when the input has no `kube-system/kube-dns` Service.
+pub const DEFAULT_CLUSTER_DNS: &str = "10.96.0.10";
+
+/// The cluster DNS Service's ClusterIPs (`kube-system/kube-dns`), else
+/// kubeadm's default.
+pub fn cluster_dns_ips(cluster: &Cluster) -> Vec<IpAddr> {
+    let id = NamespacedName::new("kube-system", "kube-dns");
+    match cluster.service(&id) {
+        Some(s) if !s.cluster_ips.is_empty() => s.cluster_ips.clone(),
+        _ => DEFAULT_CLUSTER_DNS.parse().into_iter().collect(),
+    }
 }
 
 /// Whether a namespace exists: a Namespace object, any object in it, or
@@ -416,7 +430,7 @@ pub fn query(cluster: &Cluster, slices: &[EndpointSlice], qname: &str, qtype: Qt
             if apex {
                 let ns = format!("ns.dns.{CLUSTER_DOMAIN}.");
                 r.answer.push(rec(&owner, Data::Ns(ns.clone())));
-                for ip in super::resolver::cluster_dns_ips(cluster) {
+                for ip in cluster_dns_ips(cluster) {
                     r.extra.push(rec(&ns, Data::A(ip)));
                 }
             }
