@@ -439,3 +439,18 @@ fn the_most_packets_with_long_names_fit_in_a_link() {
     let link = share::encode_checked(&s);
     assert!(link.is_ok(), "{:?}", link.map(|l| l.len()));
 }
+
+/// A link's packets that start from a Pod its scenario does not have are
+/// named (each once), so the app can say why they go nowhere.
+#[test]
+fn packets_from_missing_pods_are_named() {
+    let (cluster, _) = kpv_core::Code::ALL.parse(SEED);
+    let mut s = sample();
+    assert!(s.missing_origins(&cluster).is_empty());
+    let real = cluster.pods[0].id.clone();
+    let gone = NamespacedName::new("default", "gone-pod");
+    for (i, pod) in [gone.clone(), real, gone.clone()].into_iter().enumerate() {
+        s.packets[i].request.origin = Origin::Pod { pod };
+    }
+    assert_eq!(s.missing_origins(&cluster), vec![gone]);
+}

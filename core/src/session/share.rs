@@ -79,6 +79,25 @@ pub struct ShareState {
     pub rules_node: Option<String>,
 }
 
+impl ShareState {
+    /// The Pods the link's packets start from that `cluster` does not have
+    /// (each once, in the packets' order): those packets go nowhere.
+    pub fn missing_origins(
+        &self,
+        cluster: &crate::model::Cluster,
+    ) -> Vec<crate::model::NamespacedName> {
+        let mut out: Vec<crate::model::NamespacedName> = Vec::new();
+        for p in &self.packets {
+            if let crate::net::trace::Origin::Pod { pod } = &p.request.origin {
+                if cluster.pod(pod).is_none() && !out.contains(pod) {
+                    out.push(pod.clone());
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Why a share link could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ShareError {
