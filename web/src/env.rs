@@ -50,6 +50,8 @@ pub enum Accepted {
     OverriddenBy(String),
     /// A hop number past the packet's last: it has this many hops.
     Hops(usize),
+    /// A parameter only the full app reads (`lesson=` in an embed).
+    NotInEmbed,
 }
 
 impl UrlProblem {
@@ -63,6 +65,11 @@ impl UrlProblem {
             value,
             accepted,
         }
+    }
+
+    /// `param=value` given to an embed, which has no such part.
+    pub fn not_in_embed(param: &'static str, value: &str) -> UrlProblem {
+        UrlProblem::new(param, value, Accepted::NotInEmbed)
     }
 
     /// `step=N` asks for a hop the packet does not have (it has `hops`).
@@ -83,6 +90,11 @@ impl UrlProblem {
                 return tr(lang, "url.step-beyond")
                     .replace("{value}", &self.value)
                     .replace("{n}", &n.to_string());
+            }
+            Accepted::NotInEmbed => {
+                return tr(lang, "url.not-in-embed")
+                    .replace("{param}", self.param)
+                    .replace("{value}", &self.value);
             }
             Accepted::OneOf(names) => tr(lang, "url.one-of").replace("{list}", &names.join(", ")),
             Accepted::NumberFrom(n) => tr(lang, "url.number").replace("{n}", &n.to_string()),
@@ -446,6 +458,13 @@ mod tests {
             .contains("lesson=readiness"));
         // Without a lesson the scenario stands.
         assert_eq!(parse_query("?scenario=nodeport", LESSONS).problems, vec![]);
+        let p = UrlProblem::not_in_embed("lesson", "readiness");
+        assert_eq!(
+            p.describe(Lang::En),
+            "The page address has lesson=readiness, but an embed shows no lessons, so it was \
+             ignored. Open the app itself (the address without embed/) for the lesson."
+        );
+        assert!(p.describe(Lang::Ko).contains("lesson=readiness"));
         let p = UrlProblem::step_beyond(40, 12);
         assert_eq!(
             p.describe(Lang::En),

@@ -348,6 +348,11 @@ pub fn App() -> impl IntoView {
         }
     });
     let problems = RwSignal::new(opts.problems.clone());
+    // An embed has no lessons: a `lesson=` given to it is said, not dropped.
+    #[cfg(not(feature = "full"))]
+    if let Some(l) = opts.lesson.as_deref() {
+        problems.update(|p| p.push(env::UrlProblem::not_in_embed("lesson", l)));
+    }
     #[cfg(feature = "full")]
     provide_context(lessons);
     let loader = data::Loader::new(
@@ -371,7 +376,7 @@ pub fn App() -> impl IntoView {
             share_opening.set(false);
             match opened {
                 Ok(state) => {
-                    share_problem.set(None);
+                    share_problem.set(share::opened_notice(store, &state));
                     // The reader's own `?lang=` wins over the author's language.
                     if let Some(l) = state.lang.as_deref().and_then(Lang::parse) {
                         if !lang_in_query {

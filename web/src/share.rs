@@ -48,6 +48,9 @@ pub enum OpenError {
     /// The code that reads links did not arrive (release build: it is
     /// fetched when a link is first opened).
     Unavailable,
+    /// Opened, but packets start from Pods its scenario does not have
+    /// (named): those go nowhere, the rest plays.
+    MissingOrigins(String),
 }
 
 impl OpenError {
@@ -65,6 +68,7 @@ impl OpenError {
             }
             OpenError::Scenario(_) => "share.err.scenario",
             OpenError::Unavailable => "share.err.unavailable",
+            OpenError::MissingOrigins(_) => "share.warn.missing-origin",
         }
     }
 
@@ -72,7 +76,7 @@ impl OpenError {
     pub fn detail(&self) -> String {
         match self {
             OpenError::Link(e) => e.to_string(),
-            OpenError::Scenario(e) => e.clone(),
+            OpenError::Scenario(e) | OpenError::MissingOrigins(e) => e.clone(),
             OpenError::Unavailable => String::new(),
         }
     }
@@ -158,6 +162,16 @@ pub async fn open(store: Store, fragment: &str) -> Result<ShareState, OpenError>
     Ok(state)
 }
 
+/// What to say about a link that opened: its packets that start from Pods
+/// its scenario does not have, if any.
+pub fn opened_notice(store: Store, state: &ShareState) -> Option<OpenError> {
+    let missing = store
+        .parsed
+        .with_untracked(|(c, _)| state.missing_origins(c));
+    let names: Vec<String> = missing.iter().map(|p| format!("pod:{p}")).collect();
+    (!names.is_empty()).then(|| OpenError::MissingOrigins(names.join(", ")))
+}
+
 #[cfg(feature = "full")]
 /// The page's address without query or fragment (keeps a sub-path).
 pub fn base_url() -> String {
@@ -202,12 +216,18 @@ pub fn lesson_link(id: &str, page: usize, lang: Lang) -> String {
 
 #[cfg(feature = "full")]
 /// The `<iframe>` that embeds the current view: a preset with nothing sent
-/// is named in the query (readable); anything else travels as a share link.
+/// (and the IPVS scheduler its scenario sets) is named in the query
+/// (readable); anything else travels as a share link, which carries the
+/// scheduler too.
 pub fn embed_snippet(store: &Store, lang: Lang, theme: &str) -> Result<String, ShareError> {
     let key = store.scenario.get_untracked();
+    let own_scheduler = store
+        .parsed
+        .with_untracked(|(c, _)| c.proxy.ipvs_scheduler == store.scheduler.get_untracked());
     let pristine = key != CUSTOM
         && store.packets.with_untracked(Vec::is_empty)
-        && store.changes.with_untracked(Vec::is_empty);
+        && store.changes.with_untracked(Vec::is_empty)
+        && own_scheduler;
     // No theme unless the author picked one: the embed then follows the
     // reader's colour scheme (a docs page's dark mode).
     let mut src = format!("{}?lang={}", embed_url(&base_url()), lang.code());

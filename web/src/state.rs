@@ -510,6 +510,12 @@ impl Store {
             })
     }
 
+    /// The scenario offers nothing to send to (no Service with a port, no
+    /// entry point), and none is on its way with HTTP routing's code.
+    pub fn nothing_to_send(&self) -> bool {
+        self.targets.with(Vec::is_empty) && !self.http_pending.get()
+    }
+
     /// Send `n` new connections to the current target, `gap_ms` apart
     /// (nothing while [`Store::entry_waits`]).
     pub fn send(&self, n: u32, gap_ms: u64) {

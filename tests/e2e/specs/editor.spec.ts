@@ -216,7 +216,7 @@ test('in Korean, no English UI string is left on screen', async ({ page }) => {
   await page.screenshot({ path: 'artifacts/korean.png', fullPage: true });
 });
 
-test('a share link with a packet from a Pod its YAML does not have still opens', async ({ page }) => {
+test('a share link with a packet from a Pod its YAML does not have still opens, and says which Pod is missing', async ({ page }) => {
   const app = new App(page);
   const problems = App.watch(page);
   // The packet's origin is a Pod that does not exist: its trace has no hop.
@@ -228,7 +228,8 @@ test('a share link with a packet from a Pod its YAML does not have still opens',
   const link = 'v1.' + zlib.deflateRawSync(Buffer.from(JSON.stringify(state))).toString('base64url');
   await app.open('/#' + link);
   await expect(page.getByTestId('service-echo')).toBeVisible();
-  await expect(app.byId('share-error')).toHaveCount(0);
+  await expect(app.byId('share-error')).toContainText('start from Pods its scenario does not have');
+  await expect(app.byId('share-error')).toContainText('pod:default/ghost');
   await app.byId('play-pause').click();
   await page.waitForTimeout(500);
   await app.send();
@@ -283,4 +284,17 @@ test('topology hints: zones on the nodes, hints in the EndpointSlice list, and e
   await page.getByTestId('rules-node-west-1').click();
   await expect(page.getByTestId('rules-view')).toContainText('--to-destination 10.244.2.5:8080');
   await expect(page.getByTestId('rules-view')).not.toContainText('--to-destination 10.244.1.5:8080');
+});
+
+test('a scenario with nothing to send to says so, and Send is off until it has a Service', async ({ page }) => {
+  await new App(page).open('/');
+  const onlyPod = 'apiVersion: v1\nkind: Pod\nmetadata: {name: lonely, labels: {app: lonely}}\nspec: {containers: [{name: c, image: nginx, ports: [{containerPort: 80}]}]}\n';
+  await page.getByTestId('yaml-editor').fill(onlyPod);
+  await expect(page.getByTestId('verdict')).toContainText('Nothing to send to: no Service in this scenario has a port', { timeout: 10_000 });
+  await expect(page.getByTestId('send-packet')).toBeDisabled();
+  await expect(page.getByTestId('send-packet')).toHaveAttribute('title', /Nothing to send to/);
+  // A Service with a port: Send works again.
+  await page.getByTestId('yaml-editor').fill(`${onlyPod}---\napiVersion: v1\nkind: Service\nmetadata: {name: lonely}\nspec: {selector: {app: lonely}, ports: [{port: 80}]}\n`);
+  await expect(page.getByTestId('send-packet')).toBeEnabled({ timeout: 10_000 });
+  await expect(page.getByTestId('verdict')).toContainText('No packet sent yet');
 });

@@ -113,3 +113,10 @@ test('an embed fetches only the code of the mode it shows', async ({ page }) => 
   const modes = asked.filter((u) => /split_kpv_(ipvs|nftables|userspace)-/.test(u)).map((u) => u.replace(/.*split_kpv_([a-z]+)-.*/, '$1'));
   expect(modes).toEqual(['ipvs']);
 });
+
+test('an embed given lesson= says it shows no lessons, and shows its scenario', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/embed/?lesson=readiness');
+  await expect(app.byId('url-problems')).toContainText('lesson=readiness, but an embed shows no lessons');
+  await expect(app.byId('diagram')).toBeVisible();
+});

@@ -229,6 +229,17 @@ test('the diagram exports as SVG and PNG, and the embed button writes an iframe 
   await app.byId('theme-select').selectOption('dark');
   await app.byId('embed-snippet').click();
   await expect(app.byId('embed-code')).toHaveValue(/\?lang=en&amp;theme=dark&amp;scenario=nodeport/);
+  // An IPVS scheduler other than the scenario's travels in a share link
+  // (the query form names no scheduler), and the embed plays with it.
+  await app.selectMode('ipvs');
+  await app.byId('scheduler-select').selectOption('sh');
+  const src = await app.embedSrc();
+  expect(src).toContain('#v1.');
+  expect(src).not.toContain('scenario=nodeport');
+  // The same link opened in the full app shows what it carries.
+  await page.goto(src.replace('/embed/', '/'));
+  await expect(page.getByTestId('scheduler-select')).toHaveValue('sh', { timeout: 20_000 });
+  await expect(page.getByTestId('mode-select')).toHaveValue('ipvs');
 });
 
 test('under a sub-path, share links and embed code keep the path', async ({ page }) => {

@@ -218,8 +218,8 @@ pub fn TrafficBar() -> impl IntoView {
                 </select>
             </label>
             <super::request::RequestForm />
-            <button data-testid="send-packet" class="primary" disabled=move || store.entry_waits()
-                title=move || store.entry_waits().then(|| http_wait_text(l.get(), store))
+            <button data-testid="send-packet" class="primary" disabled=move || store.entry_waits() || store.nothing_to_send()
+                title=move || if store.nothing_to_send() { Some(tr(l.get(), "empty.no-targets")) } else { store.entry_waits().then(|| http_wait_text(l.get(), store)) }
                 on:click=move |_| store.send(1, 0)>{send_label}</button>
             <label class="narrow">
                 <span>{t("label.burst")}</span>
@@ -230,7 +230,7 @@ pub fn TrafficBar() -> impl IntoView {
                         store.burst.set(v);
                     } />
             </label>
-            <button data-testid="send-burst" disabled=move || store.entry_waits() on:click=move |_| store.send(store.burst.get_untracked(), 60)>{t("btn.burst")}</button>
+            <button data-testid="send-burst" disabled=move || store.entry_waits() || store.nothing_to_send() on:click=move |_| store.send(store.burst.get_untracked(), 60)>{t("btn.burst")}</button>
             <label class="check">
                 <input data-testid="continuous" type="checkbox"
                     prop:checked=move || store.continuous.get()
@@ -293,7 +293,7 @@ pub fn PlaybackBar() -> impl IntoView {
     view! {
         <div class="playback" role="group" aria-label=t("a11y.keys")>
             {embed.then(|| view! {
-                <button data-testid="send-packet" class="primary send" disabled=move || store.entry_waits()
+                <button data-testid="send-packet" class="primary send" disabled=move || store.entry_waits() || store.nothing_to_send()
                     title=move || if store.entry_waits() { http_wait_text(l.get(), store) } else { t("btn.send-one")() }
                     on:click=move |_| store.send(1, 0)>
                     "➤ "<span class="btn-text">{t("btn.send-one")}</span>

@@ -106,8 +106,10 @@ pub fn VerdictPanel() -> impl IntoView {
             .unwrap_or_else(|| {
                 // Packets sent wait for the mode's code: say so, not "none sent".
                 let sent = store.packets.with(|ps| !ps.is_empty());
+                let nowhere = store.nothing_to_send();
                 let words = match store.mode_wait().filter(|_| sent) {
                     Some((m, load)) => super::modewait::wait_text(lg, m, load, true),
+                    None if nowhere => tr(lg, "empty.no-targets").to_string(),
                     None => tr(lg, "empty.packets").to_string(),
                 };
                 ("empty", "·".to_string(), words)

@@ -135,6 +135,11 @@ pub const TABLE: &[(&str, &str, &str)] = words![
         "No packet sent yet. Press “Send packet” to follow one.",
         "아직 보낸 패킷이 없습니다. “패킷 보내기”를 눌러 따라가 보세요.",
     ),
+    (
+        "empty.no-targets",
+        "Nothing to send to: no Service in this scenario has a port. Packets go to a Service (its ClusterIP, DNS name, NodePort, load balancer or external IP) or to an Ingress or Gateway; add one with its ports.",
+        "보낼 곳이 없습니다. 이 시나리오에는 포트가 있는 Service가 없습니다. 패킷은 Service(ClusterIP, DNS 이름, NodePort, 로드밸런서, external IP)나 Ingress, Gateway로 갑니다. 포트가 있는 것을 추가하세요.",
+    ),
     ("empty.endpoints", "No endpoints", "엔드포인트 없음"),
     (
         "empty.rules",
@@ -167,6 +172,11 @@ pub const TABLE: &[(&str, &str, &str)] = words![
         "url.overridden",
         "The page address has {param}={value}, but {by} opens its own scenario, so {param} was ignored.",
         "페이지 주소에 {param}={value}가 있지만 {by}가 자체 시나리오를 열기 때문에 {param}는 무시했습니다.",
+    ),
+    (
+        "url.not-in-embed",
+        "The page address has {param}={value}, but an embed shows no lessons, so it was ignored. Open the app itself (the address without embed/) for the lesson.",
+        "페이지 주소에 {param}={value}가 있지만 임베드에는 레슨이 없어 무시했습니다. 레슨은 앱 자체(주소에서 embed/를 뺀 곳)에서 여세요.",
     ),
     (
         "url.step-beyond",
@@ -319,6 +329,7 @@ pub const TABLE: &[(&str, &str, &str)] = words![
     ("share.err.too-large", "This share link is too large and was refused; showing the default scenario.", "공유 링크가 너무 커서 거부했습니다. 기본 시나리오를 보여 줍니다."),
     ("share.err.damaged", "This share link is damaged or cut short; showing the default scenario.", "공유 링크가 손상되었거나 잘렸습니다. 기본 시나리오를 보여 줍니다."),
     ("share.err.invalid", "This share link holds values the app does not accept; showing the default scenario.", "공유 링크에 앱이 받을 수 없는 값이 있습니다. 기본 시나리오를 보여 줍니다."),
+    ("share.warn.missing-origin", "This link's packets start from Pods its scenario does not have, so they go nowhere; the rest of the link is shown. Send from another Pod with From.", "이 링크의 패킷은 시나리오에 없는 Pod에서 출발해 어디로도 가지 않습니다. 링크의 나머지는 그대로 보여 줍니다. 보내는 곳(From)에서 다른 Pod를 고르세요."),
     ("share.err.scenario", "The scenario in this share link has errors; showing the default scenario.", "공유 링크의 시나리오에 오류가 있습니다. 기본 시나리오를 보여 줍니다."),
     ("share.err.unavailable", "The part of the app that opens share links did not load (is the connection down?); showing the default scenario.", "공유 링크를 여는 앱의 일부를 불러오지 못했습니다(연결이 끊겼나요?). 기본 시나리오를 보여 줍니다."),
     ("share.opening", "Opening the shared view…", "공유된 화면을 여는 중…"),
