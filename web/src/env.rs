@@ -67,11 +67,6 @@ impl UrlProblem {
         }
     }
 
-    /// `param=value` given to an embed, which has no such part.
-    pub fn not_in_embed(param: &'static str, value: &str) -> UrlProblem {
-        UrlProblem::new(param, value, Accepted::NotInEmbed)
-    }
-
     /// `step=N` asks for a hop the packet does not have (it has `hops`).
     pub fn step_beyond(step: u32, hops: usize) -> UrlProblem {
         UrlProblem::new("step", &step.to_string(), Accepted::Hops(hops))
@@ -174,7 +169,13 @@ pub fn parse_query(search: &str, lessons: &[(&str, usize)]) -> UrlOptions {
                     .any(|(id, _)| *id == v)
                     .then(|| v.to_string());
                 let ids: Vec<_> = lessons.iter().map(|(id, _)| *id).collect();
-                check("lesson", v, o.lesson.is_some(), one_of(&ids));
+                // No lessons at all: an embed, which has none to open.
+                let accepted = if ids.is_empty() {
+                    Accepted::NotInEmbed
+                } else {
+                    one_of(&ids)
+                };
+                check("lesson", v, o.lesson.is_some(), accepted);
             }
             "page" => {
                 o.page = v.parse().ok().filter(|p| *p >= 1);
@@ -458,7 +459,8 @@ mod tests {
             .contains("lesson=readiness"));
         // Without a lesson the scenario stands.
         assert_eq!(parse_query("?scenario=nodeport", LESSONS).problems, vec![]);
-        let p = UrlProblem::not_in_embed("lesson", "readiness");
+        // The embed has no lessons (its list is empty).
+        let p = parse_query("?lesson=readiness", &[]).problems[0].clone();
         assert_eq!(
             p.describe(Lang::En),
             "The page address has lesson=readiness, but an embed shows no lessons, so it was \

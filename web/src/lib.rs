@@ -348,11 +348,6 @@ pub fn App() -> impl IntoView {
         }
     });
     let problems = RwSignal::new(opts.problems.clone());
-    // An embed has no lessons: a `lesson=` given to it is said, not dropped.
-    #[cfg(not(feature = "full"))]
-    if let Some(l) = opts.lesson.as_deref() {
-        problems.update(|p| p.push(env::UrlProblem::not_in_embed("lesson", l)));
-    }
     #[cfg(feature = "full")]
     provide_context(lessons);
     let loader = data::Loader::new(

@@ -290,11 +290,13 @@ test('a scenario with nothing to send to says so, and Send is off until it has a
   await new App(page).open('/');
   const onlyPod = 'apiVersion: v1\nkind: Pod\nmetadata: {name: lonely, labels: {app: lonely}}\nspec: {containers: [{name: c, image: nginx, ports: [{containerPort: 80}]}]}\n';
   await page.getByTestId('yaml-editor').fill(onlyPod);
+  await page.getByTestId('yaml-apply').click();
   await expect(page.getByTestId('verdict')).toContainText('Nothing to send to: no Service in this scenario has a port', { timeout: 10_000 });
   await expect(page.getByTestId('send-packet')).toBeDisabled();
   await expect(page.getByTestId('send-packet')).toHaveAttribute('title', /Nothing to send to/);
   // A Service with a port: Send works again.
   await page.getByTestId('yaml-editor').fill(`${onlyPod}---\napiVersion: v1\nkind: Service\nmetadata: {name: lonely}\nspec: {selector: {app: lonely}, ports: [{port: 80}]}\n`);
+  await page.getByTestId('yaml-apply').click();
   await expect(page.getByTestId('send-packet')).toBeEnabled({ timeout: 10_000 });
   await expect(page.getByTestId('verdict')).toContainText('No packet sent yet');
 });
