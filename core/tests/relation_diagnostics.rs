@@ -264,6 +264,25 @@ spec:
         document: 1,
     },
     Case {
+        name: "StatefulSet serviceName naming no Service",
+        files: &["apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web}
+spec:
+  serviceName: web # <-
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: c, image: nginx}]}
+"],
+        message: "`web` names no Service in namespace default, so the StatefulSet's Pods' DNS names (web-0.web.default.svc.cluster.local, …) do not resolve",
+        object: "StatefulSet/default/web",
+        field: "spec.serviceName",
+        file: 0,
+        document: 0,
+    },
+    Case {
         name: "userspace portRange too small for the Service ports",
         files: &["apiVersion: v1
 kind: Service

@@ -310,6 +310,32 @@ impl Builder {
         self.diags.extend(found);
     }
 
+    /// A StatefulSet's `serviceName` names the Service its Pods' DNS names
+    /// live under (`web-0.web.NS.svc…`, through the EndpointSlice
+    /// `hostname`); the API accepts one that names no Service, and then the
+    /// names do not resolve.
+    pub(super) fn check_statefulset_services(&mut self) {
+        let mut found = Vec::new();
+        for w in &self.cluster.workloads {
+            let Some(name) = w.service_name.as_deref() else {
+                continue;
+            };
+            let svc = NamespacedName::new(w.id.namespace.clone(), name);
+            if w.kind != WorkloadKind::StatefulSet || self.cluster.service(&svc).is_some() {
+                continue;
+            }
+            let mut d = Diagnostic::warning(format!(
+                "`{name}` names no Service in namespace {}, so the StatefulSet's Pods' DNS names ({}-0.{name}.{}.svc.cluster.local, …) do not resolve",
+                w.id.namespace, w.id.name, w.id.namespace
+            ))
+            .with_hint("add a headless Service (clusterIP: None) of that name whose selector matches the Pods");
+            d.object = Some(format!("StatefulSet/{}", w.id));
+            d.field = Some("spec.serviceName".into());
+            found.push(d);
+        }
+        self.diags.extend(found);
+    }
+
     /// The EndpointSlice mirroring controller: legacy Endpoints of selector-less
     /// Services become EndpointSlices.
     pub(super) fn mirror_endpoints(&mut self, pending: Vec<PendingEndpoints>) {

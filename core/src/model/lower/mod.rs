@@ -319,6 +319,7 @@ impl Builder {
         self.allocate_services(services);
         self.mirror_endpoints(endpoints);
         self.check_slice_services();
+        self.check_statefulset_services();
         self.check_selectors();
         self.check_userspace_sources();
         let c = &mut self.cluster;
