@@ -130,16 +130,13 @@ impl<'a> Sim<'a> {
         origin: &Origin,
         families: &[IpFamily],
     ) -> Result<(IpAddr, String), Outcome> {
-        use crate::net::dns::resolver;
         // A Pod asks as its resolv.conf says; a node or an outside client
         // is taken to ask cluster DNS as a Pod of `default` would.
-        let conf = match origin {
-            Origin::Pod { pod } => match self.cluster.pod(pod) {
-                Some(p) => resolver::pod_resolv_conf(self.cluster, p),
-                None => resolver::resolv_conf(self.cluster, &pod.namespace),
-            },
-            _ => resolver::resolv_conf(self.cluster, "default"),
+        let asker = match origin {
+            Origin::Pod { pod } => Some(pod),
+            _ => None,
         };
+        let conf = crate::net::dns::resolver::conf_for(self.cluster, asker);
         match crate::net::dns::resolve(self.cluster, &self.dns_slices, name, &conf, families) {
             crate::net::dns::Answer::Address { fqdn, ip, .. } => Ok((ip, fqdn)),
             crate::net::dns::Answer::Cname { fqdn, target } => {

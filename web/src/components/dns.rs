@@ -46,13 +46,11 @@ pub fn DnsPanel() -> impl IntoView {
         let origin = store.origin.get();
         store.parsed.with(|(cluster, _)| {
             store.slices.with(|slices| {
-                let conf = match OriginKey::parse(&origin) {
-                    Some(OriginKey::Pod(id)) => cluster
-                        .pod(&id)
-                        .map(|p| resolver::pod_resolv_conf(cluster, p)),
+                let asker = match OriginKey::parse(&origin) {
+                    Some(OriginKey::Pod(id)) => Some(id),
                     _ => None,
-                }
-                .unwrap_or_else(|| resolver::resolv_conf(cluster, "default"));
+                };
+                let conf = resolver::conf_for(cluster, asker.as_ref());
                 let slices = dns::slices_for_dns(cluster, slices);
                 let mut s = render::resolv_conf(&conf);
                 for (q, r) in resolver::lookup(cluster, &slices, &conf, asked, qt) {

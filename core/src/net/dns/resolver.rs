@@ -50,6 +50,16 @@ pub fn resolv_conf(cluster: &Cluster, namespace: &str) -> ResolvConf {
     }
 }
 
+/// The resolver of whoever asks: the Pod `asker`'s own settings when the
+/// cluster has it, else (a node, an outside client, a Pod no longer
+/// there) those of a Pod of `default` that writes no DNS fields.
+pub fn conf_for(cluster: &Cluster, asker: Option<&crate::model::NamespacedName>) -> ResolvConf {
+    match asker.and_then(|id| cluster.pod(id)) {
+        Some(p) => pod_resolv_conf(cluster, p),
+        None => resolv_conf(cluster, "default"),
+    }
+}
+
 /// What the kubelet writes for `pod` (see the module's comment).
 pub fn pod_resolv_conf(cluster: &Cluster, pod: &Pod) -> ResolvConf {
     let dns = &pod.dns;
