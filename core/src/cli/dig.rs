@@ -35,13 +35,7 @@ pub fn parse(args: &[String]) -> Result<(Common, DigArgs), String> {
                 .ok_or_else(|| format!("{name} needs a value"))
         };
         match a.as_str() {
-            "--format" => {
-                common.format = match value("--format")?.as_str() {
-                    "text" => Format::Text,
-                    "json" => Format::Json,
-                    v => return Err(format!("unknown format `{v}`; use text or json")),
-                }
-            }
+            "--format" => common.format = Format::parse(&value("--format")?)?,
             "--from" => {
                 let v = value("--from")?;
                 match crate::net::trace::OriginKey::parse(&v) {
@@ -105,19 +99,14 @@ pub fn run(
         Ok(x) => x,
         Err(o) => return o,
     };
-    let conf = match &args.from {
-        Some(id) => match cluster.pod(id) {
-            Some(p) => resolver::pod_resolv_conf(&cluster, p),
-            None => {
-                return crate::cli::Output {
-                    stdout: String::new(),
-                    stderr: format!("{report}kpv: --from pod:{id}: no such Pod in the input\n"),
-                    code: 2,
-                }
-            }
-        },
-        None => resolver::resolv_conf(&cluster, "default"),
-    };
+    if let Some(id) = args.from.as_ref().filter(|id| cluster.pod(id).is_none()) {
+        return crate::cli::Output {
+            stdout: String::new(),
+            stderr: format!("{report}kpv: --from pod:{id}: no such Pod in the input\n"),
+            code: 2,
+        };
+    }
+    let conf = resolver::conf_for(&cluster, args.from.as_ref());
     let slices = crate::net::controller::steady_slices(&cluster);
     let slices = crate::net::dns::slices_for_dns(&cluster, &slices);
     let tried = resolver::lookup(&cluster, &slices, &conf, &args.name, args.qtype);

@@ -74,6 +74,17 @@ pub enum Format {
     Json,
 }
 
+impl Format {
+    /// `--format`'s value.
+    pub fn parse(v: &str) -> Result<Format, String> {
+        match v {
+            "text" => Ok(Format::Text),
+            "json" => Ok(Format::Json),
+            v => Err(format!("unknown format `{v}`; use text or json")),
+        }
+    }
+}
+
 /// Where a traced packet starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum From {
@@ -314,13 +325,7 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
                 })?);
             }
             "--node" => common.node = Some(value("--node")?),
-            "--format" => {
-                common.format = match value("--format")?.as_str() {
-                    "text" => Format::Text,
-                    "json" => Format::Json,
-                    v => return Err(format!("unknown format `{v}`; use text or json")),
-                }
-            }
+            "--format" => common.format = Format::parse(&value("--format")?)?,
             "--src" => src = Some(value("--src")?),
             "--dst" => dst = Some(value("--dst")?),
             "--port" => {

@@ -69,13 +69,7 @@ pub fn parse(sub: &str, args: &[String]) -> Result<(Common, Option<HttpArgs>), S
             }
         };
         match a.as_str() {
-            "--format" => {
-                common.format = match value("--format")?.as_str() {
-                    "text" => Format::Text,
-                    "json" => Format::Json,
-                    v => return Err(format!("unknown format `{v}`; use text or json")),
-                }
-            }
+            "--format" => common.format = Format::parse(&value("--format")?)?,
             "--mode" => {
                 http_only("--mode")?;
                 let v = value("--mode")?;
