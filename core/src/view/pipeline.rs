@@ -69,6 +69,36 @@ pub enum Chip {
     },
 }
 
+impl Chip {
+    /// About how many characters the chip takes when drawn: its values
+    /// (addresses, names) whole plus a short label. The strip widens a box
+    /// by this much, so the values a learner is asked about are never cut.
+    pub fn chars(&self) -> usize {
+        let addr = |a: &SocketAddr| a.to_string().len();
+        match self {
+            Chip::Dnat { to } => 7 + addr(to),
+            Chip::Redirect { to } => 12 + to.port().to_string().len(),
+            Chip::MarkMasq => 13,
+            Chip::Masquerade { to } => 7 + to.ip().to_string().len(),
+            Chip::Pick { chosen, among } => 7 + among.to_string().len() + addr(chosen),
+            Chip::Dial { to, .. } => 7 + addr(to),
+            Chip::Drop => 4,
+            Chip::Reject | Chip::Accept => 6,
+            Chip::Tls {
+                certificate: Some(c),
+                ..
+            } => 11 + c.to_string().len(),
+            Chip::Tls { .. } => 28,
+            Chip::Status { .. } => 11,
+        }
+    }
+}
+
+/// Characters of a chain name drawn in a box with no chip: it names where
+/// the packet is, not what was done to it, and may be shortened (a
+/// `KUBE-SVC-<hash>` keeps its family).
+const CHAIN_CHARS: usize = 14;
+
 /// One step of a node's pipeline.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PipelineBox {
@@ -80,6 +110,33 @@ pub struct PipelineBox {
     /// Hops of the trace in this box, in order (indices into `Trace::hops`).
     pub hops: Vec<usize>,
     pub chips: Vec<Chip>,
+}
+
+impl PipelineBox {
+    /// About how many characters the box needs, its name drawn in
+    /// `name_chars` (the name the app gives its key, in the app's language):
+    /// (its name's, with the current or passed mark; its wider line's: the
+    /// name, or its chips joined by ` · `, or else its first chain). See
+    /// [`crate::view::scene::Scene::strip_box`].
+    pub fn chars(&self, name_chars: usize) -> (usize, usize) {
+        let name = name_room(name_chars);
+        let detail = if self.chips.is_empty() {
+            self.chain.chars().count().min(CHAIN_CHARS)
+        } else {
+            self.chips
+                .iter()
+                .map(|c| c.chars() + 3)
+                .sum::<usize>()
+                .saturating_sub(3)
+        };
+        (name, name.max(detail))
+    }
+}
+
+/// Characters a box's name line takes for a name of `chars`: the mark
+/// (`▶ `, `✓ `) and the bolder, larger name font besides.
+pub fn name_room(chars: usize) -> usize {
+    chars + 3
 }
 
 /// The boxes of one node, in the order the packet first reached them.
@@ -279,8 +336,37 @@ fn put(out: &mut [Pipeline], p: usize, b: usize, i: usize, chip: Option<Chip>) -
     let bx = &mut out[p].boxes[b];
     let within = bx.hops.len();
     bx.hops.push(i);
+    // A destination rewritten to the endpoint the box's pick named (IPVS
+    // masquerade forwarding) is said once, by the pick: the card marks the
+    // rewrite.
+    let picked = |to: &SocketAddr, chips: &[Chip]| {
+        chips
+            .iter()
+            .any(|c| matches!(c, Chip::Pick { chosen, .. } if chosen == to))
+    };
+    // A box that rewrote the packet passed it on: its ACCEPT goes unsaid.
+    let rewrote = |chips: &[Chip]| {
+        chips.iter().any(|c| {
+            matches!(
+                c,
+                Chip::Dnat { .. }
+                    | Chip::Masquerade { .. }
+                    | Chip::Redirect { .. }
+                    | Chip::Pick { .. }
+            )
+        })
+    };
     if let Some(c) = chip {
-        if !bx.chips.contains(&c) {
+        if let Chip::Pick { chosen, .. } = &c {
+            bx.chips
+                .retain(|d| !matches!(d, Chip::Dnat { to } if to == chosen));
+        }
+        if rewrote(std::slice::from_ref(&c)) {
+            bx.chips.retain(|d| *d != Chip::Accept);
+        }
+        let said = matches!(&c, Chip::Dnat { to } if picked(to, &bx.chips))
+            || (c == Chip::Accept && rewrote(&bx.chips));
+        if !said && !bx.chips.contains(&c) {
             bx.chips.push(c);
         }
     }

@@ -24,15 +24,31 @@ const ENTRY_H: f64 = 52.0;
 /// but the entry row's right end, so it never covers a node or Pod title.
 pub const CARD_RIGHT: f64 = WIDTH - 8.0;
 pub const CARD_TOP: f64 = 6.0;
-const SERVICE_Y: f64 = 86.0;
+/// The card's height with its hop's sentence on two lines (the Service
+/// band starts below it).
+pub const CARD_H: f64 = card_h(2);
+/// The card's lines: the first baseline, and each next one this far below.
+pub const CARD_FIRST: f64 = 19.0;
+pub const CARD_LINE: f64 = 21.0;
+const SERVICE_Y: f64 = CARD_TOP + CARD_H + 3.0;
+
+/// The card's height with its hop's sentence on `lines` lines (and the
+/// packet's source and destination below).
+pub const fn card_h(lines: usize) -> f64 {
+    CARD_FIRST + (lines + 1) as f64 * CARD_LINE + 8.0
+}
 const SERVICE_H: f64 = 50.0;
 /// The pipeline strip: the open node's steps, in at most two rows.
-const STRIP_Y: f64 = 160.0;
+const STRIP_Y: f64 = SERVICE_Y + 74.0;
 const STRIP_ROW_H: f64 = 46.0;
 const STRIP_GAP: f64 = 8.0;
+/// A strip box's detail line: 16 units of monospace, 0.62 em a character,
+/// and its padding.
+const STRIP_CHAR_W: f64 = 16.0 * 0.62;
+const STRIP_PAD: f64 = 14.0;
 /// Boxes in one row of the strip before a second row starts.
 pub const STRIP_ROW_BOXES: usize = 5;
-const NODE_TOP: f64 = 270.0;
+const NODE_TOP: f64 = SERVICE_Y + 184.0;
 const NODE_HEADER: f64 = 62.0;
 const POD_H: f64 = 48.0;
 const POD_GAP: f64 = 4.0;
@@ -168,6 +184,13 @@ pub struct Scene {
     pub links: Vec<Link>,
     /// Where the open node's pipeline is drawn (see [`Scene::strip_box`]).
     pub strip: Rect,
+    /// How many characters wide a pipeline box's name is drawn, for the
+    /// keys the app names in words (`ipvs-real-server`: "IPVS real
+    /// server"); any other key is drawn as it is. Handed in by the app
+    /// ([`Scene::name_steps`]), in its language.
+    pub step_names: Vec<(&'static str, usize)>,
+    /// Lines the packet card gives its hop's sentence (see [`card_h`]).
+    pub card_lines: usize,
     #[serde(skip)]
     graph: UnGraph<(), ()>,
     #[serde(skip)]
@@ -189,11 +212,44 @@ impl PartialEq for Scene {
             && self.edges == other.edges
             && self.links == other.links
             && self.strip == other.strip
+            && self.step_names == other.step_names
+            && self.card_lines == other.card_lines
             && self.places == other.places
     }
 }
 
 impl Scene {
+    /// The scene with the pipeline steps in `keys` named `chars(key)`
+    /// characters wide (see [`Scene::step_names`]).
+    pub fn name_steps(mut self, keys: &[&'static str], chars: impl Fn(&str) -> usize) -> Scene {
+        self.step_names = keys.iter().map(|&k| (k, chars(k))).collect();
+        self
+    }
+
+    /// How many characters a pipeline box's name takes (its key's name as
+    /// the app draws it).
+    pub fn name_chars(&self, key: &str) -> usize {
+        self.step_names
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or(key.chars().count(), |(_, c)| *c)
+    }
+
+    /// (name, wider line) characters of a box with no packet in it (a
+    /// mode's pipeline at rest), for [`Scene::strip_box`].
+    pub fn bare_box_chars(&self, key: &str) -> (usize, usize) {
+        let c = crate::view::pipeline::name_room(self.name_chars(key));
+        (c, c)
+    }
+
+    /// Each box's (name, wider line) characters, for [`Scene::strip_box`].
+    pub fn box_chars(&self, boxes: &[crate::view::pipeline::PipelineBox]) -> Vec<(usize, usize)> {
+        boxes
+            .iter()
+            .map(|b| b.chars(self.name_chars(b.key)))
+            .collect()
+    }
+
     /// Where a place is drawn.
     pub fn anchor(&self, place: &Place) -> Option<Point> {
         self.places
@@ -202,21 +258,49 @@ impl Scene {
             .map(|(_, pt)| *pt)
     }
 
-    /// Box `k` of a pipeline of `n` boxes in the strip: one row of up to
-    /// [`STRIP_ROW_BOXES`], then a second row, both read left to right.
-    pub fn strip_box(&self, k: usize, n: usize) -> Rect {
-        let n = n.max(1);
+    /// Box `k` of a pipeline whose boxes need `chars` characters each (for
+    /// their name, for their wider line: see
+    /// [`crate::view::pipeline::PipelineBox::chars`]) in the strip: one row
+    /// of up to [`STRIP_ROW_BOXES`], then a second row, both read left to
+    /// right. Each box is as wide as its text and the row's spare room is
+    /// shared out evenly; a row that cannot hold its texts keeps every name
+    /// whole and shares the rest in proportion to what the details lack.
+    pub fn strip_box(&self, k: usize, chars: &[(usize, usize)]) -> Rect {
+        let n = chars.len().max(1);
         let per_row = if n <= STRIP_ROW_BOXES {
             n
         } else {
             n.div_ceil(2)
         };
-        let (row, col) = (k / per_row, k % per_row);
-        let w = (self.strip.w - (per_row as f64 - 1.0) * STRIP_GAP) / per_row as f64;
+        let row = k / per_row;
+        let first = row * per_row;
+        let units = |c: usize| c as f64 * STRIP_CHAR_W + STRIP_PAD;
+        let cells: Vec<(f64, f64)> = chars
+            .iter()
+            .skip(first)
+            .take(per_row)
+            .map(|&(name, want)| (units(name.min(want)), units(want)))
+            .collect();
+        let m = cells.len().max(1) as f64;
+        let room = self.strip.w - (m - 1.0) * STRIP_GAP;
+        let total: f64 = cells.iter().map(|r| r.1).sum();
+        let floors: f64 = cells.iter().map(|r| r.0).sum();
+        let width = |i: usize| -> f64 {
+            let (floor, want) = cells.get(i).copied().unwrap_or((0.0, 0.0));
+            if total <= room {
+                want + (room - total) / m
+            } else if floors < room {
+                floor + (want - floor) * (room - floors) / (total - floors)
+            } else {
+                want * room / total
+            }
+        };
+        let col = k - first;
+        let x = (0..col).map(|i| width(i) + STRIP_GAP).sum::<f64>();
         Rect {
-            x: self.strip.x + col as f64 * (w + STRIP_GAP),
+            x: self.strip.x + x,
             y: self.strip.y + row as f64 * (STRIP_ROW_H + STRIP_GAP),
-            w,
+            w: if cells.is_empty() { room } else { width(col) },
             h: STRIP_ROW_H,
         }
     }
@@ -224,8 +308,14 @@ impl Scene {
     /// Where a packet sits in box `k` of `n` when it is at the `within`-th
     /// of `count` hops in that box: along the box's bottom edge, one step to
     /// the right per rule, so every hop moves it.
-    pub fn strip_point(&self, k: usize, n: usize, within: usize, count: usize) -> Point {
-        let r = self.strip_box(k, n);
+    pub fn strip_point(
+        &self,
+        k: usize,
+        chars: &[(usize, usize)],
+        within: usize,
+        count: usize,
+    ) -> Point {
+        let r = self.strip_box(k, chars);
         let inner = r.w - 24.0;
         let step = if count > 1 {
             (inner / (count - 1) as f64).min(22.0)
@@ -377,6 +467,60 @@ impl ServiceBand {
     }
 }
 
+/// A Service box's title: 17 units, 0.62 em a character, and its padding.
+const SERVICE_CHAR_W: f64 = 17.0 * 0.62;
+const SERVICE_PAD: f64 = 24.0;
+/// The narrowest a Service box gets while its row has room: its second
+/// line (type and address) still fits.
+const SERVICE_MIN_W: f64 = 180.0;
+
+/// Where the Service band's boxes go, for boxes whose names have `names`
+/// characters: rows of `band.cols`, centred. A box is as wide as its name
+/// needs (at least [`SERVICE_MIN_W`]), and the row's spare room widens each
+/// up to the row's even share (110 to 320); a row whose names do not all
+/// fit is shared in proportion to them.
+fn service_slots(names: &[usize], band: &ServiceBand, top: f64) -> Vec<Rect> {
+    let cols = band.cols.max(1);
+    let m = cols as f64;
+    let even = ((WIDTH - 2.0 * MARGIN - (m - 1.0) * GAP) / m).clamp(110.0, 320.0);
+    let mut out = Vec::with_capacity(names.len());
+    for (row, chunk) in names.chunks(cols).enumerate() {
+        let k = chunk.len() as f64;
+        let room = WIDTH - 2.0 * MARGIN - (k - 1.0) * GAP;
+        let needs: Vec<f64> = chunk
+            .iter()
+            .map(|&c| (c as f64 * SERVICE_CHAR_W + SERVICE_PAD).max(SERVICE_MIN_W.min(even)))
+            .collect();
+        let total: f64 = needs.iter().sum();
+        let widths: Vec<f64> = if total > room {
+            needs.iter().map(|w| w * room / total).collect()
+        } else {
+            let spare = (room - total) / k;
+            needs
+                .iter()
+                .map(|&w| (w + spare).min(w.max(even)))
+                .collect()
+        };
+        // A short last row lines up under the first ones, as before.
+        let row_w = if chunk.len() < cols && widths.iter().all(|&w| w <= even) {
+            m * even + (m - 1.0) * GAP
+        } else {
+            widths.iter().sum::<f64>() + (k - 1.0) * GAP
+        };
+        let mut x = MARGIN.max((WIDTH - row_w) / 2.0);
+        for w in widths {
+            out.push(Rect {
+                x,
+                y: top + row as f64 * (SERVICE_H + SERVICE_ROW_GAP),
+                w,
+                h: SERVICE_H,
+            });
+            x += w + GAP;
+        }
+    }
+    out
+}
+
 /// Lay out the cluster. `slices` gives the endpoint edges (readiness shown).
 pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
     let n = cluster.nodes.len().max(1) as f64;
@@ -393,7 +537,11 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
     // The Service band: how many boxes, in how many rows; each row past the
     // first moves the strip and the nodes down.
     let band = ServiceBand::of(cluster.services.len());
-    let shift = band.rows.saturating_sub(1) as f64 * (SERVICE_H + SERVICE_ROW_GAP);
+    // An HTTP proxy's hops are told in longer sentences: the card gets a
+    // third line, and everything below it moves down.
+    let card_lines = if cluster.routing.is_empty() { 2 } else { 3 };
+    let card_extra = card_h(card_lines) - CARD_H;
+    let shift = card_extra + band.rows.saturating_sub(1) as f64 * (SERVICE_H + SERVICE_ROW_GAP);
     let node_top = NODE_TOP + shift;
     let height = node_top + node_h + MARGIN;
 
@@ -593,16 +741,12 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
     // one more box counts the rest.
     let svcs: Vec<_> = cluster.services.iter().take(band.drawn).collect();
     let hidden = cluster.services.len() - svcs.len();
-    let m = band.cols.max(1) as f64;
-    let svc_w = ((WIDTH - 2.0 * MARGIN - (m - 1.0) * GAP) / m).clamp(110.0, 320.0);
-    let band_w = m * svc_w + (m - 1.0) * GAP;
-    let start = MARGIN.max((WIDTH - band_w) / 2.0);
-    let slot = |k: usize| Rect {
-        x: start + (k % band.cols.max(1)) as f64 * (svc_w + GAP),
-        y: SERVICE_Y + (k / band.cols.max(1)) as f64 * (SERVICE_H + SERVICE_ROW_GAP),
-        w: svc_w,
-        h: SERVICE_H,
-    };
+    let mut names: Vec<usize> = svcs.iter().map(|s| s.id.name.chars().count()).collect();
+    if hidden > 0 {
+        names.push(0);
+    }
+    let slots = service_slots(&names, &band, SERVICE_Y + card_extra);
+    let slot = |k: usize| slots.get(k).copied().unwrap_or_default();
     let mut services = Vec::new();
     for (k, svc) in svcs.iter().enumerate() {
         let rect = slot(k);
@@ -701,6 +845,8 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         edges,
         links,
         strip,
+        step_names: Vec::new(),
+        card_lines,
         graph,
         places,
     }
@@ -768,6 +914,75 @@ mod tests {
             s.load_balancer.is_none(),
             "no LoadBalancer Service in the seed"
         );
+    }
+
+    #[test]
+    fn strip_boxes_are_as_wide_as_their_texts_and_share_the_rest() {
+        let s = scene();
+        let inside =
+            |r: &Rect| r.x >= s.strip.x - 1e-9 && r.x + r.w <= s.strip.x + s.strip.w + 1e-9;
+        // Eight boxes: two rows of four. `DNAT → 10.244.2.5:8080` (22) and
+        // `ACCEPT · MASQ → 10.244.2.1` (26) get their room whole.
+        let chars = [12, 15, 10, 15, 16, 22, 9, 26].map(|c| (9, c));
+        let rects: Vec<Rect> = (0..chars.len()).map(|k| s.strip_box(k, &chars)).collect();
+        for (r, (_, c)) in rects.iter().zip(chars) {
+            assert!(
+                r.w >= c as f64 * STRIP_CHAR_W + STRIP_PAD - 1e-9,
+                "{c}: {r:?}"
+            );
+            assert!(inside(r), "{r:?}");
+        }
+        for row in rects.chunks(4) {
+            for w in row.windows(2) {
+                assert!((w[1].x - (w[0].x + w[0].w) - STRIP_GAP).abs() < 1e-9);
+            }
+            let end = row[3].x + row[3].w;
+            assert!(
+                (end - (s.strip.x + s.strip.w)).abs() < 1e-9,
+                "a row fills the strip"
+            );
+        }
+        // More text than room: every name whole, the details' lack shared
+        // in proportion, still inside.
+        let long = [(10, 60), (10, 30), (10, 30), (20, 20)];
+        let r: Vec<Rect> = (0..4).map(|k| s.strip_box(k, &long)).collect();
+        assert!(r.iter().all(inside));
+        assert!(r
+            .iter()
+            .zip(long)
+            .all(|(r, (name, _))| r.w >= name as f64 * STRIP_CHAR_W + STRIP_PAD));
+        assert!(
+            (r[3].w - (20.0 * STRIP_CHAR_W + STRIP_PAD)).abs() < 1e-9,
+            "{r:?}"
+        );
+        assert!(r[0].w > r[1].w && (r[1].w - r[2].w).abs() < 1e-9, "{r:?}");
+        // Equal texts: equal boxes, as the skeleton at rest is drawn.
+        let even: Vec<f64> = (0..5).map(|k| s.strip_box(k, &[(10, 10); 5]).w).collect();
+        assert!(even.windows(2).all(|w| (w[0] - w[1]).abs() < 1e-9));
+    }
+
+    #[test]
+    fn a_service_box_is_as_wide_as_its_name_when_the_row_has_room() {
+        let band = ServiceBand::of(3);
+        let slots = service_slots(&[24, 3, 8], &band, SERVICE_Y);
+        assert!(
+            slots[0].w >= 24.0 * SERVICE_CHAR_W + SERVICE_PAD - 1e-9,
+            "{slots:?}"
+        );
+        assert!(
+            slots[1].w >= 180.0,
+            "short names keep the even share: {slots:?}"
+        );
+        for w in slots.windows(2) {
+            assert!(w[1].x >= w[0].x + w[0].w + GAP - 1e-9, "{slots:?}");
+        }
+        assert!(slots[2].x + slots[2].w <= WIDTH - MARGIN + 1e-9);
+        // Four 40-character names cannot all fit: shared, inside the view.
+        let band = ServiceBand::of(4);
+        let slots = service_slots(&[40; 4], &band, SERVICE_Y);
+        assert!(slots
+            .iter()
+            .all(|r| r.x >= MARGIN - 1e-9 && r.x + r.w <= WIDTH - MARGIN + 1e-9));
     }
 
     #[test]

@@ -106,7 +106,8 @@ impl Flight {
             let slot = slots.get(i).copied().flatten()?;
             let boxes = &pipes.get(slot.pipeline)?.boxes;
             let count = boxes.get(slot.boxed)?.hops.len();
-            Some(scene.strip_point(slot.boxed, boxes.len(), slot.within, count))
+            let chars = scene.box_chars(boxes);
+            Some(scene.strip_point(slot.boxed, &chars, slot.within, count))
         };
         let mut legs: Vec<Leg> = Vec::new();
         let mut at = origin_place(trace);
