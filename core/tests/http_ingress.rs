@@ -732,14 +732,7 @@ fn unmodelled_nginx_annotations_are_named() {
         &[format!("{BASE}\n---\n{ing}")],
         &["in.yaml".to_string()],
     );
-    assert!(
-        out.stderr.contains("Ingress/default/test"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("rewrite-target is not modelled"),
-        "{}",
-        out.stderr
-    );
+    for want in ["Ingress/default/test", "rewrite-target is not modelled"] {
+        assert!(out.stderr.contains(want), "{want}: {}", out.stderr);
+    }
 }

@@ -23,16 +23,20 @@ fn pod(kind: &str, probe: &str) -> Cluster {
 /// App changes so that the probe at `k` seconds sees `states[k]` (the
 /// first one from the container's start, the others half a second early).
 fn script(c: &Cluster, states: &[AppState]) -> Vec<AppChange> {
-    let pod = c.pods[0].id.clone();
     states
         .iter()
         .enumerate()
-        .map(|(k, s)| AppChange {
-            at_ms: (k as u64 * 1000).saturating_sub(500),
-            pod: pod.clone(),
-            state: *s,
-        })
+        .map(|(k, s)| change(&c.pods[0], (k as u64 * 1000).saturating_sub(500), *s))
         .collect()
+}
+
+/// `pod`'s app in `state` from `at_ms` on.
+fn change(pod: &kpv_core::model::Pod, at_ms: u64, state: AppState) -> AppChange {
+    AppChange {
+        at_ms,
+        pod: pod.id.clone(),
+        state,
+    }
 }
 
 const S: AppState = AppState::Healthy;
@@ -195,18 +199,7 @@ fn a_startup_probe_runs_first_and_restarts_on_failure() {
     assert!(ready_at(pod, &[], 0));
     // Down until 1.5 s: two startup failures, then it starts; readiness
     // is not probed before.
-    let up_late = [
-        AppChange {
-            at_ms: 0,
-            pod: pod.id.clone(),
-            state: D,
-        },
-        AppChange {
-            at_ms: 1_500,
-            pod: pod.id.clone(),
-            state: S,
-        },
-    ];
+    let up_late = [change(pod, 0, D), change(pod, 1_500, S)];
     assert_eq!(
         runs(&up_late, 2_000),
         [
@@ -219,11 +212,7 @@ fn a_startup_probe_runs_first_and_restarts_on_failure() {
     assert!(!ready_at(pod, &up_late, 1_999));
     assert!(ready_at(pod, &up_late, 2_000));
     // Down for good: the third failure restarts it, and it starts over.
-    let down = [AppChange {
-        at_ms: 0,
-        pod: pod.id.clone(),
-        state: D,
-    }];
+    let down = [change(pod, 0, D)];
     assert_eq!(
         runs(&down, 3_000),
         [
@@ -242,11 +231,7 @@ fn a_startup_probe_runs_first_and_restarts_on_failure() {
 fn restarts_are_events_and_counted() {
     use kpv_core::net::controller::events::{events, EventKind};
     let c = with_startup("periodSeconds: 1, failureThreshold: 2");
-    let down = [AppChange {
-        at_ms: 0,
-        pod: c.pods[0].id.clone(),
-        state: D,
-    }];
+    let down = [change(&c.pods[0], 0, D)];
     let evs = events(
         &c,
         &down,
@@ -271,18 +256,7 @@ fn restarts_are_events_and_counted() {
         ]
     );
     // Up at 5.5 s: started and Ready at 6 s, after three restarts.
-    let later = [
-        AppChange {
-            at_ms: 0,
-            pod: c.pods[0].id.clone(),
-            state: D,
-        },
-        AppChange {
-            at_ms: 5_500,
-            pod: c.pods[0].id.clone(),
-            state: S,
-        },
-    ];
+    let later = [change(&c.pods[0], 0, D), change(&c.pods[0], 5_500, S)];
     let evs = events(
         &c,
         &later,
