@@ -25,6 +25,48 @@ pub fn short(name: &str, max: usize) -> String {
     s
 }
 
+/// A generated object name cut to `max` characters in its middle, so its
+/// own suffix stays (`alpaca-prod-7c…-8sqmn`: the Pod, not its template's
+/// hash); a name without one is cut at its end.
+pub fn short_middle(name: &str, max: usize) -> String {
+    let n = name.chars().count();
+    if n <= max {
+        return name.to_string();
+    }
+    match name.rfind('-') {
+        Some(i) if name[i..].chars().count() + 4 <= max => {
+            let tail = &name[i..];
+            let head: String = name
+                .chars()
+                .take(max.saturating_sub(tail.chars().count() + 1))
+                .collect();
+            format!("{head}…{tail}")
+        }
+        _ => short(name, max),
+    }
+}
+
+/// The pipeline box keys [`step_name`] names in words (the rest are drawn
+/// as they are).
+pub const DESCRIBED: &[&str] = &[
+    "ipvs-virtual-server",
+    "ipvs-real-server",
+    "kube-ipvs0",
+    "nft-services-map",
+    "nft-external",
+    "nft-firewall",
+    "nft-service-chain",
+    "nft-endpoint-chain",
+    "kube-proxy-process",
+    "kube-proxy-dial",
+    "rules",
+    "listener",
+    "route",
+    "rule",
+    "filters",
+    "backend",
+];
+
 /// The words for a pipeline box key (hooks and chain families keep their
 /// kernel names; the rest are described).
 pub fn step_name(l: Lang, key: &str) -> String {
@@ -363,5 +405,19 @@ mod tests {
         assert_eq!(short("KUBE-SVC-XGLOHA7QRQ3V22RZ", 12), "KUBE-SVC-XG…");
         assert_eq!(short("KUBE-SEP", 12), "KUBE-SEP");
         assert_eq!(short("가나다라마", 3), "가나…");
+        // (In English some words are their keys: "listener".)
+        for k in DESCRIBED {
+            assert_ne!(step_name(Lang::Ko, k), *k, "{k} is named in words");
+        }
+        assert_eq!(
+            short_middle("alpaca-prod-7c6f65895c-8sqmn", 18),
+            "alpaca-prod…-8sqmn"
+        );
+        assert_eq!(
+            short_middle("alpaca-prod-7c6f65895c-8sqmn", 28),
+            "alpaca-prod-7c6f65895c-8sqmn"
+        );
+        assert_eq!(short_middle("web-3", 4), "web…");
+        assert_eq!(short_middle("averyveryverylongname", 8), "averyve…");
     }
 }

@@ -51,6 +51,7 @@ pub mod lesson_model;
 #[cfg(feature = "full")]
 pub mod lessons;
 pub mod load;
+pub mod measure;
 pub mod mode_fetch;
 pub mod modes;
 pub mod numbers;

@@ -212,8 +212,17 @@ impl Store {
         let pod_ready = Memo::new(move |_| snapshot.with(|s| s.pod_ready.clone()));
         let slices = Memo::new(move |_| snapshot.with(|s| s.slices.clone()));
         let proxy_slices = Memo::new(move |_| snapshot.with(|s| s.proxy_slices.clone()));
+        // The pipeline's step names are words in the app's language: the
+        // scene is told how wide they are drawn, so its boxes fit them.
+        let lang = use_context::<RwSignal<crate::i18n::Lang>>();
         let scene = Memo::new(move |_| {
-            parsed.with(|(c, _)| slices.with(|s| kpv_core::view::scene::layout(c, s)))
+            let lg = lang.map_or(crate::i18n::Lang::En, |l| l.get());
+            parsed
+                .with(|(c, _)| slices.with(|s| kpv_core::view::scene::layout(c, s)))
+                .name_steps(crate::hops::DESCRIBED, |k| {
+                    let name = crate::hops::step_name(lg, k);
+                    (crate::measure::drawn_width(&name, 1.0) / 0.62).ceil() as usize
+                })
         });
         let http_prepared = Memo::new(move |_| {
             // Subscribed to readiness first, so it is prepared once it is in.

@@ -38,14 +38,14 @@ pub const CORE: &[Layer] = &[
 ];
 
 /// kpv-web's layers, bottom up: fetching the site's own files, the one
-/// loading state and idle scheduler, and writing numbers; the words of each
-/// language; the compiled-in index of
-/// presets and lessons; the outside world (address, storage, downloads,
+/// loading state and idle scheduler, writing numbers and measuring labels;
+/// the words of each language; the compiled-in index of presets and
+/// lessons; the outside world (address, storage, downloads,
 /// work between frames); the code that loads later; the Store; what
 /// changes the Store's inputs (data files, share links, lessons, fetching
 /// modes); the components that bind to it and draw; the app.
 pub const WEB: &[Layer] = &[
-    ("leaves", &["fetch", "load", "numbers"]),
+    ("leaves", &["fetch", "load", "numbers", "measure"]),
     ("words", &["i18n", "hops", "hops_http", "why"]),
     ("index", &["scenarios", "lessons"]),
     ("outside", &["env", "download", "export", "work"]),

@@ -60,14 +60,17 @@ for (const p of presets) {
   }
 }
 
-test('in the embed (720×405) the request card is deliberately absent: the diagram and its caption tell the journey', async ({ page }) => {
+test('in the embed (720×405) the request card is deliberately absent: the diagram and its packet card tell the journey', async ({ page }) => {
   await page.setViewportSize({ width: 720, height: 405 });
   const app = new App(page);
   await app.open('/embed/?scenario=gateway-api&lang=en');
   await app.send();
   await app.pause();
   expect(await stepUntil(app, async () => (await currentStep(page)) === 'backend')).toBe(true);
-  await expect(app.byId('hop-caption')).toContainText('New connection from the proxy Pod');
+  // The packet card carries the hop's sentence, on up to three lines.
+  const said = (await app.byId('packet-card').locator('text').allTextContents()).join(' ');
+  expect(said).toContain('New connection from proxy Pod');
+  await expect(app.byId('hop-caption')).toContainText(/Hop \d+ of \d+ · Gateway API/);
   await expect(app.byId('request-card')).toHaveCount(0);
   await page.screenshot({ path: `${shots}/http-view-embed.png` });
 });
@@ -140,7 +143,7 @@ for (const lang of ['en', 'ko']) {
     // Step to the first hop after the proxy's new connection.
     expect(await stepUntil(app, async () => (await currentStep(page)) === 'backend')).toBe(true);
     const words = lang === 'en'
-      ? { connect: 'to the ClusterIP 10.96.10.10:80', again: 'through kube-proxy again', dnat: /destination rewritten to 10\.244\.\d+\.\d+:8080 \(DNAT\)/ }
+      ? { connect: 'to ClusterIP 10.96.10.10:80', again: 'through kube-proxy again', dnat: /destination rewritten to 10\.244\.\d+\.\d+:8080 \(DNAT\)/ }
       : { connect: 'ClusterIP 10.96.10.10:80(으)로 새 연결', again: '다시 kube-proxy를 거침', dnat: /목적지를 10\.244\.\d+\.\d+:8080\(으\)로 변경 \(DNAT\)/ };
     await expect(app.byId('hop-caption')).toContainText(words.connect);
     await expect(app.byId('hop-caption')).toContainText(words.again);

@@ -32,7 +32,7 @@ for (const p of presets) {
     // Step to the proxy's listener: TLS ends there with the host's certificate.
     expect(await stepUntil(app, async () => (await currentStep(page)) === 'listener')).toBe(true);
     const listener = page.locator('[data-testid=pipeline-step][data-step=listener]');
-    await expect(listener).toContainText('TLS ends here');
+    await expect(listener).toContainText('TLS ends · ');
     await expect(listener.locator('title')).toContainText(p.cert);
     await expect(app.byId('node-pipeline')).toContainText('Inside proxy Pod');
     await expect(app.byId('hop-caption')).toContainText('TLS ends at the proxy');
@@ -50,7 +50,7 @@ for (const p of presets) {
     // The second connection: from the proxy Pod's own address to a Pod.
     const card = app.byId('packet-card');
     await expect(card).toContainText('✎');
-    await expect(app.byId('hop-caption')).toContainText('New connection from the proxy Pod');
+    await expect(app.byId('hop-caption')).toContainText('New connection from proxy Pod');
     await expect(app.byId('request-card')).toContainText('x-forwarded-proto: https');
     // The routing table highlights the rule that decided.
     await app.byId('tab-routing').click();
@@ -90,7 +90,7 @@ for (const r of [
     expect(await app.outcome()).toBe('delivered');
     // The connection ended at the proxy Pod: no backend Pod got it.
     const hops = await app.hops.allInnerTexts();
-    expect(hops.join('\n')).not.toMatch(/New connection from the proxy Pod/);
+    expect(hops.join('\n')).not.toMatch(/New connection from proxy Pod/);
   });
 }
 
@@ -151,7 +151,7 @@ test('in Korean the proxy\'s hops are Korean', async ({ page }) => {
   await app.pause();
   expect(await stepUntil(app, async () => (await currentStep(page)) === 'listener')).toBe(true);
   await expect(app.byId('hop-caption')).toContainText('프록시에서 TLS 종료');
-  await expect(page.locator('[data-testid=pipeline-step][data-step=listener]')).toContainText('여기서 TLS 종료');
+  await expect(page.locator('[data-testid=pipeline-step][data-step=listener]')).toContainText('TLS 종료 · ');
   await app.byId('play-pause').click();
   await app.outcome();
   const proxy = await page.locator('[data-testid=hop][data-hop^=http-]').allInnerTexts();

@@ -3,11 +3,11 @@
 //! measured as drawn (Hangul a whole em) so a Korean line never runs past
 //! the card; it never reaches over the entry row's boxes.
 
-use super::measure::{clip, drawn_width, n};
 use crate::i18n::{tr, Lang};
+use crate::measure::{clip, drawn_width, n, wrap};
 use crate::state::Store;
 use kpv_core::net::trace::{HopKind, Trace};
-use kpv_core::view::scene::{CARD_RIGHT, CARD_TOP};
+use kpv_core::view::scene::{card_h, CARD_FIRST, CARD_LINE, CARD_RIGHT, CARD_TOP};
 use kpv_core::view::timeline::Position;
 use leptos::prelude::*;
 
@@ -16,7 +16,8 @@ use leptos::prelude::*;
 struct Card {
     x: f64,
     w: f64,
-    hop: String,
+    /// The hop's sentence, on one or two lines.
+    hop: Vec<String>,
     src: String,
     dst: String,
     src_changed: bool,
@@ -32,7 +33,7 @@ const CARD_CHAR_W: f64 = 9.9;
 /// then the header as it is now, the rewritten field marked with ✎ as well as
 /// colour (the event list has the before → after). `left` is where the entry
 /// row's boxes end: the card never reaches over them.
-fn card_at(trace: &Trace, pos: Position, lang: Lang, left: f64) -> Option<Card> {
+fn card_at(trace: &Trace, pos: Position, lang: Lang, left: f64, lines: usize) -> Option<Card> {
     let hop = trace.hops.get(pos.hop)?;
     let src_changed = hop.before.src != hop.after.src;
     let dst_changed = hop.before.dst != hop.after.dst;
@@ -63,13 +64,19 @@ fn card_at(trace: &Trace, pos: Position, lang: Lang, left: f64) -> Option<Card> 
         room,
         px,
     );
-    let hop_text = clip(
-        &format!("{}. {}", pos.hop + 1, crate::hops::summary(lang, hop)),
+    let hop_text = wrap(
+        &format!(
+            "{}. {}",
+            pos.hop + 1,
+            short_hashes(&crate::hops::summary(lang, hop))
+        ),
         room,
         px,
+        lines,
     );
-    let w = [&hop_text, &src, &dst]
+    let w = hop_text
         .iter()
+        .chain([&src, &dst])
         .map(|t| drawn_width(t, px))
         .fold(0.0, f64::max)
         + 20.0;
@@ -84,9 +91,44 @@ fn card_at(trace: &Trace, pos: Position, lang: Lang, left: f64) -> Option<Card> 
     })
 }
 
+/// `text` with kube-proxy's chain hashes shortened to their first four
+/// characters (`KUBE-SEP-OAIG…`): a hash carries no answer, and the card's
+/// two lines keep the addresses whole. The caption and the hop list keep
+/// the whole names.
+fn short_hashes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("KUBE-") {
+        let (before, from) = rest.split_at(i);
+        out.push_str(before);
+        // `KUBE-XXX-` and then the hash: upper-case letters and digits.
+        let family = from[5..].find('-').map(|d| 5 + d + 1);
+        let hash_len = family.map_or(0, |f| {
+            from[f..]
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+                .count()
+        });
+        match family {
+            Some(f) if hash_len >= 12 => {
+                out.push_str(&from[..f + 4]);
+                out.push('…');
+                rest = &from[f + hash_len..];
+            }
+            _ => {
+                out.push_str("KUBE-");
+                rest = &from[5..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The focused packet's card, in the top right corner where it never covers
 /// a node or Pod title. Its elements are made once; only their attributes
-/// and text follow the packet.
+/// and text follow the packet. The hop's sentence takes up to the scene's
+/// `card_lines` lines ([`card_h`] leaves room for them above the Services).
 #[component]
 pub(super) fn PacketCard() -> impl IntoView {
     let store = expect_context::<Store>();
@@ -98,30 +140,69 @@ pub(super) fn PacketCard() -> impl IntoView {
         let pos = store
             .with_focused_flight(|f| f.position(now, reduced))
             .flatten()?;
-        let left = store.scene.with(|s| {
+        let (left, lines) = store.scene.with(|s| {
             let r = s.load_balancer.unwrap_or(s.client);
-            r.x + r.w + 8.0
+            (r.x + r.w + 8.0, s.card_lines)
         });
         store
-            .with_focused_trace(|trace| card_at(trace, pos, lang, left))
+            .with_focused_trace(|trace| card_at(trace, pos, lang, left, lines))
             .flatten()
     });
     let get =
         move |f: fn(&Card) -> String| move || card.with(|c| c.as_ref().map(f).unwrap_or_default());
+    // The sentence's lines, then the source and destination below them.
+    let lines = move || card.with(|c| c.as_ref().map_or(1, |c| c.hop.len().max(1)));
+    let baseline = |k: usize| CARD_TOP + CARD_FIRST + k as f64 * CARD_LINE;
+    let hop_line = move |k: usize| {
+        move || {
+            card.with(|c| {
+                c.as_ref()
+                    .and_then(|c| c.hop.get(k).cloned())
+                    .unwrap_or_default()
+            })
+        }
+    };
     view! {
         <Show when=move || card.with(Option::is_some)>
             <g class="packet-card" data-testid="packet-card" pointer-events="none">
-                <rect x=get(|c| n(c.x)) y=n(CARD_TOP) width=get(|c| n(c.w)) height="74" rx="6" />
-                <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 21.0) class="mono card-hop">{get(|c| c.hop.clone())}</text>
-                <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 44.0) class="mono"
+                <rect x=get(|c| n(c.x)) y=n(CARD_TOP) width=get(|c| n(c.w)) height=move || n(card_h(lines())) rx="6" />
+                <text x=get(|c| n(c.x + 10.0)) y=n(baseline(0)) class="mono card-hop">{hop_line(0)}</text>
+                <text x=get(|c| n(c.x + 10.0)) y=n(baseline(1)) class="mono card-hop">{hop_line(1)}</text>
+                <text x=get(|c| n(c.x + 10.0)) y=n(baseline(2)) class="mono card-hop">{hop_line(2)}</text>
+                <text x=get(|c| n(c.x + 10.0)) y=move || n(baseline(lines())) class="mono"
                     class:rewritten=move || card.with(|c| c.as_ref().is_some_and(|c| c.src_changed))>
                     {get(|c| c.src.clone())}
                 </text>
-                <text x=get(|c| n(c.x + 10.0)) y=n(CARD_TOP + 67.0) class="mono"
+                <text x=get(|c| n(c.x + 10.0)) y=move || n(baseline(lines() + 1)) class="mono"
                     class:rewritten=move || card.with(|c| c.as_ref().is_some_and(|c| c.dst_changed))>
                     {get(|c| c.dst.clone())}
                 </text>
             </g>
         </Show>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_hashes;
+
+    #[test]
+    fn chain_hashes_are_shortened_and_nothing_else() {
+        assert_eq!(
+            short_hashes("KUBE-SEP-OAIGUPJHOE4YU7HS: destination rewritten to 10.244.2.5:8080"),
+            "KUBE-SEP-OAIG…: destination rewritten to 10.244.2.5:8080"
+        );
+        assert_eq!(
+            short_hashes("matches, jumps to KUBE-SVC-CDGGSHYLG3RE2FKL"),
+            "matches, jumps to KUBE-SVC-CDGG…"
+        );
+        for whole in [
+            "KUBE-SERVICES: matches, jumps to KUBE-NODEPORTS",
+            "KUBE-MARK-MASQ",
+            "KUBE-",
+            "x KUBE-FW-AB",
+        ] {
+            assert_eq!(short_hashes(whole), whole);
+        }
     }
 }

@@ -6,10 +6,10 @@
 //! shape and a word, never by colour alone.
 
 use super::card::PacketCard;
-use super::measure::{clip, fits, n};
 use super::{lang, outcome_class, outcome_mark, t};
-use crate::hops::{chip_text, short, step_name};
+use crate::hops::{chip_text, short, short_middle, step_name};
 use crate::i18n::tr;
+use crate::measure::{fits, n, wrap};
 use crate::state::{lookup, Store};
 use kpv_core::model::{Mode, NamespacedName, ServiceType};
 use kpv_core::net::controller::AppState;
@@ -178,7 +178,7 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                             <title>{full}</title>
                             <BoxRect rect=r class="service-box" />
                             <svg x=n(r.x) y=n(r.y) width=n(r.w) height=n(r.h)>
-                                <text x="10" y="21" class="title">{short(&svc.id.name, fits(r.w - 20.0, 17.0))}</text>
+                                <text x="10" y="21" class="title">{short_middle(&svc.id.name, fits(r.w - 20.0, 17.0))}</text>
                                 <text x="10" y="41" class="mono">{short(&line2, fits(r.w - 20.0, 16.0))}</text>
                             </svg>
                             {mark}
@@ -198,13 +198,19 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                         <text class="warn-mark" data-testid="warning-mark" x=n(nd.proxy.x - 26.0) y=n(r.y + 24.0)><title>{m}</title>"⚠"</text>
                     });
                     let eth = if node_ports.is_empty() { format!("eth0 {}", nd.ip) } else { format!("eth0 {} {}", nd.ip, node_ports.join(" ")) };
+                    let eth_shown = eth_label(&nd.ip, &node_ports, fits(nd.eth.w - 16.0, 16.0));
                     let title_max = fits(nd.proxy.x - r.x - if warned.is_some() { 46.0 } else { 16.0 }, 17.0);
                     let tip = format!("{}{}{}", nd.name, nd.zone.clone().map(|z| format!(" · {z}")).unwrap_or_default(), nd.pod_cidr.clone().map(|c| format!(" · {c}")).unwrap_or_default());
                     let skip = skipped.get(&nd.name).map(|svc| {
                         let text = tr(l.get(), "diagram.lb-skips").replace("{svc}", svc);
+                        // On two lines when it needs them, the last at the box's foot.
+                        let lines = wrap(&text, r.w - 20.0, 16.5, 2);
+                        let count = lines.len();
                         view! {
                             <text x=n(r.x + 10.0) y=n(r.y + r.h - 10.0) class="skip-reason" data-testid="lb-skip-reason">
-                                {clip(&text, r.w - 20.0, 16.5)}<title>{text.clone()}</title>
+                                {lines.into_iter().enumerate().map(|(i, line)| view! {
+                                    <tspan x=n(r.x + 10.0) y=n(r.y + r.h - 10.0 - (count - 1 - i) as f64 * 21.0)>{line}</tspan>
+                                }).collect_view()}<title>{text.clone()}</title>
                             </text>
                         }
                     });
@@ -222,7 +228,7 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                                 <text x=n(nd.proxy.x + 30.0) y=n(nd.proxy.y + 18.0) class="strong">{short(mode_word, fits(nd.proxy.w - 36.0, 16.0))}</text>
                             </g>
                             <BoxRect rect=nd.eth class="eth-box" />
-                            <text x=n(nd.eth.x + 8.0) y=n(nd.eth.y + 18.0) class="mono">{short(&eth, fits(nd.eth.w - 16.0, 16.0))}<title>{eth.clone()}</title></text>
+                            <text x=n(nd.eth.x + 8.0) y=n(nd.eth.y + 18.0) class="mono">{eth_shown}<title>{eth.clone()}</title></text>
                         </g>
                     }
                 })
@@ -254,7 +260,7 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                             on:click=move |_| open_pod.update(|o| *o = if o.as_ref() == Some(&id) { None } else { Some(id.clone()) })>
                             <title>{tip}</title>
                             <BoxRect rect=r class="pod-box" />
-                            <text x=n(r.x + name_dx) y=n(r.y + 20.0) class="strong">{short(&p.id.name, fits(r.w - 52.0 - name_dx, 17.0))}</text>
+                            <text x=n(r.x + name_dx) y=n(r.y + 20.0) class="strong">{short_middle(&p.id.name, fits(r.w - 52.0 - name_dx, 17.0))}</text>
                             {warn_mark}
                             <text x=n(r.x + 8.0) y=n(r.y + 40.0) class="mono">{short(&p.ip, fits(r.w - state_w - 12.0, 16.0))}</text>
                             <text x=n(r.x + r.w - 8.0) y=n(r.y + 40.0) class="readiness" text-anchor="end">{format!("{mark} {}", short(word, fits(state_w, 16.0)))}</text>
@@ -441,16 +447,18 @@ fn PipelineStrip() -> impl IntoView {
         });
         let mode_word = mode.as_str();
         let current = at.get();
-        let boxes: Vec<(String, String, String, bool, bool)> = match current {
+        let boxes: Vec<StripBox> = match current {
             Some((shown, cur, hop, _)) => info
                 .with(|i| {
                     i.as_ref()
                         .and_then(|(pipes, _, _)| pipes.get(shown))
                         .map(|p| {
+                            let chars = store.scene.with(|s| s.box_chars(&p.boxes));
                             p.boxes
                                 .iter()
+                                .zip(chars)
                                 .enumerate()
-                                .map(|(k, b)| {
+                                .map(|(k, (b, chars))| {
                                     let name = step_name(lg, b.key);
                                     let detail = if !b.chips.is_empty() {
                                         b.chips
@@ -465,7 +473,19 @@ fn PipelineStrip() -> impl IntoView {
                                     };
                                     let passed =
                                         b.hops.last().is_some_and(|&h| h < hop) && cur != Some(k);
-                                    (b.key.to_string(), name, detail, cur == Some(k), passed)
+                                    StripBox {
+                                        key: b.key,
+                                        // A chipless box's detail is its
+                                        // chain's name (where the packet
+                                        // is, which may be shortened), not
+                                        // a value.
+                                        chain: b.chips.is_empty() && !detail.is_empty(),
+                                        name,
+                                        detail,
+                                        current: cur == Some(k),
+                                        passed,
+                                        chars,
+                                    }
                                 })
                                 .collect()
                         })
@@ -473,7 +493,15 @@ fn PipelineStrip() -> impl IntoView {
                 .unwrap_or_default(),
             None => skeleton(mode)
                 .iter()
-                .map(|k| (k.to_string(), step_name(lg, k), String::new(), false, false))
+                .map(|&key| StripBox {
+                    key,
+                    name: step_name(lg, key),
+                    detail: String::new(),
+                    current: false,
+                    passed: false,
+                    chain: false,
+                    chars: store.scene.with(|s| s.bare_box_chars(key)),
+                })
                 .collect(),
         };
         let node = match current {
@@ -508,7 +536,7 @@ fn PipelineStrip() -> impl IntoView {
         };
         let compared =
             current.map(|c| tr(lg, "pipeline.compared").replace("{n}", &c.3.to_string()));
-        let count = boxes.len();
+        let chars: Vec<(usize, usize)> = boxes.iter().map(|b| b.chars).collect();
         let zoom = scene_nodes
             .iter()
             .find(|(nm, _)| *nm == node)
@@ -529,8 +557,9 @@ fn PipelineStrip() -> impl IntoView {
         let views = boxes
             .into_iter()
             .enumerate()
-            .map(|(k, (key, name, detail, is_current, passed))| {
-                let r = store.scene.with(|s| s.strip_box(k, count));
+            .map(|(k, b)| {
+                let StripBox { key, name, detail, current: is_current, passed, chain, .. } = b;
+                let r = store.scene.with(|s| s.strip_box(k, &chars));
                 let tick = if passed { "✓ " } else if is_current { "▶ " } else { "" };
                 let title = format!("{name}\n{detail}");
                 let rk = format!("step:{key}");
@@ -541,7 +570,7 @@ fn PipelineStrip() -> impl IntoView {
                         <title>{title}</title>
                         <BoxRect rect=r class="step-box" />
                         <text x=n(r.x + 8.0) y=n(r.y + 20.0) class="strong">{short(&format!("{tick}{name}"), fits(r.w - 14.0, 16.5))}</text>
-                        <text x=n(r.x + 8.0) y=n(r.y + 40.0) class="mono chip">{short(&detail, fits(r.w - 14.0, 16.0))}</text>
+                        <text x=n(r.x + 8.0) y=n(r.y + 40.0) class="mono chip" class:chain=chain>{short(&detail, fits(r.w - 14.0, 16.0))}</text>
                     </g>
                 }
             })
@@ -555,6 +584,46 @@ fn PipelineStrip() -> impl IntoView {
             </g>
         }
     }
+}
+
+/// A node's interface label in `max` characters: `eth0`, its address and
+/// its NodePorts; when that is too long the interface's name goes first
+/// (it carries no answer), then the last ports are counted (`+2`). The
+/// address is never cut.
+fn eth_label(ip: &str, ports: &[String], max: usize) -> String {
+    let with = |k: usize| {
+        let mut s = ip.to_string();
+        for p in ports.iter().take(k) {
+            s.push(' ');
+            s.push_str(p);
+        }
+        if k < ports.len() {
+            s.push_str(&format!(" +{}", ports.len() - k));
+        }
+        s
+    };
+    let whole = format!("eth0 {}", with(ports.len()));
+    if whole.chars().count() <= max {
+        return whole;
+    }
+    (0..=ports.len())
+        .rev()
+        .map(with)
+        .find(|s| s.chars().count() <= max)
+        .unwrap_or_else(|| ip.to_string())
+}
+
+/// A strip box as drawn.
+struct StripBox {
+    key: &'static str,
+    name: String,
+    detail: String,
+    current: bool,
+    passed: bool,
+    /// Its detail is a chain's name (`.chain`: it may be shortened).
+    chain: bool,
+    /// (name, wider line) characters, for [`kpv_core::view::scene::Scene::strip_box`].
+    chars: (usize, usize),
 }
 
 /// The focused packet's trail so far: runs of legs on one connection
@@ -884,5 +953,26 @@ pub fn Diagram() -> impl IntoView {
             <PacketCard />
             <PodControls open_pod=open_pod />
         </svg>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::eth_label;
+
+    #[test]
+    fn an_interface_label_drops_its_name_then_counts_ports_but_keeps_the_address() {
+        let ports = [":30080".to_string(), ":30443".to_string()];
+        let ip = "192.168.49.11";
+        assert_eq!(
+            eth_label(ip, &ports, 40),
+            "eth0 192.168.49.11 :30080 :30443"
+        );
+        assert_eq!(eth_label(ip, &ports, 27), "192.168.49.11 :30080 :30443");
+        assert_eq!(eth_label(ip, &ports, 23), "192.168.49.11 :30080 +1");
+        assert_eq!(eth_label(ip, &ports, 16), "192.168.49.11 +2");
+        assert_eq!(eth_label(ip, &ports, 5), "192.168.49.11");
+        assert_eq!(eth_label(ip, &[], 18), "eth0 192.168.49.11");
+        assert_eq!(eth_label(ip, &[], 10), "192.168.49.11");
     }
 }

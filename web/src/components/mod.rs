@@ -20,7 +20,6 @@ pub mod keys;
 pub mod labs;
 #[cfg(feature = "full")]
 pub mod lessons;
-pub mod measure;
 pub mod modewait;
 pub mod panels;
 pub mod pointing;

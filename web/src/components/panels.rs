@@ -332,8 +332,10 @@ pub fn HopList() -> impl IntoView {
     }
 }
 
-/// The current hop in one line: which hop of how many, and what happened
-/// (embedded, also the scenario and mode, which the embed does not show).
+/// The current hop: which hop of how many, and what happened, never cut.
+/// Embedded, where the packet card carries the hop's sentence and the bar
+/// has room for two short lines: which hop and the scenario's title, or at
+/// rest the title and the mode.
 #[component]
 pub fn HopCaption(#[prop(optional)] with_scenario: bool) -> impl IntoView {
     let store = expect_context::<Store>();
@@ -349,21 +351,19 @@ pub fn HopCaption(#[prop(optional)] with_scenario: bool) -> impl IntoView {
             .and_then(|i| {
                 store.with_focused_trace(|t| {
                     t.hops.get(i).map(|h| {
-                        format!(
-                            "{} · {}",
-                            tr(lg, "caption.hop")
-                                .replace("{i}", &(i + 1).to_string())
-                                .replace("{n}", &t.hops.len().to_string()),
-                            crate::hops::summary(lg, h)
-                        )
+                        let which = tr(lg, "caption.hop")
+                            .replace("{i}", &(i + 1).to_string())
+                            .replace("{n}", &t.hops.len().to_string());
+                        if with_scenario {
+                            which
+                        } else {
+                            format!("{which} · {}", crate::hops::summary(lg, h))
+                        }
                     })
                 })
             })
             .flatten()
-            .unwrap_or_else(|| match waiting {
-                Some((m, load)) => super::modewait::wait_text(lg, m, load, true),
-                None => tr(lg, "caption.idle").to_string(),
-            });
+            .or_else(|| waiting.map(|(m, load)| super::modewait::wait_text(lg, m, load, true)));
         if with_scenario {
             // The scenario's title, as its reader knows it (not its key).
             let title = crate::scenarios::PRESETS
@@ -373,9 +373,12 @@ pub fn HopCaption(#[prop(optional)] with_scenario: bool) -> impl IntoView {
                     || tr(lg, "scenario.custom").to_string(),
                     |p| p.title(lg).to_string(),
                 );
-            format!("{title} · {mode} · {line}")
+            match line {
+                Some(line) => format!("{line} · {title}"),
+                None => format!("{title} · {mode}"),
+            }
         } else {
-            line
+            line.unwrap_or_else(|| tr(lg, "caption.idle").to_string())
         }
     });
     view! {
