@@ -69,8 +69,8 @@ test('in the embed (720×405) the request card is deliberately absent: the diagr
   expect(await stepUntil(app, async () => (await currentStep(page)) === 'backend')).toBe(true);
   // The packet card carries the hop's sentence, on up to three lines.
   const said = (await app.byId('packet-card').locator('text').allTextContents()).join(' ');
-  expect(said).toContain('New connection from proxy Pod');
-  await expect(app.byId('hop-caption')).toContainText(/Hop \d+ of \d+ · Gateway API/);
+  expect(said).toContain('connects straight to Pod');
+  await expect(app.byId('hop-caption')).toHaveText(/^Hop \d+ of \d+$/);
   await expect(app.byId('request-card')).toHaveCount(0);
   await page.screenshot({ path: `${shots}/http-view-embed.png` });
 });
@@ -182,7 +182,7 @@ test('each connection of the journey is its own line: the current one strong, th
   await expect(page.getByTestId('path-trail-earlier')).toHaveCount(0);
   await expect(page.getByTestId('trail-number')).toHaveCount(0);
   // On the proxy's connection to the backend: the first is faint.
-  expect(await stepUntil(app, async () => /New connection/.test(await app.byId('hop-caption').innerText()))).toBe(true);
+  expect(await stepUntil(app, async () => /Proxy Pod \S+ connects/.test(await app.byId('hop-caption').innerText()))).toBe(true);
   await app.byId('step-forward').click();
   await app.byId('step-forward').click();
   await expect(page.getByTestId('path-trail')).toHaveAttribute('data-connection', '2');

@@ -50,7 +50,7 @@ for (const p of presets) {
     // The second connection: from the proxy Pod's own address to a Pod.
     const card = app.byId('packet-card');
     await expect(card).toContainText('✎');
-    await expect(app.byId('hop-caption')).toContainText('New connection from proxy Pod');
+    await expect(app.byId('hop-caption')).toContainText('connects straight to Pod');
     await expect(app.byId('request-card')).toContainText('x-forwarded-proto: https');
     // The routing table highlights the rule that decided.
     await app.byId('tab-routing').click();
@@ -90,7 +90,7 @@ for (const r of [
     expect(await app.outcome()).toBe('delivered');
     // The connection ended at the proxy Pod: no backend Pod got it.
     const hops = await app.hops.allInnerTexts();
-    expect(hops.join('\n')).not.toMatch(/New connection from proxy Pod/);
+    expect(hops.join('\n')).not.toMatch(/Proxy Pod \S+ connects/);
   });
 }
 

@@ -145,7 +145,7 @@ test('in the embed, Send and Play wait for routing (disabled, saying why), then 
   await expect(app.byId('play-pause')).toBeDisabled();
   // A click that gets through anyway sends nothing.
   await send.dispatchEvent('click');
-  await expect(app.byId('hop-caption')).not.toContainText('New connection');
+  await expect(app.byId('hop-caption')).not.toContainText('connects');
   await page.screenshot({ path: `${shots}/lazy-http-embed-send-waits.png` });
 
   held.release();

@@ -203,8 +203,8 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                     let tip = format!("{}{}{}", nd.name, nd.zone.clone().map(|z| format!(" · {z}")).unwrap_or_default(), nd.pod_cidr.clone().map(|c| format!(" · {c}")).unwrap_or_default());
                     let skip = skipped.get(&nd.name).map(|svc| {
                         let text = tr(l.get(), "diagram.lb-skips").replace("{svc}", svc);
-                        // On two lines when it needs them, the last at the box's foot.
-                        let lines = wrap(&text, r.w - 20.0, 16.5, 2);
+                        // On up to three lines, the last at the box's foot.
+                        let lines = wrap(&text, r.w - 20.0, 16.5, 3);
                         let count = lines.len();
                         view! {
                             <text x=n(r.x + 10.0) y=n(r.y + r.h - 10.0) class="skip-reason" data-testid="lb-skip-reason">

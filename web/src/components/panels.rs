@@ -334,8 +334,8 @@ pub fn HopList() -> impl IntoView {
 
 /// The current hop: which hop of how many, and what happened, never cut.
 /// Embedded, where the packet card carries the hop's sentence and the bar
-/// has room for two short lines: which hop and the scenario's title, or at
-/// rest the title and the mode.
+/// has room for one short line: which hop, or at rest the scenario's title
+/// and the mode.
 #[component]
 pub fn HopCaption(#[prop(optional)] with_scenario: bool) -> impl IntoView {
     let store = expect_context::<Store>();
@@ -373,10 +373,7 @@ pub fn HopCaption(#[prop(optional)] with_scenario: bool) -> impl IntoView {
                     || tr(lg, "scenario.custom").to_string(),
                     |p| p.title(lg).to_string(),
                 );
-            match line {
-                Some(line) => format!("{line} · {title}"),
-                None => format!("{title} · {mode}"),
-            }
+            line.unwrap_or_else(|| format!("{title} · {mode}"))
         } else {
             line.unwrap_or_else(|| tr(lg, "caption.idle").to_string())
         }
