@@ -182,7 +182,7 @@ test('each connection of the journey is its own line: the current one strong, th
   await expect(page.getByTestId('path-trail-earlier')).toHaveCount(0);
   await expect(page.getByTestId('trail-number')).toHaveCount(0);
   // On the proxy's connection to the backend: the first is faint.
-  expect(await stepUntil(app, async () => /Proxy Pod \S+ connects/.test(await app.byId('hop-caption').innerText()))).toBe(true);
+  expect(await stepUntil(app, async () => /Proxy \S+ connects/.test(await app.byId('hop-caption').innerText()))).toBe(true);
   await app.byId('step-forward').click();
   await app.byId('step-forward').click();
   await expect(page.getByTestId('path-trail')).toHaveAttribute('data-connection', '2');

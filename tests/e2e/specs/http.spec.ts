@@ -90,7 +90,7 @@ for (const r of [
     expect(await app.outcome()).toBe('delivered');
     // The connection ended at the proxy Pod: no backend Pod got it.
     const hops = await app.hops.allInnerTexts();
-    expect(hops.join('\n')).not.toMatch(/Proxy Pod \S+ connects/);
+    expect(hops.join('\n')).not.toMatch(/Proxy \S+ connects/);
   });
 }
 
