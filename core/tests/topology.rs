@@ -129,6 +129,7 @@ fn used(c: &Cluster, mode: Mode, node: &str) -> BTreeSet<&'static str> {
                 Mode::Nftables => format!("dnat to {ip}:8080"),
                 Mode::Ipvs => format!("-> {ip}:8080"),
                 Mode::Userspace => format!("{ip}:8080"),
+                Mode::Cilium => format!("ADDR={ip}:8080/TCP"),
             };
             text.contains(&target)
         })

@@ -266,7 +266,11 @@ fn an_established_connection_keeps_its_endpoint_after_it_leaves_the_slice() {
             "{mode:?}: {:#?}",
             again.hops
         );
-        assert!(!again.hops.iter().any(|h| h.what == HopKind::Rule));
+        assert!(
+            !again.hops.iter().any(|h| h.what == HopKind::Rule),
+            "{mode:?}: {}",
+            kpv_core::net::trace::render_text(&again)
+        );
         match again.outcome {
             Outcome::Delivered { endpoint, .. } => assert_eq!(endpoint, ep, "{mode:?}"),
             o => panic!("{mode:?}: {o:?}"),

@@ -52,7 +52,8 @@ dig asks as the Pod's resolver does (its search list, ndots:5) and prints each
 query with cluster DNS's answer, as CoreDNS gives it.
 
 OPTIONS:
-    --mode M        userspace (legacy, removed in Kubernetes 1.26), iptables, ipvs, nftables
+    --mode M        userspace (legacy, removed in Kubernetes 1.26), iptables, ipvs, nftables,
+                    cilium (eBPF kube-proxy replacement)
                     (default: the KubeProxyConfiguration's mode, else iptables)
     --scheduler S   IPVS scheduler: rr wrr lc wlc sh dh sed nq mh
     --node NAME     whose kube-proxy (default: hostnameOverride, else the first node)
@@ -313,7 +314,7 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
             "--mode" => {
                 let v = value("--mode")?;
                 common.mode = Some(Mode::parse(&v).ok_or_else(|| {
-                    format!("unknown mode `{v}`; use userspace, iptables, ipvs or nftables")
+                    format!("unknown mode `{v}`; use userspace, iptables, ipvs, nftables or cilium")
                 })?);
             }
             "--scheduler" => {

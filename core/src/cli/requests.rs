@@ -74,7 +74,7 @@ pub fn parse(sub: &str, args: &[String]) -> Result<(Common, Option<HttpArgs>), S
                 http_only("--mode")?;
                 let v = value("--mode")?;
                 common.mode = Some(model::Mode::parse(&v).ok_or_else(|| {
-                    format!("unknown mode `{v}`; use userspace, iptables, ipvs or nftables")
+                    format!("unknown mode `{v}`; use userspace, iptables, ipvs, nftables or cilium")
                 })?);
             }
             "--via" => {

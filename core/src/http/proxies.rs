@@ -343,6 +343,8 @@ fn synthesize(
         health_check_node_port,
         session_affinity_seconds: None,
         publish_not_ready_addresses: false,
+        load_balancer_class: None,
+        cilium: Default::default(),
         external_name: None,
         traffic_distribution: None,
     });

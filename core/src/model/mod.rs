@@ -5,6 +5,7 @@
 //! value here is complete and valid. Nothing in this module knows about
 //! kube-proxy's modes.
 
+pub mod cilium;
 mod ip;
 pub(crate) mod lower;
 pub use lower::ASSUMED_POOLS;
@@ -71,6 +72,12 @@ pub struct Node {
     /// How many Pods fit: `status.allocatable.pods`, else
     /// `status.capacity.pods`, else the kubelet's default `maxPods` of 110.
     pub max_pods: u32,
+    /// The Node object was given without `status.addresses`: the address
+    /// kpv made up for it stands in for kube-proxy's modes, while Cilium,
+    /// which takes NodePort addresses from the node's own, has none (as in
+    /// Cilium's tests). False for nodes kpv assumed entirely: their made-up
+    /// addresses stand for real ones.
+    pub addresses_unstated: bool,
 }
 
 /// The kubelet's default `maxPods`.
@@ -418,6 +425,10 @@ pub struct Service {
     pub publish_not_ready_addresses: bool,
     pub external_name: Option<String>,
     pub traffic_distribution: Option<TrafficDistribution>,
+    /// `spec.loadBalancerClass`: which load-balancer implementation serves it.
+    pub load_balancer_class: Option<String>,
+    /// Its `service.cilium.io/*` annotations.
+    pub cilium: cilium::CiliumService,
 }
 
 impl Service {
@@ -512,6 +523,9 @@ pub struct EndpointSlice {
     pub endpoints: Vec<Endpoint>,
     pub ports: Vec<EndpointPort>,
     pub source: SliceSource,
+    /// `service.cilium.io/weight`: the weight Cilium gives its endpoints
+    /// (0: in maintenance, no traffic); `None` when not annotated.
+    pub cilium_weight: Option<u16>,
 }
 
 /// kube-proxy's data-plane mode.
@@ -525,10 +539,22 @@ pub enum Mode {
     Iptables,
     Ipvs,
     Nftables,
+    /// Cilium's kube-proxy replacement: eBPF programs and maps instead of
+    /// kube-proxy.
+    Cilium,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 4] = [Mode::Userspace, Mode::Iptables, Mode::Ipvs, Mode::Nftables];
+    pub const ALL: [Mode; 5] = [
+        Mode::Userspace,
+        Mode::Iptables,
+        Mode::Ipvs,
+        Mode::Nftables,
+        Mode::Cilium,
+    ];
+
+    /// How many modes there are: the length of tables kept per mode.
+    pub const COUNT: usize = Mode::ALL.len();
 
     /// The mode's place in [`Mode::ALL`], for tables kept per mode.
     pub const fn index(self) -> usize {
@@ -537,6 +563,7 @@ impl Mode {
             Mode::Iptables => 1,
             Mode::Ipvs => 2,
             Mode::Nftables => 3,
+            Mode::Cilium => 4,
         }
     }
 
@@ -546,6 +573,7 @@ impl Mode {
             Mode::Iptables => "iptables",
             Mode::Ipvs => "ipvs",
             Mode::Nftables => "nftables",
+            Mode::Cilium => "cilium",
         }
     }
 
@@ -684,6 +712,8 @@ pub struct Cluster {
     /// The API server's `--service-node-port-range` when a kubeadm
     /// ClusterConfiguration sets it; `None` = the default 30000–32767.
     pub node_port_range: Option<(u16, u16)>,
+    /// Cilium's agent settings (`kube-system/cilium-config`).
+    pub cilium: cilium::CiliumConfig,
     /// Ingresses, Gateways, routes and what they refer to ([`crate::http`]).
     /// Shared: a cluster is cloned often (each HTTP preparation, each
     /// replay) and its routing objects never change after lowering.

@@ -413,7 +413,9 @@ pub fn expected_share(cluster: &Cluster, lab: &LabRun<'_>) -> Expectation {
     }
     let sched = scheduler.unwrap_or(cluster.proxy.ipvs_scheduler);
     match mode {
-        Mode::Iptables | Mode::Nftables => Expectation::Random { endpoints, share },
+        // Cilium's Maglev hashes each connection's addresses and ports: a
+        // new source port each time spreads like a random pick.
+        Mode::Iptables | Mode::Nftables | Mode::Cilium => Expectation::Random { endpoints, share },
         Mode::Userspace => Expectation::RoundRobin { endpoints, share },
         Mode::Ipvs => match sched {
             Scheduler::Rr | Scheduler::Wrr => Expectation::RoundRobin { endpoints, share },
@@ -474,6 +476,7 @@ pub fn synthetic_cluster(n: usize, k: usize) -> Cluster {
             taints: Vec::new(),
             unschedulable: false,
             max_pods: crate::model::DEFAULT_MAX_PODS,
+            addresses_unstated: false,
         }],
         ..Cluster::default()
     };
@@ -508,6 +511,8 @@ pub fn synthetic_cluster(n: usize, k: usize) -> Cluster {
             publish_not_ready_addresses: false,
             external_name: None,
             traffic_distribution: None,
+            load_balancer_class: None,
+            cilium: Default::default(),
         });
         c.endpoint_slices.push(EndpointSlice {
             id: NamespacedName::new("default", format!("svc-{i:05}-lab")),
@@ -532,6 +537,7 @@ pub fn synthetic_cluster(n: usize, k: usize) -> Cluster {
                 protocol: Protocol::Tcp,
             }],
             source: SliceSource::Input,
+            cilium_weight: None,
         });
     }
     c

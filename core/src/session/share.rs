@@ -633,7 +633,6 @@ mod codec {
         ))
     }
 
-    const MODES: [&str; 4] = ["userspace", "iptables", "ipvs", "nftables"];
     const SCHEDULERS: [&str; 9] = ["rr", "wrr", "lc", "wlc", "sh", "dh", "sed", "nq", "mh"];
 
     fn request_of(v: &Value) -> R<Request> {
@@ -679,7 +678,8 @@ mod codec {
         let text = std::str::from_utf8(bytes).map_err(|e| e.to_string())?;
         let v = json_text::parse(text).map_err(|e| e.to_string())?;
         let o = obj(&v, "the state")?;
-        let mode = Mode::ALL[variant(o, "m", &MODES)?];
+        let modes = Mode::ALL.map(Mode::as_str);
+        let mode = Mode::ALL[variant(o, "m", &modes)?];
         let scheduler = match opt(o, "s") {
             None => None,
             Some(_) => Some(Scheduler::ALL[variant(o, "s", &SCHEDULERS)?]),

@@ -67,6 +67,11 @@ pub enum Chip {
     Status {
         status: u16,
     },
+    /// Sent on by direct server return, the Service's address carried
+    /// along (Cilium).
+    Dsr {
+        service: SocketAddr,
+    },
 }
 
 impl Chip {
@@ -90,6 +95,7 @@ impl Chip {
             } => 11 + c.to_string().len(),
             Chip::Tls { .. } => 28,
             Chip::Status { .. } => 11,
+            Chip::Dsr { service } => 6 + addr(service),
         }
     }
 }
@@ -192,6 +198,13 @@ pub fn skeleton(mode: Mode) -> &'static [&'static str] {
             "kube-proxy-process",
             "kube-proxy-dial",
         ],
+        Mode::Cilium => &[
+            "bpf-hook",
+            "lb-service",
+            "lb-select",
+            "lb-backend",
+            "lb-nat",
+        ],
     }
 }
 
@@ -224,6 +237,7 @@ fn key_of(mode: Mode, table_chain: &str, action: &StepAction) -> Option<&'static
     }
     match mode {
         Mode::Nftables => nft_key(chain),
+        Mode::Cilium => cilium_key(chain),
         _ if table_chain == "IPVS" => Some(match action {
             StepAction::Lookup { .. } | StepAction::Reject | StepAction::Drop => {
                 "ipvs-virtual-server"
@@ -257,6 +271,31 @@ fn key_of(mode: Mode, table_chain: &str, action: &StepAction) -> Option<&'static
                 None
             }
         }
+    }
+}
+
+/// Cilium's steps: the BPF program's hook, then its map lookups.
+fn cilium_key(chain: &str) -> Option<&'static str> {
+    let map = |m: &str| {
+        chain
+            .strip_prefix("cilium_lb4_")
+            .or_else(|| chain.strip_prefix("cilium_lb6_"))
+            .is_some_and(|rest| rest.starts_with(m))
+    };
+    if matches!(chain, "bpf sock" | "bpf lxc" | "bpf host") {
+        Some("bpf-hook")
+    } else if chain == "bpf select" {
+        Some("lb-select")
+    } else if map("services") || map("source_range") {
+        Some("lb-service")
+    } else if map("affinity") || map("maglev") {
+        Some("lb-select")
+    } else if map("backends") {
+        Some("lb-backend")
+    } else if chain == "bpf nodeport" || map("reverse_nat") {
+        Some("lb-nat")
+    } else {
+        None
     }
 }
 
@@ -305,6 +344,10 @@ fn chip_of(action: &StepAction) -> Option<Chip> {
         StepAction::Drop => Chip::Drop,
         StepAction::Reject => Chip::Reject,
         StepAction::Accept => Chip::Accept,
+        StepAction::Snat { to } => Chip::Masquerade {
+            to: SocketAddr::new(*to, 0),
+        },
+        StepAction::Dsr { service } => Chip::Dsr { service: *service },
         StepAction::Jump { .. } | StepAction::Lookup { .. } | StepAction::Return => return None,
     })
 }

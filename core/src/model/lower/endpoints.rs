@@ -257,6 +257,7 @@ impl Builder {
             });
         }
         let ports = Self::endpoint_ports(&mut c, n.get("ports"), "ports");
+        let cilium_weight = super::cilium::slice_weight(&mut c, n);
         let managed_by = labels
             .get("endpointslice.kubernetes.io/managed-by")
             .map(String::as_str);
@@ -271,6 +272,7 @@ impl Builder {
             } else {
                 SliceSource::Input
             },
+            cilium_weight,
         });
     }
 
@@ -395,6 +397,7 @@ impl Builder {
                         endpoints,
                         ports: ports.clone(),
                         source: SliceSource::Mirrored,
+                        cilium_weight: None,
                     });
                 }
             }

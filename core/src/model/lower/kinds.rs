@@ -78,12 +78,14 @@ const KINDS: &[(&str, &[&str], Removed)] = &[
         &[("apps/v1beta1", "1.16"), ("apps/v1beta2", "1.16")],
     ),
     ("Job", &["batch/v1"], &[]),
+    ("ConfigMap", &["v1"], &[]),
 ];
 
 /// The kinds kpv models, in the order they are lowered (configuration
 /// first, then what later objects refer to).
 pub(super) const ORDER: &[&str] = &[
     "KubeProxyConfiguration",
+    "ConfigMap",
     "ClusterConfiguration",
     "ServiceCIDR",
     "Node",
@@ -162,7 +164,8 @@ mod tests {
                 }),
             ),
             ("Job", "batch/v1", Some(ApiVersionCheck::Current)),
-            ("ConfigMap", "v1", None),
+            ("ConfigMap", "v1", Some(ApiVersionCheck::Current)),
+            ("Secret", "v1", None),
         ];
         for (kind, version, want) in cases {
             assert_eq!(&check(kind, version), want, "{kind} {version}");

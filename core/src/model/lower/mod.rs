@@ -14,6 +14,7 @@
 //! their object's position.
 
 mod alloc;
+mod cilium;
 mod cloud;
 mod endpoints;
 mod gateway;
@@ -264,6 +265,8 @@ impl Builder {
                 };
                 match kind {
                     "KubeProxyConfiguration" => self.proxy_config(o),
+                    "ConfigMap" if cilium::is_cilium_config(o) => self.cilium_config(o),
+                    "ConfigMap" => {}
                     "ClusterConfiguration" => self.cluster_configuration(o),
                     "ServiceCIDR" => self.service_cidr(o),
                     "Node" => self.node(o),
@@ -337,10 +340,11 @@ impl Builder {
     /// eleven); the list of kinds it does model is said once, on the first.
     fn skip_unmodelled(&mut self, raw: &[RawObject]) {
         let mut groups: Vec<(&str, Vec<&RawObject>)> = Vec::new();
-        for o in raw
-            .iter()
-            .filter(|o| !kinds::modelled().any(|k| k == o.kind))
-        {
+        // Of ConfigMaps only Cilium's settings are read.
+        for o in raw.iter().filter(|o| {
+            !kinds::modelled().any(|k| k == o.kind)
+                || (o.kind == "ConfigMap" && !cilium::is_cilium_config(o))
+        }) {
             match groups.iter_mut().find(|(k, _)| *k == o.kind) {
                 Some((_, objs)) => objs.push(o),
                 None => groups.push((o.kind.as_str(), vec![o])),
@@ -358,7 +362,13 @@ impl Builder {
             let hint = if i == 0 {
                 format!(
                     "supported kinds: {}",
-                    kinds::modelled().collect::<Vec<_>>().join(", ")
+                    kinds::modelled()
+                        .map(|k| match k {
+                            "ConfigMap" => "ConfigMap (kube-system/cilium-config)",
+                            k => k,
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             } else {
                 String::new()

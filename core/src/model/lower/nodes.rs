@@ -63,7 +63,7 @@ impl Builder {
         if let Some(m) = n.get("mode") {
             match m.as_str().unwrap_or("") {
                 "" => {}
-                s => match Mode::parse(s) {
+                s => match Mode::parse(s).filter(|m| *m != Mode::Cilium) {
                     Some(mode) => cfg.mode = mode,
                     None => c.err(
                         m,
@@ -135,7 +135,7 @@ impl Builder {
         }
         // Sync periods: the active mode's section, or the top-level fields.
         let section = match cfg.mode {
-            Mode::Iptables | Mode::Userspace => "iptables",
+            Mode::Iptables | Mode::Userspace | Mode::Cilium => "iptables",
             Mode::Ipvs => "ipvs",
             Mode::Nftables => "nftables",
         };
@@ -444,7 +444,7 @@ impl Builder {
                     .unwrap_or(&o.node),
                 "status.addresses",
                 format!(
-                    "Node {} has no InternalIP or ExternalIP in status.addresses: the simulator gives it an address of its own (192.168.0.x)",
+                    "Node {} has no InternalIP or ExternalIP in status.addresses: the simulator gives it an address of its own (192.168.0.x) for kube-proxy's modes; Cilium, which takes NodePort addresses from the node, has none (only the 0.0.0.0 NodePort entries)",
                     id.name
                 ),
                 "copy status.addresses from `kubectl get node -o yaml`",
@@ -509,6 +509,7 @@ impl Builder {
                 }
             }
         }
+        let addresses_unstated = addresses.is_empty();
         self.cluster.nodes.push(Node {
             name: id.name,
             labels,
@@ -518,6 +519,7 @@ impl Builder {
             taints,
             unschedulable,
             max_pods,
+            addresses_unstated,
         });
     }
 
@@ -558,6 +560,7 @@ impl Builder {
                     taints: Vec::new(),
                     unschedulable: false,
                     max_pods: DEFAULT_MAX_PODS,
+                    addresses_unstated: false,
                 });
             }
         }

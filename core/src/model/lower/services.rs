@@ -831,6 +831,7 @@ impl Builder {
                 "add at least one entry under spec.ports",
             );
         }
+        let cilium = super::cilium::service_annotations(&mut c, n);
         Some(PendingService {
             svc: Service {
                 id,
@@ -851,6 +852,8 @@ impl Builder {
                 publish_not_ready_addresses,
                 external_name,
                 traffic_distribution,
+                load_balancer_class: load_balancer_class.clone(),
+                cilium,
             },
             want_families: fam.want_families,
             requested_load_balancer_ip,

@@ -116,6 +116,7 @@ pub fn compute_slices(cluster: &Cluster, ready: &super::PodReady) -> Vec<Endpoin
                     endpoints: chunk.to_vec(),
                     ports: ports.clone(),
                     source: SliceSource::Controller,
+                    cilium_weight: None,
                 });
             }
         }

@@ -18,22 +18,23 @@ use crate::util::choose::Chooser;
 /// The compiler of each mode, when the caller has its code (by
 /// [`Mode::index`]).
 #[derive(Clone, Copy)]
-pub struct Compilers([Option<CompileFn>; 4]);
+pub struct Compilers([Option<CompileFn>; Mode::COUNT]);
 
 impl Compilers {
-    /// Every mode's compiler. Naming this links all four in.
+    /// Every mode's compiler. Naming this links all of them in.
     pub const ALL: Compilers = Compilers([
         Some(super::compile_userspace),
         Some(super::compile_iptables),
         Some(super::compile_ipvs),
         Some(super::compile_nftables),
+        Some(super::compile_cilium),
     ]);
 
     /// Only iptables, the default mode.
-    pub const IPTABLES: Compilers = Compilers([None, Some(super::compile_iptables), None, None]);
+    pub const IPTABLES: Compilers = Compilers::NONE.with(Mode::Iptables, super::compile_iptables);
 
     /// No compiler at all.
-    pub const NONE: Compilers = Compilers([None; 4]);
+    pub const NONE: Compilers = Compilers([None; Mode::COUNT]);
 
     /// These compilers and `f` for `mode` (its code has just arrived).
     #[must_use]

@@ -9,6 +9,7 @@
 //! balancer, conntrack of established flows, routing between nodes, delivery)
 //! is [`crate::net::trace`]'s job, shared by every mode.
 
+pub mod cilium;
 pub mod compilers;
 pub mod iptables;
 pub mod ipvs;
@@ -152,6 +153,17 @@ pub enum StepAction {
     Reject,
     /// Fell off the end of a chain / no match: continue.
     Return,
+    /// Source rewritten to the node's address (Cilium's SNAT for a backend
+    /// on another node; replies come back through this node).
+    Snat {
+        to: IpAddr,
+    },
+    /// Sent on to a backend on another node with the Service's address
+    /// carried along (Cilium's direct server return): the backend answers
+    /// the client itself.
+    Dsr {
+        service: SocketAddr,
+    },
 }
 
 /// Result of one node's kube-proxy rules for one new connection.
@@ -240,6 +252,29 @@ pub trait Dataplane {
 
     /// The number of rules (lines) of the ruleset, for the scaling lab.
     fn rule_count(&self) -> usize;
+
+    /// Does the node translate new connections of a local Pod (`from_pod`)
+    /// or host process at their socket? Then [`Dataplane::at_socket`] says
+    /// how, and a connected socket keeps its backend.
+    fn balances_at_socket(&self, _from_pod: bool) -> bool {
+        false
+    }
+
+    /// Socket-level load balancing: what the node's `connect()` /
+    /// `sendmsg()` hook does to a new connection of a local Pod
+    /// (`from_pod`) or host process, before any packet exists. `None`
+    /// when nothing there touches it: kube-proxy's modes translate packets
+    /// only.
+    fn at_socket(
+        &self,
+        _packet: &Packet,
+        _from_pod: bool,
+        _state: &mut NodeState,
+        _chooser: &mut Chooser,
+        _now_ms: u64,
+    ) -> Option<NodeOutcome> {
+        None
+    }
 }
 
 /// A mode's compiler: one node's view in, its data plane out.
@@ -262,6 +297,11 @@ pub fn compile_ipvs(input: &ProxyInput, opts: CompileOptions) -> Box<dyn Datapla
         input,
         opts.scheduler.unwrap_or(input.config.ipvs_scheduler),
     ))
+}
+
+/// The Cilium compiler as a [`CompileFn`].
+pub fn compile_cilium(input: &ProxyInput, _opts: CompileOptions) -> Box<dyn Dataplane> {
+    Box::new(cilium::compile(input))
 }
 
 /// The nftables compiler as a [`CompileFn`].

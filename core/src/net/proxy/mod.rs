@@ -9,10 +9,11 @@
 pub mod naming;
 pub mod topology;
 
+use crate::model::cilium::{CiliumConfig, CiliumService};
 use crate::model::packet::{IpFamily, Protocol};
 use crate::model::{
     Cluster, DetectLocalMode, EndpointSlice, Hints, NamespacedName, NodePortAddress, ProxyConfig,
-    ServiceType, TrafficPolicy,
+    ServiceType, TrafficDistribution, TrafficPolicy,
 };
 use ipnet::IpNet;
 use serde::Serialize;
@@ -61,6 +62,13 @@ pub struct ServicePortInfo {
     pub health_check_node_port: u16,
     /// ClientIP affinity timeout in seconds.
     pub session_affinity_seconds: Option<u32>,
+    /// `spec.trafficDistribution` (Cilium reads it itself; kube-proxy reads
+    /// the hints the controller wrote from it).
+    pub traffic_distribution: Option<TrafficDistribution>,
+    /// `spec.loadBalancerClass`.
+    pub load_balancer_class: Option<String>,
+    /// The Service's `service.cilium.io/*` annotations.
+    pub cilium: CiliumService,
 }
 
 impl ServicePortInfo {
@@ -94,6 +102,12 @@ pub struct EndpointInfo {
     pub zone: Option<String>,
     pub pod: Option<NamespacedName>,
     pub hints: Hints,
+    /// Cilium's weight of the endpoint (its slice's `service.cilium.io/weight`,
+    /// else 100; 0 = in maintenance).
+    pub weight: u16,
+    /// The endpoint's other addresses of this family: kube-proxy uses the
+    /// first only, Cilium every one.
+    pub more_addresses: Vec<IpAddr>,
 }
 
 impl EndpointInfo {
@@ -114,6 +128,10 @@ pub struct NodeInfo {
     pub pod_cidr: Option<IpNet>,
     /// The node's `topology.kubernetes.io/zone` label.
     pub zone: Option<String>,
+    /// The node's labels (Cilium's `service.cilium.io/node` exposure).
+    pub labels: crate::model::Labels,
+    /// See [`crate::model::Node::addresses_unstated`].
+    pub addresses_unstated: bool,
 }
 
 /// How kube-proxy detects traffic from local Pods (`LocalTrafficDetector`).
@@ -148,6 +166,8 @@ pub struct ProxyInput {
     pub services: BTreeMap<ServicePortName, ServicePortInfo>,
     /// Endpoints per Service port, sorted by `ip:port` text as kube-proxy does.
     pub endpoints: BTreeMap<ServicePortName, Vec<EndpointInfo>>,
+    /// Cilium's agent settings (read only by the Cilium mode).
+    pub cilium: CiliumConfig,
 }
 
 impl ProxyInput {
@@ -319,6 +339,9 @@ pub fn build_input(
                 internal_policy_local: svc.internal_traffic_policy == TrafficPolicy::Local,
                 health_check_node_port: svc.health_check_node_port.unwrap_or(0),
                 session_affinity_seconds: svc.session_affinity_seconds,
+                traffic_distribution: svc.traffic_distribution,
+                load_balancer_class: svc.load_balancer_class.clone(),
+                cilium: svc.cilium.clone(),
             };
             services.insert(name, info);
         }
@@ -348,6 +371,10 @@ pub fn build_input(
                     zone: ep.zone.clone(),
                     pod: ep.target_pod.clone(),
                     hints: ep.hints.clone(),
+                    weight: slice
+                        .cilium_weight
+                        .unwrap_or(crate::model::cilium::DEFAULT_WEIGHT),
+                    more_addresses: ep.addresses.iter().skip(1).copied().collect(),
                 };
                 // The same endpoint in two slices (e.g. mid-update): kube-proxy
                 // keeps one; prefer the one that is ready.
@@ -380,6 +407,8 @@ pub fn build_input(
             ips,
             pod_cidr,
             zone: node.zone.clone(),
+            labels: node.labels.clone(),
+            addresses_unstated: node.addresses_unstated,
         },
         config,
         local_detector,
@@ -387,6 +416,7 @@ pub fn build_input(
         service_cidrs,
         services,
         endpoints,
+        cilium: cluster.cilium.clone(),
     })
 }
 

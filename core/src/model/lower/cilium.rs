@@ -1,0 +1,400 @@
+//! Cilium's settings as a cluster has them: the `cilium-config` ConfigMap in
+//! `kube-system` (the agent's flags, one key per flag), the
+//! `service.cilium.io/*` annotations of Services and the
+//! `service.cilium.io/weight` annotation of EndpointSlices.
+//!
+//! Values are checked as the agent checks them, and an invalid one is
+//! refused in the agent's own words (cilium/cilium `pkg/loadbalancer/
+//! config.go`, `pkg/maglev`, `pkg/loadbalancer/reflectors/conversions.go`).
+//! Keys kpv does not model are ignored with one note listing them.
+
+use super::validate::Ctx;
+use super::{Builder, RawObject};
+use crate::model::cilium::{
+    CiliumConfig, CiliumService, DsrDispatch, Exposure, LbAlgorithm, LbMode, NodeExposure,
+    Requirement, MAGLEV_TABLE_SIZES,
+};
+use crate::yaml::Node as Y;
+
+/// The ConfigMap kpv reads Cilium's settings from.
+pub(super) fn is_cilium_config(o: &RawObject) -> bool {
+    let meta = o.node.get("metadata");
+    let field = |k: &str| meta.and_then(|m| m.get(k)).and_then(Y::as_str);
+    o.kind == "ConfigMap"
+        && field("name") == Some("cilium-config")
+        && field("namespace") == Some("kube-system")
+}
+
+/// Keys of `cilium-config` that change nothing kpv draws, read silently:
+/// the cluster's identity, IPAM, routing, policy and observability.
+const QUIET_KEYS: &[&str] = &[
+    "cluster-name",
+    "cluster-id",
+    "ipam",
+    "routing-mode",
+    "tunnel-protocol",
+    "enable-ipv4",
+    "enable-ipv6",
+    "enable-hubble",
+    "enable-policy",
+    "debug",
+    "identity-allocation-mode",
+    "enable-l7-proxy",
+    "enable-bpf-masquerade",
+    "enable-endpoint-routes",
+    "auto-direct-node-routes",
+    "cluster-pool-ipv4-cidr",
+    "cluster-pool-ipv4-mask-size",
+    "ipv4-native-routing-cidr",
+];
+
+impl Builder {
+    /// `kube-system/cilium-config`: the agent's load-balancer flags.
+    pub(super) fn cilium_config(&mut self, o: &RawObject) {
+        let given_before = self.cluster.cilium.given;
+        let mut c = self.ctx(o, "ConfigMap/cilium-config".into());
+        if given_before {
+            c.err(
+                &o.node,
+                "",
+                "more than one kube-system/cilium-config; this one is ignored",
+                "give one ConfigMap per input",
+            );
+            return;
+        }
+        let mut cfg = CiliumConfig {
+            given: true,
+            ..CiliumConfig::default()
+        };
+        let data = o.node.get("data");
+        let mut ignored: Vec<String> = Vec::new();
+        if let Some(crate::yaml::Value::Map(entries)) = data.map(|d| &d.value) {
+            for (k, v) in entries {
+                let key = k.as_str().unwrap_or("");
+                let field = format!("data.{key}");
+                let Some(text) = value_text(&mut c, v, &field) else {
+                    continue;
+                };
+                if !read_key(&mut c, &mut cfg, key, &text, v, &field) && !QUIET_KEYS.contains(&key)
+                {
+                    ignored.push(key.to_string());
+                }
+            }
+        }
+        if !cfg.kube_proxy_replacement {
+            // Without kube-proxy replacement the socket load balancer is
+            // only on when asked for.
+            let asked = data
+                .and_then(|d| d.get("bpf-lb-sock"))
+                .and_then(Y::as_str)
+                .and_then(parse_bool);
+            cfg.socket_lb = asked.unwrap_or(false);
+        }
+        if cfg.mode == LbMode::Hybrid && cfg.mode_annotation {
+            if let Some(v) = data.and_then(|d| d.get("bpf-lb-mode")) {
+                c.err(
+                    v,
+                    "data.bpf-lb-mode",
+                    "The value --bpf-lb-mode=hybrid is not supported as default under annotation mode",
+                    "use snat or dsr as the default when bpf-lb-mode-annotation is true",
+                );
+            }
+            cfg.mode = LbMode::Snat;
+        }
+        if let Some(first) = ignored.first() {
+            let at = data.and_then(|d| d.get(first)).unwrap_or(&o.node);
+            c.warn(
+                at,
+                "data",
+                format!(
+                    "cilium-config: {} changes nothing kpv models and is ignored",
+                    ignored.join(", ")
+                ),
+                "",
+            );
+        }
+        drop(c);
+        // With kube-proxy replacement on, Cilium is the cluster's mode
+        // (unless a KubeProxyConfiguration says which kube-proxy runs).
+        if !self.cluster.proxy_config_given && cfg.kube_proxy_replacement {
+            self.cluster.proxy.mode = crate::model::Mode::Cilium;
+        }
+        self.cluster.cilium = cfg;
+    }
+}
+
+/// A data value's text. The API server stores data as strings: kubectl
+/// refuses an unquoted `true` or `1021`, so say so (and read it anyway).
+fn value_text(c: &mut Ctx<'_>, v: &Y, field: &str) -> Option<String> {
+    let text = v.as_str()?.to_string();
+    if v.as_bool().is_some() || v.as_int().is_some() {
+        c.err(
+            v,
+            field,
+            format!("ConfigMap data values are strings: kubectl refuses the unquoted `{text}`"),
+            &format!("quote it: \"{text}\""),
+        );
+    }
+    Some(text)
+}
+
+/// Go's `strconv.ParseBool`.
+fn parse_bool(s: &str) -> Option<bool> {
+    match s {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+/// Reads one key into `cfg`; false when kpv does not model it.
+fn read_key(
+    c: &mut Ctx<'_>,
+    cfg: &mut CiliumConfig,
+    key: &str,
+    text: &str,
+    v: &Y,
+    field: &str,
+) -> bool {
+    let flag = |c: &mut Ctx<'_>, slot: &mut bool| {
+        match parse_bool(text) {
+        Some(b) => *slot = b,
+        None => c.err(
+            v,
+            field,
+            format!(
+                "invalid argument \"{text}\" for \"--{key}\" flag: strconv.ParseBool: parsing \"{text}\": invalid syntax"
+            ),
+            "write \"true\" or \"false\"",
+        ),
+    }
+    };
+    let invalid = |c: &mut Ctx<'_>, hint: &str| {
+        c.err(v, field, format!("Invalid value for --{key}: {text}"), hint)
+    };
+    match key {
+        "kube-proxy-replacement" => flag(c, &mut cfg.kube_proxy_replacement),
+        // `node-port-algorithm` is the flag's older name.
+        "bpf-lb-algorithm" | "node-port-algorithm" => match LbAlgorithm::parse(text) {
+            Some(a) => cfg.algorithm = a,
+            None => invalid(c, "use random or maglev"),
+        },
+        "bpf-lb-mode" => match LbMode::parse(text) {
+            Some(m) => cfg.mode = m,
+            None => invalid(c, "use snat, dsr or hybrid"),
+        },
+        "bpf-lb-dsr-dispatch" => match DsrDispatch::parse(text) {
+            Some(d) => cfg.dsr_dispatch = d,
+            None => invalid(c, "use opt, ipip or geneve"),
+        },
+        "bpf-lb-maglev-table-size" => match text.parse::<u32>() {
+            Ok(m) if MAGLEV_TABLE_SIZES.contains(&m) => cfg.maglev_table_size = m,
+            _ => c.err(
+                v,
+                field,
+                format!(
+                    "Invalid value for --bpf-lb-maglev-table-size: {text}, supported values are: [{}]",
+                    MAGLEV_TABLE_SIZES.map(|m| m.to_string()).join(" ")
+                ),
+                "use one of these primes; 16381 is the default",
+            ),
+        },
+        "bpf-lb-maglev-hash-seed" => match maglev_seed(text) {
+            Ok(seed) => cfg.maglev_seed = seed,
+            Err(msg) => c.err(v, field, msg, "a seed is 12 bytes in base64 (16 characters)"),
+        },
+        "bpf-lb-algorithm-annotation" => flag(c, &mut cfg.algorithm_annotation),
+        "bpf-lb-mode-annotation" => flag(c, &mut cfg.mode_annotation),
+        "bpf-lb-sock" => flag(c, &mut cfg.socket_lb),
+        "bpf-lb-sock-hostns-only" => flag(c, &mut cfg.socket_lb_hostns_only),
+        "enable-health-check-nodeport" => flag(c, &mut cfg.health_check_node_port),
+        "bpf-lb-external-clusterip" => flag(c, &mut cfg.external_clusterip),
+        "bpf-lb-source-range-all-types" => flag(c, &mut cfg.source_range_all_types),
+        "enable-service-topology" => flag(c, &mut cfg.service_topology),
+        "bpf-lb-enable-wildcard-entries" => flag(c, &mut cfg.wildcard_entries),
+        "enable-external-ips" => flag(c, &mut cfg.external_ips),
+        "node-port-range" => match node_port_range(text) {
+            Ok(r) => cfg.node_port_range = r,
+            Err(msg) => c.err(v, field, msg, "write e.g. \"30000,32767\""),
+        },
+        _ => return false,
+    }
+    if key == "kube-proxy-replacement" && cfg.kube_proxy_replacement {
+        cfg.socket_lb = true;
+    }
+    true
+}
+
+/// `node-port-range`: `min,max`, as the agent parses it.
+fn node_port_range(text: &str) -> Result<(u16, u16), String> {
+    let parts: Vec<&str> = text.split(',').collect();
+    let [lo, hi] = parts[..] else {
+        return Err("parse NodePort range: unable to parse min/max port range".into());
+    };
+    let lo: u16 = lo.trim().parse().map_err(|_| {
+        format!("parse NodePort range: unable to parse min port value: invalid syntax in `{lo}`")
+    })?;
+    let hi: u16 = hi.trim().parse().map_err(|_| {
+        format!("parse NodePort range: unable to parse max port value: invalid syntax in `{hi}`")
+    })?;
+    if hi <= lo {
+        return Err(format!(
+            "parse NodePort range: max port value, {hi}, is less than or equal to min port value, {lo}"
+        ));
+    }
+    Ok((lo, hi))
+}
+
+/// The Murmur3 seed of `bpf-lb-maglev-hash-seed`: base64 of 12 bytes, of
+/// which the first four (big-endian) seed the permutations.
+fn maglev_seed(text: &str) -> Result<u32, String> {
+    // Standard base64: the URL alphabet with `+` and `/`, padded.
+    let url: Vec<u8> = text
+        .trim_end_matches('=')
+        .bytes()
+        .map(|b| match b {
+            b'+' => b'-',
+            b'/' => b'_',
+            b'-' | b'_' => b'!',
+            b => b,
+        })
+        .collect();
+    let bytes = crate::util::base_n::decode_base64url(&url).ok_or_else(|| {
+        format!("cannot decode base64 Maglev hash seed \"{text}\": illegal base64 data")
+    })?;
+    if bytes.len() != 12 {
+        return Err(format!(
+            "decoded hash seed is {} bytes (not 12 bytes)",
+            bytes.len()
+        ));
+    }
+    Ok(u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+}
+
+/// A Service's `service.cilium.io/*` annotations. Invalid values are
+/// ignored as the agent ignores them, with its warning.
+pub(super) fn service_annotations(c: &mut Ctx<'_>, n: &Y) -> CiliumService {
+    let mut out = CiliumService::default();
+    let Some(annotations) = n.get("metadata").and_then(|m| m.get("annotations")) else {
+        return out;
+    };
+    let get = |k: &str| annotations.get(k).map(|v| (v, v.as_str().unwrap_or("")));
+    let field = |k: &str| format!("metadata.annotations.{k}");
+    if let Some((v, text)) = get("service.cilium.io/lb-algorithm") {
+        out.algorithm = LbAlgorithm::parse(text);
+        if out.algorithm.is_none() {
+            c.warn(
+                v,
+                &field("service.cilium.io/lb-algorithm"),
+                format!("Cilium ignores lb-algorithm `{text}`: it knows random and maglev"),
+                "use random or maglev",
+            );
+        }
+    }
+    if let Some((v, text)) = get("service.cilium.io/forwarding-mode") {
+        out.dsr = match text.to_ascii_lowercase().as_str() {
+            "dsr" => Some(true),
+            "snat" | "hybrid" => Some(false),
+            _ => {
+                c.warn(
+                    v,
+                    &field("service.cilium.io/forwarding-mode"),
+                    format!("Ignoring annotation: value \"{text}\" is not supported for \"service.cilium.io/forwarding-mode\""),
+                    "use dsr or snat",
+                );
+                None
+            }
+        };
+    }
+    if let Some((v, text)) = get("service.cilium.io/type") {
+        out.exposure = match text {
+            "ClusterIP" => Some(Exposure::ClusterIp),
+            "NodePort" => Some(Exposure::NodePort),
+            "LoadBalancer" => Some(Exposure::LoadBalancer),
+            _ => {
+                c.warn(
+                    v,
+                    &field("service.cilium.io/type"),
+                    format!("Ignoring annotation: not supported type for \"service.cilium.io/type\": {text}"),
+                    "use ClusterIP, NodePort or LoadBalancer",
+                );
+                None
+            }
+        };
+    }
+    if let Some((v, text)) = get("service.cilium.io/node-selector") {
+        match node_selector(text) {
+            Some(reqs) => out.node = Some(NodeExposure::Selector(reqs)),
+            None => c.warn(
+                v,
+                &field("service.cilium.io/node-selector"),
+                format!("Ignoring node service exposure: `{text}` is not a label selector; the Service is installed on every node"),
+                "write e.g. kubernetes.io/hostname=node-1",
+            ),
+        }
+    }
+    if out.node.is_none() {
+        if let Some((_, text)) = get("service.cilium.io/node") {
+            out.node = Some(NodeExposure::Label(text.to_string()));
+        }
+    }
+    if let Some((_, text)) = get("service.cilium.io/src-ranges-policy") {
+        out.source_ranges_deny = text.eq_ignore_ascii_case("deny");
+    }
+    let topology = get("service.kubernetes.io/topology-aware-hints")
+        .or_else(|| get("service.kubernetes.io/topology-mode"));
+    out.topology_annotation =
+        topology.is_some_and(|(_, t)| !matches!(t, "" | "disabled" | "Disabled"));
+    out
+}
+
+/// An equality-based label selector (`k=v`, `k==v`, `k!=v`, `k`, `!k`,
+/// joined by commas); `None` when it is not one.
+fn node_selector(text: &str) -> Option<Vec<Requirement>> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let req = if let Some((k, v)) = part.split_once("!=") {
+            Requirement::NotEquals(k.trim().into(), v.trim().into())
+        } else if let Some((k, v)) = part.split_once("==").or_else(|| part.split_once('=')) {
+            Requirement::Equals(k.trim().into(), v.trim().into())
+        } else if let Some(k) = part.strip_prefix('!') {
+            Requirement::Absent(k.trim().into())
+        } else {
+            Requirement::Exists(part.into())
+        };
+        let key = match &req {
+            Requirement::Equals(k, _)
+            | Requirement::NotEquals(k, _)
+            | Requirement::Exists(k)
+            | Requirement::Absent(k) => k,
+        };
+        if key.is_empty() || key.contains(char::is_whitespace) || key.contains(['(', ')']) {
+            return None;
+        }
+        out.push(req);
+    }
+    Some(out)
+}
+
+/// An EndpointSlice's `service.cilium.io/weight`.
+pub(super) fn slice_weight(c: &mut Ctx<'_>, n: &Y) -> Option<u16> {
+    let v = n
+        .get("metadata")
+        .and_then(|m| m.get("annotations"))
+        .and_then(|a| a.get("service.cilium.io/weight"))?;
+    let text = v.as_str().unwrap_or("");
+    match text.trim().parse::<u16>() {
+        Ok(w) => Some(w),
+        Err(_) => {
+            c.warn(
+                v,
+                "metadata.annotations.service.cilium.io/weight",
+                format!(
+                    "Cilium ignores weight `{text}`: a weight is a whole number from 0 to 65535"
+                ),
+                "write e.g. \"70\"; 0 puts the slice's endpoints in maintenance",
+            );
+            None
+        }
+    }
+}
