@@ -668,6 +668,14 @@ fn every_question_has_a_hop_that_settles_it() {
                             );
                         }
                     }
+                    PredictKind::WhereTranslated => {
+                        // The first rule that rewrote the destination, at
+                        // the client's socket or in a node's rules.
+                        assert!(
+                            matches!(h.what, HopKind::Rule) && h.after.dst != h.before.dst,
+                            "{file} step {k}: {h:?}"
+                        );
+                    }
                     // HTTP steps send no packets: `traces` is empty for them.
                     PredictKind::HttpBackend
                     | PredictKind::HttpStatus

@@ -200,6 +200,7 @@ fn common(mode: Mode, node: &str) -> Common {
         scheduler: None,
         node: Some(node.to_string()),
         format: Format::Text,
+        view: None,
     }
 }
 

@@ -27,6 +27,7 @@ kpv — what kube-proxy does with your Services
 
 USAGE:
     kpv rules <FILE>... [--mode M] [--scheduler S] [--node NAME] [--format text|json]
+              [--view maps|frontends|backends|services]   (--mode cilium)
     kpv trace <FILE>... --src IP --dst IP|NAME --port N [--protocol TCP|UDP|SCTP]
               [--mode M] [--scheduler S] [--node NAME] [--seed N]
               [--from node|pod:NS/NAME|external] [--format text|json]
@@ -43,8 +44,10 @@ USAGE:
 FILES are Kubernetes YAML (multi-document or `kind: List`); `-` reads stdin.
 Each option may be given once, and only to a command that takes it.
 Kinds: Node, Pod, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, Service,
-Endpoints, EndpointSlice, ServiceCIDR, KubeProxyConfiguration, and kubeadm's
-ClusterConfiguration (the API server's NodePort range and service subnet); for
+Endpoints, EndpointSlice, ServiceCIDR, KubeProxyConfiguration, kubeadm's
+ClusterConfiguration (the API server's NodePort range and service subnet) and
+Cilium's kube-system/cilium-config ConfigMap (with kube-proxy-replacement, the
+default mode is cilium); for
 http and routes also Ingress, IngressClass, GatewayClass, Gateway, HTTPRoute,
 ReferenceGrant, Secret (name and type), Namespace.
 URL is http(s)://HOST[:PORT]/PATH[?QUERY]; HOST is the Host header and the SNI.
@@ -54,10 +57,13 @@ query with cluster DNS's answer, as CoreDNS gives it.
 OPTIONS:
     --mode M        userspace (legacy, removed in Kubernetes 1.26), iptables, ipvs, nftables,
                     cilium (eBPF kube-proxy replacement)
-                    (default: the KubeProxyConfiguration's mode, else iptables)
+                    (default: the KubeProxyConfiguration's mode, else cilium when
+                    cilium-config replaces kube-proxy, else iptables)
     --scheduler S   IPVS scheduler: rr wrr lc wlc sh dh sed nq mh
     --node NAME     whose kube-proxy (default: hostnameOverride, else the first node)
     --format F      text (what the node would print) or json
+    --view V        Cilium: maps (the BPF maps, as `lb/maps-dump`), or the agent's
+                    frontends, backends or services table
     --seed N        seed of the random choices (same seed, same path)
     --packets N     share: connections sent to the first destination (default 1, at most 10000)
     --gap-ms G      share: simulated milliseconds between them (default 100)
@@ -106,6 +112,9 @@ pub struct Common {
     pub scheduler: Option<Scheduler>,
     pub node: Option<String>,
     pub format: Format,
+    /// `kpv rules --view`: another view of the node's state than its rules
+    /// (Cilium: the agent's `frontends`, `backends`, `services` tables).
+    pub view: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -173,7 +182,7 @@ pub struct Output {
 fn options_of(sub: &str) -> &'static [&'static str] {
     match sub {
         "check" => &["--format"],
-        "rules" => &["--mode", "--scheduler", "--node", "--format"],
+        "rules" => &["--mode", "--scheduler", "--node", "--format", "--view"],
         "trace" => &[
             "--src",
             "--dst",
@@ -202,7 +211,8 @@ fn options_of(sub: &str) -> &'static [&'static str] {
 
 /// Every option any command takes (`kpv http`'s too, so that one given to
 /// another command is named as not applying rather than as unknown).
-const ALL_OPTIONS: [&str; 20] = [
+const ALL_OPTIONS: [&str; 21] = [
+    "--view",
     "--via",
     "--sni",
     "-X",
@@ -326,6 +336,7 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
                 })?);
             }
             "--node" => common.node = Some(value("--node")?),
+            "--view" => common.view = Some(value("--view")?),
             "--format" => common.format = Format::parse(&value("--format")?)?,
             "--src" => src = Some(value("--src")?),
             "--dst" => dst = Some(value("--dst")?),
@@ -563,9 +574,27 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                 Ok(p) => p,
                 Err(e) => return fail(report, e),
             };
-            let stdout = match common.format {
-                Format::Text => modes::render_planes(&planes),
-                Format::Json => {
+            let stdout = match (common.format, &common.view) {
+                (Format::Text, Some(view)) => {
+                    let mut out = Vec::new();
+                    for (_, dp) in &planes {
+                        match dp.render_view(view) {
+                            Some(text) => out.push(text),
+                            None => {
+                                return fail(
+                                    report,
+                                    format!(
+                                        "--view {view} is not a view of {} mode; --mode cilium has frontends, backends and services",
+                                        mode.as_str()
+                                    ),
+                                )
+                            }
+                        }
+                    }
+                    out.join("\n")
+                }
+                (Format::Text, None) => modes::render_planes(&planes),
+                (Format::Json, _) => {
                     let mut json: Vec<serde_json::Value> =
                         planes.iter().map(|(_, dp)| dp.render_json()).collect();
                     let v = if json.len() == 1 {

@@ -116,7 +116,7 @@ pub const DEFAULT_WEIGHT: u16 = 100;
 pub const DEFAULT_MAGLEV_SEED: &str = "JLfvgnHc2kaSUFaI";
 
 /// The agent's load-balancer settings.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct CiliumConfig {
     /// A `cilium-config` ConfigMap was read (else these are the defaults).
     pub given: bool,
@@ -249,5 +249,32 @@ pub struct CiliumService {
     /// `service.kubernetes.io/topology-mode` (or the older
     /// `topology-aware-hints`) set to anything but `disabled`: Cilium
     /// prefers the same zone, as for `trafficDistribution: PreferSameZone`.
+    pub topology_annotation: bool,
+}
+
+impl CiliumService {
+    /// What one node's agent takes from these annotations.
+    pub fn on_node(&self, labels: &super::Labels) -> CiliumPort {
+        CiliumPort {
+            installed: self.node.as_ref().is_none_or(|n| n.admits(labels)),
+            algorithm: self.algorithm,
+            dsr: self.dsr,
+            exposure: self.exposure,
+            source_ranges_deny: self.source_ranges_deny,
+            topology_annotation: self.topology_annotation,
+        }
+    }
+}
+
+/// A Service's annotations as one node's agent applies them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CiliumPort {
+    /// The node is one the Service is exposed on (`service.cilium.io/node`,
+    /// `node-selector`).
+    pub installed: bool,
+    pub algorithm: Option<LbAlgorithm>,
+    pub dsr: Option<bool>,
+    pub exposure: Option<Exposure>,
+    pub source_ranges_deny: bool,
     pub topology_annotation: bool,
 }

@@ -302,21 +302,7 @@ fn socket(
     };
     t.endpoints = out.candidates.clone();
     t.rules_compared += out.rules_compared;
-    let mut cur = *pkt;
-    for step in &out.steps {
-        let before = cur;
-        if let StepAction::Dnat { to } = step.action {
-            cur.dst = to;
-        }
-        t.hops.push(Hop {
-            place: place.clone(),
-            what: HopKind::Rule,
-            before,
-            after: cur,
-            step: Some(step.clone()),
-            node: Some(node.clone()),
-        });
-    }
+    rule_hops(t, &place, &node, *pkt, &out.steps);
     match out.verdict {
         Verdict::Dnat { endpoint } => {
             if req.protocol != Protocol::Udp || req.keep_open {
@@ -586,25 +572,7 @@ fn node_rules(
                 let out = dp.process(&pkt, hook, ns, chooser, world, now_ms);
                 t.endpoints = out.candidates.clone();
                 t.rules_compared += out.rules_compared;
-                let mut cur = pkt;
-                for step in &out.steps {
-                    let before = cur;
-                    match &step.action {
-                        StepAction::Dnat { to } | StepAction::Redirect { to } => cur.dst = *to,
-                        StepAction::Connect { to, answered: true } => {
-                            cur = Packet::new(cur.src, *to, cur.protocol)
-                        }
-                        _ => {}
-                    }
-                    t.hops.push(Hop {
-                        place: Place::NodeProxy(node.clone()),
-                        what: HopKind::Rule,
-                        before,
-                        after: cur,
-                        step: Some(step.clone()),
-                        node: Some(node.clone()),
-                    });
-                }
+                rule_hops(t, &Place::NodeProxy(node.clone()), &node, pkt, &out.steps);
                 if matches!(out.verdict, Verdict::Dnat { .. } | Verdict::Proxied { .. })
                     && req.protocol != Protocol::Udp
                     || req.keep_open
@@ -636,6 +604,29 @@ fn node_rules(
         node = next.name.clone();
         hook = Hook::Prerouting;
         t.hops.push(arrival(&node, pkt));
+    }
+}
+
+/// A mode's steps as hops at `place`, each with the packet as that step
+/// leaves it.
+fn rule_hops(t: &mut Trace, place: &Place, node: &str, mut cur: Packet, steps: &[Step]) {
+    for step in steps {
+        let before = cur;
+        match &step.action {
+            StepAction::Dnat { to } | StepAction::Redirect { to } => cur.dst = *to,
+            StepAction::Connect { to, answered: true } => {
+                cur = Packet::new(cur.src, *to, cur.protocol)
+            }
+            _ => {}
+        }
+        t.hops.push(Hop {
+            place: place.clone(),
+            what: HopKind::Rule,
+            before,
+            after: cur,
+            step: Some(step.clone()),
+            node: Some(node.to_string()),
+        });
     }
 }
 

@@ -39,6 +39,7 @@ pub fn settling_hop(trace: &Trace, kind: PredictKind) -> Option<usize> {
                     || (matches!(h.what, HopKind::Rule) && h.after.dst != h.before.dst)
             })
             .or_else(end),
+        PredictKind::WhereTranslated => trace.translated_at().or_else(end),
         PredictKind::SourceIp => hops
             .iter()
             .position(|h| matches!(h.what, HopKind::Masquerade { .. }))

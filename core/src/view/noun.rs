@@ -123,7 +123,7 @@ pub fn is_step(key: &str) -> bool {
         "KUBE-FW",
     ];
     HOOKS.contains(&key)
-        || [Mode::Iptables, Mode::Ipvs, Mode::Nftables, Mode::Userspace]
+        || Mode::ALL
             .into_iter()
             .any(|m| pipeline::skeleton(m).contains(&key))
 }

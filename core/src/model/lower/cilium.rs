@@ -25,29 +25,6 @@ pub(super) fn is_cilium_config(o: &RawObject) -> bool {
         && field("namespace") == Some("kube-system")
 }
 
-/// Keys of `cilium-config` that change nothing kpv draws, read silently:
-/// the cluster's identity, IPAM, routing, policy and observability.
-const QUIET_KEYS: &[&str] = &[
-    "cluster-name",
-    "cluster-id",
-    "ipam",
-    "routing-mode",
-    "tunnel-protocol",
-    "enable-ipv4",
-    "enable-ipv6",
-    "enable-hubble",
-    "enable-policy",
-    "debug",
-    "identity-allocation-mode",
-    "enable-l7-proxy",
-    "enable-bpf-masquerade",
-    "enable-endpoint-routes",
-    "auto-direct-node-routes",
-    "cluster-pool-ipv4-cidr",
-    "cluster-pool-ipv4-mask-size",
-    "ipv4-native-routing-cidr",
-];
-
 impl Builder {
     /// `kube-system/cilium-config`: the agent's load-balancer flags.
     pub(super) fn cilium_config(&mut self, o: &RawObject) {
@@ -75,8 +52,7 @@ impl Builder {
                 let Some(text) = value_text(&mut c, v, &field) else {
                     continue;
                 };
-                if !read_key(&mut c, &mut cfg, key, &text, v, &field) && !QUIET_KEYS.contains(&key)
-                {
+                if !read_key(&mut c, &mut cfg, key, &text, v, &field) {
                     ignored.push(key.to_string());
                 }
             }
@@ -147,6 +123,30 @@ fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
+/// The boolean flags kpv models, and the setting each one sets.
+type Slot = fn(&mut CiliumConfig) -> &mut bool;
+const FLAGS: &[(&str, Slot)] = &[
+    ("kube-proxy-replacement", |c| &mut c.kube_proxy_replacement),
+    ("bpf-lb-algorithm-annotation", |c| {
+        &mut c.algorithm_annotation
+    }),
+    ("bpf-lb-mode-annotation", |c| &mut c.mode_annotation),
+    ("bpf-lb-sock", |c| &mut c.socket_lb),
+    ("bpf-lb-sock-hostns-only", |c| &mut c.socket_lb_hostns_only),
+    ("enable-health-check-nodeport", |c| {
+        &mut c.health_check_node_port
+    }),
+    ("bpf-lb-external-clusterip", |c| &mut c.external_clusterip),
+    ("bpf-lb-source-range-all-types", |c| {
+        &mut c.source_range_all_types
+    }),
+    ("enable-service-topology", |c| &mut c.service_topology),
+    ("bpf-lb-enable-wildcard-entries", |c| {
+        &mut c.wildcard_entries
+    }),
+    ("enable-external-ips", |c| &mut c.external_ips),
+];
+
 /// Reads one key into `cfg`; false when kpv does not model it.
 fn read_key(
     c: &mut Ctx<'_>,
@@ -156,68 +156,54 @@ fn read_key(
     v: &Y,
     field: &str,
 ) -> bool {
-    let flag = |c: &mut Ctx<'_>, slot: &mut bool| {
-        match parse_bool(text) {
-        Some(b) => *slot = b,
-        None => c.err(
-            v,
-            field,
-            format!(
-                "invalid argument \"{text}\" for \"--{key}\" flag: strconv.ParseBool: parsing \"{text}\": invalid syntax"
-            ),
-            "write \"true\" or \"false\"",
-        ),
-    }
+    let invalid = || format!("Invalid value for --{key}: {text}");
+    let result: Result<(), (String, &str)> = if let Some((_, slot)) =
+        FLAGS.iter().find(|(k, _)| *k == key)
+    {
+        parse_bool(text).map(|b| *slot(cfg) = b).ok_or_else(|| {
+            (
+                format!("invalid argument \"{text}\" for \"--{key}\" flag: strconv.ParseBool: parsing \"{text}\": invalid syntax"),
+                "write \"true\" or \"false\"",
+            )
+        })
+    } else {
+        match key {
+            // `node-port-algorithm` is the flag's older name.
+            "bpf-lb-algorithm" | "node-port-algorithm" => LbAlgorithm::parse(text)
+                .map(|a| cfg.algorithm = a)
+                .ok_or_else(|| (invalid(), "use random or maglev")),
+            "bpf-lb-mode" => LbMode::parse(text)
+                .map(|m| cfg.mode = m)
+                .ok_or_else(|| (invalid(), "use snat, dsr or hybrid")),
+            "bpf-lb-dsr-dispatch" => DsrDispatch::parse(text)
+                .map(|d| cfg.dsr_dispatch = d)
+                .ok_or_else(|| (invalid(), "use opt, ipip or geneve")),
+            "bpf-lb-maglev-table-size" => text
+                .parse::<u32>()
+                .ok()
+                .filter(|m| MAGLEV_TABLE_SIZES.contains(m))
+                .map(|m| cfg.maglev_table_size = m)
+                .ok_or_else(|| {
+                    (
+                        format!(
+                            "{}, supported values are: [{}]",
+                            invalid(),
+                            MAGLEV_TABLE_SIZES.map(|m| m.to_string()).join(" ")
+                        ),
+                        "use one of these primes; 16381 is the default",
+                    )
+                }),
+            "bpf-lb-maglev-hash-seed" => maglev_seed(text)
+                .map(|seed| cfg.maglev_seed = seed)
+                .map_err(|m| (m, "a seed is 12 bytes in base64 (16 characters)")),
+            "node-port-range" => node_port_range(text)
+                .map(|r| cfg.node_port_range = r)
+                .map_err(|m| (m, "write e.g. \"30000,32767\"")),
+            _ => return false,
+        }
     };
-    let invalid = |c: &mut Ctx<'_>, hint: &str| {
-        c.err(v, field, format!("Invalid value for --{key}: {text}"), hint)
-    };
-    match key {
-        "kube-proxy-replacement" => flag(c, &mut cfg.kube_proxy_replacement),
-        // `node-port-algorithm` is the flag's older name.
-        "bpf-lb-algorithm" | "node-port-algorithm" => match LbAlgorithm::parse(text) {
-            Some(a) => cfg.algorithm = a,
-            None => invalid(c, "use random or maglev"),
-        },
-        "bpf-lb-mode" => match LbMode::parse(text) {
-            Some(m) => cfg.mode = m,
-            None => invalid(c, "use snat, dsr or hybrid"),
-        },
-        "bpf-lb-dsr-dispatch" => match DsrDispatch::parse(text) {
-            Some(d) => cfg.dsr_dispatch = d,
-            None => invalid(c, "use opt, ipip or geneve"),
-        },
-        "bpf-lb-maglev-table-size" => match text.parse::<u32>() {
-            Ok(m) if MAGLEV_TABLE_SIZES.contains(&m) => cfg.maglev_table_size = m,
-            _ => c.err(
-                v,
-                field,
-                format!(
-                    "Invalid value for --bpf-lb-maglev-table-size: {text}, supported values are: [{}]",
-                    MAGLEV_TABLE_SIZES.map(|m| m.to_string()).join(" ")
-                ),
-                "use one of these primes; 16381 is the default",
-            ),
-        },
-        "bpf-lb-maglev-hash-seed" => match maglev_seed(text) {
-            Ok(seed) => cfg.maglev_seed = seed,
-            Err(msg) => c.err(v, field, msg, "a seed is 12 bytes in base64 (16 characters)"),
-        },
-        "bpf-lb-algorithm-annotation" => flag(c, &mut cfg.algorithm_annotation),
-        "bpf-lb-mode-annotation" => flag(c, &mut cfg.mode_annotation),
-        "bpf-lb-sock" => flag(c, &mut cfg.socket_lb),
-        "bpf-lb-sock-hostns-only" => flag(c, &mut cfg.socket_lb_hostns_only),
-        "enable-health-check-nodeport" => flag(c, &mut cfg.health_check_node_port),
-        "bpf-lb-external-clusterip" => flag(c, &mut cfg.external_clusterip),
-        "bpf-lb-source-range-all-types" => flag(c, &mut cfg.source_range_all_types),
-        "enable-service-topology" => flag(c, &mut cfg.service_topology),
-        "bpf-lb-enable-wildcard-entries" => flag(c, &mut cfg.wildcard_entries),
-        "enable-external-ips" => flag(c, &mut cfg.external_ips),
-        "node-port-range" => match node_port_range(text) {
-            Ok(r) => cfg.node_port_range = r,
-            Err(msg) => c.err(v, field, msg, "write e.g. \"30000,32767\""),
-        },
-        _ => return false,
+    if let Err((msg, hint)) = result {
+        c.err(v, field, msg, hint);
     }
     if key == "kube-proxy-replacement" && cfg.kube_proxy_replacement {
         cfg.socket_lb = true;
@@ -279,58 +265,54 @@ pub(super) fn service_annotations(c: &mut Ctx<'_>, n: &Y) -> CiliumService {
         return out;
     };
     let get = |k: &str| annotations.get(k).map(|v| (v, v.as_str().unwrap_or("")));
-    let field = |k: &str| format!("metadata.annotations.{k}");
-    if let Some((v, text)) = get("service.cilium.io/lb-algorithm") {
-        out.algorithm = LbAlgorithm::parse(text);
+    // Cilium logs an invalid value and goes on as if it were not there.
+    let mut ignore = |key: &str, (v, text): (&Y, &str), hint: &str| {
+        c.warn(
+            v,
+            &format!("metadata.annotations.{key}"),
+            format!("Ignoring annotation: value \"{text}\" is not supported for \"{key}\""),
+            hint,
+        );
+    };
+    const ALGORITHM: &str = "service.cilium.io/lb-algorithm";
+    if let Some(a) = get(ALGORITHM) {
+        out.algorithm = LbAlgorithm::parse(a.1);
         if out.algorithm.is_none() {
-            c.warn(
-                v,
-                &field("service.cilium.io/lb-algorithm"),
-                format!("Cilium ignores lb-algorithm `{text}`: it knows random and maglev"),
-                "use random or maglev",
-            );
+            ignore(ALGORITHM, a, "use random or maglev");
         }
     }
-    if let Some((v, text)) = get("service.cilium.io/forwarding-mode") {
-        out.dsr = match text.to_ascii_lowercase().as_str() {
+    const FORWARDING: &str = "service.cilium.io/forwarding-mode";
+    if let Some(a) = get(FORWARDING) {
+        out.dsr = match a.1.to_ascii_lowercase().as_str() {
             "dsr" => Some(true),
             "snat" | "hybrid" => Some(false),
             _ => {
-                c.warn(
-                    v,
-                    &field("service.cilium.io/forwarding-mode"),
-                    format!("Ignoring annotation: value \"{text}\" is not supported for \"service.cilium.io/forwarding-mode\""),
-                    "use dsr or snat",
-                );
+                ignore(FORWARDING, a, "use dsr or snat");
                 None
             }
         };
     }
-    if let Some((v, text)) = get("service.cilium.io/type") {
-        out.exposure = match text {
+    const TYPE: &str = "service.cilium.io/type";
+    if let Some(a) = get(TYPE) {
+        out.exposure = match a.1 {
             "ClusterIP" => Some(Exposure::ClusterIp),
             "NodePort" => Some(Exposure::NodePort),
             "LoadBalancer" => Some(Exposure::LoadBalancer),
             _ => {
-                c.warn(
-                    v,
-                    &field("service.cilium.io/type"),
-                    format!("Ignoring annotation: not supported type for \"service.cilium.io/type\": {text}"),
-                    "use ClusterIP, NodePort or LoadBalancer",
-                );
+                ignore(TYPE, a, "use ClusterIP, NodePort or LoadBalancer");
                 None
             }
         };
     }
-    if let Some((v, text)) = get("service.cilium.io/node-selector") {
-        match node_selector(text) {
-            Some(reqs) => out.node = Some(NodeExposure::Selector(reqs)),
-            None => c.warn(
-                v,
-                &field("service.cilium.io/node-selector"),
-                format!("Ignoring node service exposure: `{text}` is not a label selector; the Service is installed on every node"),
-                "write e.g. kubernetes.io/hostname=node-1",
-            ),
+    const SELECTOR: &str = "service.cilium.io/node-selector";
+    if let Some(a) = get(SELECTOR) {
+        out.node = node_selector(a.1).map(NodeExposure::Selector);
+        if out.node.is_none() {
+            ignore(
+                SELECTOR,
+                a,
+                "write key=value pairs; the Service is installed on every node",
+            );
         }
     }
     if out.node.is_none() {

@@ -239,6 +239,13 @@ pub trait Dataplane {
     #[cfg(feature = "json")]
     fn render_json(&self) -> serde_json::Value;
 
+    /// Another view of the node's state than its rules (`kpv rules --view`):
+    /// `None` when the mode has no such view.
+    #[cfg(feature = "json")]
+    fn render_view(&self, _view: &str) -> Option<String> {
+        None
+    }
+
     /// Walk the first packet of a new connection through the rules.
     fn process(
         &self,

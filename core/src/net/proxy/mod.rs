@@ -9,7 +9,7 @@
 pub mod naming;
 pub mod topology;
 
-use crate::model::cilium::{CiliumConfig, CiliumService};
+use crate::model::cilium::{CiliumConfig, CiliumPort};
 use crate::model::packet::{IpFamily, Protocol};
 use crate::model::{
     Cluster, DetectLocalMode, EndpointSlice, Hints, NamespacedName, NodePortAddress, ProxyConfig,
@@ -67,8 +67,9 @@ pub struct ServicePortInfo {
     pub traffic_distribution: Option<TrafficDistribution>,
     /// `spec.loadBalancerClass`.
     pub load_balancer_class: Option<String>,
-    /// The Service's `service.cilium.io/*` annotations.
-    pub cilium: CiliumService,
+    /// The Service's `service.cilium.io/*` annotations, as this node's
+    /// Cilium agent applies them.
+    pub cilium: CiliumPort,
 }
 
 impl ServicePortInfo {
@@ -128,8 +129,6 @@ pub struct NodeInfo {
     pub pod_cidr: Option<IpNet>,
     /// The node's `topology.kubernetes.io/zone` label.
     pub zone: Option<String>,
-    /// The node's labels (Cilium's `service.cilium.io/node` exposure).
-    pub labels: crate::model::Labels,
     /// See [`crate::model::Node::addresses_unstated`].
     pub addresses_unstated: bool,
 }
@@ -341,7 +340,7 @@ pub fn build_input(
                 session_affinity_seconds: svc.session_affinity_seconds,
                 traffic_distribution: svc.traffic_distribution,
                 load_balancer_class: svc.load_balancer_class.clone(),
-                cilium: svc.cilium.clone(),
+                cilium: svc.cilium.on_node(&node.labels),
             };
             services.insert(name, info);
         }
@@ -407,7 +406,6 @@ pub fn build_input(
             ips,
             pod_cidr,
             zone: node.zone.clone(),
-            labels: node.labels.clone(),
             addresses_unstated: node.addresses_unstated,
         },
         config,
@@ -416,7 +414,7 @@ pub fn build_input(
         service_cidrs,
         services,
         endpoints,
-        cilium: cluster.cilium.clone(),
+        cilium: cluster.cilium,
     })
 }
 

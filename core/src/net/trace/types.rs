@@ -250,6 +250,14 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// The hop where the destination first became an endpoint's: a rule
+    /// that rewrote it, at the client's socket or in a node's rules.
+    pub fn translated_at(&self) -> Option<usize> {
+        self.hops
+            .iter()
+            .position(|h| matches!(h.what, HopKind::Rule) && h.after.dst != h.before.dst)
+    }
+
     /// The trace of `request` before anything has happened: no node, no
     /// verdict, no hops, and `Unrouted` until a stage says otherwise.
     pub fn new(request: Request, mode: Mode) -> Trace {

@@ -22,7 +22,7 @@ use crate::model::packet::IpFamily;
 use crate::model::{Cluster, Mode, NamespacedName, Scheduler};
 use crate::net::controller::{AppChange, AppState, Timing};
 use crate::net::modes::Compilers;
-use crate::net::trace::{Origin, Outcome, Trace};
+use crate::net::trace::{Origin, Outcome, Place, Trace};
 use crate::session::replay::{self, Inputs, SentPacket, Target, TargetKind};
 use crate::util::diag::{Diagnostic, Span};
 use serde::Serialize;
@@ -171,10 +171,13 @@ pub enum PredictKind {
     TlsEndsAt,
     /// Which address the backend Pod sees (its peer, or X-Forwarded-For).
     HttpSource,
+    /// Where the Service's address became a backend's: at the client's
+    /// socket (Cilium's socket LB) or in a node's rules.
+    WhereTranslated,
 }
 
 impl PredictKind {
-    const ALL: [(&'static str, PredictKind); 7] = [
+    const ALL: [(&'static str, PredictKind); 8] = [
         ("which-pod", PredictKind::WhichPod),
         ("verdict", PredictKind::Verdict),
         ("source-ip", PredictKind::SourceIp),
@@ -182,6 +185,7 @@ impl PredictKind {
         ("http-status", PredictKind::HttpStatus),
         ("tls-ends-at", PredictKind::TlsEndsAt),
         ("http-source", PredictKind::HttpSource),
+        ("where-translated", PredictKind::WhereTranslated),
     ];
 }
 
@@ -229,6 +233,11 @@ pub enum Answer {
     TimedOut,
     Dropped,
     Rejected,
+    // where-translated
+    /// At the client's socket, before any packet left it.
+    AtSocket,
+    /// In the rules of a node the packet passed.
+    OnNode,
     // source-ip
     /// The Pod saw the client's own address.
     ClientIp,
@@ -269,6 +278,8 @@ impl Answer {
             "rejected" => Answer::Rejected,
             "client-ip" => Answer::ClientIp,
             "node-ip" => Answer::NodeIp,
+            "at-socket" => Answer::AtSocket,
+            "on-node" => Answer::OnNode,
             "split" => Answer::Split,
             "no-backend" => Answer::NoBackend,
             _ => {
@@ -318,6 +329,8 @@ impl Answer {
             Answer::Rejected => "rejected",
             Answer::ClientIp => "client-ip",
             Answer::NodeIp => "node-ip",
+            Answer::AtSocket => "at-socket",
+            Answer::OnNode => "on-node",
             Answer::Service(n) => return format!("service:{n}"),
             Answer::Split => "split",
             Answer::NoBackend => "no-backend",
@@ -345,6 +358,7 @@ impl Answer {
             | Answer::Dropped
             | Answer::Rejected => PredictKind::Verdict,
             Answer::ClientIp | Answer::NodeIp => PredictKind::SourceIp,
+            Answer::AtSocket | Answer::OnNode => PredictKind::WhereTranslated,
             Answer::Service(_) | Answer::Split | Answer::NoBackend => PredictKind::HttpBackend,
             Answer::Status(_) => PredictKind::HttpStatus,
             Answer::TlsEndsAt(_) => PredictKind::TlsEndsAt,
@@ -705,6 +719,17 @@ pub fn check_prediction(cluster: &Cluster, answer: &Answer, played: &Played, cod
         Answer::NodeIp => {
             !sources.is_empty() && sources.iter().all(|(c, s)| c != s && is_node_ip(*s))
         }
+        // Where each connection's destination was first rewritten.
+        Answer::AtSocket | Answer::OnNode => traces.iter().all(|t| {
+            let at = t
+                .translated_at()
+                .and_then(|i| t.hops.get(i))
+                .map(|h| &h.place);
+            match answer {
+                Answer::AtSocket => matches!(at, Some(Place::Pod(_))),
+                _ => matches!(at, Some(Place::NodeProxy(_))),
+            }
+        }),
         _ => false,
     }
 }

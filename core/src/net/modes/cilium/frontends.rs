@@ -243,11 +243,7 @@ fn port_frontends(
     eps: &[EndpointInfo],
 ) -> Vec<Frontend> {
     let ann = &info.cilium;
-    if ann
-        .node
-        .as_ref()
-        .is_some_and(|n| !n.admits(&input.node.labels))
-    {
+    if !ann.installed {
         return Vec::new();
     }
     let allows = |e: Exposure| ann.exposure.is_none_or(|x| x == e);

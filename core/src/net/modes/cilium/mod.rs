@@ -149,6 +149,17 @@ impl Dataplane for CiliumDataplane {
         })
     }
 
+    #[cfg(feature = "json")]
+    fn render_view(&self, view: &str) -> Option<String> {
+        match view {
+            "maps" => Some(self.render_text()),
+            "frontends" => Some(render::frontends_table(&self.maps)),
+            "backends" => Some(render::backends_table(&self.maps)),
+            "services" => Some(render::services_table(&self.maps)),
+            _ => None,
+        }
+    }
+
     fn process(
         &self,
         packet: &Packet,
