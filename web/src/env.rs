@@ -412,7 +412,7 @@ mod tests {
         assert_eq!(
             o.problems[1].accepted,
             Accepted::OneOf(
-                ["userspace", "iptables", "ipvs", "nftables"]
+                ["userspace", "iptables", "ipvs", "nftables", "cilium"]
                     .map(String::from)
                     .to_vec()
             )
@@ -481,7 +481,7 @@ mod tests {
         assert_eq!(
             o.problems[0].describe(Lang::En),
             "The page address has mode=iptable, which is not known here, so it was ignored. \
-             Use one of: userspace, iptables, ipvs, nftables."
+             Use one of: userspace, iptables, ipvs, nftables, cilium."
         );
         assert_eq!(
             o.problems[1].describe(Lang::Ko),

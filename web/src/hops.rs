@@ -59,6 +59,11 @@ pub const DESCRIBED: &[&str] = &[
     "nft-endpoint-chain",
     "kube-proxy-process",
     "kube-proxy-dial",
+    "bpf-hook",
+    "lb-service",
+    "lb-select",
+    "lb-backend",
+    "lb-nat",
     "rules",
     "listener",
     "route",
@@ -81,6 +86,11 @@ pub fn step_name(l: Lang, key: &str) -> String {
         "nft-endpoint-chain" => tr(l, "step.nft-endpoint-chain").into(),
         "kube-proxy-process" => tr(l, "step.kube-proxy-process").into(),
         "kube-proxy-dial" => tr(l, "step.kube-proxy-dial").into(),
+        "bpf-hook" => tr(l, "step.bpf-hook").into(),
+        "lb-service" => tr(l, "step.lb-service").into(),
+        "lb-select" => tr(l, "step.lb-select").into(),
+        "lb-backend" => tr(l, "step.lb-backend").into(),
+        "lb-nat" => tr(l, "step.lb-nat").into(),
         "conntrack" => "conntrack".into(),
         "rules" => tr(l, "hop.rule").into(),
         "listener" | "route" | "rule" | "filters" | "backend" => {
@@ -97,6 +107,7 @@ pub fn chip_text(l: Lang, c: &Chip) -> String {
         Chip::Redirect { to } => format!("REDIRECT → :{}", to.port()),
         Chip::MarkMasq => tr(l, "chip.mark").into(),
         Chip::Masquerade { to } => format!("MASQ → {}", to.ip()),
+        Chip::Dsr { service } => format!("DSR · {service}"),
         Chip::Pick { chosen, among } => tr(l, "chip.pick")
             .replace("{n}", &among.to_string())
             .replace("{ep}", &chosen.to_string()),
@@ -188,6 +199,10 @@ pub fn summary(l: Lang, h: &Hop) -> String {
                 StepAction::Drop => w("sum.drop").replace("{chain}", &c),
                 StepAction::Reject => w("sum.reject").replace("{chain}", &c),
                 StepAction::Return => w("sum.return").replace("{chain}", &c),
+                StepAction::Snat { to } => w("sum.masquerade").replace("{src}", &to.to_string()),
+                StepAction::Dsr { service } => w("sum.dsr")
+                    .replace("{chain}", &c)
+                    .replace("{svc}", &service.to_string()),
             }
         }
     }
@@ -363,6 +378,11 @@ mod tests {
                 || w.starts_with("listener")
                 || [
                     "eth",
+                    "bpf",
+                    "host",
+                    "sock",
+                    "lxc",
+                    "select",
                     "conntrack",
                     "ipvs",
                     "dnat",

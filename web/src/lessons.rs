@@ -75,6 +75,12 @@ pub const INDEX: &[Entry] = &[
         en: "From Ingress to Gateway API",
         ko: "Ingress에서 Gateway API로",
     },
+    Entry {
+        id: "kube-proxy-vs-cilium",
+        pages: 4,
+        en: "kube-proxy vs Cilium: where the Service address is translated",
+        ko: "kube-proxy와 Cilium: Service 주소는 어디서 바뀌는가",
+    },
 ];
 
 /// The site path of lesson `id`'s file.

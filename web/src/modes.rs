@@ -1,4 +1,4 @@
-//! The four modes' compilers, as code the app loads when a scenario first
+//! The modes' compilers, as code the app loads when a scenario first
 //! needs one: the first download carries none of them.
 //!
 //! With the `split` feature (the release build) each of them is a split
@@ -22,8 +22,8 @@ use kpv_core::net::modes::Compilers;
 
 /// The compilers whose code has arrived (by [`Mode::index`]).
 #[cfg(feature = "split")]
-static LOADED: [std::sync::OnceLock<kpv_core::net::modes::CompileFn>; 4] =
-    [const { std::sync::OnceLock::new() }; 4];
+static LOADED: [std::sync::OnceLock<kpv_core::net::modes::CompileFn>; Mode::COUNT] =
+    [const { std::sync::OnceLock::new() }; Mode::COUNT];
 
 /// The compilers this app can hand kpv-core now: those that have arrived
 /// (all of them in a build without `split`).
@@ -52,12 +52,19 @@ pub fn ready(mode: Mode) -> bool {
 /// Where every mode's code is: the Store's input that says which modes
 /// computations may use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Loads([Fetch; 4]);
+pub struct Loads([Fetch; Mode::COUNT]);
 
 /// The order the modes not in use are prefetched in: the ones a learner
 /// most often turns to first (IPVS and nftables are what the lessons and
-/// the compare view contrast with iptables; userspace is history).
-const PREFETCH_ORDER: [Mode; 4] = [Mode::Iptables, Mode::Ipvs, Mode::Nftables, Mode::Userspace];
+/// the compare view contrast with iptables, Cilium what replaces them;
+/// userspace is history).
+const PREFETCH_ORDER: [Mode; Mode::COUNT] = [
+    Mode::Iptables,
+    Mode::Ipvs,
+    Mode::Nftables,
+    Mode::Cilium,
+    Mode::Userspace,
+];
 
 impl Loads {
     /// Every mode as `ready` says: ready, or not asked for yet.
@@ -126,6 +133,7 @@ pub async fn load(mode: Mode) -> Result<(), LoadFailed> {
             Mode::Ipvs => split::ipvs().await,
             Mode::Nftables => split::nftables().await,
             Mode::Iptables => split::iptables().await,
+            Mode::Cilium => split::cilium().await,
         };
         match loaded {
             Ok(f) => {
@@ -154,6 +162,7 @@ mod split {
         kpv_iptables { pub fn iptables -> CompileFn = modes::compile_iptables; }
         kpv_ipvs { pub fn ipvs -> CompileFn = modes::compile_ipvs; }
         kpv_nftables { pub fn nftables -> CompileFn = modes::compile_nftables; }
+        kpv_cilium { pub fn cilium -> CompileFn = modes::compile_cilium; }
     }
 }
 
@@ -229,13 +238,13 @@ mod tests {
         let mut l = release();
         assert_eq!(
             l.to_prefetch(),
-            vec![Mode::Ipvs, Mode::Nftables, Mode::Userspace]
+            vec![Mode::Ipvs, Mode::Nftables, Mode::Cilium, Mode::Userspace]
         );
         // The mode in use is already on its way; one that failed waits for
         // the user.
         l.begin(Mode::Nftables);
         l.begin(Mode::Userspace);
         l.finish(Mode::Userspace, false);
-        assert_eq!(l.to_prefetch(), vec![Mode::Ipvs]);
+        assert_eq!(l.to_prefetch(), vec![Mode::Ipvs, Mode::Cilium]);
     }
 }

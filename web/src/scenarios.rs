@@ -119,6 +119,12 @@ pub const PRESETS: &[Preset] = &[
         "Gateway API: 라우트 둘, 헤더 매치, 가중치, 리다이렉트",
         0x9298778d7dfaa159
     ),
+    preset!(
+        "cilium",
+        "Cilium instead of kube-proxy: socket LB, Maglev, DSR",
+        "kube-proxy 대신 Cilium: 소켓 LB, Maglev, DSR",
+        0xd9a1f54726c92f09
+    ),
     Preset {
         key: "article-ingress",
         en: "The article's Ingress as printed (extensions/v1beta1)",

@@ -427,8 +427,9 @@ pub struct Service {
     pub traffic_distribution: Option<TrafficDistribution>,
     /// `spec.loadBalancerClass`: which load-balancer implementation serves it.
     pub load_balancer_class: Option<String>,
-    /// Its `service.cilium.io/*` annotations.
-    pub cilium: cilium::CiliumService,
+    /// Its `service.cilium.io/*` annotations (shared: a cluster is cloned
+    /// often and they never change after lowering).
+    pub cilium: std::sync::Arc<cilium::CiliumService>,
 }
 
 impl Service {

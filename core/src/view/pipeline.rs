@@ -276,27 +276,27 @@ fn key_of(mode: Mode, table_chain: &str, action: &StepAction) -> Option<&'static
 
 /// Cilium's steps: the BPF program's hook, then its map lookups.
 fn cilium_key(chain: &str) -> Option<&'static str> {
-    let map = |m: &str| {
-        chain
-            .strip_prefix("cilium_lb4_")
-            .or_else(|| chain.strip_prefix("cilium_lb6_"))
-            .is_some_and(|rest| rest.starts_with(m))
-    };
-    if matches!(chain, "bpf sock" | "bpf lxc" | "bpf host") {
-        Some("bpf-hook")
-    } else if chain == "bpf select" {
-        Some("lb-select")
-    } else if map("services") || map("source_range") {
-        Some("lb-service")
-    } else if map("affinity") || map("maglev") {
-        Some("lb-select")
-    } else if map("backends") {
-        Some("lb-backend")
-    } else if chain == "bpf nodeport" || map("reverse_nat") {
-        Some("lb-nat")
-    } else {
-        None
-    }
+    // A map's name without its family (`cilium_lb4_`, `cilium_lb6_`).
+    let name = chain
+        .strip_prefix("cilium_lb4_")
+        .or_else(|| chain.strip_prefix("cilium_lb6_"))
+        .unwrap_or(chain);
+    [
+        ("bpf sock", "bpf-hook"),
+        ("bpf lxc", "bpf-hook"),
+        ("bpf host", "bpf-hook"),
+        ("bpf select", "lb-select"),
+        ("bpf nodeport", "lb-nat"),
+        ("services", "lb-service"),
+        ("source_range", "lb-service"),
+        ("affinity", "lb-select"),
+        ("maglev", "lb-select"),
+        ("backends", "lb-backend"),
+        ("reverse_nat", "lb-nat"),
+    ]
+    .iter()
+    .find(|(p, _)| name.starts_with(p))
+    .map(|(_, k)| *k)
 }
 
 fn nft_key(chain: &str) -> Option<&'static str> {

@@ -289,7 +289,7 @@ test('the compare view plays the focused packet in each mode with its own pipeli
   const totals = await view.getByTestId('compare-mode').evaluateAll((els) => els.map((e) => [e.getAttribute('data-mode'), e.getAttribute('data-total'), Array.from(e.querySelectorAll('li')).map((li) => li.getAttribute('data-step')).join(',')]));
   expect(new Set(totals.map((t) => t[2])).size).toBe(4);
   for (const [mode, total] of totals) expect(Number(total), `${mode}`).toBeGreaterThan(0);
-  await page.getByTestId('compare-userspace').uncheck();
+  await page.getByTestId('compare-cilium').uncheck();
   await expect(view.getByTestId('compare-mode')).toHaveCount(3);
   await view.scrollIntoViewIfNeeded();
   await page.screenshot({ path: `${shots}/compare.png` });

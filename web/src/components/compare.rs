@@ -51,11 +51,13 @@ pub fn CompareToggle(comparing: RwSignal<bool>) -> impl IntoView {
 pub fn CompareView() -> impl IntoView {
     let store = expect_context::<Store>();
     let l = lang();
+    // kube-proxy's three current modes and Cilium, which replaces it
+    // (userspace, removed in 1.26, can be ticked).
     let chosen = RwSignal::new(vec![
         Mode::Iptables,
         Mode::Ipvs,
         Mode::Nftables,
-        Mode::Userspace,
+        Mode::Cilium,
     ]);
     // The chosen modes' code is fetched when the view opens or one is
     // ticked; a mode still on its way has no column yet (the line above the

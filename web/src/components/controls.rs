@@ -36,6 +36,7 @@ pub fn Toolbar() -> impl IntoView {
                     Mode::Iptables => "mode.iptables",
                     Mode::Ipvs => "mode.ipvs",
                     Mode::Nftables => "mode.nftables",
+                    Mode::Cilium => "mode.cilium",
                 };
                 view! { <option value=m.as_str() selected=move || store.mode.get() == m>{move || tr(l.get(), key)}</option> }
             })

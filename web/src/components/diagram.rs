@@ -28,13 +28,14 @@ fn BoxRect(rect: Rect, class: &'static str) -> impl IntoView {
 
 /// A node's mode glyph: a shape per mode, so the modes differ with their
 /// words hidden (a rule list walked top to bottom, a hash table, a verdict
-/// map, a process).
+/// map, a process, Cilium's hexagon of BPF maps).
 fn mode_glyph(mode: Mode) -> &'static str {
     match mode {
         Mode::Iptables => "☰",
         Mode::Ipvs => "#",
         Mode::Nftables => "⇶",
         Mode::Userspace => "⚙",
+        Mode::Cilium => "⬡",
     }
 }
 

@@ -209,6 +209,7 @@ fn mode_class(m: Mode) -> &'static str {
         Mode::Ipvs => "s-ipvs",
         Mode::Nftables => "s-nftables",
         Mode::Userspace => "s-userspace",
+        Mode::Cilium => "s-cilium",
     }
 }
 

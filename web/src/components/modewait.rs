@@ -18,6 +18,7 @@ pub fn mode_name(mode: Mode) -> &'static str {
         Mode::Ipvs => "IPVS",
         Mode::Nftables => "nftables",
         Mode::Userspace => "userspace",
+        Mode::Cilium => "Cilium",
     }
 }
 

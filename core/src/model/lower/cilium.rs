@@ -35,7 +35,7 @@ impl Builder {
                 &o.node,
                 "",
                 "more than one kube-system/cilium-config; this one is ignored",
-                "give one ConfigMap per input",
+                "",
             );
             return;
         }
@@ -72,7 +72,7 @@ impl Builder {
                     v,
                     "data.bpf-lb-mode",
                     "The value --bpf-lb-mode=hybrid is not supported as default under annotation mode",
-                    "use snat or dsr as the default when bpf-lb-mode-annotation is true",
+                    "",
                 );
             }
             cfg.mode = LbMode::Snat;
@@ -108,7 +108,7 @@ fn value_text(c: &mut Ctx<'_>, v: &Y, field: &str) -> Option<String> {
             v,
             field,
             format!("ConfigMap data values are strings: kubectl refuses the unquoted `{text}`"),
-            &format!("quote it: \"{text}\""),
+            "quote it",
         );
     }
     Some(text)
@@ -190,12 +190,12 @@ fn read_key(
                             invalid(),
                             MAGLEV_TABLE_SIZES.map(|m| m.to_string()).join(" ")
                         ),
-                        "use one of these primes; 16381 is the default",
+                        "",
                     )
                 }),
             "bpf-lb-maglev-hash-seed" => maglev_seed(text)
                 .map(|seed| cfg.maglev_seed = seed)
-                .map_err(|m| (m, "a seed is 12 bytes in base64 (16 characters)")),
+                .map_err(|m| (m, "")),
             "node-port-range" => node_port_range(text)
                 .map(|r| cfg.node_port_range = r)
                 .map_err(|m| (m, "write e.g. \"30000,32767\"")),
@@ -217,12 +217,14 @@ fn node_port_range(text: &str) -> Result<(u16, u16), String> {
     let [lo, hi] = parts[..] else {
         return Err("parse NodePort range: unable to parse min/max port range".into());
     };
-    let lo: u16 = lo.trim().parse().map_err(|_| {
-        format!("parse NodePort range: unable to parse min port value: invalid syntax in `{lo}`")
-    })?;
-    let hi: u16 = hi.trim().parse().map_err(|_| {
-        format!("parse NodePort range: unable to parse max port value: invalid syntax in `{hi}`")
-    })?;
+    let port = |which: &str, v: &str| {
+        v.trim().parse::<u16>().map_err(|_| {
+            format!(
+                "parse NodePort range: unable to parse {which} port value: invalid syntax in `{v}`"
+            )
+        })
+    };
+    let (lo, hi) = (port("min", lo)?, port("max", hi)?);
     if hi <= lo {
         return Err(format!(
             "parse NodePort range: max port value, {hi}, is less than or equal to min port value, {lo}"
@@ -234,27 +236,33 @@ fn node_port_range(text: &str) -> Result<(u16, u16), String> {
 /// The Murmur3 seed of `bpf-lb-maglev-hash-seed`: base64 of 12 bytes, of
 /// which the first four (big-endian) seed the permutations.
 fn maglev_seed(text: &str) -> Result<u32, String> {
-    // Standard base64: the URL alphabet with `+` and `/`, padded.
-    let url: Vec<u8> = text
-        .trim_end_matches('=')
-        .bytes()
-        .map(|b| match b {
-            b'+' => b'-',
-            b'/' => b'_',
-            b'-' | b'_' => b'!',
-            b => b,
-        })
-        .collect();
-    let bytes = crate::util::base_n::decode_base64url(&url).ok_or_else(|| {
-        format!("cannot decode base64 Maglev hash seed \"{text}\": illegal base64 data")
-    })?;
-    if bytes.len() != 12 {
+    // Standard base64, padded: 4 characters carry 3 bytes.
+    let sextet = |b: u8| match b {
+        b'A'..=b'Z' => Some(b - b'A'),
+        b'a'..=b'z' => Some(b - b'a' + 26),
+        b'0'..=b'9' => Some(b - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let body = text.trim_end_matches('=');
+    let pad = text.len() - body.len();
+    let bits: Option<Vec<u8>> = body.bytes().map(sextet).collect();
+    let (Some(bits), true) = (bits, text.len() % 4 == 0 && pad <= 2) else {
         return Err(format!(
-            "decoded hash seed is {} bytes (not 12 bytes)",
-            bytes.len()
+            "cannot decode base64 Maglev hash seed \"{text}\": illegal base64 data"
         ));
+    };
+    let len = text.len() / 4 * 3 - pad;
+    if len != 12 {
+        return Err(format!("decoded hash seed is {len} bytes (not 12 bytes)"));
     }
-    Ok(u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+    // The first four bytes are the first 32 of the first 36 bits.
+    let first = bits
+        .iter()
+        .take(6)
+        .fold(0u64, |acc, s| (acc << 6) | u64::from(*s));
+    Ok((first >> 4) as u32)
 }
 
 /// A Service's `service.cilium.io/*` annotations. Invalid values are
@@ -308,11 +316,7 @@ pub(super) fn service_annotations(c: &mut Ctx<'_>, n: &Y) -> CiliumService {
     if let Some(a) = get(SELECTOR) {
         out.node = node_selector(a.1).map(NodeExposure::Selector);
         if out.node.is_none() {
-            ignore(
-                SELECTOR,
-                a,
-                "write key=value pairs; the Service is installed on every node",
-            );
+            ignore(SELECTOR, a, "");
         }
     }
     if out.node.is_none() {
@@ -374,9 +378,82 @@ pub(super) fn slice_weight(c: &mut Ctx<'_>, n: &Y) -> Option<u16> {
                 format!(
                     "Cilium ignores weight `{text}`: a weight is a whole number from 0 to 65535"
                 ),
-                "write e.g. \"70\"; 0 puts the slice's endpoints in maintenance",
+                "0 puts the slice's endpoints in maintenance",
             );
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(data: &str) -> (CiliumConfig, Vec<String>) {
+        let text = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cilium-config, namespace: kube-system}}\ndata:\n{data}"
+        );
+        let (c, d) = crate::Code::ALL.parse(&text);
+        let messages = d
+            .iter()
+            .map(|d| d.message.clone())
+            .filter(|m| !m.starts_with("no Node objects given"))
+            .collect();
+        (c.cilium, messages)
+    }
+
+    #[test]
+    fn the_maglev_seed_is_read_as_the_agent_reads_it() {
+        assert_eq!(maglev_seed("JLfvgnHc2kaSUFaI"), Ok(0x24b7_ef82));
+        assert_eq!(
+            maglev_seed("JLfvgnHc"),
+            Err("decoded hash seed is 6 bytes (not 12 bytes)".into())
+        );
+        assert!(maglev_seed("JLfvgnHc2kaSUF*I").is_err_and(|e| e.contains("illegal base64")));
+    }
+
+    #[test]
+    fn flags_are_read_and_bad_values_refused_in_the_agent_s_words() {
+        let (cfg, diags) = parsed(
+            "  kube-proxy-replacement: \"true\"\n  bpf-lb-algorithm: \"maglev\"\n  bpf-lb-mode: \"dsr\"\n  bpf-lb-sock-hostns-only: \"True\"\n",
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        assert!(cfg.given && cfg.kube_proxy_replacement && cfg.socket_lb);
+        assert_eq!(
+            (cfg.algorithm, cfg.mode),
+            (LbAlgorithm::Maglev, LbMode::Dsr)
+        );
+        assert!(cfg.socket_lb_hostns_only);
+        let (cfg, diags) = parsed(
+            "  bpf-lb-algorithm: \"ring\"\n  bpf-lb-maglev-table-size: \"1000\"\n  bpf-lb-sock: \"yes\"\n  node-port-range: \"32000,31000\"\n  tunnel-protocol: \"vxlan\"\n",
+        );
+        assert_eq!(cfg.algorithm, LbAlgorithm::Random);
+        assert_eq!(cfg.maglev_table_size, 16381);
+        let want = [
+            "Invalid value for --bpf-lb-algorithm: ring",
+            "Invalid value for --bpf-lb-maglev-table-size: 1000, supported values are: [251 509 1021 2039 4093 8191 16381 32749 65521 131071]",
+            "invalid argument \"yes\" for \"--bpf-lb-sock\" flag: strconv.ParseBool: parsing \"yes\": invalid syntax",
+            "parse NodePort range: max port value, 31000, is less than or equal to min port value, 32000",
+            "cilium-config: tunnel-protocol changes nothing kpv models and is ignored",
+        ];
+        for w in want {
+            assert!(diags.iter().any(|d| d == w), "{w:?} not in {diags:?}");
+        }
+    }
+
+    #[test]
+    fn kube_proxy_replacement_makes_cilium_the_cluster_s_mode() {
+        let (cluster, _) = crate::Code::ALL.parse(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cilium-config, namespace: kube-system}\ndata: {kube-proxy-replacement: \"true\"}\n",
+        );
+        assert_eq!(cluster.proxy.mode, crate::model::Mode::Cilium);
+        let (cluster, diags) = crate::Code::ALL.parse(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other, namespace: default}\ndata: {kube-proxy-replacement: \"true\"}\n",
+        );
+        assert_eq!(cluster.proxy.mode, crate::model::Mode::Iptables);
+        assert!(!cluster.cilium.given);
+        assert!(diags
+            .iter()
+            .any(|d| d.message.contains("`ConfigMap` is not modelled")));
     }
 }

@@ -831,7 +831,7 @@ impl Builder {
                 "add at least one entry under spec.ports",
             );
         }
-        let cilium = super::cilium::service_annotations(&mut c, n);
+        let cilium = std::sync::Arc::new(super::cilium::service_annotations(&mut c, n));
         Some(PendingService {
             svc: Service {
                 id,
