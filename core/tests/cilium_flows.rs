@@ -432,3 +432,64 @@ fn a_socket_balanced_trace_has_no_dnat_on_the_wire() {
     assert_eq!(reply.after.src.port(), 8080);
     assert_ne!(reply.after.src, ep);
 }
+
+#[test]
+fn a_dsr_reply_leaves_from_the_backend_s_node_past_the_entry_node() {
+    use kpv_core::net::trace::{trace, Dest, HopKind, Origin, Request, Sim};
+    let (cluster, _) = kpv_core::Code::ALL.parse(include_str!("../../tests/scenarios/cilium.yaml"));
+    let slices = kpv_core::net::controller::steady_slices(&cluster);
+    let sim = Sim::new(
+        &cluster,
+        &slices,
+        Mode::Cilium,
+        None,
+        kpv_core::Code::ALL.compilers,
+    );
+    let mut seen_dsr = 0;
+    for port in 40000..40030 {
+        let req = Request {
+            origin: Origin::External { client: ip(CLIENT) },
+            dst: Dest::Ip(ip("203.0.113.10")),
+            port: 80,
+            protocol: Protocol::Tcp,
+            src_port: port,
+            keep_open: false,
+        };
+        let t = trace(
+            &sim,
+            &req,
+            &mut Default::default(),
+            &mut Chooser::new(u64::from(port)),
+            0,
+        );
+        let entry = t.node.clone().expect("an entry node");
+        let dsr = t.hops.iter().any(|h| {
+            h.step
+                .as_ref()
+                .is_some_and(|s| matches!(s.action, StepAction::Dsr { .. }))
+        });
+        let reply = t
+            .hops
+            .iter()
+            .find(|h| h.what == HopKind::Reply)
+            .expect("a reply");
+        let backend_node = t
+            .hops
+            .iter()
+            .rev()
+            .find(|h| h.what == HopKind::Deliver)
+            .and_then(|h| h.node.clone());
+        if dsr {
+            seen_dsr += 1;
+            assert_ne!(reply.node.as_deref(), Some(entry.as_str()));
+            assert_eq!(reply.node, backend_node);
+            // The backend saw the client's own address.
+            assert!(
+                matches!(t.outcome, kpv_core::net::trace::Outcome::Delivered { source, .. } if source.ip() == ip(CLIENT))
+            );
+        } else {
+            assert_eq!(reply.node.as_deref(), Some(entry.as_str()));
+        }
+    }
+    assert!(seen_dsr > 0, "no connection went to another node's backend");
+}

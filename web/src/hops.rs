@@ -76,27 +76,17 @@ pub const DESCRIBED: &[&str] = &[
 /// kernel names; the rest are described).
 pub fn step_name(l: Lang, key: &str) -> String {
     match key {
-        "ipvs-virtual-server" => tr(l, "step.ipvs-virtual-server").into(),
-        "ipvs-real-server" => tr(l, "step.ipvs-real-server").into(),
         "kube-ipvs0" => "kube-ipvs0 → INPUT".into(),
-        "nft-services-map" => tr(l, "step.nft-services-map").into(),
-        "nft-external" => tr(l, "step.nft-external").into(),
-        "nft-firewall" => tr(l, "step.nft-firewall").into(),
-        "nft-service-chain" => tr(l, "step.nft-service-chain").into(),
-        "nft-endpoint-chain" => tr(l, "step.nft-endpoint-chain").into(),
-        "kube-proxy-process" => tr(l, "step.kube-proxy-process").into(),
-        "kube-proxy-dial" => tr(l, "step.kube-proxy-dial").into(),
-        "bpf-hook" => tr(l, "step.bpf-hook").into(),
-        "lb-service" => tr(l, "step.lb-service").into(),
-        "lb-select" => tr(l, "step.lb-select").into(),
-        "lb-backend" => tr(l, "step.lb-backend").into(),
-        "lb-nat" => tr(l, "step.lb-nat").into(),
-        "conntrack" => "conntrack".into(),
         "rules" => tr(l, "hop.rule").into(),
         "listener" | "route" | "rule" | "filters" | "backend" => {
             crate::hops_http::step_name(l, key).into()
         }
-        k => k.to_string(),
+        // A described step's words are the `step.<key>` entry; hooks and
+        // chain families keep their kernel names.
+        k => match crate::i18n::entries().find(|(e, _, _)| e.strip_prefix("step.") == Some(k)) {
+            Some((e, _, _)) => tr(l, e).into(),
+            None => k.to_string(),
+        },
     }
 }
 

@@ -929,16 +929,27 @@ fn deliver(
             step: None,
             node: target_node.clone(),
         });
-        // The reply, un-NATed by conntrack back to what the client sent to.
+        // The reply, un-NATed by conntrack back to what the client sent to;
+        // after direct server return the backend's node sends it straight
+        // to the client, past the node the request came in by.
         let reply_before = pkt.reversed();
         let reply_after = original.reversed();
+        let dsr = hops.iter().any(|h| {
+            h.step
+                .as_ref()
+                .is_some_and(|s| matches!(s.action, StepAction::Dsr { .. }))
+        });
+        let via = match (&target_node, dsr) {
+            (Some(tn), true) => tn.clone(),
+            _ => node.to_string(),
+        };
         hops.push(Hop {
             place,
             what: HopKind::Reply,
             before: reply_before,
             after: reply_after,
             step: None,
-            node: Some(node.to_string()),
+            node: Some(via),
         });
         t.outcome = Outcome::Delivered {
             pod: pod_id,

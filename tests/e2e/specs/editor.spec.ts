@@ -140,7 +140,7 @@ test('an address value the app does not know is reported with how to fix it; the
   // The notice follows the language; a value shown is text, never markup.
   await page.goto('/?lang=ko&lesson=%3Cb%3Ex&page=two');
   await expect(page.getByTestId('url-problems').locator('li')).toHaveText([
-    '페이지 주소의 lesson=<b>x 값은 알 수 없는 값이라 무시했습니다. 다음 중 하나를 쓰세요: services-basics, modes-compared, nodeport-loadbalancer, traffic-policy-local, readiness, external-database, ingress, gateway-api.',
+    '페이지 주소의 lesson=<b>x 값은 알 수 없는 값이라 무시했습니다. 다음 중 하나를 쓰세요: services-basics, modes-compared, nodeport-loadbalancer, traffic-policy-local, readiness, external-database, ingress, gateway-api, kube-proxy-vs-cilium.',
     '페이지 주소의 page=two 값은 알 수 없는 값이라 무시했습니다. 1 이상의 정수를 쓰세요.',
   ]);
 

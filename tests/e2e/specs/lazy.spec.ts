@@ -160,8 +160,8 @@ test('an iptables page fetches only its own mode file before its first screen is
   page.on('request', (r) => { if (/\/(split|chunk)_[^/]*\.wasm$/.test(r.url())) asked.push(r.url()); });
   const app = new App(page);
   await app.open('/');
-  // The prefetch comes once the browser is idle: all three mode files.
-  await expect.poll(() => asked.filter((u) => /split_kpv_(ipvs|nftables|userspace)-/.test(u)).length, { timeout: 15_000 }).toBe(3);
+  // The prefetch comes once the browser is idle: all four other mode files.
+  await expect.poll(() => asked.filter((u) => /split_kpv_(ipvs|nftables|cilium|userspace)-/.test(u)).length, { timeout: 15_000 }).toBe(4);
   const timing = await page.evaluate(() => {
     const w = window as unknown as { __diagramAt: number };
     const splits = performance.getEntriesByType('resource')

@@ -116,10 +116,13 @@ fn value_text(c: &mut Ctx<'_>, v: &Y, field: &str) -> Option<String> {
 
 /// Go's `strconv.ParseBool`.
 fn parse_bool(s: &str) -> Option<bool> {
-    match s {
-        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
-        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
-        _ => None,
+    // `1 t T TRUE true True`, then the same for false.
+    let words = ["1", "t", "T", "TRUE", "true", "True"];
+    let falses = ["0", "f", "F", "FALSE", "false", "False"];
+    if words.contains(&s) {
+        Some(true)
+    } else {
+        falses.contains(&s).then_some(false)
     }
 }
 
@@ -272,67 +275,109 @@ pub(super) fn service_annotations(c: &mut Ctx<'_>, n: &Y) -> CiliumService {
     let Some(annotations) = n.get("metadata").and_then(|m| m.get("annotations")) else {
         return out;
     };
-    let get = |k: &str| annotations.get(k).map(|v| (v, v.as_str().unwrap_or("")));
-    // Cilium logs an invalid value and goes on as if it were not there.
-    let mut ignore = |key: &str, (v, text): (&Y, &str), hint: &str| {
-        c.warn(
-            v,
-            &format!("metadata.annotations.{key}"),
-            format!("Ignoring annotation: value \"{text}\" is not supported for \"{key}\""),
-            hint,
-        );
-    };
-    const ALGORITHM: &str = "service.cilium.io/lb-algorithm";
-    if let Some(a) = get(ALGORITHM) {
-        out.algorithm = LbAlgorithm::parse(a.1);
-        if out.algorithm.is_none() {
-            ignore(ALGORITHM, a, "use random or maglev");
-        }
-    }
-    const FORWARDING: &str = "service.cilium.io/forwarding-mode";
-    if let Some(a) = get(FORWARDING) {
-        out.dsr = match a.1.to_ascii_lowercase().as_str() {
-            "dsr" => Some(true),
-            "snat" | "hybrid" => Some(false),
-            _ => {
-                ignore(FORWARDING, a, "use dsr or snat");
-                None
-            }
+    for (key, read, hint) in ANNOTATIONS {
+        let Some(v) = annotations.get(key) else {
+            continue;
         };
-    }
-    const TYPE: &str = "service.cilium.io/type";
-    if let Some(a) = get(TYPE) {
-        out.exposure = match a.1 {
-            "ClusterIP" => Some(Exposure::ClusterIp),
-            "NodePort" => Some(Exposure::NodePort),
-            "LoadBalancer" => Some(Exposure::LoadBalancer),
-            _ => {
-                ignore(TYPE, a, "use ClusterIP, NodePort or LoadBalancer");
-                None
-            }
-        };
-    }
-    const SELECTOR: &str = "service.cilium.io/node-selector";
-    if let Some(a) = get(SELECTOR) {
-        out.node = node_selector(a.1).map(NodeExposure::Selector);
-        if out.node.is_none() {
-            ignore(SELECTOR, a, "");
+        let text = v.as_str().unwrap_or("");
+        // Cilium logs an invalid value and goes on as if it were not there.
+        if !read(&mut out, text) {
+            c.warn(
+                v,
+                &format!("metadata.annotations.{key}"),
+                format!("Ignoring annotation: value \"{text}\" is not supported for \"{key}\""),
+                hint,
+            );
         }
     }
-    if out.node.is_none() {
-        if let Some((_, text)) = get("service.cilium.io/node") {
-            out.node = Some(NodeExposure::Label(text.to_string()));
-        }
-    }
-    if let Some((_, text)) = get("service.cilium.io/src-ranges-policy") {
-        out.source_ranges_deny = text.eq_ignore_ascii_case("deny");
-    }
-    let topology = get("service.kubernetes.io/topology-aware-hints")
-        .or_else(|| get("service.kubernetes.io/topology-mode"));
-    out.topology_annotation =
-        topology.is_some_and(|(_, t)| !matches!(t, "" | "disabled" | "Disabled"));
     out
 }
+
+/// Reads one annotation's value into the Service's settings; false when
+/// the value is not one Cilium knows.
+type Reader = fn(&mut CiliumService, &str) -> bool;
+
+/// The annotations Cilium honours, in the order it reads them (a node
+/// selector wins over `service.cilium.io/node`), with a hint for a bad
+/// value.
+const ANNOTATIONS: &[(&str, Reader, &str)] = &[
+    (
+        "service.cilium.io/lb-algorithm",
+        |o, t| {
+            o.algorithm = LbAlgorithm::parse(t);
+            o.algorithm.is_some()
+        },
+        "use random or maglev",
+    ),
+    (
+        "service.cilium.io/forwarding-mode",
+        |o, t| {
+            o.dsr = match t.to_ascii_lowercase().as_str() {
+                "dsr" => Some(true),
+                "snat" | "hybrid" => Some(false),
+                _ => None,
+            };
+            o.dsr.is_some()
+        },
+        "use dsr or snat",
+    ),
+    (
+        "service.cilium.io/type",
+        |o, t| {
+            o.exposure = match t {
+                "ClusterIP" => Some(Exposure::ClusterIp),
+                "NodePort" => Some(Exposure::NodePort),
+                "LoadBalancer" => Some(Exposure::LoadBalancer),
+                _ => None,
+            };
+            o.exposure.is_some()
+        },
+        "use ClusterIP, NodePort or LoadBalancer",
+    ),
+    (
+        "service.cilium.io/node-selector",
+        |o, t| {
+            o.node = node_selector(t).map(NodeExposure::Selector);
+            o.node.is_some()
+        },
+        "",
+    ),
+    (
+        "service.cilium.io/node",
+        |o, t| {
+            if o.node.is_none() {
+                o.node = Some(NodeExposure::Label(t.to_string()));
+            }
+            true
+        },
+        "",
+    ),
+    (
+        "service.cilium.io/src-ranges-policy",
+        |o, t| {
+            o.source_ranges_deny = t.eq_ignore_ascii_case("deny");
+            true
+        },
+        "",
+    ),
+    // The older topology-aware-hints, when given, has the last word.
+    (
+        "service.kubernetes.io/topology-mode",
+        |o, t| {
+            o.topology_annotation = !matches!(t, "" | "disabled" | "Disabled");
+            true
+        },
+        "",
+    ),
+    (
+        "service.kubernetes.io/topology-aware-hints",
+        |o, t| {
+            o.topology_annotation = !matches!(t, "" | "disabled" | "Disabled");
+            true
+        },
+        "",
+    ),
+];
 
 /// An equality-based label selector (`k=v`, `k==v`, `k!=v`, `k`, `!k`,
 /// joined by commas); `None` when it is not one.
@@ -439,6 +484,23 @@ mod tests {
         for w in want {
             assert!(diags.iter().any(|d| d == w), "{w:?} not in {diags:?}");
         }
+    }
+
+    #[test]
+    fn service_annotations_are_read_and_bad_values_ignored_with_a_warning() {
+        let (cluster, diags) = crate::Code::ALL.parse(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  annotations:\n    service.cilium.io/lb-algorithm: maglev\n    service.cilium.io/forwarding-mode: DSR\n    service.cilium.io/type: Bogus\n    service.cilium.io/node: edge\n    service.kubernetes.io/topology-mode: Auto\n    service.kubernetes.io/topology-aware-hints: disabled\nspec: {ports: [{port: 80}]}\n",
+        );
+        let Some(s) = cluster.services.first() else {
+            panic!("the Service")
+        };
+        assert_eq!(s.cilium.algorithm, Some(LbAlgorithm::Maglev));
+        assert_eq!(s.cilium.dsr, Some(true));
+        assert_eq!(s.cilium.exposure, None);
+        assert_eq!(s.cilium.node, Some(NodeExposure::Label("edge".into())));
+        assert!(!s.cilium.topology_annotation);
+        assert!(diags.iter().any(|d| d.message
+            == "Ignoring annotation: value \"Bogus\" is not supported for \"service.cilium.io/type\""));
     }
 
     #[test]
