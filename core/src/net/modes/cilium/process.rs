@@ -107,108 +107,113 @@ impl CiliumDataplane {
         now_ms: u64,
     ) -> NodeOutcome {
         let family = self.family;
-        let mut steps = Vec::new();
         let hook = at.hook_name();
-        let step = |table: String, rule: String, action: StepAction| Step {
-            table_chain: table,
-            rule,
-            line: None,
-            compared: 1,
-            action,
-        };
         let Some(entry) = self.find(pkt, at) else {
-            let wild = self.maps.wildcards.iter().any(|w| {
-                w.ip == pkt.dst.ip()
-                    && !(at.outside()
-                        && w.kind == FrontendType::ClusterIp
-                        && !self.external_clusterip)
-            });
-            if wild {
-                steps.push(step(
-                    hook.into(),
-                    format!("{}", pkt.dst),
-                    StepAction::Lookup {
-                        matched: format!("{}:0/ANY", pkt.dst.ip()),
-                    },
-                ));
-                steps.push(step(
-                    map(family, "services_v2"),
-                    format!("{}:0/ANY", pkt.dst.ip()),
-                    StepAction::Drop,
-                ));
-                return outcome(
-                    Verdict::Drop {
-                        reason: DropReason::UnknownPort,
-                    },
-                    steps,
-                    Vec::new(),
-                    false,
-                );
-            }
-            return outcome(Verdict::None, steps, Vec::new(), false);
+            return self.no_frontend(pkt, at);
         };
         let fe = &entry.frontend;
         let key = super::render::frontend_addr(fe);
-        steps.push(step(
-            hook.into(),
-            format!("{}", pkt.dst),
-            StepAction::Lookup {
-                matched: key.clone(),
+        let (master, line) = self.line_of(entry);
+        let lookup = || StepAction::Lookup {
+            matched: key.clone(),
+        };
+        let mut steps = vec![
+            step(hook.into(), pkt.dst.to_string(), lookup()),
+            Step {
+                line,
+                ..step(map(family, "services_v2"), master, lookup())
             },
-        ));
-        let master = self.line_of(entry);
-        steps.push(Step {
-            line: master.1,
-            ..step(
-                map(family, "services_v2"),
-                master.0,
-                StepAction::Lookup {
-                    matched: key.clone(),
-                },
-            )
-        });
+        ];
+        let drop = |mut steps: Vec<Step>, last: Step, reason, candidates| {
+            steps.push(last);
+            outcome(Verdict::Drop { reason }, steps, candidates, false)
+        };
         if fe.flags.check_source_range && at.outside() {
             let inside = fe.source_ranges.iter().any(|r| r.contains(&pkt.src.ip()));
-            let allowed = inside != fe.flags.deny;
             let rule = format!("{} from {}", key, pkt.src.ip());
-            if !allowed {
-                steps.push(step(map(family, "source_range"), rule, StepAction::Drop));
-                return outcome(
-                    Verdict::Drop {
-                        reason: DropReason::SourceRange,
-                    },
-                    steps,
-                    Vec::new(),
-                    false,
-                );
+            let table = map(family, "source_range");
+            if inside == fe.flags.deny {
+                let last = step(table, rule, StepAction::Drop);
+                return drop(steps, last, DropReason::SourceRange, Vec::new());
             }
-            steps.push(step(map(family, "source_range"), rule, StepAction::Accept));
+            steps.push(step(table, rule, StepAction::Accept));
         }
-        let usable: Vec<BackendId> = entry
+        let candidates: Vec<SocketAddr> = entry
             .slots
             .iter()
             .take(entry.count)
-            .map(|(id, _)| *id)
+            .filter_map(|(id, _)| self.maps.backend(*id).map(|b| b.addr))
             .collect();
-        let candidates: Vec<SocketAddr> = usable
-            .iter()
-            .filter_map(|id| self.maps.backend(*id).map(|b| b.addr))
-            .collect();
-        let Some(&first) = candidates.first() else {
-            steps.push(step(
+        if candidates.is_empty() {
+            let last = step(
                 map(family, "services_v2"),
                 format!("{key} COUNT=0"),
                 StepAction::Drop,
-            ));
-            return outcome(
-                Verdict::Drop {
-                    reason: DropReason::NoEndpoints,
-                },
-                steps,
-                candidates,
-                false,
             );
-        };
+            return drop(steps, last, DropReason::NoEndpoints, candidates);
+        }
+        let (chosen, pick) = self.pick(entry, pkt, &candidates, state, chooser, now_ms);
+        steps.push(pick);
+        let be_line = self
+            .maps
+            .backends
+            .iter()
+            .find(|b| b.addr == chosen)
+            .map(super::render::backend_line)
+            .unwrap_or_default();
+        steps.push(step(
+            map(family, "backends_v3"),
+            be_line,
+            StepAction::Dnat { to: chosen },
+        ));
+        let nat = self.nat(entry, chosen, pkt, at);
+        let masq = nat
+            .as_ref()
+            .is_some_and(|s| matches!(s.action, StepAction::Snat { .. }));
+        steps.extend(nat);
+        outcome(Verdict::Dnat { endpoint: chosen }, steps, candidates, masq)
+    }
+
+    /// No frontend: a wildcard entry of the address drops the packet (a
+    /// port with no Service), else the programs leave it alone.
+    fn no_frontend(&self, pkt: &Packet, at: At) -> NodeOutcome {
+        let wild = self.maps.wildcards.iter().any(|w| {
+            w.ip == pkt.dst.ip()
+                && !(at.outside() && w.kind == FrontendType::ClusterIp && !self.external_clusterip)
+        });
+        if !wild {
+            return outcome(Verdict::None, Vec::new(), Vec::new(), false);
+        }
+        let any = format!("{}:0/ANY", pkt.dst.ip());
+        let steps = vec![
+            step(
+                at.hook_name().into(),
+                pkt.dst.to_string(),
+                StepAction::Lookup {
+                    matched: any.clone(),
+                },
+            ),
+            step(map(self.family, "services_v2"), any, StepAction::Drop),
+        ];
+        let reason = DropReason::UnknownPort;
+        outcome(Verdict::Drop { reason }, steps, Vec::new(), false)
+    }
+
+    /// The backend a new connection gets among `candidates` (not empty):
+    /// the client's remembered one under session affinity, else the Maglev
+    /// table's slot for its addresses and ports, else a random slot.
+    fn pick(
+        &self,
+        entry: &ServiceEntry,
+        pkt: &Packet,
+        candidates: &[SocketAddr],
+        state: &mut NodeState,
+        chooser: &mut Chooser,
+        now_ms: u64,
+    ) -> (SocketAddr, Step) {
+        let fe = &entry.frontend;
+        let among = candidates.len();
+        let first = candidates.first().copied().unwrap_or(pkt.dst);
         let aff_key = (format!("cilium {}", entry.id.0), pkt.src.ip());
         let remembered = fe
             .flags
@@ -220,17 +225,17 @@ impl CiliumDataplane {
                     && now_ms.saturating_sub(*seen) <= u64::from(fe.affinity_seconds) * 1000
             })
             .map(|(addr, _)| addr);
-        let chosen = if let Some(addr) = remembered {
-            steps.push(step(
-                map(family, "affinity"),
-                format!("{} → {addr}", pkt.src.ip()),
-                StepAction::Choose {
-                    chosen: addr,
-                    among: candidates.len(),
-                    how: "affinity".into(),
-                },
-            ));
-            addr
+        let choose = |chosen, how: &str| StepAction::Choose {
+            chosen,
+            among,
+            how: how.into(),
+        };
+        let (chosen, picked) = if let Some(addr) = remembered {
+            let rule = format!("{} → {addr}", pkt.src.ip());
+            (
+                addr,
+                step(map(self.family, "affinity"), rule, choose(addr, "affinity")),
+            )
         } else if !entry.maglev.is_empty() {
             let m = entry.maglev.len();
             let text = format!("{}-{}-{}", pkt.src, pkt.dst, pkt.protocol.as_upper());
@@ -238,77 +243,63 @@ impl CiliumDataplane {
             let slot = (h % m as u64) as usize;
             let id = entry.maglev.get(slot).copied().unwrap_or_default();
             let addr = self.maps.backend(BackendId(id)).map_or(first, |b| b.addr);
-            steps.push(step(
-                map(family, "maglev"),
-                format!("slot {slot} of {m} → backend {id}"),
-                StepAction::Choose {
-                    chosen: addr,
-                    among: candidates.len(),
-                    how: "maglev".into(),
-                },
-            ));
-            addr
+            let rule = format!("slot {slot} of {m} → backend {id}");
+            (
+                addr,
+                step(map(self.family, "maglev"), rule, choose(addr, "maglev")),
+            )
         } else {
-            let i = chooser.below(candidates.len());
+            let i = chooser.below(among);
             let addr = candidates.get(i).copied().unwrap_or(first);
-            steps.push(step(
-                "bpf select".into(),
-                format!("slot {} of {}", i + 1, candidates.len()),
-                StepAction::Choose {
-                    chosen: addr,
-                    among: candidates.len(),
-                    how: "random".into(),
-                },
-            ));
-            addr
+            let rule = format!("slot {} of {among}", i + 1);
+            (
+                addr,
+                step("bpf select".into(), rule, choose(addr, "random")),
+            )
         };
         if fe.flags.session_affinity {
             state.affinity.insert(aff_key, (chosen, now_ms));
         }
-        let be_line = self
-            .maps
-            .backends
-            .iter()
-            .find(|b| b.addr == chosen)
-            .map(|b| {
-                format!(
-                    "BE: ID={} ADDR={}/{} STATE={}",
-                    b.id.0,
-                    b.addr,
-                    b.protocol.as_upper(),
-                    b.state.word()
-                )
-            })
-            .unwrap_or_default();
-        steps.push(step(
-            map(family, "backends_v3"),
-            be_line,
-            StepAction::Dnat { to: chosen },
-        ));
-        // From outside to a backend on another node: SNAT to this node, or
-        // hand the packet over with the Service's address (DSR).
+        (chosen, picked)
+    }
+
+    /// From outside to a backend on another node: SNAT to this node, or the
+    /// packet handed over with the Service's address (DSR).
+    fn nat(&self, entry: &ServiceEntry, chosen: SocketAddr, pkt: &Packet, at: At) -> Option<Step> {
+        let fe = &entry.frontend;
         let remote = fe
             .backends
             .iter()
             .find(|b| b.addr == chosen)
             .is_some_and(|b| b.node.as_deref().is_some_and(|n| n != self.node));
-        let mut masq = false;
-        if at.outside() && remote {
-            if fe.flags.dsr {
-                steps.push(step(
-                    "bpf nodeport".into(),
-                    format!("DSR {} via {}", pkt.dst, self.dsr_dispatch.as_str()),
-                    StepAction::Dsr { service: pkt.dst },
-                ));
-            } else {
-                steps.push(step(
-                    "bpf nodeport".into(),
-                    format!("SNAT to {}", self.node_ip),
-                    StepAction::Snat { to: self.node_ip },
-                ));
-                masq = true;
-            }
+        if !(at.outside() && remote) {
+            return None;
         }
-        outcome(Verdict::Dnat { endpoint: chosen }, steps, candidates, masq)
+        Some(if fe.flags.dsr {
+            let rule = format!("DSR {} via {}", pkt.dst, self.dsr_dispatch.as_str());
+            step(
+                "bpf nodeport".into(),
+                rule,
+                StepAction::Dsr { service: pkt.dst },
+            )
+        } else {
+            let rule = format!("SNAT to {}", self.node_ip);
+            step(
+                "bpf nodeport".into(),
+                rule,
+                StepAction::Snat { to: self.node_ip },
+            )
+        })
+    }
+}
+
+/// One step of the programs' walk.
+fn step(table: String, rule: String, action: StepAction) -> Step {
+    Step {
+        table_chain: table,
+        rule,
+        line: None,
+        compared: 1,
+        action,
     }
 }

@@ -5,22 +5,14 @@
 //! Only this module writes text; the maps are typed values.
 
 use super::frontends::{BackendState, Flags, Frontend, FrontendType, Scope};
-use super::maps::{Maps, ServiceEntry};
+use super::maps::{BackendEntry, Maps, ServiceEntry};
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 
 /// The maps dump: one line per entry, sorted as plain text.
 pub fn maps_dump(maps: &Maps) -> Vec<String> {
     let mut out = Vec::new();
-    for b in &maps.backends {
-        out.push(format!(
-            "BE: ID={} ADDR={}/{} STATE={}",
-            b.id.0,
-            b.addr,
-            b.protocol.as_upper(),
-            b.state.word()
-        ));
-    }
+    out.extend(maps.backends.iter().map(backend_line));
     for w in &maps.wildcards {
         out.push(format!(
             "SVC: ID=0 ADDR={}/ANY SLOT=0 LBALG=undef AFFTimeout=0 COUNT=0 QCOUNT=0 FLAGS={}+non-routable",
@@ -33,6 +25,17 @@ pub fn maps_dump(maps: &Maps) -> Vec<String> {
     }
     out.sort();
     out
+}
+
+/// A backend's entry: `BE: ID=1 ADDR=10.244.1.1:80/TCP STATE=active`.
+pub fn backend_line(b: &BackendEntry) -> String {
+    format!(
+        "BE: ID={} ADDR={}/{} STATE={}",
+        b.id.0,
+        b.addr,
+        b.protocol.as_upper(),
+        b.state.word()
+    )
 }
 
 fn service_lines(s: &ServiceEntry, out: &mut Vec<String>) {
