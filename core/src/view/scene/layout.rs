@@ -1,0 +1,424 @@
+//! Where each box of the diagram goes: the entry row, the Service band
+//! (as many boxes per row as their names allow, a "+N more" box past the
+//! cap), the open node's pipeline strip, the nodes with their Pods, and
+//! the graph of what connects to what that routes follow.
+
+use super::*;
+
+/// How the Service band is laid out: the boxes drawn, the columns of a row
+/// and the rows (a "+N more" box takes the last slot when some are not
+/// drawn).
+pub(super) struct ServiceBand {
+    drawn: usize,
+    cols: usize,
+    rows: usize,
+}
+
+impl ServiceBand {
+    pub(super) fn of(services: usize) -> ServiceBand {
+        let room = SERVICE_COLS * SERVICE_ROWS;
+        let drawn = if services > room {
+            MAX_SERVICE_BOXES
+        } else {
+            services
+        };
+        let slots = (drawn + usize::from(services > drawn)).max(1);
+        // Five still fit one row (each about 150 wide); past that, rows of
+        // four.
+        let cols = if slots <= SERVICE_COLS + 1 {
+            slots
+        } else {
+            SERVICE_COLS
+        };
+        ServiceBand {
+            drawn,
+            cols,
+            rows: slots.div_ceil(cols),
+        }
+    }
+}
+
+/// A Service box's title: 17 units, 0.62 em a character, and its padding.
+pub(super) const SERVICE_CHAR_W: f64 = 17.0 * 0.62;
+pub(super) const SERVICE_PAD: f64 = 24.0;
+/// The narrowest a Service box gets while its row has room: its second
+/// line (type and address) still fits.
+const SERVICE_MIN_W: f64 = 180.0;
+
+/// Where the Service band's boxes go, for boxes whose names have `names`
+/// characters: rows of `band.cols`, centred. A box is as wide as its name
+/// needs (at least [`SERVICE_MIN_W`]), and the row's spare room widens each
+/// up to the row's even share (110 to 320); a row whose names do not all
+/// fit is shared in proportion to them.
+pub(super) fn service_slots(names: &[usize], band: &ServiceBand, top: f64) -> Vec<Rect> {
+    let cols = band.cols.max(1);
+    let m = cols as f64;
+    let even = ((WIDTH - 2.0 * MARGIN - (m - 1.0) * GAP) / m).clamp(110.0, 320.0);
+    let mut out = Vec::with_capacity(names.len());
+    for (row, chunk) in names.chunks(cols).enumerate() {
+        let k = chunk.len() as f64;
+        let room = WIDTH - 2.0 * MARGIN - (k - 1.0) * GAP;
+        let needs: Vec<f64> = chunk
+            .iter()
+            .map(|&c| (c as f64 * SERVICE_CHAR_W + SERVICE_PAD).max(SERVICE_MIN_W.min(even)))
+            .collect();
+        let total: f64 = needs.iter().sum();
+        let widths: Vec<f64> = if total > room {
+            needs.iter().map(|w| w * room / total).collect()
+        } else {
+            let spare = (room - total) / k;
+            needs
+                .iter()
+                .map(|&w| (w + spare).min(w.max(even)))
+                .collect()
+        };
+        // A short last row lines up under the first ones, as before.
+        let row_w = if chunk.len() < cols && widths.iter().all(|&w| w <= even) {
+            m * even + (m - 1.0) * GAP
+        } else {
+            widths.iter().sum::<f64>() + (k - 1.0) * GAP
+        };
+        let mut x = MARGIN.max((WIDTH - row_w) / 2.0);
+        for w in widths {
+            out.push(Rect {
+                x,
+                y: top + row as f64 * (SERVICE_H + SERVICE_ROW_GAP),
+                w,
+                h: SERVICE_H,
+            });
+            x += w + GAP;
+        }
+    }
+    out
+}
+
+/// Lay out the cluster. `slices` gives the endpoint edges (readiness shown).
+pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
+    let n = cluster.nodes.len().max(1) as f64;
+    let node_w = ((WIDTH - 2.0 * MARGIN - (n - 1.0) * GAP) / n).max(120.0);
+    let mut pods_by_node: BTreeMap<&str, Vec<&crate::model::Pod>> = BTreeMap::new();
+    for p in &cluster.pods {
+        pods_by_node
+            .entry(p.node_name.as_deref().unwrap_or(""))
+            .or_default()
+            .push(p);
+    }
+    let most = pods_by_node.values().map(Vec::len).max().unwrap_or(0) as f64;
+    let node_h = NODE_HEADER + most.max(1.0) * (POD_H + POD_GAP) + 6.0;
+    // The Service band: how many boxes, in how many rows; each row past the
+    // first moves the strip and the nodes down.
+    let band = ServiceBand::of(cluster.services.len());
+    // An HTTP proxy's hops are told in longer sentences: the card gets a
+    // third line, and everything below it moves down.
+    let card_lines = if cluster.routing.is_empty() { 2 } else { 3 };
+    let card_extra = card_h(card_lines) - CARD_H;
+    let shift = card_extra + band.rows.saturating_sub(1) as f64 * (SERVICE_H + SERVICE_ROW_GAP);
+    let node_top = NODE_TOP + shift;
+    let height = node_top + node_h + MARGIN;
+
+    let mut places: Vec<(Place, Point)> = Vec::new();
+    let mut graph: UnGraph<(), ()> = UnGraph::new_undirected();
+    // Vertex i of the graph is place i.
+    let add = |places: &mut Vec<(Place, Point)>,
+               graph: &mut UnGraph<(), ()>,
+               p: Place,
+               pt: Point|
+     -> usize {
+        places.push((p, pt));
+        graph.add_node(()).index()
+    };
+    let edge = |graph: &mut UnGraph<(), ()>, a: usize, b: usize| {
+        graph.add_edge(NodeIndex::new(a), NodeIndex::new(b), ());
+    };
+
+    let client = Rect {
+        x: MARGIN,
+        y: ENTRY_Y,
+        w: 170.0,
+        h: ENTRY_H,
+    };
+    let client_i = add(&mut places, &mut graph, Place::Client, client.center());
+
+    let lb_ips: Vec<String> = cluster
+        .services
+        .iter()
+        .filter(|s| s.service_type == ServiceType::LoadBalancer)
+        .flat_map(|s| s.load_balancer_addresses().map(|ip| ip.to_string()))
+        .collect();
+    let load_balancer_assumed = cluster
+        .services
+        .iter()
+        .any(|s| s.service_type == ServiceType::LoadBalancer && s.load_balancer_assumed);
+    let load_balancer = (!lb_ips.is_empty()).then_some(Rect {
+        x: client.x + client.w + 1.5 * GAP,
+        y: ENTRY_Y,
+        w: 220.0,
+        h: ENTRY_H,
+    });
+    let lb_i = load_balancer.map(|r| {
+        let i = add(&mut places, &mut graph, Place::LoadBalancer, r.center());
+        edge(&mut graph, client_i, i);
+        i
+    });
+    let entry = load_balancer.unwrap_or(client);
+    let mut links = Vec::new();
+    if let Some(lb) = load_balancer {
+        links.push(Link {
+            from: Point {
+                x: client.x + client.w,
+                y: client.center().y,
+            },
+            to: Point {
+                x: lb.x,
+                y: lb.center().y,
+            },
+            kind: "entry",
+            nodes: Vec::new(),
+        });
+    }
+
+    let mut nodes = Vec::new();
+    let mut pods = Vec::new();
+    let mut node_proxy_idx = Vec::new();
+    for (k, node) in cluster.nodes.iter().enumerate() {
+        let x = MARGIN + k as f64 * (node_w + GAP);
+        let rect = Rect {
+            x,
+            y: node_top,
+            w: node_w,
+            h: node_h,
+        };
+        let eth = Rect {
+            x: x + 8.0,
+            y: node_top + 34.0,
+            w: node_w - 16.0,
+            h: 24.0,
+        };
+        // The mode glyph and word at the header's right end: where the
+        // node's kube-proxy rules are entered.
+        let proxy = Rect {
+            x: x + node_w - 8.0 - (node_w * 0.5).min(140.0),
+            y: node_top + 6.0,
+            w: (node_w * 0.5).min(140.0),
+            h: 24.0,
+        };
+        let eth_top = Point {
+            x: eth.x + eth.w / 2.0,
+            y: eth.y,
+        };
+        let eth_i = add(
+            &mut places,
+            &mut graph,
+            Place::NodeEth(node.name.clone()),
+            eth_top,
+        );
+        let proxy_i = add(
+            &mut places,
+            &mut graph,
+            Place::NodeProxy(node.name.clone()),
+            proxy.center(),
+        );
+        edge(&mut graph, eth_i, proxy_i);
+        match lb_i {
+            Some(lb) => edge(&mut graph, lb, eth_i),
+            None => edge(&mut graph, client_i, eth_i),
+        };
+        links.push(Link {
+            from: Point {
+                x: entry.center().x,
+                y: entry.y + entry.h,
+            },
+            to: Point {
+                x: x + node_w / 2.0,
+                y: node_top,
+            },
+            kind: "entry",
+            nodes: vec![node.name.clone()],
+        });
+        if let (Some(prev), Some(prev_node)) = (nodes.last(), cluster.nodes.get(k.wrapping_sub(1)))
+        {
+            let prev: &NodeBox = prev;
+            links.push(Link {
+                from: Point {
+                    x: prev.rect.x + prev.rect.w,
+                    y: eth.y + eth.h / 2.0,
+                },
+                to: Point {
+                    x,
+                    y: eth.y + eth.h / 2.0,
+                },
+                kind: "pod-network",
+                nodes: vec![prev_node.name.clone(), node.name.clone()],
+            });
+        }
+        for &other in &node_proxy_idx {
+            edge(&mut graph, proxy_i, other);
+        }
+        node_proxy_idx.push(proxy_i);
+        for (j, pod) in pods_by_node
+            .get(node.name.as_str())
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let r = Rect {
+                x: x + 8.0,
+                y: node_top + NODE_HEADER + j as f64 * (POD_H + POD_GAP),
+                w: node_w - 16.0,
+                h: POD_H,
+            };
+            let pi = add(
+                &mut places,
+                &mut graph,
+                Place::Pod(pod.id.clone()),
+                r.center(),
+            );
+            edge(&mut graph, proxy_i, pi);
+            let mut labels: Vec<String> = pod
+                .labels
+                .iter()
+                .filter(|(k, _)| k.as_str() != "pod-template-hash")
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            crate::util::order::sort_by_key(&mut labels, |l| !l.starts_with("app="));
+            pods.push(PodBox {
+                id: pod.id.clone(),
+                node: node.name.clone(),
+                ip: pod
+                    .ips
+                    .first()
+                    .map(|i| i.to_string())
+                    .unwrap_or_else(|| "—".into()),
+                labels,
+                rect: r,
+            });
+        }
+        nodes.push(NodeBox {
+            name: node.name.clone(),
+            ip: node
+                .primary_ip(IpFamily::V4)
+                .or_else(|| node.primary_ip(IpFamily::V6))
+                .map(|i| i.to_string())
+                .unwrap_or_default(),
+            pod_cidr: node.pod_cidrs.first().map(|c| c.to_string()),
+            zone: node.zone.clone(),
+            rect,
+            proxy,
+            eth,
+        });
+    }
+
+    // Services: a band of rows under the entry row; past the band's room,
+    // one more box counts the rest.
+    let svcs: Vec<_> = cluster.services.iter().take(band.drawn).collect();
+    let hidden = cluster.services.len() - svcs.len();
+    let mut names: Vec<usize> = svcs.iter().map(|s| s.id.name.chars().count()).collect();
+    if hidden > 0 {
+        names.push(0);
+    }
+    let slots = service_slots(&names, &band, SERVICE_Y + card_extra);
+    let slot = |k: usize| slots.get(k).copied().unwrap_or_default();
+    let mut services = Vec::new();
+    for (k, svc) in svcs.iter().enumerate() {
+        let rect = slot(k);
+        let si = add(
+            &mut places,
+            &mut graph,
+            Place::Service(svc.id.clone()),
+            Point {
+                x: rect.x + rect.w / 2.0,
+                y: rect.y + rect.h / 2.0,
+            },
+        );
+        for &p in &node_proxy_idx {
+            edge(&mut graph, si, p);
+        }
+        services.push(ServiceBox {
+            id: svc.id.clone(),
+            service_type: svc.service_type,
+            cluster_ip: if svc.headless {
+                "None (headless)".into()
+            } else {
+                svc.cluster_ips
+                    .first()
+                    .map(|i| i.to_string())
+                    .unwrap_or_else(|| "—".into())
+            },
+            ports: svc
+                .ports
+                .iter()
+                .map(|p| match p.node_port {
+                    Some(np) => format!(
+                        "{}/{} → {} (NodePort {np})",
+                        p.port, p.protocol, p.target_port
+                    ),
+                    None => format!("{}/{} → {}", p.port, p.protocol, p.target_port),
+                })
+                .collect(),
+            rect,
+        });
+    }
+
+    let more_services = (hidden > 0).then(|| MoreServices {
+        count: hidden,
+        rect: slot(svcs.len()),
+    });
+
+    // Edges of the drawn Services, once per (Service, Pod).
+    let drawn = crate::util::order::set(services.iter().map(|b| &b.id));
+    let pod_ids = crate::util::order::set(pods.iter().map(|p| &p.id));
+    let mut edges: BTreeMap<(NamespacedName, NamespacedName), bool> = BTreeMap::new();
+    for s in slices {
+        let svc = NamespacedName::new(s.id.namespace.clone(), s.service_name.clone());
+        if !drawn.contains(&svc) {
+            continue;
+        }
+        for e in &s.endpoints {
+            if let Some(pod) = e.target_pod.as_ref().filter(|p| pod_ids.contains(p)) {
+                edges.entry((svc.clone(), pod.clone())).or_insert(e.ready);
+            }
+        }
+    }
+    let edges: Vec<EndpointEdge> = edges
+        .into_iter()
+        .map(|((service, pod), ready)| EndpointEdge {
+            service,
+            pod,
+            ready,
+        })
+        .collect();
+
+    // Many Services do not fit the usual width: the view widens (the app
+    // scales it to its container) rather than cut boxes off.
+    let width = more_services
+        .map(|b| b.rect)
+        .or(services.last().map(|b| b.rect))
+        .map(|r| r.x + r.w + MARGIN)
+        .unwrap_or(0.0)
+        .max(WIDTH);
+    let strip = Rect {
+        x: MARGIN,
+        y: STRIP_Y + shift,
+        w: WIDTH - 2.0 * MARGIN,
+        h: 2.0 * STRIP_ROW_H + STRIP_GAP,
+    };
+    Scene {
+        width,
+        height,
+        client,
+        load_balancer,
+        load_balancer_ips: lb_ips,
+        load_balancer_assumed,
+        nodes,
+        pods,
+        services,
+        more_services,
+        edges,
+        links,
+        strip,
+        step_names: Vec::new(),
+        card_lines,
+        graph,
+        places,
+    }
+}
