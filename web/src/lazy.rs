@@ -214,7 +214,7 @@ pub fn Lazy(part: Part, when: When) -> impl IntoView {
 /// Each part's builder. They take what they need from context (provided by
 /// `App` before any part is drawn), never from a capture.
 mod views {
-    use crate::components::{compare, dns, editor, exports, labs, panels};
+    use crate::components::{compare, dns, editor, exports, labs, panels, rules};
     use leptos::prelude::*;
 
     use super::EditorInputs;
@@ -240,7 +240,7 @@ mod views {
     }
 
     pub fn rules() -> AnyView {
-        view! { <panels::RulesView /> }.into_any()
+        view! { <rules::RulesView /> }.into_any()
     }
 
     pub fn endpoints() -> AnyView {

@@ -55,11 +55,13 @@ pub const CUSTOM: &str = "custom";
 /// What packets are sent from (a key of [`origin_choices`]).
 pub const ORIGIN_DEFAULT: &str = "auto";
 
-/// One node's rules as text, with its line count.
+/// One node's rules as text, and the lookup tables it picks backends from
+/// (Maglev's, for the table view).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeRules {
     pub node: String,
     pub text: String,
+    pub tables: Vec<kpv_core::net::modes::hash_table::HashTable>,
 }
 
 #[derive(Clone, Copy)]
@@ -118,9 +120,12 @@ pub struct Store {
     /// Bumped each time `played` changes (what readers subscribe to).
     replayed: Memo<u64>,
     /// The node whose rules are shown: the one chosen, else the node of the
-    /// rule the focused packet is at, else kube-proxy's own node.
+    /// rule the focused packet is at, else kube-proxy's own node. (The
+    /// embed shows no rules.)
+    #[cfg(feature = "full")]
     pub rules_shown: Memo<Option<String>>,
     /// The shown node's rules only (a 100-node cluster renders one ruleset).
+    #[cfg(feature = "full")]
     pub rules: Memo<Option<NodeRules>>,
     /// Packets each Pod has received by now (decided deliveries only),
     /// sorted by Pod.
@@ -282,6 +287,7 @@ impl Store {
             });
             prev.map_or(0, |r| r.wrapping_add(1))
         });
+        #[cfg(feature = "full")]
         let focused_id = move || {
             focus.get().or_else(|| {
                 let _ = replayed.get();
@@ -289,6 +295,7 @@ impl Store {
             })
         };
         // The node of the rule the focused packet is at now (or last passed).
+        #[cfg(feature = "full")]
         let matched_node = Memo::new(move |_| {
             let id = focused_id()?;
             let t = now.get();
@@ -309,12 +316,14 @@ impl Store {
                     .flatten()
             })
         });
+        #[cfg(feature = "full")]
         let rules_shown = Memo::new(move |_| {
             rules_node
                 .get()
                 .or_else(|| matched_node.get())
                 .or_else(|| parsed.with(|(c, _)| c.proxy_node().map(|n| n.name.clone())))
         });
+        #[cfg(feature = "full")]
         let rules: Memo<Option<NodeRules>> = Memo::new(move |_| {
             let node = rules_shown.get()?;
             let mode = live_mode.get()?;
@@ -337,7 +346,11 @@ impl Store {
                         return None;
                     }
                     let text = kpv_core::net::modes::render_planes(&planes);
-                    Some(NodeRules { node, text })
+                    Some(NodeRules {
+                        node,
+                        text,
+                        tables: planes.iter().flat_map(|(_, dp)| dp.hash_tables()).collect(),
+                    })
                 })
             })
         });
@@ -394,7 +407,9 @@ impl Store {
             targets,
             played,
             replayed,
+            #[cfg(feature = "full")]
             rules_shown,
+            #[cfg(feature = "full")]
             rules,
             received,
             warnings_by_object,

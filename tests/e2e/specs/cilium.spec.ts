@@ -46,6 +46,12 @@ test('a Pod\'s connection is translated at its socket: the packet leaves already
   expect(hops[firstRule][1]).toContain('bpf sock');
   expect(kinds.slice(lastRule + 1)).not.toContain('rule');
   expect(hops.some((h) => h[0] === 'rule' && /DNAT/.test(h[1]) && /cilium_lb4_backends/.test(h[1]))).toBe(true);
+  // At a socket step, the pipeline is the shell Pod's socket, not its node's rules.
+  await app.byId('step-back').click();
+  for (let i = 0; i < 40 && !(await app.byId('pipeline-heading').textContent())?.includes('socket'); i++) {
+    await app.byId('step-back').click();
+  }
+  await expect(app.byId('pipeline-heading')).toHaveText(/^shell's socket: cilium at connect\(\), before any packet$/);
   // The same connection under kube-proxy: its node rewrites the packet.
   await app.selectMode('iptables');
   await app.send();
@@ -68,4 +74,50 @@ test('the compare view puts Cilium beside kube-proxy\'s modes, with a pipeline o
   expect(cilium, JSON.stringify(cols)).toBeTruthy();
   expect(cilium![1]).toContain('bpf-hook');
   expect(cols.filter((c) => c[1] === cilium![1])).toHaveLength(1);
+});
+
+test('Maglev\'s table view: every one of the M slots names a backend, and IPVS\'s mh has one too', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/?scenario=cilium&lang=en');
+  const view = app.byId('maglev-view');
+  await view.scrollIntoViewIfNeeded();
+  await expect(view).toBeVisible();
+  const sum = async () => {
+    const m = Number(await app.byId('maglev-sum').getAttribute('data-m'));
+    const slots = await app.byId('maglev-share').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-slots'))));
+    return [m, slots.reduce((a, b) => a + b, 0), slots.length];
+  };
+  // The preset's table size, 1021, among its three backends.
+  expect(await sum()).toEqual([1021, 1021, 3]);
+  // The NodePort and the load balancer's frontend each have a table.
+  const fronts = await app.byId('maglev-frontend').locator('option').allTextContents();
+  expect(fronts).toEqual(['192.168.49.11:30080/TCP', '203.0.113.10:80/TCP']);
+  await app.byId('maglev-frontend').selectOption({ index: 1 });
+  expect(await sum()).toEqual([1021, 1021, 3]);
+  await page.screenshot({ path: 'artifacts/screens/maglev-view.png', fullPage: true });
+  // kube-proxy's iptables picks at random: no table to show.
+  await app.selectMode('iptables');
+  await expect(view).toHaveCount(0);
+  // IPVS with the mh scheduler: Maglev in the kernel, 4093 slots.
+  await app.selectMode('ipvs');
+  await app.byId('scheduler-select').selectOption('mh');
+  await expect(view).toBeVisible();
+  const [m, filled, n] = await sum();
+  expect([m, filled, n]).toEqual([4093, 4093, 3]);
+});
+
+test('the lesson\'s Maglev page: web-3 fails its readiness, its slots go to web-1 and web-2', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/?lesson=kube-proxy-vs-cilium&page=5&lang=en');
+  await page.locator('[data-testid=lesson-choice][data-answer=watched-avoided]').check();
+  await page.getByTestId('lesson-check').click();
+  await expect(page.getByTestId('lesson-result')).toHaveAttribute('data-correct', 'true');
+  // The rules panel's table, rebuilt without web-3: 1021 slots in two shares.
+  const view = app.byId('maglev-view');
+  await view.scrollIntoViewIfNeeded();
+  await expect(app.byId('maglev-share')).toHaveCount(2);
+  const slots = await app.byId('maglev-share').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-slots'))).sort());
+  expect(slots).toEqual([510, 511]);
+  await expect(app.byId('maglev-share').first()).not.toContainText('10.244.2.5');
+  await expect(app.byId('maglev-share').last()).not.toContainText('10.244.2.5');
 });

@@ -20,10 +20,14 @@ pub mod keys;
 pub mod labs;
 #[cfg(feature = "full")]
 pub mod lessons;
+#[cfg(feature = "full")]
+pub mod maglev;
 pub mod modewait;
 pub mod panels;
 pub mod pointing;
 pub mod request;
+#[cfg(feature = "full")]
+pub mod rules;
 #[cfg(feature = "full")]
 pub mod textwindow;
 

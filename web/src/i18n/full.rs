@@ -7,6 +7,11 @@
 /// (key, English, Korean)
 pub const TABLE: &[(&str, &str, &str)] = crate::i18n::words![
     ("label.seed", "Seed", "시드"),
+    ("panel.rules", "Node rules", "노드 규칙"),
+    ("rules.compared", "rules compared", "비교한 규칙 수"),
+    ("maglev.title", "Maglev lookup table: each backend's share of the slots", "Maglev 조회 테이블: 백엔드별 슬롯 몫"),
+    ("maglev.frontend", "Frontend", "프런트엔드"),
+    ("maglev.sum", "{filled} of M = {m} slots name a backend; a connection's hash picks the slot", "M = {m}개 슬롯 중 {filled}개가 백엔드를 가리킴; 연결의 해시가 슬롯을 고름"),
     ("dns.tab", "DNS", "DNS"),
     ("dns.intro", "Looked up as this Pod's resolver does (its search list and ndots), answered as CoreDNS answers:", "이 Pod의 리졸버가 하듯(search 목록과 ndots) 조회하고, CoreDNS가 하듯 답합니다:"),
     ("dns.name", "Name", "이름"),
@@ -154,6 +159,8 @@ mod tests {
         "components/keys.rs",
         "components/labs.rs",
         "components/lessons.rs",
+        "components/maglev.rs",
+        "components/rules.rs",
         "components/textwindow.rs",
         "download.rs",
         "export.rs",

@@ -11,6 +11,7 @@
 
 pub mod cilium;
 pub mod compilers;
+pub mod hash_table;
 pub mod iptables;
 pub mod ipvs;
 pub(crate) mod lines;
@@ -281,6 +282,14 @@ pub trait Dataplane {
         _now_ms: u64,
     ) -> Option<NodeOutcome> {
         None
+    }
+
+    /// The consistent-hash lookup tables the node picks backends from
+    /// (Cilium's Maglev, IPVS's `mh`), in the order the rules list their
+    /// frontends; none for a mode or scheduler without one.
+    #[cfg(feature = "hash-tables")]
+    fn hash_tables(&self) -> Vec<hash_table::HashTable> {
+        Vec::new()
     }
 }
 

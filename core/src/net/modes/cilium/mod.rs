@@ -219,4 +219,21 @@ impl Dataplane for CiliumDataplane {
                 })
                 .sum::<usize>()
     }
+
+    /// Each Maglev frontend's table, in the services map's order.
+    #[cfg(feature = "hash-tables")]
+    fn hash_tables(&self) -> Vec<super::hash_table::HashTable> {
+        self.maps
+            .services
+            .iter()
+            .filter(|s| !s.maglev.is_empty())
+            .map(|s| {
+                let slots = s
+                    .maglev
+                    .iter()
+                    .map(|id| self.maps.backend(maps::BackendId(*id)).map(|b| b.addr));
+                super::hash_table::HashTable::count(s.frontend.addr, s.frontend.protocol, slots)
+            })
+            .collect()
+    }
 }

@@ -168,4 +168,30 @@ impl Dataplane for IpvsDataplane {
             .sum();
         vs + rs + self.ruleset.rules.len()
     }
+
+    /// The `mh` scheduler's table of each virtual server that uses it.
+    #[cfg(feature = "hash-tables")]
+    fn hash_tables(&self) -> Vec<super::hash_table::HashTable> {
+        self.ruleset
+            .virtual_servers
+            .iter()
+            .filter(|vs| vs.scheduler == crate::model::Scheduler::Mh)
+            .filter(|vs| !vs.real_servers.is_empty())
+            .map(|vs| {
+                let dests: Vec<sched::Dest> = vs
+                    .real_servers
+                    .iter()
+                    .map(|r| sched::Dest::new(r.addr, r.weight))
+                    .collect();
+                let slots = sched::mh_table(&dests)
+                    .into_iter()
+                    .map(|i| i.and_then(|i| dests.get(i)).map(|d| d.addr));
+                super::hash_table::HashTable::count(
+                    std::net::SocketAddr::new(vs.address, vs.port),
+                    vs.protocol,
+                    slots,
+                )
+            })
+            .collect()
+    }
 }
