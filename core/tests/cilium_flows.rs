@@ -435,9 +435,26 @@ fn a_socket_balanced_trace_has_no_dnat_on_the_wire() {
 
 #[test]
 fn a_dsr_reply_leaves_from_the_backend_s_node_past_the_entry_node() {
+    let preset = include_str!("../../tests/scenarios/cilium.yaml");
+    let dsr = reply_nodes(preset);
+    assert!(dsr.0 > 0, "no connection went to another node's backend");
+    // Under SNAT every reply goes back through the entry node.
+    let snat = reply_nodes(&preset.replace("bpf-lb-mode: \"dsr\"", "bpf-lb-mode: \"snat\""));
+    assert_eq!(snat.0, 0);
+    assert!(snat.1 > 0);
+}
+
+/// Send 30 connections from outside to the preset's load balancer; check
+/// where each reply leaves from, in the trace and as drawn: after DSR from
+/// the backend's node, its drawn way back never passing the entry node;
+/// otherwise through the entry node. (DSR replies, other replies.)
+fn reply_nodes(text: &str) -> (usize, usize) {
     use kpv_core::net::trace::{trace, Dest, HopKind, Origin, Request, Sim};
-    let (cluster, _) = kpv_core::Code::ALL.parse(include_str!("../../tests/scenarios/cilium.yaml"));
+    use kpv_core::view::scene::Place;
+    let (cluster, diags) = kpv_core::Code::ALL.parse(text);
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     let slices = kpv_core::net::controller::steady_slices(&cluster);
+    let scene = kpv_core::view::scene::layout(&cluster, &slices);
     let sim = Sim::new(
         &cluster,
         &slices,
@@ -445,7 +462,7 @@ fn a_dsr_reply_leaves_from_the_backend_s_node_past_the_entry_node() {
         None,
         kpv_core::Code::ALL.compilers,
     );
-    let mut seen_dsr = 0;
+    let (mut seen_dsr, mut others) = (0, 0);
     for port in 40000..40030 {
         let req = Request {
             origin: Origin::External { client: ip(CLIENT) },
@@ -479,7 +496,14 @@ fn a_dsr_reply_leaves_from_the_backend_s_node_past_the_entry_node() {
             .rev()
             .find(|h| h.what == HopKind::Deliver)
             .and_then(|h| h.node.clone());
+        let flight = kpv_core::view::timeline::Flight::new(&scene, &t, 0);
+        let back = &flight.legs.last().expect("a reply leg").points;
+        let entry_at = scene
+            .anchor(&Place::NodeProxy(entry.clone()))
+            .expect("the entry node is drawn");
+        let passes_entry = back.contains(&entry_at);
         if dsr {
+            assert!(!passes_entry, "{back:?} passes {entry}");
             seen_dsr += 1;
             assert_ne!(reply.node.as_deref(), Some(entry.as_str()));
             assert_eq!(reply.node, backend_node);
@@ -488,8 +512,10 @@ fn a_dsr_reply_leaves_from_the_backend_s_node_past_the_entry_node() {
                 matches!(t.outcome, kpv_core::net::trace::Outcome::Delivered { source, .. } if source.ip() == ip(CLIENT))
             );
         } else {
+            others += 1;
             assert_eq!(reply.node.as_deref(), Some(entry.as_str()));
+            assert!(passes_entry, "{back:?} misses {entry}");
         }
     }
-    assert!(seen_dsr > 0, "no connection went to another node's backend");
+    (seen_dsr, others)
 }

@@ -77,9 +77,9 @@ pub const INDEX: &[Entry] = &[
     },
     Entry {
         id: "kube-proxy-vs-cilium",
-        pages: 4,
-        en: "kube-proxy vs Cilium: where the Service address is translated",
-        ko: "kube-proxy와 Cilium: Service 주소는 어디서 바뀌는가",
+        pages: 5,
+        en: "kube-proxy vs Cilium: the socket, DSR and Maglev",
+        ko: "kube-proxy와 Cilium: 소켓, DSR, Maglev",
     },
 ];
 

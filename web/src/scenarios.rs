@@ -123,7 +123,7 @@ pub const PRESETS: &[Preset] = &[
         "cilium",
         "Cilium instead of kube-proxy: socket LB, Maglev, DSR",
         "kube-proxy 대신 Cilium: 소켓 LB, Maglev, DSR",
-        0xd9a1f54726c92f09
+        0x9f35f8a7d8c042b3
     ),
     Preset {
         key: "article-ingress",

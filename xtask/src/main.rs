@@ -699,8 +699,6 @@ fn twiggy_top(tools: &Tools) -> bool {
     true
 }
 
-/// Clippy on the web crate as the embed build compiles it (`full` off), so
-/// code left unused there is caught too.
 /// The split points exist only in the release build's feature sets (`split`
 /// on wasm32, with the full app and with the embed), so clippy checks them
 /// there too.
@@ -725,6 +723,8 @@ fn split_clippy(tools: &Tools) -> Count {
     check(ok)
 }
 
+/// Clippy on the web crate as the embed build compiles it (`full` off), so
+/// code left unused there is caught too.
 fn embed_clippy(tools: &Tools) -> Count {
     check(run(tools.cmd("cargo").args([
         "clippy",

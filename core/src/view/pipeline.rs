@@ -21,7 +21,8 @@
 
 use crate::model::Mode;
 use crate::net::modes::StepAction;
-use crate::net::trace::{HopKind, Trace};
+use crate::net::trace::{HopKind, Place, Trace};
+
 use serde::Serialize;
 use std::net::SocketAddr;
 
@@ -152,6 +153,9 @@ pub struct Pipeline {
     /// An HTTP proxy Pod's steps (listener → route → rule → filters →
     /// backend), not the node's rules.
     pub proxy: Option<crate::model::NamespacedName>,
+    /// The Pod whose socket these steps run at (Cilium's socket load
+    /// balancing, at `connect()`): no packet exists yet.
+    pub socket: Option<crate::model::NamespacedName>,
     pub mode: Mode,
     pub boxes: Vec<PipelineBox>,
 }
@@ -436,6 +440,7 @@ pub fn pipelines(trace: &Trace) -> (Vec<Pipeline>, Vec<Option<Slot>>) {
                     out.push(Pipeline {
                         node: hop.node.clone().unwrap_or_default(),
                         proxy: Some(h.proxy.clone()),
+                        socket: None,
                         mode: trace.mode,
                         boxes: Vec::new(),
                     });
@@ -474,6 +479,11 @@ pub fn pipelines(trace: &Trace) -> (Vec<Pipeline>, Vec<Option<Slot>>) {
                 out.push(Pipeline {
                     node: node.clone(),
                     proxy: None,
+                    // A rule met at a Pod rather than at its node: the Pod's socket.
+                    socket: match &hop.place {
+                        Place::Pod(pod) => Some(pod.clone()),
+                        _ => None,
+                    },
                     mode: trace.mode,
                     boxes: Vec::new(),
                 });

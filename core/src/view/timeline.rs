@@ -8,7 +8,7 @@
 //! [`Flight::step_back`] give the times of the next and previous hop, which is
 //! how the app steps. Pure functions of their inputs: no clock is read.
 
-use crate::net::trace::{HopKind, Origin, Trace};
+use crate::net::trace::{Hop, HopKind, Origin, Trace};
 use crate::view::scene::{Place, Point, Scene};
 use serde::Serialize;
 
@@ -70,6 +70,31 @@ fn origin_place(t: &Trace) -> Place {
         Origin::Pod { pod } => Place::Pod(pod.clone()),
         Origin::Node { node, .. } => Place::NodeProxy(node.clone()),
     }
+}
+
+/// The node a reply goes back through: the node the request came in by
+/// (its conntrack undoes the NAT), or after direct server return the
+/// backend's own node, past the node the request came in by. `None` for
+/// any other hop, or when that node is not drawn.
+fn reply_via(scene: &Scene, hop: &Hop) -> Option<Place> {
+    if !matches!(hop.what, HopKind::Reply) {
+        return None;
+    }
+    let via = Place::NodeProxy(hop.node.clone()?);
+    scene.anchor(&via).map(|_| via)
+}
+
+/// The drawn way from `from` to `to`, through `via` when given.
+fn route_via(scene: &Scene, from: &Place, via: Option<Place>, to: &Place) -> Vec<Point> {
+    let mut points: Vec<Point> = Vec::new();
+    let mut at = from;
+    for stop in [via.as_ref(), Some(to)].into_iter().flatten() {
+        // Each leg starts where the last one ended.
+        let skip = usize::from(!points.is_empty());
+        points.extend(scene.route(at, stop).into_iter().skip(skip));
+        at = stop;
+    }
+    points
 }
 
 fn length(points: &[Point]) -> f64 {
@@ -134,7 +159,7 @@ impl Flight {
                     let (mut points, dur) = match (from_pt, to_pt) {
                         (Some(_), Some(b)) if at == to => (vec![b], stay),
                         (Some(_), Some(_)) => {
-                            let route = scene.route(&at, &to);
+                            let route = route_via(scene, &at, reply_via(scene, hop), &to);
                             let d = (length(&route) * MS_PER_UNIT) as u64;
                             (route, d.max(stay))
                         }

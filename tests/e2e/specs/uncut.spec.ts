@@ -62,6 +62,7 @@ const cases: [string, string][] = [
   ['ingress', 'iptables'],
   ['gateway-api', 'iptables'],
   ['nodeport', 'userspace'],
+  ['cilium', 'cilium'],
 ];
 
 for (const [scenario, mode] of cases) {
@@ -92,7 +93,7 @@ test('with Large text and in Korean the LoadBalancer preset cuts nothing either'
   }
 });
 
-for (const scenario of ['loadbalancer-cluster', 'ingress']) {
+for (const scenario of ['loadbalancer-cluster', 'ingress', 'cilium']) {
   test(`a 720×405 embed of ${scenario} cuts nothing`, async ({ page }) => {
     await page.setViewportSize({ width: 720, height: 405 });
     const app = new App(page);

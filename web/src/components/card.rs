@@ -68,7 +68,7 @@ fn card_at(trace: &Trace, pos: Position, lang: Lang, left: f64, lines: usize) ->
         &format!(
             "{}. {}",
             pos.hop + 1,
-            short_hashes(&crate::hops::summary(lang, hop))
+            short_names(&crate::hops::summary(lang, hop))
         ),
         room,
         px,
@@ -91,10 +91,19 @@ fn card_at(trace: &Trace, pos: Position, lang: Lang, left: f64, lines: usize) ->
     })
 }
 
+/// `text` with the names that carry no answer made short, so the card's
+/// lines keep the addresses whole: kube-proxy's chain hashes cut to their
+/// first four characters (`KUBE-SEP-OAIG…`) and Cilium's map names without
+/// their `cilium_lb4_` prefix (`backends_v3`). The caption and the hop list
+/// keep the whole names.
+fn short_names(text: &str) -> String {
+    short_hashes(text)
+        .replace("cilium_lb4_", "")
+        .replace("cilium_lb6_", "")
+}
+
 /// `text` with kube-proxy's chain hashes shortened to their first four
-/// characters (`KUBE-SEP-OAIG…`): a hash carries no answer, and the card's
-/// two lines keep the addresses whole. The caption and the hop list keep
-/// the whole names.
+/// characters (`KUBE-SEP-OAIG…`).
 fn short_hashes(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -184,7 +193,7 @@ pub(super) fn PacketCard() -> impl IntoView {
 
 #[cfg(test)]
 mod tests {
-    use super::short_hashes;
+    use super::{short_hashes, short_names};
 
     #[test]
     fn chain_hashes_are_shortened_and_nothing_else() {
@@ -196,13 +205,22 @@ mod tests {
             short_hashes("matches, jumps to KUBE-SVC-CDGGSHYLG3RE2FKL"),
             "matches, jumps to KUBE-SVC-CDGG…"
         );
+        assert_eq!(
+            short_names("cilium_lb4_backends_v3: destination rewritten to 10.244.2.5:8080"),
+            "backends_v3: destination rewritten to 10.244.2.5:8080"
+        );
+        assert_eq!(
+            short_names("cilium_lb6_source_range: DROP; KUBE-SEP-OAIGUPJHOE4YU7HS"),
+            "source_range: DROP; KUBE-SEP-OAIG…"
+        );
         for whole in [
             "KUBE-SERVICES: matches, jumps to KUBE-NODEPORTS",
             "KUBE-MARK-MASQ",
             "KUBE-",
             "x KUBE-FW-AB",
+            "cilium_lb",
         ] {
-            assert_eq!(short_hashes(whole), whole);
+            assert_eq!(short_names(whole), whole);
         }
     }
 }

@@ -517,17 +517,23 @@ fn PipelineStrip() -> impl IntoView {
         }
         .unwrap_or_default();
         let at_rest = current.is_none();
-        let proxy = current.and_then(|(shown, ..)| {
-            info.with(|i| {
-                i.as_ref()
-                    .and_then(|(p, _, _)| p.get(shown))
-                    .and_then(|p| p.proxy.clone())
+        let (proxy, socket) = current
+            .and_then(|(shown, ..)| {
+                info.with(|i| {
+                    i.as_ref()
+                        .and_then(|(p, _, _)| p.get(shown))
+                        .map(|p| (p.proxy.clone(), p.socket.clone()))
+                })
             })
-        });
+            .unwrap_or_default();
         let heading = if let Some((m, load)) = store.mode_wait() {
             super::modewait::wait_text(lg, m, load, true)
         } else if let Some(pod) = &proxy {
             tr(lg, "http.pipeline").replace("{pod}", &pod.name)
+        } else if let Some(pod) = &socket {
+            tr(lg, "pipeline.socket")
+                .replace("{pod}", &pod.name)
+                .replace("{mode}", mode_word)
         } else if at_rest {
             tr(lg, "pipeline.rest").replace("{mode}", mode_word)
         } else {
@@ -579,7 +585,7 @@ fn PipelineStrip() -> impl IntoView {
         view! {
             <g class="node-pipeline" class:at-rest=at_rest data-testid="node-pipeline" data-node=node.clone() data-mode=mode_word>
                 {zoom.map(|d| view! { <path class="zoom" d=d /> })}
-                <text x=n(strip.x) y=n(strip.y - 6.0) class="strong">{heading}</text>
+                <text x=n(strip.x) y=n(strip.y - 6.0) class="strong" data-testid="pipeline-heading">{heading}</text>
                 {compared.map(|c| view! { <text x=n(strip.x + strip.w) y=n(strip.y - 6.0) class="strong" text-anchor="end" data-testid="rules-compared">{c}</text> })}
                 {views}
             </g>
