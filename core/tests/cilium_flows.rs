@@ -426,7 +426,7 @@ fn a_socket_balanced_trace_has_no_dnat_on_the_wire() {
     let reply = t
         .hops
         .iter()
-        .find(|h| h.what == HopKind::Reply)
+        .find(|h| matches!(h.what, HopKind::Reply { .. }))
         .expect("a reply");
     assert_eq!(reply.before.src, ep);
     assert_eq!(reply.after.src.port(), 8080);
@@ -488,7 +488,7 @@ fn reply_nodes(text: &str) -> (usize, usize) {
         let reply = t
             .hops
             .iter()
-            .find(|h| h.what == HopKind::Reply)
+            .find(|h| matches!(h.what, HopKind::Reply { .. }))
             .expect("a reply");
         let backend_node = t
             .hops

@@ -152,7 +152,9 @@ fn https_requests_reach_a_backend_pod_on_a_second_connection() {
             assert!(pods.contains(&pod.as_str()), "{what}: {pod}");
             assert!(matches!(
                 t.hops.last().map(|h| &h.what),
-                Some(HopKind::Reply)
+                Some(HopKind::Reply {
+                    via: kpv_core::net::trace::ReplyVia::Conntrack
+                })
             ));
             assert_eq!(decision(t).and_then(|d| d.status), Some(200));
             // Two connections, each a leg of the trail: the client's up to

@@ -702,7 +702,9 @@ fn every_question_has_a_hop_that_settles_it() {
                         }
                         // Nothing but the reply comes after it.
                         assert!(
-                            t.hops[i + 1..].iter().all(|x| x.what == HopKind::Reply),
+                            t.hops[i + 1..]
+                                .iter()
+                                .all(|x| matches!(x.what, HopKind::Reply { .. })),
                             "{file} step {k}: {:?}",
                             &t.hops[i + 1..]
                         );

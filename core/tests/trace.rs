@@ -67,7 +67,7 @@ fn kinds(t: &Trace) -> Vec<&'static str> {
             HopKind::NoAnswer => "noanswer",
             HopKind::Drop { .. } => "drop",
             HopKind::Reject { .. } => "reject",
-            HopKind::Reply => "reply",
+            HopKind::Reply { .. } => "reply",
             HopKind::Http(_) => "http",
         })
         .collect()
@@ -139,7 +139,7 @@ fn external_client_through_the_load_balancer_to_a_pod_on_another_node() {
             .expect("delivered");
         assert_eq!(deliver.after.src.ip(), ip("192.168.49.13"));
         let reply = h.last().expect("reply");
-        assert!(matches!(reply.what, HopKind::Reply));
+        assert!(matches!(reply.what, HopKind::Reply { .. }));
         // The reply leaves the Pod to the node and reaches the client from the
         // address it connected to: the LB IP, not the NodePort.
         assert_eq!(reply.before.src, deliver.after.dst);

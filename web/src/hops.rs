@@ -11,7 +11,7 @@ use kpv_core::model::{Cluster, ProbeAction};
 use kpv_core::net::controller::events::EventKind;
 use kpv_core::net::controller::ProbeKind;
 use kpv_core::net::modes::StepAction;
-use kpv_core::net::trace::{Hop, HopKind};
+use kpv_core::net::trace::{Hop, HopKind, ReplyVia};
 use kpv_core::view::pipeline::Chip;
 
 /// A chain or object name cut to `max` characters with an ellipsis (the
@@ -156,7 +156,13 @@ pub fn summary(l: Lang, h: &Hop) -> String {
         HopKind::NoAnswer => w("sum.no-answer").replace("{ep}", &h.after.dst.to_string()),
         HopKind::Drop { reason } => format!("DROP: {}", tr(l, reason_key(*reason))),
         HopKind::Reject { reason } => format!("REJECT: {}", tr(l, reason_key(*reason))),
-        HopKind::Reply => w("sum.reply"),
+        HopKind::Reply { via } => match via {
+            ReplyVia::Conntrack => w("sum.reply"),
+            ReplyVia::Dsr => {
+                w("sum.reply-dsr").replace("{node}", h.node.as_deref().unwrap_or_default())
+            }
+            ReplyVia::Socket => w("sum.reply-socket"),
+        },
         HopKind::Http(p) => crate::hops_http::summary(l, h, p),
         HopKind::Rule => {
             let Some(s) = &h.step else {

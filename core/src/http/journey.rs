@@ -216,7 +216,7 @@ pub fn journey(
         );
     }
     let reply = match t1.hops.last() {
-        Some(h) if h.what == HopKind::Reply => t1.hops.pop(),
+        Some(h) if matches!(h.what, HopKind::Reply { .. }) => t1.hops.pop(),
         _ => None,
     };
     out.hops

@@ -33,8 +33,8 @@ mod types;
 pub use stages::{stages, Stage};
 
 pub use types::{
-    ConntrackEntry, Dest, Hop, HopKind, Origin, OriginKey, Outcome, Place, Request, Trace,
-    WorldState,
+    ConntrackEntry, Dest, Hop, HopKind, Origin, OriginKey, Outcome, Place, ReplyVia, Request,
+    Trace, WorldState,
 };
 
 /// The data planes of every node, compiled on first use: a trace meets one
@@ -832,9 +832,22 @@ fn deliver(
             (Some(tn), true) => tn.clone(),
             _ => node.to_string(),
         };
+        // Translated at the client's socket: a rule met at a Pod.
+        let at_socket = hops.iter().any(|h| {
+            h.what == HopKind::Rule
+                && h.after.dst != h.before.dst
+                && matches!(h.place, Place::Pod(_))
+        });
+        let how = if dsr {
+            ReplyVia::Dsr
+        } else if at_socket {
+            ReplyVia::Socket
+        } else {
+            ReplyVia::Conntrack
+        };
         hops.push(Hop {
             place,
-            what: HopKind::Reply,
+            what: HopKind::Reply { via: how },
             before: reply_before,
             after: reply_after,
             step: None,

@@ -527,7 +527,7 @@ pub fn connections(trace: &Trace) -> Vec<usize> {
         .hops
         .iter()
         .map(|h| match &h.what {
-            HopKind::Reply => 0,
+            HopKind::Reply { .. } => 0,
             HopKind::Http(p) if p.connect.is_some() => {
                 now += 1;
                 now - 1

@@ -77,7 +77,7 @@ fn origin_place(t: &Trace) -> Place {
 /// backend's own node, past the node the request came in by. `None` for
 /// any other hop, or when that node is not drawn.
 fn reply_via(scene: &Scene, hop: &Hop) -> Option<Place> {
-    if !matches!(hop.what, HopKind::Reply) {
+    if !matches!(hop.what, HopKind::Reply { .. }) {
         return None;
     }
     let via = Place::NodeProxy(hop.node.clone()?);
@@ -139,7 +139,7 @@ impl Flight {
         let mut t = start_ms;
         for (i, hop) in trace.hops.iter().enumerate() {
             // The reply travels back to where the connection started.
-            let to = if matches!(hop.what, HopKind::Reply) {
+            let to = if matches!(hop.what, HopKind::Reply { .. }) {
                 origin_place(trace)
             } else {
                 hop.place.clone()
@@ -189,7 +189,7 @@ impl Flight {
         let outcome_hop = trace
             .hops
             .iter()
-            .rposition(|h| !matches!(h.what, HopKind::Reply))
+            .rposition(|h| !matches!(h.what, HopKind::Reply { .. }))
             .unwrap_or(0);
         let outcome_ms = legs.get(outcome_hop).map(|l| l.end_ms).unwrap_or(t);
         Flight {

@@ -121,3 +121,29 @@ test('the lesson\'s Maglev page: web-3 fails its readiness, its slots go to web-
   await expect(app.byId('maglev-share').first()).not.toContainText('10.244.2.5');
   await expect(app.byId('maglev-share').last()).not.toContainText('10.244.2.5');
 });
+
+test('a DSR reply leaves the backend\'s node straight for the client, skipping the node the request came in by', async ({ page }) => {
+  const app = new App(page);
+  await app.open('/?scenario=cilium&lang=en');
+  let seen = 0;
+  for (let i = 0; i < 12 && seen < 2; i++) {
+    await app.send();
+    await app.outcome();
+    await app.pause();
+    const texts = await app.hops.evaluateAll((els) => els.map((e) => [e.getAttribute('data-hop'), e.textContent ?? '']));
+    const entry = texts.find((h) => h[0] === 'arrive')?.[1].match(/Arrives at (\S+) eth0/)?.[1];
+    const reply = texts.find((h) => h[0] === 'reply')?.[1] ?? '';
+    expect(entry).toBeTruthy();
+    const dsr = reply.match(/Reply leaves (\S+) straight for the client \(DSR\)/);
+    if (!dsr) {
+      // A backend on the entry node: the reply goes back the way it came.
+      expect(reply).toContain('conntrack reverses the NAT');
+      continue;
+    }
+    seen++;
+    expect(dsr[1]).not.toBe(entry);
+    // The Pod network carried the request to the backend's node.
+    expect(texts.some((h) => h[0] === 'pod-network' && h[1].includes(`to ${dsr[1]}`))).toBe(true);
+  }
+  expect(seen).toBeGreaterThan(0);
+});

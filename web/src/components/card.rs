@@ -37,7 +37,7 @@ fn card_at(trace: &Trace, pos: Position, lang: Lang, left: f64, lines: usize) ->
     let hop = trace.hops.get(pos.hop)?;
     let src_changed = hop.before.src != hop.after.src;
     let dst_changed = hop.before.dst != hop.after.dst;
-    let reply = matches!(hop.what, HopKind::Reply);
+    let reply = matches!(hop.what, HopKind::Reply { .. });
     let mark = |changed: bool| if changed { "✎ " } else { "" };
     // The card's font: CARD_CHAR_W is 0.62 em of it; Hangul is a whole em.
     let px = CARD_CHAR_W / 0.62;

@@ -699,7 +699,7 @@ fn PathTrail(trail: Memo<Trail>) -> impl IntoView {
                     ends.iter()
                         .filter(|(h, _)| {
                             tr.hops.get(*h).is_some_and(|h| {
-                                h.before != h.after && !matches!(h.what, HopKind::Reply)
+                                h.before != h.after && !matches!(h.what, HopKind::Reply { .. })
                             })
                         })
                         .map(|(_, p)| *p)

@@ -194,7 +194,7 @@ fn group_of(h: &Hop) -> (String, &'static str) {
         HopKind::Dns { .. } | HopKind::Send => ("client".into(), "group.client"),
         HopKind::LoadBalancer { .. } => ("load-balancer".into(), "group.load-balancer"),
         HopKind::Deliver | HopKind::NoAnswer => ("pod".into(), "group.pod"),
-        HopKind::Reply => ("reply".into(), "group.reply"),
+        HopKind::Reply { .. } => ("reply".into(), "group.reply"),
         HopKind::Http(p) => (format!("proxy:{}", p.proxy), "http.group.proxy"),
         HopKind::Arrive { node } => (format!("node:{node}"), "group.node"),
         _ => (
@@ -431,7 +431,7 @@ fn hop_kind_word(k: &HopKind) -> &'static str {
         HopKind::NoAnswer => "no-answer",
         HopKind::Drop { .. } => "drop",
         HopKind::Reject { .. } => "reject",
-        HopKind::Reply => "reply",
+        HopKind::Reply { .. } => "reply",
         HopKind::Http(p) => {
             use kpv_core::http::send::ProxyStage;
             match p.stage {

@@ -380,6 +380,8 @@ pub const TABLE: &[(&str, &str, &str)] = words![
     ("sum.deliver", "Delivered to {ep}; the Pod sees source {src}", "{ep}에 전달됨; 파드가 보는 출발지 {src}"),
     ("sum.no-answer", "Nothing answers at {ep}", "{ep}에서 응답 없음"),
     ("sum.reply", "Reply goes back; conntrack reverses the NAT", "응답이 돌아감; conntrack이 NAT를 되돌림"),
+    ("sum.reply-dsr", "Reply leaves {node} straight for the client (DSR)", "응답이 {node}에서 클라이언트로 곧장 감(DSR)"),
+    ("sum.reply-socket", "Reply comes back; the socket restores the Service address", "응답이 돌아옴; 소켓이 Service 주소를 되돌림"),
     ("sum.jump", "{chain}: matches, jumps to {to}", "{chain}: 일치, {to}(으)로 점프"),
     ("sum.mark", "{chain}: marks the packet for SNAT", "{chain}: 패킷에 SNAT 표시"),
     ("sum.dnat", "{chain}: destination rewritten to {ep} (DNAT)", "{chain}: 목적지를 {ep}(으)로 변경 (DNAT)"),

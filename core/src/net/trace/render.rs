@@ -7,7 +7,7 @@
 //! words hops in its own languages; these English lines are the CLI's.
 
 use super::Place;
-use super::{Hop, HopKind, Outcome, Trace};
+use super::{Hop, HopKind, Outcome, ReplyVia, Trace};
 use crate::model::NamespacedName;
 use crate::net::modes::DropReason;
 use std::fmt::Write as _;
@@ -78,10 +78,19 @@ pub fn describe_hop(h: &Hop) -> String {
         ),
         HopKind::Drop { reason } => format!("DROP ({})", reason_text(*reason)),
         HopKind::Reject { reason } => format!("REJECT ({})", reason_text(*reason)),
-        HopKind::Reply => format!(
-            "reply {} → {} (conntrack reverses the NAT)",
-            h.after.src, h.after.dst
-        ),
+        HopKind::Reply { via } => {
+            let how = match via {
+                ReplyVia::Conntrack => "conntrack reverses the NAT".to_string(),
+                ReplyVia::Dsr => format!(
+                    "direct server return: {} restores the Service address and sends it straight to the client",
+                    h.node.as_deref().unwrap_or("the backend's node")
+                ),
+                ReplyVia::Socket => {
+                    "the client's socket restores the Service address at recvmsg()".to_string()
+                }
+            };
+            format!("reply {} → {} ({how})", h.after.src, h.after.dst)
+        }
         HopKind::Http(p) => format!("proxy {}: {}", p.proxy, p.stage.key()),
     }
 }

@@ -179,6 +179,20 @@ pub struct Hop {
     pub node: Option<String>,
 }
 
+/// Where a reply gets the Service's address back as its source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReplyVia {
+    /// Conntrack on the node the request came in by reverses its NAT.
+    Conntrack,
+    /// After direct server return the backend's node restores it and sends
+    /// the reply straight to the client, past the entry node.
+    Dsr,
+    /// The client's own socket restores it (`recvmsg()`): the connection
+    /// was translated there, so no packet ever carried the Service address.
+    Socket,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum HopKind {
@@ -224,8 +238,10 @@ pub enum HopKind {
     Reject {
         reason: DropReason,
     },
-    /// The reply, translated back by conntrack.
-    Reply,
+    /// The reply, on its way back to the client.
+    Reply {
+        via: ReplyVia,
+    },
     /// A step inside an HTTP proxy Pod (TLS, the routing decision, the
     /// new connection to the backend or the proxy's own answer).
     Http(Box<crate::http::values::ProxyHop>),
