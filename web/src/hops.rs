@@ -334,6 +334,62 @@ mod tests {
             .collect()
     }
 
+    /// A chip's words fit the room kpv-core gives it (`Chip::chars`, in
+    /// monospace columns; a Hangul syllable takes 1/0.62 of a column), in
+    /// both languages, with the longest values a chip carries.
+    #[test]
+    fn chip_words_fit_the_room_kpv_core_gives_them() {
+        use kpv_core::view::pipeline::Chip;
+        let v4: std::net::SocketAddr = "255.255.255.255:65535".parse().unwrap();
+        let v6: std::net::SocketAddr = "[fd00:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535"
+            .parse()
+            .unwrap();
+        let cert = kpv_core::model::NamespacedName {
+            namespace: "default".into(),
+            name: "testhost-tls".into(),
+        };
+        for a in [v4, v6] {
+            let chips = [
+                Chip::Dnat { to: a },
+                Chip::Redirect { to: a },
+                Chip::MarkMasq,
+                Chip::Masquerade { to: a },
+                Chip::Pick {
+                    chosen: a,
+                    among: 12,
+                },
+                Chip::Dial {
+                    to: a,
+                    answered: true,
+                },
+                Chip::Drop,
+                Chip::Reject,
+                Chip::Accept,
+                Chip::Tls {
+                    sni: "testhost.com".into(),
+                    certificate: Some(cert.clone()),
+                },
+                Chip::Tls {
+                    sni: "testhost.com".into(),
+                    certificate: None,
+                },
+                Chip::Status { status: 503 },
+                Chip::Dsr { service: a },
+            ];
+            for c in &chips {
+                for l in Lang::ALL {
+                    let text = chip_text(l, c);
+                    let cols = crate::measure::drawn_width(&text, 1.0) / 0.62;
+                    assert!(
+                        cols <= c.chars() as f64 + 0.01,
+                        "{l:?} {text:?}: {cols} columns, room for {}",
+                        c.chars()
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn korean_summaries_have_no_english_prose_in_any_mode() {
         let yaml = include_str!("../../tests/scenarios/loadbalancer-cluster.yaml");
