@@ -343,27 +343,7 @@ pub fn plan(case: &Case, mode: Mode, node: &str) -> Result<World, String> {
         .node(&node)
         .ok_or_else(|| format!("no node {node}"))?
         .clone();
-    let mut node_ips: Vec<IpAddr> = Vec::new();
-    for f in [IpFamily::V4, IpFamily::V6] {
-        if let Some(p) = the_node.primary_ip(f) {
-            node_ips.push(p);
-        }
-    }
-    for (_, a) in &the_node.addresses {
-        if !node_ips.contains(a) {
-            node_ips.push(*a);
-        }
-    }
-    let mut gateways = BTreeMap::new();
-    for f in [IpFamily::V4, IpFamily::V6] {
-        let gw = the_node
-            .pod_cidr(f)
-            .map(|c| first_host(&c))
-            .or_else(|| the_node.primary_ip(f));
-        if let Some(gw) = gw {
-            gateways.insert(f, gw);
-        }
-    }
+    let (node_ips, gateways) = node_addresses(&the_node);
     let route_localnet = mode == Mode::Iptables
         && cluster.proxy.iptables_localhost_nodeports
         && (cluster.proxy.node_port_addresses.is_empty()
@@ -371,13 +351,112 @@ pub fn plan(case: &Case, mode: Mode, node: &str) -> Result<World, String> {
                 NodePortAddress::Primary => false,
                 NodePortAddress::Cidr(c) => c.contains(&IpAddr::V4(Ipv4Addr::LOCALHOST)),
             }));
+    let (pods, pod_of_ip, client_pod) = pod_namespaces(&cluster, &the_node, &node_ips, &inputs);
+    let (taken_ips, taken_nets) = taken(&cluster);
+    let clients = external_clients(&inputs, &taken_ips, &taken_nets);
+    let dests = destinations(&cluster, &inputs, &node_ips, &taken_ips);
+    let sources = sources(clients.len(), client_pod, &inputs, &pod_of_ip);
 
-    // Pods of this node (and endpoints placed here without a Pod object):
-    // one namespace each, grouped by Pod.
+    let mut world = World {
+        case: case.name.clone(),
+        mode,
+        node: node.clone(),
+        rules,
+        rules_output: out.stdout,
+        nfacct,
+        route_localnet,
+        node_ips,
+        gateways,
+        listen_pods: vec![Listen::default(); pods.len()],
+        pods,
+        clients,
+        rest_ips: BTreeSet::new(),
+        listen_node: Listen::default(),
+        listen_rest: Listen::default(),
+        flows: Vec::new(),
+        skipped: Vec::new(),
+    };
+    // Every endpoint answers where it lives, candidate or not, so a packet
+    // the kernel sends somewhere kpv did not say is seen.
+    for input in &inputs {
+        for (name, eps) in &input.endpoints {
+            for e in eps {
+                let o = owner_of(&world, &pod_of_ip, e.addr.ip());
+                listen(&mut world, o, name.protocol, e.addr);
+            }
+        }
+    }
+    let mut seen: BTreeSet<(Source, IpAddr, SocketAddr, Protocol)> = BTreeSet::new();
+    for (source, only) in &sources {
+        for d in &dests {
+            if only.is_some() && d.service.as_ref() != only.as_ref() {
+                continue;
+            }
+            if d.node_only && *source != Source::Node {
+                continue;
+            }
+            let Some(src) = source_address(&world, *source, d.dst.ip()) else {
+                continue;
+            };
+            // Only a client in a source range (or outside all of them)
+            // needs to try the load balancers: the others are covered by
+            // the first client.
+            if let Source::Client(i) = source {
+                if *i > 0 && !d.what.starts_with("LoadBalancer IP") {
+                    continue;
+                }
+            }
+            if !seen.insert((*source, src, d.dst, d.protocol)) {
+                continue;
+            }
+            add_flow(&mut world, &cluster, &pod_of_ip, *source, src, d)?;
+        }
+    }
+    Ok(world)
+}
+
+/// The node's addresses (primary ones first) and each family's gateway
+/// for its Pods (the first address of its Pod CIDR, else its own).
+fn node_addresses(n: &kpv_core::model::Node) -> (Vec<IpAddr>, BTreeMap<IpFamily, IpAddr>) {
+    let mut node_ips: Vec<IpAddr> = Vec::new();
+    for f in [IpFamily::V4, IpFamily::V6] {
+        if let Some(p) = n.primary_ip(f) {
+            node_ips.push(p);
+        }
+    }
+    for (_, a) in &n.addresses {
+        if !node_ips.contains(a) {
+            node_ips.push(*a);
+        }
+    }
+    let mut gateways = BTreeMap::new();
+    for f in [IpFamily::V4, IpFamily::V6] {
+        let gw = n
+            .pod_cidr(f)
+            .map(|c| first_host(&c))
+            .or_else(|| n.primary_ip(f));
+        if let Some(gw) = gw {
+            gateways.insert(f, gw);
+        }
+    }
+    (node_ips, gateways)
+}
+
+/// Pods of this node (and endpoints placed here without a Pod object):
+/// one namespace each, grouped by Pod; which namespace has each address;
+/// and the Pod to send from (the first, else one made up in the node's Pod
+/// CIDR).
+fn pod_namespaces(
+    cluster: &Cluster,
+    the_node: &kpv_core::model::Node,
+    node_ips: &[IpAddr],
+    inputs: &[ProxyInput],
+) -> (Vec<PodNs>, BTreeMap<IpAddr, usize>, Option<usize>) {
     let mut pods: Vec<PodNs> = Vec::new();
     let mut pod_of_ip: BTreeMap<IpAddr, usize> = BTreeMap::new();
     for p in &cluster.pods {
-        if p.node_name.as_deref() != Some(node.as_str()) || p.ips.is_empty() || p.finished {
+        if p.node_name.as_deref() != Some(the_node.name.as_str()) || p.ips.is_empty() || p.finished
+        {
             continue;
         }
         let ips: Vec<IpAddr> = p
@@ -397,7 +476,7 @@ pub fn plan(case: &Case, mode: Mode, node: &str) -> Result<World, String> {
             ips,
         });
     }
-    for input in &inputs {
+    for input in inputs {
         for eps in input.endpoints.values() {
             for e in eps {
                 let ip = e.addr.ip();
@@ -416,8 +495,6 @@ pub fn plan(case: &Case, mode: Mode, node: &str) -> Result<World, String> {
             }
         }
     }
-    // A Pod to send from: the first Pod of the node, else one made up in
-    // its Pod CIDR.
     let client_pod = if pods.is_empty() {
         let ips: Vec<IpAddr> = [IpFamily::V4, IpFamily::V6]
             .into_iter()
@@ -439,19 +516,25 @@ pub fn plan(case: &Case, mode: Mode, node: &str) -> Result<World, String> {
     } else {
         Some(0)
     };
+    (pods, pod_of_ip, client_pod)
+}
 
-    // External clients: one outside every range, one inside each
-    // loadBalancerSourceRanges range.
-    let (taken_ips, taken_nets) = taken(&cluster);
+/// External clients: one outside every range, one inside each
+/// loadBalancerSourceRanges range.
+fn external_clients(
+    inputs: &[ProxyInput],
+    taken_ips: &BTreeSet<IpAddr>,
+    taken_nets: &[ipnet::IpNet],
+) -> Vec<Client> {
     let mut clients = vec![Client {
         label: "external client".into(),
         ips: inputs
             .iter()
-            .map(|i| outside_client(i.family, &taken_ips, &taken_nets))
+            .map(|i| outside_client(i.family, taken_ips, taken_nets))
             .collect(),
     }];
     let mut ranges: BTreeSet<ipnet::IpNet> = BTreeSet::new();
-    for input in &inputs {
+    for input in inputs {
         for s in input.services.values() {
             ranges.extend(s.load_balancer_source_ranges.iter().copied());
         }
@@ -460,18 +543,28 @@ pub fn plan(case: &Case, mode: Mode, node: &str) -> Result<World, String> {
         if clients[0].ips.iter().any(|c| r.contains(c)) {
             continue;
         }
-        if let Some(ip) = inside_client(r, &taken_ips) {
+        if let Some(ip) = inside_client(r, taken_ips) {
             clients.push(Client {
                 label: format!("client in {r}"),
                 ips: vec![ip],
             });
         }
     }
+    clients
+}
 
-    // Destinations.
+/// Every address a packet can be sent to: each Service port's ClusterIP,
+/// external and load-balancer IPs, NodePorts and health-check NodePorts;
+/// a ClusterIP's port no Service has; an unallocated ClusterIP.
+fn destinations(
+    cluster: &Cluster,
+    inputs: &[ProxyInput],
+    node_ips: &[IpAddr],
+    taken_ips: &BTreeSet<IpAddr>,
+) -> Vec<Dest> {
     let mut dests: Vec<Dest> = Vec::new();
     let mut hc_done: BTreeSet<(IpAddr, u16)> = BTreeSet::new();
-    for input in &inputs {
+    for input in inputs {
         let fam_node_ips: Vec<IpAddr> = node_ips
             .iter()
             .filter(|ip| IpFamily::of(ip) == input.family)
@@ -535,53 +628,67 @@ pub fn plan(case: &Case, mode: Mode, node: &str) -> Result<World, String> {
                 }
             }
         }
-        // A ClusterIP's port no Service uses, and an unallocated ClusterIP.
-        let mut used: BTreeMap<IpAddr, BTreeSet<u16>> = BTreeMap::new();
-        for s in input.services.values() {
-            if let Some(ip) = s.cluster_ip {
-                used.entry(ip).or_default().insert(s.port);
-            }
+        dests.extend(unused_addresses(input, taken_ips));
+    }
+    dests
+}
+
+/// A ClusterIP's port no Service uses, and an unallocated ClusterIP.
+fn unused_addresses(input: &ProxyInput, taken_ips: &BTreeSet<IpAddr>) -> Vec<Dest> {
+    let mut dests = Vec::new();
+    let mut used: BTreeMap<IpAddr, BTreeSet<u16>> = BTreeMap::new();
+    for s in input.services.values() {
+        if let Some(ip) = s.cluster_ip {
+            used.entry(ip).or_default().insert(s.port);
         }
-        for (ip, ports) in &used {
-            let port = (1..=u16::MAX)
-                .map(|d| ports.iter().next().copied().unwrap_or(80).wrapping_add(d))
-                .find(|p| *p > 0 && !ports.contains(p))
-                .unwrap_or(1);
+    }
+    for (ip, ports) in &used {
+        let port = (1..=u16::MAX)
+            .map(|d| ports.iter().next().copied().unwrap_or(80).wrapping_add(d))
+            .find(|p| *p > 0 && !ports.contains(p))
+            .unwrap_or(1);
+        dests.push(Dest {
+            dst: SocketAddr::new(*ip, port),
+            protocol: Protocol::Tcp,
+            what: format!("ClusterIP {ip} on a port no Service has"),
+            service: None,
+            node_only: false,
+        });
+    }
+    for cidr in &input.service_cidrs {
+        let free = (2..40)
+            .map(|n| nth_from_end(cidr, n))
+            .find(|ip| !taken_ips.contains(ip));
+        if let Some(ip) = free {
             dests.push(Dest {
-                dst: SocketAddr::new(*ip, port),
+                dst: SocketAddr::new(ip, 80),
                 protocol: Protocol::Tcp,
-                what: format!("ClusterIP {ip} on a port no Service has"),
+                what: format!("unallocated address {ip} of the Service CIDR {cidr}"),
                 service: None,
                 node_only: false,
             });
         }
-        for cidr in &input.service_cidrs {
-            let free = (2..40)
-                .map(|n| nth_from_end(cidr, n))
-                .find(|ip| !taken_ips.contains(ip));
-            if let Some(ip) = free {
-                dests.push(Dest {
-                    dst: SocketAddr::new(ip, 80),
-                    protocol: Protocol::Tcp,
-                    what: format!("unallocated address {ip} of the Service CIDR {cidr}"),
-                    service: None,
-                    node_only: false,
-                });
-            }
-        }
     }
+    dests
+}
 
-    // Flows: every destination from every source; each endpoint to its own
-    // Service (hairpin).
+/// Flows go from every source to every destination, and from each
+/// endpoint to its own Service (hairpin).
+fn sources(
+    clients: usize,
+    client_pod: Option<usize>,
+    inputs: &[ProxyInput],
+    pod_of_ip: &BTreeMap<IpAddr, usize>,
+) -> Vec<(Source, Option<ServicePortName>)> {
     let mut sources: Vec<(Source, Option<ServicePortName>)> = vec![(Source::Node, None)];
-    for i in 0..clients.len() {
+    for i in 0..clients {
         sources.push((Source::Client(i), None));
     }
     if let Some(p) = client_pod {
         sources.push((Source::Pod(p), None));
     }
     let mut hairpins: BTreeSet<(usize, ServicePortName)> = BTreeSet::new();
-    for input in &inputs {
+    for input in inputs {
         for (name, eps) in &input.endpoints {
             for e in eps {
                 if let Some(p) = pod_of_ip.get(&e.addr.ip()) {
@@ -593,221 +700,196 @@ pub fn plan(case: &Case, mode: Mode, node: &str) -> Result<World, String> {
     for (p, name) in hairpins {
         sources.push((Source::Pod(p), Some(name)));
     }
+    sources
+}
 
-    let mut world = World {
-        case: case.name.clone(),
-        mode,
-        node: node.clone(),
-        rules,
-        rules_output: out.stdout,
-        nfacct,
-        route_localnet,
-        node_ips: node_ips.clone(),
-        gateways,
-        listen_pods: vec![Listen::default(); pods.len()],
-        pods,
-        clients,
-        rest_ips: BTreeSet::new(),
-        listen_node: Listen::default(),
-        listen_rest: Listen::default(),
-        flows: Vec::new(),
-        skipped: Vec::new(),
+/// Who answers on `ip`: the node, one of its Pods, or the rest.
+fn owner_of(w: &World, pod_of_ip: &BTreeMap<IpAddr, usize>, ip: IpAddr) -> Owner {
+    if w.node_ips.contains(&ip) || ip.is_loopback() {
+        Owner::Node
+    } else if let Some(p) = pod_of_ip.get(&ip) {
+        Owner::Pod(*p)
+    } else {
+        Owner::Rest
+    }
+}
+
+/// The address `source` sends to `dst` from, if it has one of its family.
+fn source_address(w: &World, source: Source, dst: IpAddr) -> Option<IpAddr> {
+    let family = IpFamily::of(&dst);
+    match source {
+        Source::Node => {
+            if dst.is_loopback() || w.node_ips.contains(&dst) {
+                Some(dst)
+            } else {
+                w.primary(family)
+            }
+        }
+        Source::Client(i) => w.clients[i]
+            .ips
+            .iter()
+            .find(|ip| IpFamily::of(ip) == family)
+            .copied(),
+        Source::Pod(p) => w.pods[p]
+            .ips
+            .iter()
+            .find(|ip| IpFamily::of(ip) == family)
+            .copied(),
+    }
+}
+
+/// Trace the flow from `src` to `d` with `kpv trace` and add it with what
+/// kpv expects (or say why it is skipped), its servers listening.
+fn add_flow(
+    world: &mut World,
+    cluster: &Cluster,
+    pod_of_ip: &BTreeMap<IpAddr, usize>,
+    source: Source,
+    src: IpAddr,
+    d: &Dest,
+) -> Result<(), String> {
+    let node = world.node.clone();
+    let args = TraceArgs {
+        src: src.to_string(),
+        dst: d.dst.ip().to_string(),
+        port: d.dst.port(),
+        protocol: d.protocol,
+        seed: 1,
+        from: From::Node,
     };
-    let owner_of = |w: &World, ip: IpAddr| -> Owner {
-        if w.node_ips.contains(&ip) || ip.is_loopback() {
-            Owner::Node
-        } else if let Some(p) = pod_of_ip.get(&ip) {
-            Owner::Pod(*p)
-        } else {
-            Owner::Rest
+    let t = cli::cli_trace(cluster, &node, None, &args)?;
+    let kpv = format!(
+        "kpv: {}{}, could reach [{}], masquerade {}",
+        t.verdict.word(),
+        t.verdict
+            .endpoint()
+            .map(|e| format!(" → {e}"))
+            .unwrap_or_default(),
+        t.endpoints
+            .iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        t.masquerade
+    );
+    let label = format!(
+        "{} {src} → {} {} ({})",
+        source_label(world, source),
+        d.dst,
+        d.protocol.as_lower(),
+        d.what
+    );
+    if t.node.as_deref() != Some(node.as_str()) {
+        world.skipped.push(format!(
+            "{label}: kpv's trace crosses to node {}",
+            t.node.as_deref().unwrap_or("-")
+        ));
+        return Ok(());
+    }
+    let expect = match &t.verdict {
+        Verdict::Dnat { endpoint } => {
+            let mut c = t.endpoints.clone();
+            if c.is_empty() {
+                c.push(*endpoint);
+            }
+            let per = every_candidate(cluster, &node, &args, &t, c.len())?;
+            let sticky = d
+                .service
+                .as_ref()
+                .and_then(|n| cluster.service(&n.service))
+                .is_some_and(|s| s.session_affinity_seconds.is_some());
+            let mut candidates = Vec::new();
+            for e in c {
+                let Some((seen_source, masquerade)) = per.get(&e).copied() else {
+                    return Err(format!(
+                        "{label}: no seed of kpv trace reaches its candidate {e}"
+                    ));
+                };
+                candidates.push(Candidate {
+                    endpoint: e,
+                    owner: owner_of(world, pod_of_ip, e.ip()),
+                    seen_source,
+                    masquerade,
+                });
+            }
+            Expect::Reach { candidates, sticky }
+        }
+        Verdict::Reject { .. } => Expect::Refused,
+        Verdict::Drop { .. } => Expect::Timeout,
+        Verdict::Accept => Expect::Node,
+        Verdict::None => match t.outcome {
+            Outcome::AcceptedByNode { .. } => Expect::Node,
+            Outcome::Unrouted => Expect::Leaves,
+            _ => {
+                world
+                    .skipped
+                    .push(format!("{label}: kpv's outcome {:?}", t.outcome));
+                return Ok(());
+            }
+        },
+        Verdict::Proxied { .. } => {
+            world
+                .skipped
+                .push(format!("{label}: proxied by a userspace kube-proxy"));
+            return Ok(());
         }
     };
-    // Every endpoint answers where it lives, candidate or not, so a packet
-    // the kernel sends somewhere kpv did not say is seen.
-    for input in &inputs {
-        for (name, eps) in &input.endpoints {
-            for e in eps {
-                let o = owner_of(&world, e.addr.ip());
-                listen(&mut world, o, name.protocol, e.addr);
-            }
+    // Whatever kpv says, someone answers on the destination, so a packet
+    // that is not translated shows where it went.
+    let o = owner_of(world, pod_of_ip, d.dst.ip());
+    listen(world, o, d.protocol, d.dst);
+    if let Expect::Reach { candidates, .. } = &expect {
+        for c in candidates.clone() {
+            listen(world, c.owner, d.protocol, c.endpoint);
         }
     }
-    let mut seen: BTreeSet<(Source, IpAddr, SocketAddr, Protocol)> = BTreeSet::new();
-    for (source, only) in &sources {
-        for d in &dests {
-            if only.is_some() && d.service.as_ref() != only.as_ref() {
-                continue;
-            }
-            if d.node_only && *source != Source::Node {
-                continue;
-            }
-            let family = IpFamily::of(&d.dst.ip());
-            let src = match source {
-                Source::Node => {
-                    if d.dst.ip().is_loopback() || world.node_ips.contains(&d.dst.ip()) {
-                        Some(d.dst.ip())
-                    } else {
-                        world.primary(family)
-                    }
-                }
-                Source::Client(i) => world.clients[*i]
-                    .ips
-                    .iter()
-                    .find(|ip| IpFamily::of(ip) == family)
-                    .copied(),
-                Source::Pod(p) => world.pods[*p]
-                    .ips
-                    .iter()
-                    .find(|ip| IpFamily::of(ip) == family)
-                    .copied(),
-            };
-            let Some(src) = src else { continue };
-            // Only a client in a source range (or outside all of them)
-            // needs to try the load balancers: the others are covered by
-            // the first client.
-            if let Source::Client(i) = source {
-                if *i > 0 && !d.what.starts_with("LoadBalancer IP") {
-                    continue;
-                }
-            }
-            if !seen.insert((*source, src, d.dst, d.protocol)) {
-                continue;
-            }
-            let args = TraceArgs {
-                src: src.to_string(),
-                dst: d.dst.ip().to_string(),
-                port: d.dst.port(),
-                protocol: d.protocol,
-                seed: 1,
-                from: From::Node,
-            };
-            let t = cli::cli_trace(&cluster, &node, None, &args)?;
-            let kpv = format!(
-                "kpv: {}{}, could reach [{}], masquerade {}",
-                t.verdict.word(),
-                t.verdict
-                    .endpoint()
-                    .map(|e| format!(" → {e}"))
-                    .unwrap_or_default(),
-                t.endpoints
-                    .iter()
-                    .map(|e| e.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                t.masquerade
-            );
-            let label = format!(
-                "{} {src} → {} {} ({})",
-                source_label(&world, *source),
-                d.dst,
-                d.protocol.as_lower(),
-                d.what
-            );
-            if t.node.as_deref() != Some(node.as_str()) {
-                world.skipped.push(format!(
-                    "{label}: kpv's trace crosses to node {}",
-                    t.node.as_deref().unwrap_or("-")
-                ));
-                continue;
-            }
-            let expect = match &t.verdict {
-                Verdict::Dnat { endpoint } => {
-                    let mut c = t.endpoints.clone();
-                    if c.is_empty() {
-                        c.push(*endpoint);
-                    }
-                    // kpv's trace follows one random pick: trace again with
-                    // other seeds until every candidate has been followed,
-                    // for the source address each one sees.
-                    let mut per: BTreeMap<SocketAddr, (IpAddr, bool)> = BTreeMap::new();
-                    let record =
-                        |t: &trace::Trace, per: &mut BTreeMap<SocketAddr, (IpAddr, bool)>| {
-                            if let (Some(e), Outcome::Delivered { source, .. }) =
-                                (t.verdict.endpoint(), &t.outcome)
-                            {
-                                per.entry(e).or_insert((source.ip(), t.masquerade));
-                            }
-                        };
-                    record(&t, &mut per);
-                    let mut seed = 2;
-                    while per.len() < c.len() && seed < 16 + 16 * c.len() as u64 {
-                        let again = cli::cli_trace(
-                            &cluster,
-                            &node,
-                            None,
-                            &TraceArgs {
-                                seed,
-                                ..args.clone()
-                            },
-                        )?;
-                        record(&again, &mut per);
-                        seed += 1;
-                    }
-                    let sticky = d
-                        .service
-                        .as_ref()
-                        .and_then(|n| cluster.service(&n.service))
-                        .is_some_and(|s| s.session_affinity_seconds.is_some());
-                    let mut candidates = Vec::new();
-                    for e in c {
-                        let Some((seen_source, masquerade)) = per.get(&e).copied() else {
-                            return Err(format!(
-                                "{label}: no seed of kpv trace reaches its candidate {e}"
-                            ));
-                        };
-                        candidates.push(Candidate {
-                            endpoint: e,
-                            owner: owner_of(&world, e.ip()),
-                            seen_source,
-                            masquerade,
-                        });
-                    }
-                    Expect::Reach { candidates, sticky }
-                }
-                Verdict::Reject { .. } => Expect::Refused,
-                Verdict::Drop { .. } => Expect::Timeout,
-                Verdict::Accept => Expect::Node,
-                Verdict::None => match t.outcome {
-                    Outcome::AcceptedByNode { .. } => Expect::Node,
-                    Outcome::Unrouted => Expect::Leaves,
-                    _ => {
-                        world
-                            .skipped
-                            .push(format!("{label}: kpv's outcome {:?}", t.outcome));
-                        continue;
-                    }
-                },
-                Verdict::Proxied { .. } => {
-                    world
-                        .skipped
-                        .push(format!("{label}: proxied by a userspace kube-proxy"));
-                    continue;
-                }
-            };
-            // Whatever kpv says, someone answers on the destination, so a
-            // packet that is not translated shows where it went.
-            let o = owner_of(&world, d.dst.ip());
-            listen(&mut world, o, d.protocol, d.dst);
-            if let Expect::Reach { candidates, .. } = &expect {
-                for c in candidates.clone() {
-                    listen(&mut world, c.owner, d.protocol, c.endpoint);
-                }
-            }
-            let id = world.flows.len();
-            world.flows.push(Flow {
-                id,
-                source: *source,
-                src,
-                dst: d.dst,
-                protocol: d.protocol,
-                what: d.what.clone(),
-                service: d.service.clone(),
-                expect,
-                kpv,
-            });
+    let id = world.flows.len();
+    world.flows.push(Flow {
+        id,
+        source,
+        src,
+        dst: d.dst,
+        protocol: d.protocol,
+        what: d.what.clone(),
+        service: d.service.clone(),
+        expect,
+        kpv,
+    });
+    Ok(())
+}
+
+/// kpv's trace follows one random pick: trace again with other seeds
+/// until every one of the `candidates` endpoints has been followed; for
+/// each, the source address it sees and whether it was masqueraded.
+fn every_candidate(
+    cluster: &Cluster,
+    node: &str,
+    args: &TraceArgs,
+    first: &trace::Trace,
+    candidates: usize,
+) -> Result<BTreeMap<SocketAddr, (IpAddr, bool)>, String> {
+    let mut per: BTreeMap<SocketAddr, (IpAddr, bool)> = BTreeMap::new();
+    let record = |t: &trace::Trace, per: &mut BTreeMap<SocketAddr, (IpAddr, bool)>| {
+        if let (Some(e), Outcome::Delivered { source, .. }) = (t.verdict.endpoint(), &t.outcome) {
+            per.entry(e).or_insert((source.ip(), t.masquerade));
         }
+    };
+    record(first, &mut per);
+    let mut seed = 2;
+    while per.len() < candidates && seed < 16 + 16 * candidates as u64 {
+        let again = cli::cli_trace(
+            cluster,
+            node,
+            None,
+            &TraceArgs {
+                seed,
+                ..args.clone()
+            },
+        )?;
+        record(&again, &mut per);
+        seed += 1;
     }
-    Ok(world)
+    Ok(per)
 }
 
 fn listen(w: &mut World, o: Owner, protocol: Protocol, at: SocketAddr) {
