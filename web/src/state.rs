@@ -305,15 +305,7 @@ impl Store {
                 if flight.is_empty() {
                     return None;
                 }
-                let hop = flight.hop_at(t);
-                trace
-                    .hops
-                    .get(..=hop)
-                    .unwrap_or(&trace.hops)
-                    .iter()
-                    .rev()
-                    .find_map(|h| h.step.as_ref().map(|_| h.node.clone()))
-                    .flatten()
+                trace.rule_hop_until(flight.hop_at(t))?.node.clone()
             })
         });
         #[cfg(feature = "full")]

@@ -16,19 +16,10 @@ pub fn RulesView() -> impl IntoView {
         let hop = store.current_hop()?;
         store
             .with_focused_trace(|trace| {
-                // Up to the current hop (all of them past the end; none for
-                // a trace with no hops, such as one from a deleted Pod).
-                trace
-                    .hops
-                    .get(..=hop)
-                    .unwrap_or(&trace.hops)
-                    .iter()
-                    .rev()
-                    .find_map(|h| {
-                        h.step
-                            .as_ref()
-                            .map(|s| (h.node.clone(), s.line, s.compared, trace.rules_compared))
-                    })
+                // None for a trace with no hops, such as one from a deleted Pod.
+                let h = trace.rule_hop_until(hop)?;
+                let s = h.step.as_ref()?;
+                Some((h.node.clone(), s.line, s.compared, trace.rules_compared))
             })
             .flatten()
     });

@@ -266,6 +266,17 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// The last hop up to `hop` (all of them past the end) that met a rule:
+    /// the rule the packet is at now, or last passed.
+    pub fn rule_hop_until(&self, hop: usize) -> Option<&Hop> {
+        self.hops
+            .get(..=hop)
+            .unwrap_or(&self.hops)
+            .iter()
+            .rev()
+            .find(|h| h.step.is_some())
+    }
+
     /// The hop where the destination first became an endpoint's: a rule
     /// that rewrote it, at the client's socket or in a node's rules.
     pub fn translated_at(&self) -> Option<usize> {

@@ -340,13 +340,14 @@ impl Scene {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::layout::{service_slots, ServiceBand, SERVICE_CHAR_W, SERVICE_PAD};
     use super::*;
 
     const SEED: &str = include_str!("../../../../tests/scenarios/alpaca-bandicoot.yaml");
 
-    fn scene() -> Scene {
+    /// The seed articles' cluster, laid out.
+    pub(in crate::view::scene) fn scene() -> Scene {
         let (cluster, _) = crate::Code::ALL.parse(SEED);
         let slices = crate::net::controller::steady_slices(&cluster);
         layout(&cluster, &slices)

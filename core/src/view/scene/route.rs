@@ -109,16 +109,9 @@ impl Ord for MinScored {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{layout, Place, Scene};
+    use super::super::tests::scene;
+    use super::super::{layout, Place};
     use petgraph::graph::NodeIndex;
-
-    const SEED: &str = include_str!("../../../../tests/scenarios/alpaca-bandicoot.yaml");
-
-    fn scene() -> Scene {
-        let (cluster, _) = crate::Code::ALL.parse(SEED);
-        let slices = crate::net::controller::steady_slices(&cluster);
-        layout(&cluster, &slices)
-    }
 
     #[test]
     fn astar_finds_petgraphs_paths() {
