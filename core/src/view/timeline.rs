@@ -58,6 +58,9 @@ pub struct Flight {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Position {
     pub point: Point,
+    /// How many points of its leg's route the packet has passed (the trail
+    /// drawn behind it follows them, not a straight line).
+    pub passed: usize,
     /// The hop being shown.
     pub hop: usize,
     /// True once the packet has finished (delivered, dropped, rejected).
@@ -101,24 +104,24 @@ fn length(points: &[Point]) -> f64 {
     points.windows(2).map(|w| w[0].distance(w[1])).sum()
 }
 
-fn point_along(points: &[Point], f: f64) -> Point {
+/// The point a fraction `f` of the way along `points`, and how many of
+/// them lie behind it.
+fn point_along(points: &[Point], f: f64) -> (Point, usize) {
     let total = length(points);
-    if points.len() < 2 || total <= 0.0 {
-        return points.first().copied().unwrap_or_default();
-    }
-    if f >= 1.0 {
+    let n = points.len();
+    if n < 2 || total <= 0.0 || f >= 1.0 {
         // Exactly the end, whatever the rounding of the lengths.
-        return points[points.len() - 1];
+        return (points.last().copied().unwrap_or_default(), n);
     }
     let mut want = total * f.clamp(0.0, 1.0);
-    for w in points.windows(2) {
+    for (i, w) in points.windows(2).enumerate() {
         let d = w[0].distance(w[1]);
         if want <= d && d > 0.0 {
-            return w[0].lerp(w[1], want / d);
+            return (w[0].lerp(w[1], want / d), i + 1);
         }
         want -= d;
     }
-    points[points.len() - 1]
+    (points[n - 1], n)
 }
 
 impl Flight {
@@ -223,8 +226,10 @@ impl Flight {
         } else {
             (t - leg.start_ms) as f64 / (leg.end_ms - leg.start_ms).max(1) as f64
         };
+        let (point, passed) = point_along(&leg.points, f);
         Some(Position {
-            point: point_along(&leg.points, f),
+            point,
+            passed,
             hop: leg.hop,
             done,
         })
@@ -287,6 +292,16 @@ impl Flight {
 mod tests {
     use super::*;
     use crate::net::trace::{Dest, Request};
+
+    #[test]
+    fn a_point_along_a_route_knows_the_corners_behind_it() {
+        let p = |x, y| Point { x, y };
+        let route = [p(0.0, 0.0), p(10.0, 0.0), p(10.0, 10.0)];
+        assert_eq!(point_along(&route, 0.25), (p(5.0, 0.0), 1));
+        assert_eq!(point_along(&route, 0.75), (p(10.0, 5.0), 2));
+        assert_eq!(point_along(&route, 1.0), (p(10.0, 10.0), 3));
+        assert_eq!(point_along(&route[..1], 0.5), (p(0.0, 0.0), 1));
+    }
     use crate::session::replay::{self, SentPacket};
     use crate::util::choose::Chooser;
 

@@ -671,7 +671,8 @@ fn trail_memo(store: Store) -> Memo<Trail> {
                             ends.push((leg.hop, *p));
                         }
                     } else if let Some(p) = f.position(now, rm) {
-                        pts.extend(leg.points.first().copied());
+                        // Along the leg's route so far, then to the packet.
+                        pts.extend(leg.points.iter().take(p.passed.max(1)).copied());
                         pts.push(p.point);
                     }
                 }
