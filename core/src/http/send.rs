@@ -287,7 +287,7 @@ pub fn journey_trace(j: &Journey, request: &Request) -> Trace {
     trace
         .hops
         .extend(pending.into_iter().enumerate().filter_map(|(i, h)| {
-            let drop = (i == 0 && connect.is_some() && h.what == HopKind::Send)
+            let drop = (i == 0 && connect.is_some() && matches!(h.what, HopKind::Send))
                 || (i != last && matches!(h.what, HopKind::Reply { .. }));
             (!drop).then_some(h)
         }));

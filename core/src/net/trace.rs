@@ -227,7 +227,7 @@ pub fn trace(
     } else {
         t.hops
             .iter()
-            .find(|h| h.what == HopKind::Send)
+            .find(|h| matches!(h.what, HopKind::Send))
             .map_or(pkt, |h| h.before)
     };
     outcome(sim, &mut t, &node, pkt, verdict, masquerade, &world, sent);
@@ -834,7 +834,7 @@ fn deliver(
         };
         // Translated at the client's socket: a rule met at a Pod.
         let at_socket = hops.iter().any(|h| {
-            h.what == HopKind::Rule
+            matches!(h.what, HopKind::Rule)
                 && h.after.dst != h.before.dst
                 && matches!(h.place, Place::Pod(_))
         });
