@@ -374,19 +374,27 @@ fn cilium_flows() {
     );
 }
 
-#[test]
-fn a_socket_balanced_trace_has_no_dnat_on_the_wire() {
-    use kpv_core::net::trace::{trace, Dest, HopKind, Origin, Place, Request, Sim};
-    let (cluster, _) =
-        kpv_core::Code::ALL.parse(include_str!("../../tests/scenarios/alpaca-bandicoot.yaml"));
-    let slices = kpv_core::net::controller::steady_slices(&cluster);
-    let sim = Sim::new(
-        &cluster,
-        &slices,
+/// Every node of `cluster` under Cilium, every compiler linked in.
+fn cilium_sim<'a>(
+    cluster: &'a kpv_core::model::Cluster,
+    slices: &'a [kpv_core::model::EndpointSlice],
+) -> kpv_core::net::trace::Sim<'a> {
+    kpv_core::net::trace::Sim::new(
+        cluster,
+        slices,
         Mode::Cilium,
         None,
         kpv_core::Code::ALL.compilers,
-    );
+    )
+}
+
+#[test]
+fn a_socket_balanced_trace_has_no_dnat_on_the_wire() {
+    use kpv_core::net::trace::{trace, Dest, HopKind, Origin, Place, Request};
+    let (cluster, _) =
+        kpv_core::Code::ALL.parse(include_str!("../../tests/scenarios/alpaca-bandicoot.yaml"));
+    let slices = kpv_core::net::controller::steady_slices(&cluster);
+    let sim = cilium_sim(&cluster, &slices);
     let pod = cluster
         .pods
         .iter()
@@ -449,19 +457,13 @@ fn a_dsr_reply_leaves_from_the_backend_s_node_past_the_entry_node() {
 /// the backend's node, its drawn way back never passing the entry node;
 /// otherwise through the entry node. (DSR replies, other replies.)
 fn reply_nodes(text: &str) -> (usize, usize) {
-    use kpv_core::net::trace::{trace, Dest, HopKind, Origin, Request, Sim};
+    use kpv_core::net::trace::{trace, Dest, HopKind, Origin, Request};
     use kpv_core::view::scene::Place;
     let (cluster, diags) = kpv_core::Code::ALL.parse(text);
     assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
     let slices = kpv_core::net::controller::steady_slices(&cluster);
     let scene = kpv_core::view::scene::layout(&cluster, &slices);
-    let sim = Sim::new(
-        &cluster,
-        &slices,
-        Mode::Cilium,
-        None,
-        kpv_core::Code::ALL.compilers,
-    );
+    let sim = cilium_sim(&cluster, &slices);
     let (mut seen_dsr, mut others) = (0, 0);
     for port in 40000..40030 {
         let req = Request {
