@@ -778,3 +778,37 @@ fn every_http_question_settles_at_the_proxy_step_that_decides_it() {
     }
     assert!(seen >= 12, "{seen}");
 }
+
+/// The readiness lesson's liveness page: the alpaca Pod is restarted once
+/// (the new container is healthy), NotReady only around the restart, and
+/// Ready when the step's connections are sent.
+#[test]
+fn the_liveness_page_restarts_the_pod_once_before_its_packets() {
+    use kpv_core::net::controller::{events::events, events::EventKind, Timing};
+    let (_, l) = lessons()
+        .into_iter()
+        .find(|(_, l)| l.id == "readiness")
+        .unwrap();
+    let c = scenario(&l.scenario);
+    let step = l
+        .steps
+        .iter()
+        .position(|s| s.set.fail_liveness.is_some())
+        .expect("a liveness page");
+    let played = lesson::play(&c, &l, step, 2024, &lesson::Code::ALL).unwrap();
+    let first_packet = played.packets[0].at_ms;
+    let evs = events(&c, &played.changes, Timing::default(), first_packet);
+    let step_start = step as u64 * lesson::STEP_MS;
+    let restarts: Vec<u64> = evs
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Restarted { .. }) && e.at_ms >= step_start)
+        .map(|e| e.at_ms)
+        .collect();
+    assert_eq!(restarts.len(), 1, "{evs:#?}");
+    let watched = &played.watched[0];
+    let pod = c.pods.iter().find(|p| &p.id == watched).unwrap();
+    let ready = |t| kpv_core::net::controller::ready_at(pod, &played.changes, t);
+    assert!(ready(restarts[0] - 1), "Ready while only liveness fails");
+    assert!(!ready(restarts[0]), "NotReady at the restart");
+    assert!(ready(first_packet), "Ready again before the packets");
+}

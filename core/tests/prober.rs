@@ -289,3 +289,53 @@ fn startup_success_threshold_must_be_1() {
         "{diags:#?}"
     );
 }
+
+/// kuard's liveness toggle on the seed's alpaca Pod (liveness every 5 s
+/// from 5 s, failureThreshold 3; readiness every 2 s): readiness keeps
+/// passing, so the Pod stays an endpoint until the third liveness failure
+/// restarts the container. The new process answers /healthy, so there is
+/// one restart, NotReady at the restart itself and Ready at the next
+/// readiness probe. An app that is down instead restarts again.
+#[test]
+fn a_liveness_failure_restarts_once_and_the_new_container_is_healthy() {
+    let (c, _) =
+        kpv_core::Code::ALL.parse(include_str!("../../tests/scenarios/alpaca-bandicoot.yaml"));
+    let pod = c
+        .pods
+        .iter()
+        .find(|p| p.id.name.starts_with("alpaca-prod"))
+        .expect("the seed has alpaca Pods");
+    let failing = [change(pod, 60_000, AppState::FailingLiveness)];
+    let events = probe_events(pod, &failing, 120_000);
+    let liveness: Vec<(u64, bool, bool)> = events
+        .iter()
+        .filter(|e| e.kind == ProbeKind::Liveness && e.at_ms > 60_000)
+        .take(5)
+        .map(|e| (e.at_ms, e.success, e.restarted))
+        .collect();
+    assert_eq!(
+        liveness,
+        [
+            (65_000, false, false),
+            (70_000, false, false),
+            (75_000, false, true),
+            (80_000, true, false),
+            (85_000, true, false),
+        ]
+    );
+    let restarts = events.iter().filter(|e| e.restarted).count();
+    assert_eq!(restarts, 1, "the new container is healthy");
+    assert!(ready_at(pod, &failing, 74_999), "readiness still passes");
+    assert!(!ready_at(pod, &failing, 75_000), "NotReady at the restart");
+    assert!(
+        ready_at(pod, &failing, 76_000),
+        "Ready at the next readiness probe"
+    );
+    let down = [change(pod, 60_000, D)];
+    let restarts = probe_events(pod, &down, 120_000)
+        .iter()
+        .filter(|e| e.restarted)
+        .count();
+    assert!(restarts >= 2, "a down app restarts every 15 s (75, 90, …)");
+    assert!(!ready_at(pod, &down, 120_000));
+}

@@ -272,11 +272,7 @@ fn state() -> impl Strategy<Value = ShareState> {
         (
             0..=share::MAX_TIME_MS,
             name(),
-            prop_oneof![
-                Just(AppState::Healthy),
-                Just(AppState::FailingReadiness),
-                Just(AppState::Down)
-            ],
+            proptest::sample::select(AppState::ALL.to_vec()),
         )
             .prop_map(|(at_ms, pod, state)| AppChange { at_ms, pod, state }),
         0..5,

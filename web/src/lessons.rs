@@ -53,9 +53,9 @@ pub const INDEX: &[Entry] = &[
     },
     Entry {
         id: "readiness",
-        pages: 2,
-        en: "Readiness probes take Pods out of a Service and put them back",
-        ko: "Readiness 프로브: Pod를 Service에서 빼고 다시 넣기",
+        pages: 3,
+        en: "Readiness takes Pods out of a Service and back; liveness restarts them",
+        ko: "Readiness는 Pod를 Service에서 빼고 다시 넣고, liveness는 재시작합니다",
     },
     Entry {
         id: "external-database",

@@ -63,7 +63,7 @@ pub const PRESETS: &[Preset] = &[
         ko: "alpaca & bandicoot: ClusterIP와 DNS 이름",
         yaml: Some(SEED),
         files: &[],
-        sum: 0xcba2157eebe99846,
+        sum: 0x2d19dd8a8f01c142,
     },
     preset!(
         "nodeport",

@@ -701,10 +701,17 @@ impl Store {
         });
     }
 
+    /// The app of `pod` now, as it is (a restart clears a failing
+    /// liveness check), not only as last set.
     pub fn app_state(&self, pod: &NamespacedName) -> AppState {
         let t = self.now.get();
-        self.changes
-            .with(|ch| controller::app_state_at_or_default(pod, ch, t))
+        self.changes.with(|ch| {
+            self.parsed
+                .with(|(c, _)| match c.pods.iter().find(|p| &p.id == pod) {
+                    Some(p) => controller::app_state_now(p, ch, t),
+                    None => controller::app_state_at_or_default(pod, ch, t),
+                })
+        })
     }
 
     pub fn step(&self, forward: bool) {

@@ -218,7 +218,9 @@ fn pod_why(
     }
     let app = app_state_at_or_default(&pod.id, changes, t);
     match app {
-        AppState::Healthy => at(Unready::Recovering, next_ready),
+        // A liveness failure restarts the container: Ready again once the
+        // new one passes readiness.
+        AppState::Healthy | AppState::FailingLiveness => at(Unready::Recovering, next_ready),
         _ => at(Unready::ProbeFailing { app }, None),
     }
 }

@@ -356,14 +356,6 @@ mod codec {
         o.push('}');
     }
 
-    fn app_state(s: AppState) -> &'static str {
-        match s {
-            AppState::Healthy => "healthy",
-            AppState::FailingReadiness => "failing-readiness",
-            AppState::Down => "down",
-        }
-    }
-
     fn request(o: &mut String, r: &Request) {
         o.push_str("{\"origin\":{\"kind\":");
         match &r.origin {
@@ -512,7 +504,7 @@ mod codec {
                 o.push(if i == 0 { '[' } else { ',' });
                 let _ = write!(o, "{{\"at_ms\":{},\"pod\":", c.at_ms);
                 name(&mut o, &c.pod);
-                let _ = write!(o, ",\"state\":\"{}\"}}", app_state(c.state));
+                let _ = write!(o, ",\"state\":\"{}\"}}", c.state.as_str());
             }
             o.push(']');
         }
@@ -687,11 +679,7 @@ mod codec {
         let mut changes = Vec::new();
         for c in list(o, "c")? {
             let c = obj(c, "c")?;
-            let state = match variant(c, "state", &["healthy", "failing-readiness", "down"])? {
-                0 => AppState::Healthy,
-                1 => AppState::FailingReadiness,
-                _ => AppState::Down,
-            };
+            let state = AppState::ALL[variant(c, "state", &AppState::ALL.map(AppState::as_str))?];
             changes.push(AppChange {
                 at_ms: u64_field(c, "at_ms")?,
                 pod: name_of(get(c, "pod")?, "pod")?,

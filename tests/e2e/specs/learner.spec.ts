@@ -278,6 +278,48 @@ test('readiness on the diagram: a Pod\'s controls fail its probe, the probe coun
   await expect(page.locator('[data-testid=endpoints-chip][data-owner=alpaca-service]')).toContainText('endpoints 2 → 3', { timeout: 10_000 });
 });
 
+test('liveness on the diagram: a failing liveness check restarts the Pod once, it leaves the Service only at the restart and the new container is healthy', async ({ page }) => {
+  const app = new App(page);
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await app.open('/?lang=en');
+  await app.speed('4');
+  const pod = app.alpacaPods().first();
+  const name = (await pod.getAttribute('data-testid'))!.replace(/^pod-/, '');
+  await pod.click();
+  const controls = page.getByTestId(`pod-${name}-controls`);
+  const liveness = controls.locator('button[data-action=liveness]');
+  // Every control is inside the diagram's popup, whole.
+  for (const b of await controls.locator('button').all()) await expect(b).toBeInViewport({ ratio: 1 });
+  await expect(liveness).toHaveText('Fail liveness');
+  await liveness.click();
+  await expect(liveness).toHaveAttribute('aria-pressed', 'true');
+  // The kubelet restarts the container after three failed liveness probes:
+  // the Events feed says so in its words, the Pod is NotReady and back.
+  await app.byId('tab-events').click();
+  const events = page.getByTestId('events');
+  await expect(events.locator('[data-testid=event]').filter({ hasText: 'failed liveness probe, will be restarted' })).toHaveCount(1, { timeout: 40_000 });
+  await expect(page.locator('[data-testid=endpoints-chip][data-owner=alpaca-service]')).toContainText('endpoints 2 → 3', { timeout: 20_000 });
+  await expect(pod).toHaveAttribute('data-ready', 'true');
+  // The new process is healthy: the button is no longer pressed, and no
+  // second restart follows.
+  await expect(liveness).toHaveAttribute('aria-pressed', 'false');
+  await expect(liveness).toHaveText('Fail liveness');
+  await page.waitForTimeout(6_000);
+  await expect(events.locator('[data-testid=event]').filter({ hasText: 'will be restarted' })).toHaveCount(1);
+});
+
+test('the readiness lesson\'s liveness page: restarted once, the Pod gets connections again, in both languages', async ({ page }) => {
+  const app = new App(page);
+  await page.setViewportSize({ width: 1280, height: 720 });
+  for (const [lang, right] of [['en', 'the restarted container is healthy'], ['ko', '재시작된 컨테이너는 정상']]) {
+    await app.open(`/?lesson=readiness&page=3&lang=${lang}`);
+    await expect(app.byId('lesson-progress')).toContainText('3 / 3');
+    await page.locator('label.check').filter({ hasText: right }).getByTestId('lesson-choice').check();
+    await app.byId('lesson-check').click();
+    await expect(app.byId('lesson-result')).toHaveAttribute('data-correct', 'true');
+  }
+});
+
 test('the compare view plays the focused packet in each mode with its own pipeline and rule count', async ({ page }) => {
   const app = new App(page);
   await app.open('/?scenario=loadbalancer-cluster&lang=en');

@@ -5,6 +5,7 @@
 //! [`kpv_core::view::timeline::Flight`]; readiness and verdicts are shown with a
 //! shape and a word, never by colour alone.
 
+use super::app_toggle::AppToggle;
 use super::card::PacketCard;
 use super::{lang, outcome_class, outcome_mark, t};
 use crate::hops::{chip_text, short, short_middle, step_name};
@@ -12,7 +13,7 @@ use crate::i18n::tr;
 use crate::measure::{fits, n, wrap};
 use crate::state::{lookup, Store};
 use kpv_core::model::{Mode, NamespacedName, ServiceType};
-use kpv_core::net::controller::AppState;
+use kpv_core::net::controller::{AppState, ProbeKind};
 use kpv_core::net::trace::HopKind;
 use kpv_core::view::pipeline::{compared_so_far, pipelines, skeleton, Pipeline, Slot};
 use kpv_core::view::scene::Rect;
@@ -298,31 +299,25 @@ fn PodControls(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
         let rect = store
             .scene
             .with(|s| s.pods.iter().find(|p| p.id == id).map(|p| p.rect))?;
-        let (w, h) = (rect.w.max(230.0), 96.0);
+        let liveness = store.parsed.with(|(c, _)| {
+            c.pods
+                .iter()
+                .any(|p| p.id == id && ProbeKind::Liveness.of(p).is_some())
+        });
+        // One 38-unit row per button (the liveness one only with a probe).
+        let (w, h) = (rect.w.max(230.0), if liveness { 134.0 } else { 96.0 });
         let width = store.scene.with(|s| s.width);
         let x = rect.x.min(width - w - 4.0).max(4.0);
         let y = (rect.y - h - 4.0).max(4.0);
         let name = id.name.clone();
-        let (id_r, id_r2, id_a, id_a2) = (id.clone(), id.clone(), id.clone(), id.clone());
         Some(view! {
             <foreignObject x=n(x) y=n(y) width=n(w) height=n(h) class="pod-controls-fo">
                 <div class="pod-controls" data-testid=format!("pod-{name}-controls") role="group" aria-label=tr(l.get(), "pod.controls")>
-                    <button data-action="readiness" aria-pressed=move || (store.app_state(&id_r2) == AppState::FailingReadiness).to_string()
-                        on:click=move |_| {
-                            let next = if store.app_state(&id_r) == AppState::FailingReadiness { AppState::Healthy } else { AppState::FailingReadiness };
-                            store.set_app(&id_r, next);
-                            store.playing.set(true);
-                        }>
-                        {move || if store.app_state(&id) == AppState::FailingReadiness { tr(l.get(), "btn.pass-readiness") } else { tr(l.get(), "btn.fail-readiness") }}
-                    </button>
-                    <button data-action="app" aria-pressed=move || (store.app_state(&id_a2) == AppState::Down).to_string()
-                        on:click=move |_| {
-                            let next = if store.app_state(&id_a) == AppState::Down { AppState::Healthy } else { AppState::Down };
-                            store.set_app(&id_a, next);
-                            store.playing.set(true);
-                        }>
-                        {let id_c = id_a2.clone(); move || if store.app_state(&id_c) == AppState::Down { tr(l.get(), "btn.app-up") } else { tr(l.get(), "btn.app-down") }}
-                    </button>
+                    <AppToggle pod=id.clone() state=AppState::FailingReadiness action="readiness" keys=("btn.fail-readiness", "btn.pass-readiness") />
+                    <AppToggle pod=id.clone() state=AppState::Down action="app" keys=("btn.app-down", "btn.app-up") />
+                    {liveness.then(|| view! {
+                        <AppToggle pod=id.clone() state=AppState::FailingLiveness action="liveness" keys=("btn.fail-liveness", "btn.pass-liveness") />
+                    })}
                 </div>
             </foreignObject>
         })
@@ -351,17 +346,25 @@ fn LiveChips() -> impl IntoView {
             let mut out: Vec<(f64, f64, String, &'static str, String)> = Vec::new();
             store.scene.with(|s| {
                 for p in &s.pods {
-                    // The latest readiness event of this Pod: a failure not yet
-                    // followed by the Pod becoming ready again.
+                    // The latest probe event of this Pod: a readiness or
+                    // liveness failure not yet followed by the Pod becoming
+                    // ready again or restarting; else a recent restart.
                     let last = past.iter().rev().find(|e| match &e.kind {
-                        EventKind::ProbeFailed { pod, probe, .. } => pod == &p.id && *probe == kpv_core::net::controller::ProbeKind::Readiness,
-                        EventKind::Ready { pod, ready: true, .. } => pod == &p.id,
+                        EventKind::ProbeFailed { pod, probe, .. } => pod == &p.id && *probe != ProbeKind::Startup,
+                        EventKind::Ready { pod, ready: true, .. } | EventKind::Restarted { pod, .. } => pod == &p.id,
                         _ => false,
                     });
-                    if let Some(EventKind::ProbeFailed { run, threshold, .. }) = last.map(|e| &e.kind) {
-                        let text = format!("{} ✖", tr(lg, "pod.probe").replace("{k}", &run.min(threshold).to_string()).replace("{n}", &threshold.to_string()));
-                        out.push((p.rect.x + p.rect.w - 8.0, p.rect.y + 20.0, text, "probe-chip", p.id.name.clone()));
-                    }
+                    let restarted = past.iter().rev().take_while(|e| now.saturating_sub(e.at_ms) <= RECENT_MS)
+                        .any(|e| matches!(&e.kind, EventKind::Restarted { pod, .. } if pod == &p.id));
+                    let text = match last.map(|e| &e.kind) {
+                        Some(EventKind::ProbeFailed { run, threshold, probe, .. }) => {
+                            let key = if *probe == ProbeKind::Liveness { "pod.liveness" } else { "pod.probe" };
+                            format!("{} ✖", tr(lg, key).replace("{k}", &run.min(threshold).to_string()).replace("{n}", &threshold.to_string()))
+                        }
+                        _ if restarted => format!("↻ {}", tr(lg, "pod.restarted")),
+                        _ => continue,
+                    };
+                    out.push((p.rect.x + p.rect.w - 8.0, p.rect.y + 20.0, text, "probe-chip", p.id.name.clone()));
                 }
                 for b in &s.services {
                     let last = past.iter().rev().find(|e| matches!(&e.kind, EventKind::Endpoints { service, .. } if service == &b.id));

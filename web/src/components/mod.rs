@@ -3,6 +3,7 @@
 //! Components read the [`crate::state::Store`] from context and render it;
 //! they make no networking or geometry decisions.
 
+pub mod app_toggle;
 pub mod card;
 pub mod compare;
 pub mod controls;

@@ -2,6 +2,7 @@
 //! the EndpointSlice, and the Pods with their probe controls. (The node's
 //! rules are in [`super::rules`].)
 
+use super::app_toggle::AppToggle;
 use super::{lang, outcome_class, outcome_mark, t};
 use crate::i18n::{reason_key, stage_key, tr, Lang};
 use crate::state::Store;
@@ -529,12 +530,10 @@ pub fn PodsPanel() -> impl IntoView {
                     let name = p.id.name.clone();
                     let pod = p.clone();
                     let id_r = id.clone();
-                    let id_a = id.clone();
                     let id_s = id.clone();
-                    let id_s2 = id.clone();
+                    let liveness = ProbeKind::Liveness.of(p).is_some();
                     let ready = Memo::new(move |_| store.pod_ready.with(|r| r.get(&id_r).copied().unwrap_or(false)));
                     let state = move || store.app_state(&id_s);
-                    let state2 = move || store.app_state(&id_s2);
                     let probe = move || {
                         let lg = l.get();
                         if pod.readiness_probe().is_none() {
@@ -542,15 +541,20 @@ pub fn PodsPanel() -> impl IntoView {
                         }
                         let t = store.now.get();
                         store.changes.with(|ch| {
-                            probe_events(&pod, ch, t)
-                                .into_iter()
+                            let events = probe_events(&pod, ch, t);
+                            let last = events
+                                .iter()
                                 .rev()
                                 .find(|e| e.kind == ProbeKind::Readiness)
                                 .map(|e| {
                                     let threshold = if e.success { pod.readiness_probe().map(|p| p.success_threshold).unwrap_or(1) } else { pod.readiness_probe().map(|p| p.failure_threshold).unwrap_or(3) };
                                     format!("{} {} {}/{} @ {} s", tr(lg, "probe.last"), tr(lg, if e.success { "probe.ok" } else { "probe.failed" }), e.run.min(threshold), threshold, super::seconds(e.at_ms))
                                 })
-                                .unwrap_or_default()
+                                .unwrap_or_default();
+                            match events.iter().filter(|e| e.restarted).count() {
+                                0 => last,
+                                n => format!("{last} · {}", tr(lg, "probe.restarts").replace("{n}", &n.to_string())),
+                            }
                         })
                     };
                     view! {
@@ -560,34 +564,16 @@ pub fn PodsPanel() -> impl IntoView {
                                 <span class="state">{move || if ready.get() { format!("✔ {}", tr(l.get(), "state.ready")) } else { format!("✖ {}", tr(l.get(), "state.not-ready")) }}</span>
                             </div>
                             <div class="small muted">
-                                {move || tr(l.get(), match state() { AppState::Healthy => "state.app-healthy", AppState::FailingReadiness => "state.app-failing", AppState::Down => "state.app-down" })}
+                                {move || tr(l.get(), match state() { AppState::Healthy => "state.app-healthy", AppState::FailingReadiness => "state.app-failing", AppState::Down => "state.app-down", AppState::FailingLiveness => "state.app-failing-liveness" })}
                                 " · "
                                 {probe}
                             </div>
                             <div class="buttons">
-                                <button data-testid=format!("pod-{name}-readiness")
-                                    aria-pressed=move || (state2() == AppState::FailingReadiness).to_string()
-                                    on:click=move |_| {
-                                        let next = if store.app_state(&id) == AppState::FailingReadiness { AppState::Healthy } else { AppState::FailingReadiness };
-                                        store.set_app(&id, next);
-                                        store.playing.set(true);
-                                    }>
-                                    {move || if store.app_state(&id_a) == AppState::FailingReadiness { tr(l.get(), "btn.pass-readiness") } else { tr(l.get(), "btn.fail-readiness") }}
-                                </button>
-                                {
-                                    let id_b = p.id.clone();
-                                    let id_c = p.id.clone();
-                                    view! {
-                                        <button data-testid=format!("pod-{name}-app")
-                                            on:click=move |_| {
-                                                let next = if store.app_state(&id_b) == AppState::Down { AppState::Healthy } else { AppState::Down };
-                                                store.set_app(&id_b, next);
-                                                store.playing.set(true);
-                                            }>
-                                            {move || if store.app_state(&id_c) == AppState::Down { tr(l.get(), "btn.app-up") } else { tr(l.get(), "btn.app-down") }}
-                                        </button>
-                                    }
-                                }
+                                <AppToggle pod=id.clone() state=AppState::FailingReadiness testid=format!("pod-{name}-readiness") keys=("btn.fail-readiness", "btn.pass-readiness") />
+                                <AppToggle pod=id.clone() state=AppState::Down testid=format!("pod-{name}-app") keys=("btn.app-down", "btn.app-up") />
+                                {liveness.then(|| view! {
+                                    <AppToggle pod=id.clone() state=AppState::FailingLiveness testid=format!("pod-{name}-liveness") keys=("btn.fail-liveness", "btn.pass-liveness") />
+                                })}
                             </div>
                         </li>
                     }

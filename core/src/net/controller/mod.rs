@@ -13,8 +13,8 @@ pub mod probe;
 pub mod slices;
 
 pub use probe::{
-    app_state_at as app_state_at_or_default, probe_events, ready_at, AppChange, AppState,
-    ProbeEvent, ProbeKind,
+    app_state_at as app_state_at_or_default, app_state_now, probe_events, ready_at, AppChange,
+    AppState, ProbeEvent, ProbeKind,
 };
 pub use slices::compute_slices;
 

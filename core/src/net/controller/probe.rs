@@ -11,7 +11,10 @@
 //! `failureThreshold` consecutive failures make it NotReady (kubelet's prober
 //! worker keeps the previous result while a run is below its threshold).
 //! Liveness failing `failureThreshold` times restarts the container, which
-//! makes it NotReady until readiness succeeds again.
+//! makes it NotReady until readiness succeeds again. A restart starts a new
+//! process: an app whose liveness check failed (kuard's liveness toggle)
+//! comes back healthy, while an app that is down stays down and restarts
+//! again.
 
 use crate::model::{NamespacedName, Pod, Probe, ReportedReady};
 use serde::{Deserialize, Serialize};
@@ -28,11 +31,38 @@ pub enum AppState {
     FailingReadiness,
     /// Not answering at all: connections time out, every probe fails.
     Down,
+    /// Serving traffic and ready, but its liveness check fails (kuard's
+    /// liveness toggle): the kubelet restarts the container, and the new
+    /// process is healthy.
+    FailingLiveness,
 }
 
 impl AppState {
+    /// Every state, in the order share links number them.
+    pub const ALL: [AppState; 4] = [
+        AppState::Healthy,
+        AppState::FailingReadiness,
+        AppState::Down,
+        AppState::FailingLiveness,
+    ];
+
+    /// The state's name in share links and JSON (serde's spelling).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AppState::Healthy => "healthy",
+            AppState::FailingReadiness => "failing-readiness",
+            AppState::Down => "down",
+            AppState::FailingLiveness => "failing-liveness",
+        }
+    }
+
     pub fn answers_traffic(self) -> bool {
         !matches!(self, AppState::Down)
+    }
+
+    /// Whether a new container (after a restart) starts over healthy.
+    fn cleared_by_restart(self) -> bool {
+        self == AppState::FailingLiveness
     }
 }
 
@@ -68,14 +98,25 @@ pub fn app_state_at(pod: &NamespacedName, changes: &[AppChange], t: u64) -> AppS
         .unwrap_or_default()
 }
 
-/// The app state of `pod` just before time `t` (changes at `t` not yet seen).
-pub fn app_state_before(pod: &NamespacedName, changes: &[AppChange], t: u64) -> AppState {
-    changes
+/// `pod`'s app at `t` as it is rather than as last set: a restart after a
+/// state that restarts clear (a failing liveness check) started a healthy
+/// process.
+pub fn app_state_now(pod: &Pod, changes: &[AppChange], t: u64) -> AppState {
+    let last = changes
         .iter()
-        .filter(|c| &c.pod == pod && c.at_ms < t)
-        .max_by_key(|c| c.at_ms)
-        .map(|c| c.state)
-        .unwrap_or_default()
+        .filter(|c| c.pod == pod.id && c.at_ms <= t)
+        .max_by_key(|c| c.at_ms);
+    match last {
+        Some(c)
+            if c.state.cleared_by_restart()
+                && probe_events(pod, changes, t)
+                    .iter()
+                    .any(|e| e.restarted && e.at_ms > c.at_ms) =>
+        {
+            AppState::Healthy
+        }
+        c => c.map(|c| c.state).unwrap_or_default(),
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -130,9 +171,10 @@ pub struct ProbeEvent {
 
 fn probe_ok(kind: ProbeKind, state: AppState) -> bool {
     match kind {
-        ProbeKind::Readiness => state == AppState::Healthy,
-        // Like liveness, a startup probe asks whether the app is up.
-        ProbeKind::Liveness | ProbeKind::Startup => state != AppState::Down,
+        ProbeKind::Readiness => matches!(state, AppState::Healthy | AppState::FailingLiveness),
+        ProbeKind::Liveness => matches!(state, AppState::Healthy | AppState::FailingReadiness),
+        // A startup probe asks whether the app is up.
+        ProbeKind::Startup => state != AppState::Down,
     }
 }
 
@@ -207,25 +249,32 @@ pub fn probe_events(pod: &Pod, changes: &[AppChange], until_ms: u64) -> Vec<Prob
         .map(|c| c.at_ms)
         .max()
         .unwrap_or(0);
-    for kind in [
+    const KINDS: [ProbeKind; 3] = [
         ProbeKind::Startup,
         ProbeKind::Liveness,
         ProbeKind::Readiness,
-    ] {
+    ];
+    // Each kind settles within its delay and (threshold + 2) periods, and a
+    // liveness restart sets readiness going again: the horizon adds them up.
+    let settle: u64 = KINDS
+        .iter()
+        .filter_map(|k| k.of(pod))
+        .map(|p| {
+            (u64::from(p.initial_delay_seconds)
+                + (u64::from(p.failure_threshold.max(p.success_threshold)) + 2)
+                    * u64::from(p.period_seconds.max(1)))
+                * 1000
+        })
+        .sum();
+    // A startup probe holds the others back: their horizon is past its own.
+    let held = startup.map_or(0, |s| {
+        (u64::from(s.initial_delay_seconds)
+            + (u64::from(s.failure_threshold) + 1) * u64::from(s.period_seconds.max(1)))
+            * 1000
+    });
+    let until = until_ms.min(last_change.saturating_add(settle + held));
+    for kind in KINDS {
         if let Some(p) = kind.of(pod) {
-            let settle = last_change
-                + (p.initial_delay_seconds as u64
-                    + (p.failure_threshold.max(p.success_threshold) as u64 + 2)
-                        * p.period_seconds.max(1) as u64)
-                    * 1000;
-            // A startup probe holds the others back: their horizon is
-            // past its own.
-            let held = startup.map_or(0, |s| {
-                (u64::from(s.initial_delay_seconds)
-                    + u64::from(s.failure_threshold + 1) * u64::from(s.period_seconds.max(1)))
-                    * 1000
-            });
-            let until = until_ms.min((settle + held).max(last_change));
             runs.extend(times(p, until).take(100_000).map(|t| (t, kind, p)));
         }
     }
@@ -242,6 +291,8 @@ pub fn probe_events(pod: &Pod, changes: &[AppChange], until_ms: u64) -> Vec<Prob
         ReportedReady::Unknown => readiness.is_none() && started,
     };
     let (mut r_run, mut l_run, mut s_run) = (Run::default(), Run::default(), Run::default());
+    // The last restart: a state it clears, set at or before it, is gone.
+    let mut restarted_at: Option<u64> = None;
     let mut out = Vec::with_capacity(runs.len());
     for (t, kind, p) in runs {
         if kind != ProbeKind::Startup && !started {
@@ -253,10 +304,14 @@ pub fn probe_events(pod: &Pod, changes: &[AppChange], until_ms: u64) -> Vec<Prob
         // A probe at t sees the app as it was just before t (a change made
         // at the very instant of a probe is noticed by the next one); the
         // first probe at the container's start sees how it started.
-        let seen = if t == 0 {
-            app_state_at(&pod.id, changes, 0)
-        } else {
-            app_state_before(&pod.id, changes, t)
+        let seen = changes
+            .iter()
+            .filter(|c| c.pod == pod.id && (c.at_ms < t || c.at_ms == 0))
+            .max_by_key(|c| c.at_ms);
+        let seen = match (seen, restarted_at) {
+            // A restart since it was set: the new process is healthy.
+            (Some(c), Some(r)) if c.state.cleared_by_restart() && c.at_ms <= r => AppState::Healthy,
+            (c, _) => c.map(|c| c.state).unwrap_or_default(),
         };
         let ok = !never_passes(pod, kind) && probe_ok(kind, seen);
         let mut restarted = false;
@@ -289,6 +344,7 @@ pub fn probe_events(pod: &Pod, changes: &[AppChange], until_ms: u64) -> Vec<Prob
                     // Restarted: the new container is probed afresh, and
                     // is not Ready until its probes pass again.
                     restarted = true;
+                    restarted_at = Some(t);
                     for r in [&mut r_run, &mut l_run, &mut s_run] {
                         r.reset();
                     }

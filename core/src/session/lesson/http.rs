@@ -260,8 +260,7 @@ pub(crate) fn check(lesson: &Lesson, cluster: &Cluster, out: &mut Vec<Diagnostic
     let prepared = http::prepare(cluster);
     let mut changed = false;
     for (i, s) in lesson.steps.iter().enumerate() {
-        changed |= s.set.fail_readiness.is_some() || s.set.app_down.is_some();
-        changed |= s.set.healthy.is_some();
+        changed |= s.set.app_changes().iter().any(|(_, p, _)| p.is_some());
         check_kinds(i, s, s.set.request.is_some(), out);
         let Some(spec) = &s.set.request else {
             continue;

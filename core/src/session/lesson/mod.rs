@@ -132,6 +132,9 @@ pub struct Settings {
     pub fail_readiness: Option<String>,
     /// The first Pod whose name starts with this stops answering.
     pub app_down: Option<String>,
+    /// The first Pod whose name starts with this fails its liveness check
+    /// (and is restarted by the kubelet).
+    pub fail_liveness: Option<String>,
     /// The first Pod whose name starts with this is healthy again.
     pub healthy: Option<String>,
     /// New connections (or, with `request`, HTTP requests) to send.
@@ -140,6 +143,27 @@ pub struct Settings {
     /// or Gateway instead of connections to `target`. Like `send`, it
     /// holds for its own step only.
     pub request: Option<RequestSpec>,
+}
+
+impl Settings {
+    /// The app changes a step makes: its setting's name, the Pod's name
+    /// prefix, and the state that Pod's app is put in.
+    pub fn app_changes(&self) -> [(&'static str, &Option<String>, AppState); 4] {
+        [
+            (
+                "fail_readiness",
+                &self.fail_readiness,
+                AppState::FailingReadiness,
+            ),
+            (
+                "fail_liveness",
+                &self.fail_liveness,
+                AppState::FailingLiveness,
+            ),
+            ("app_down", &self.app_down, AppState::Down),
+            ("healthy", &self.healthy, AppState::Healthy),
+        ]
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -469,11 +493,7 @@ pub fn check_against(lesson: &Lesson, cluster: &Cluster, code: &Code) -> Vec<Dia
                 err(&format!("text.{lang}"), msg);
             }
         }
-        for (field, p) in [
-            ("fail_readiness", &s.set.fail_readiness),
-            ("app_down", &s.set.app_down),
-            ("healthy", &s.set.healthy),
-        ] {
+        for (field, p, _) in s.set.app_changes() {
             if let Some(p) = p {
                 if pod_by_prefix(cluster, p).is_none() {
                     err(field, format!("no Pod's name starts with `{p}`"));
@@ -567,11 +587,7 @@ pub fn play(
         if s.set.origin.is_some() {
             origin_spec = s.set.origin.clone();
         }
-        for (p, state) in [
-            (&s.set.fail_readiness, AppState::FailingReadiness),
-            (&s.set.app_down, AppState::Down),
-            (&s.set.healthy, AppState::Healthy),
-        ] {
+        for (_, p, state) in s.set.app_changes() {
             if let Some(pod) = p.as_deref().and_then(|p| pod_by_prefix(cluster, p)) {
                 changes.push(AppChange {
                     at_ms: t0,

@@ -172,12 +172,13 @@ fn read_step(r: &mut Reader, s: &Y, path: &str) -> Option<LessonStep> {
 }
 
 fn read_settings(r: &mut Reader, n: &Y, p: &str, set: &mut Settings) {
-    const KEYS: [&str; 9] = [
+    const KEYS: [&str; 10] = [
         "mode",
         "scheduler",
         "target",
         "origin",
         "fail_readiness",
+        "fail_liveness",
         "app_down",
         "healthy",
         "send",
@@ -249,6 +250,7 @@ fn read_settings(r: &mut Reader, n: &Y, p: &str, set: &mut Settings) {
     }
     set.fail_readiness = r.string(n, "fail_readiness", p);
     set.app_down = r.string(n, "app_down", p);
+    set.fail_liveness = r.string(n, "fail_liveness", p);
     set.healthy = r.string(n, "healthy", p);
     if let Some(s) = r.string(n, "send", p) {
         match s.parse::<u32>() {
