@@ -109,3 +109,32 @@ test('select all in a large text, then typing, replaces the whole text, not only
   await expect(app.byId('yaml-status')).not.toContainText('Large text');
   expect(await firstGutterLine(page)).toBe(1);
 });
+
+test('Ctrl+Z in a large text undoes the last typing after the window moved, and Ctrl+Shift+Z redoes it', async ({ page }) => {
+  test.setTimeout(120_000);
+  const app = new App(page);
+  await app.open();
+  const base = await app.byId('yaml-editor').inputValue();
+  const filler = Array.from({ length: 8_000 }, (_, i) => `# filler line ${i} ........................................\n`).join('');
+  await paste(page, base + '\n' + filler);
+  const area = app.byId('yaml-editor');
+  await area.focus();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type('# typed at the end');
+  await expect.poll(() => area.inputValue()).toMatch(/# typed at the end$/);
+  // Far from the end: the window moves to the text's start (which clears the
+  // browser's own undo stack).
+  await page.keyboard.press('Control+Home');
+  await expect.poll(() => firstGutterLine(page)).toBe(1);
+  expect(await area.inputValue()).not.toContain('# typed at the end');
+  await page.keyboard.press('Control+z');
+  // The typed run is gone, and the window shows where it was.
+  await expect.poll(() => area.inputValue()).toMatch(/\.{10}\n$/);
+  expect(await area.inputValue()).not.toContain('# typed');
+  await page.keyboard.press('Control+Shift+z');
+  await expect.poll(() => area.inputValue()).toMatch(/# typed at the end$/);
+  await page.keyboard.press('Control+z');
+  await page.keyboard.press('Control+z');
+  // Undone past the paste: the preset's own text again, whole.
+  await expect.poll(() => area.inputValue()).toBe(base);
+});

@@ -13,6 +13,7 @@
 //! chooses; until then this tab saves nothing. A stored value this version
 //! cannot read is kept until the user has had the chance to download it.
 use super::textwindow::{self, Window};
+use super::undo::{self, History};
 use super::{lang, t};
 use crate::env::{self, SaveError, Stored};
 use crate::i18n::{tr, Lang};
@@ -328,6 +329,8 @@ pub fn Editor(
     // The next input replaces the whole text, not just the window: the
     // user selected all the textarea holds (Ctrl+A) before typing or pasting.
     let replace_all = StoredValue::new(false);
+    // Undo for large texts, whose window move clears the browser's.
+    let history = StoredValue::new(History::default());
 
     let save_now = move || {
         if unreadable.with_untracked(Option::is_some) || conflict.with_untracked(Option::is_some) {
@@ -390,8 +393,12 @@ pub fn Editor(
             }
         }
     };
-    // The textarea shows `text` (the app's load, not the user's typing).
-    let show = move |text: &str| put(text, 0, false);
+    // The textarea shows `text` (the app's load, not the user's typing):
+    // there is nothing of the user's to undo.
+    let show = move |text: &str| {
+        history.set_value(History::default());
+        put(text, 0, false)
+    };
     // Move the window when the caret nears an edge of it that is not the
     // text's own (arrows, Page Down, a click, typing).
     let follow_caret = move || {
@@ -416,6 +423,25 @@ pub fn Editor(
         if textwindow::near_inner_edge(w, len, &shown, caret) {
             draft.with_untracked(|d| put(d, w.start + caret, true));
         }
+    };
+    // Undo (or redo) the last edit of a large text on the whole draft;
+    // false when there is none (the browser's own undo then runs).
+    let step_history = move |redo: bool| {
+        let stepped = draft.with_untracked(|d| {
+            history
+                .try_update_value(|h| if redo { h.redo(d) } else { h.undo(d) })
+                .flatten()
+        });
+        let Some((text, caret)) = stepped else {
+            return false;
+        };
+        applied.set(false);
+        own.set(true);
+        dirty.set(true);
+        draft.set(text);
+        draft.with_untracked(|d| put(d, caret, true));
+        after_pause();
+        true
     };
     // Go to 1-based line `line` of the draft (a diagnostic's line).
     let jump = move |line: usize| {
@@ -680,9 +706,18 @@ pub fn Editor(
                         let all = replace_all.try_update_value(std::mem::take).unwrap_or(false) || scripted;
                         let shown = event_target_value(&ev);
                         let w = win.get_value();
-                        let (text, w) = draft.with_untracked(|d| {
-                            if all || w.is_whole(d) { let w = Window::whole(&shown); (shown.clone(), w) } else { textwindow::splice(d, w, &shown) }
+                        let (text, w, edit, before_len) = draft.with_untracked(|d| {
+                            let large = d.len().max(shown.len()) >= textwindow::WINDOW_AT;
+                            if all || w.is_whole(d) {
+                                let edit = if large { undo::diff(d, &shown) } else { None };
+                                (shown.clone(), Window::whole(&shown), edit, d.len())
+                            } else {
+                                let edit = undo::diff(&d[w.start..w.end], &shown).map(|e| undo::Edit { at: e.at + w.start, ..e });
+                                let (text, w) = textwindow::splice(d, w, &shown);
+                                (text, w, edit, d.len())
+                            }
                         });
+                        history.update_value(|h| h.record(edit, before_len, text.len()));
                         win.set_value(w);
                         view_lines.set((w.first_line, shown.lines().count().max(1)));
                         let pasted_large = w.is_whole(&text) && text.len() >= textwindow::WINDOW_AT;
@@ -696,7 +731,24 @@ pub fn Editor(
                         }
                         after_pause();
                     }
+                    on:keydown=move |ev| {
+                        let (ctrl, key) = (ev.ctrl_key() || ev.meta_key(), ev.key().to_lowercase());
+                        let redo = match key.as_str() {
+                            "z" if ctrl => ev.shift_key(),
+                            "y" if ctrl => true,
+                            _ => return,
+                        };
+                        if step_history(redo) {
+                            ev.prevent_default();
+                        }
+                    }
                     on:beforeinput=move |ev| {
+                        // The context menu's Undo and Redo.
+                        let kind = ev.input_type();
+                        if (kind == "historyUndo" || kind == "historyRedo") && step_history(kind == "historyRedo") {
+                            ev.prevent_default();
+                            return;
+                        }
                         let el = event_target::<web_sys::HtmlTextAreaElement>(&ev);
                         let w = win.get_value();
                         let windowed = draft.with_untracked(|d| !w.is_whole(d));

@@ -31,6 +31,8 @@ pub mod request;
 pub mod rules;
 #[cfg(feature = "full")]
 pub mod textwindow;
+#[cfg(feature = "full")]
+pub mod undo;
 
 use crate::i18n::{tr, Lang};
 pub use crate::numbers::{one_decimal, seconds};
