@@ -4,7 +4,9 @@
 //! Typing stays quick at the size limits: the text is checked (parsed) and
 //! saved only after a pause in typing, and a large text only when asked
 //! (Check / Apply), with what is happening shown first. The textarea is
-//! written only when the app loads a text, never back on each keystroke.
+//! written only when the app loads a text, never back on each keystroke;
+//! it and its gutter are [`super::textarea`], which edits a large text
+//! through a window.
 //!
 //! The user's own text is never lost: a text the app loads (the current
 //! scenario, a file) sets the user's last own text aside (kept in storage
@@ -12,15 +14,13 @@
 //! tab saving a different text is noticed (`storage` events) and the user
 //! chooses; until then this tab saves nothing. A stored value this version
 //! cannot read is kept until the user has had the chance to download it.
-use super::textwindow::{self, Window};
-use super::undo::{self, History};
+use super::textarea::{Area, AreaView};
 use super::{lang, t};
 use crate::env::{self, SaveError, Stored};
 use crate::i18n::{tr, Lang};
 use crate::state::{Store, CUSTOM};
 use kpv_core::util::diag::Diagnostic;
 use leptos::prelude::*;
-use std::collections::BTreeSet;
 use std::time::Duration;
 use wasm_bindgen::JsCast;
 
@@ -31,8 +31,6 @@ pub const LARGE_TEXT: usize = 256 * 1024;
 pub const MAX_LISTED: usize = 100;
 /// The pause in typing after which the text is checked and saved.
 pub const CHECK_AFTER_MS: u64 = 300;
-/// The textarea's line height in CSS pixels (12 px × 1.45, `style.css`).
-const LINE_PX: f64 = 17.4;
 
 /// Is a text of `len` bytes checked after a pause in typing? Small ones
 /// are; so is one over the reader's limit (refused at once, unparsed).
@@ -155,47 +153,6 @@ fn problem_text(l: crate::i18n::Lang, name: &str, p: &FileProblem) -> String {
     }
 }
 
-/// What the gutter marks on a line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mark {
-    Plain,
-    Warning,
-    Error,
-}
-
-/// The gutter's line numbers as runs of text: (mark, "n\nn+1\n…").
-pub fn gutter_runs(lines: usize, bad: &BTreeSet<usize>) -> Vec<(Mark, String)> {
-    gutter_runs_from(0, lines, bad, &BTreeSet::new())
-}
-
-/// The gutter of a window: `lines` numbers from line `first + 1`; a line
-/// in error or with a warning is a run of its own.
-pub fn gutter_runs_from(
-    first: usize,
-    lines: usize,
-    bad: &BTreeSet<usize>,
-    warned: &BTreeSet<usize>,
-) -> Vec<(Mark, String)> {
-    let mut runs: Vec<(Mark, String)> = Vec::new();
-    for i in first + 1..=first + lines {
-        let mark = if bad.contains(&i) {
-            Mark::Error
-        } else if warned.contains(&i) {
-            Mark::Warning
-        } else {
-            Mark::Plain
-        };
-        match runs.last_mut() {
-            Some((m, text)) if *m == mark && mark == Mark::Plain => {
-                text.push_str(&i.to_string());
-                text.push('\n');
-            }
-            _ => runs.push((mark, format!("{i}\n"))),
-        }
-    }
-    runs
-}
-
 /// Read `file` and hand its text to `load` (which keeps the user's text).
 fn load_file(file: web_sys::File, load: Callback<String>, problem: RwSignal<Option<String>>) {
     let l = super::lang();
@@ -262,8 +219,7 @@ pub fn Editor(
     let applied = RwSignal::new(false);
     let file_problem = RwSignal::new(None::<String>);
     let dragging = RwSignal::new(false);
-    let area = NodeRef::<leptos::html::Textarea>::new();
-    let gutter = NodeRef::<leptos::html::Pre>::new();
+    let area = Area::new(draft);
     // The parse of the checked text, kept so Apply does not parse it again.
     let last_parse =
         StoredValue::new_local(None::<(String, (kpv_core::model::Cluster, Vec<Diagnostic>))>);
@@ -319,18 +275,6 @@ pub fn Editor(
         warnings
             .with(|ws| kpv_core::util::order::set(ws.iter().filter_map(|d| d.span.map(|s| s.line))))
     });
-    // The textarea's window onto the draft (the whole text unless it is
-    // large), and the lines the gutter numbers: (first, how many).
-    let win = StoredValue::new(draft.with_untracked(|d| Window::whole(d)));
-    let view_lines = RwSignal::new((0usize, draft.with_untracked(|d| d.lines().count().max(1))));
-    // The textarea's last scroll position: a window moves only when the
-    // user scrolls toward one of its inner edges.
-    let last_top = StoredValue::new(0i32);
-    // The next input replaces the whole text, not just the window: the
-    // user selected all the textarea holds (Ctrl+A) before typing or pasting.
-    let replace_all = StoredValue::new(false);
-    // Undo for large texts, whose window move clears the browser's.
-    let history = StoredValue::new(History::default());
 
     let save_now = move || {
         if unreadable.with_untracked(Option::is_some) || conflict.with_untracked(Option::is_some) {
@@ -365,100 +309,14 @@ pub fn Editor(
         );
         timer.set_value(h.ok());
     };
-    // Put the window of `text` around byte `at` in the textarea; `place`:
-    // put the caret there and scroll it into view.
-    let put = move |text: &str, at: usize, place: bool| {
-        let w = textwindow::around(text, at);
-        win.set_value(w);
-        let shown = &text[w.start..w.end];
-        view_lines.set((w.first_line, shown.lines().count().max(1)));
-        let Some(a) = area.get_untracked() else {
-            return;
-        };
-        a.set_value(shown);
-        last_top.set_value(a.scroll_top());
-        if place {
-            let inside = at.saturating_sub(w.start).min(shown.len());
-            let caret = textwindow::byte_to_utf16(shown, inside) as u32;
-            let _ = a.set_selection_range(caret, caret);
-            let line = shown.as_bytes()[..inside]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count();
-            let top = ((line as f64 - 3.0).max(0.0) * LINE_PX) as i32;
-            a.set_scroll_top(top);
-            last_top.set_value(a.scroll_top());
-            if let Some(g) = gutter.get_untracked() {
-                g.set_scroll_top(top);
-            }
-        }
-    };
-    // The textarea shows `text` (the app's load, not the user's typing):
-    // there is nothing of the user's to undo.
-    let show = move |text: &str| {
-        history.set_value(History::default());
-        put(text, 0, false)
-    };
-    // Move the window when the caret nears an edge of it that is not the
-    // text's own (arrows, Page Down, a click, typing).
-    let follow_caret = move || {
-        let Some(a) = area.get_untracked() else {
-            return;
-        };
-        let w = win.get_value();
-        let (whole, len) = draft.with_untracked(|d| (w.is_whole(d), d.len()));
-        if whole {
-            return;
-        }
-        // A selection (select all, a drag) stays as it is.
-        let (from, to) = (
-            a.selection_start().ok().flatten(),
-            a.selection_end().ok().flatten(),
-        );
-        if from != to {
-            return;
-        }
-        let shown = a.value();
-        let caret = textwindow::utf16_to_byte(&shown, from.unwrap_or(0) as usize);
-        if textwindow::near_inner_edge(w, len, &shown, caret) {
-            draft.with_untracked(|d| put(d, w.start + caret, true));
-        }
-    };
-    // Undo (or redo) the last edit of a large text on the whole draft;
-    // false when there is none (the browser's own undo then runs).
-    let step_history = move |redo: bool| {
-        let stepped = draft.with_untracked(|d| {
-            history
-                .try_update_value(|h| if redo { h.redo(d) } else { h.undo(d) })
-                .flatten()
-        });
-        let Some((text, caret)) = stepped else {
-            return false;
-        };
-        applied.set(false);
-        own.set(true);
-        dirty.set(true);
-        draft.set(text);
-        draft.with_untracked(|d| put(d, caret, true));
-        after_pause();
-        true
-    };
-    // Go to 1-based line `line` of the draft (a diagnostic's line).
-    let jump = move |line: usize| {
-        let at = draft.with_untracked(|d| textwindow::line_start(d, line.saturating_sub(1)));
-        draft.with_untracked(|d| put(d, at, true));
-        if let Some(a) = area.get_untracked() {
-            let _ = a.focus();
-        }
-    };
     // Put a text the app loaded in the editor: the user's own text is set
     // aside first (a loaded text replacing a loaded text keeps the aside one).
     let load_text = move |text: String| {
         if own.get_untracked() && draft.with_untracked(|d| *d != text && !d.trim().is_empty()) {
             keep_aside(Some(draft.get_untracked()));
         }
-        show(&text);
         draft.set(text);
+        area.show();
         own.set(false);
         applied.set(false);
         dirty.set(true);
@@ -472,19 +330,13 @@ pub fn Editor(
         };
         // Swapping two own texts keeps the other aside; a loaded one can be loaded again.
         keep_aside(own.get_untracked().then(|| draft.get_untracked()));
-        show(&text);
         draft.set(text);
+        area.show();
         own.set(true);
         dirty.set(true);
         after_pause();
         save_now();
     };
-    // The textarea starts with the draft.
-    Effect::new(move |_| {
-        if area.get().is_some() {
-            draft.with_untracked(|d| show(d));
-        }
-    });
     // A preset the address asked for arrives after start-up: the editor
     // takes its text once, as it would have if it had been there at start.
     let armed = StoredValue::new(follow_first_load);
@@ -501,8 +353,8 @@ pub fn Editor(
             return;
         }
         armed.set_value(false);
-        show(&text);
         draft.set(text);
+        area.show();
     });
     // Other tabs: a different text saved there is a choice for the user.
     let storage_listener = window_event_listener(leptos::ev::storage, move |ev| {
@@ -536,8 +388,8 @@ pub fn Editor(
         if own.get_untracked() && draft.with_untracked(|d| *d != theirs) {
             keep_aside(Some(draft.get_untracked()));
         }
-        show(&theirs);
         draft.set(theirs);
+        area.show();
         own.set(true);
         dirty.set(true);
         after_pause();
@@ -677,111 +529,12 @@ pub fn Editor(
                 on:dragover=move |ev: leptos::ev::DragEvent| { ev.prevent_default(); dragging.set(true); }
                 on:dragleave=move |_| dragging.set(false)
                 on:drop=on_drop>
-                <pre class="gutter" aria-hidden="true" node_ref=gutter>
-                    {move || {
-                        // Plain text runs with a span only per line in error: a
-                        // 50,000-line paste makes a handful of nodes, not 50,000.
-                        let (first, count) = view_lines.get();
-                        gutter_runs_from(first, count, &error_lines.get(), &warning_lines.get()).into_iter().map(|(mark, text)| match mark {
-                            Mark::Error => view! { <span class="bad" data-testid="gutter-error">{text}</span> }.into_any(),
-                            Mark::Warning => view! { <span class="warn" data-testid="gutter-warning">{text}</span> }.into_any(),
-                            Mark::Plain => text.into_any(),
-                        }).collect_view()
-                    }}
-                </pre>
-                <textarea data-testid="yaml-editor" spellcheck="false" aria-label=t("panel.editor") node_ref=area
-                    on:input=move |ev| {
-                        applied.set(false);
-                        own.set(true);
-                        dirty.set(true);
-                        // A large text: the textarea holds a window of it,
-                        // spliced back into the draft on each key.
-                        // A script setting the value (an input event with no
-                        // inputType) or an edit of everything selected replaces
-                        // the whole text.
-                        let scripted = js_sys::Reflect::get(&ev, &"inputType".into())
-                            .ok()
-                            .and_then(|v| v.as_string())
-                            .is_none_or(|t| t.is_empty());
-                        let all = replace_all.try_update_value(std::mem::take).unwrap_or(false) || scripted;
-                        let shown = event_target_value(&ev);
-                        let w = win.get_value();
-                        let (text, w, edit, before_len) = draft.with_untracked(|d| {
-                            let large = d.len().max(shown.len()) >= textwindow::WINDOW_AT;
-                            if all || w.is_whole(d) {
-                                let edit = if large { undo::diff(d, &shown) } else { None };
-                                (shown.clone(), Window::whole(&shown), edit, d.len())
-                            } else {
-                                let edit = undo::diff(&d[w.start..w.end], &shown).map(|e| undo::Edit { at: e.at + w.start, ..e });
-                                let (text, w) = textwindow::splice(d, w, &shown);
-                                (text, w, edit, d.len())
-                            }
-                        });
-                        history.update_value(|h| h.record(edit, before_len, text.len()));
-                        win.set_value(w);
-                        view_lines.set((w.first_line, shown.lines().count().max(1)));
-                        let pasted_large = w.is_whole(&text) && text.len() >= textwindow::WINDOW_AT;
-                        draft.set(text);
-                        if pasted_large {
-                            let area_el = event_target::<web_sys::HtmlTextAreaElement>(&ev);
-                            let caret = textwindow::utf16_to_byte(&shown, area_el.selection_start().ok().flatten().unwrap_or(0) as usize);
-                            draft.with_untracked(|d| put(d, caret, true));
-                        } else {
-                            follow_caret();
-                        }
-                        after_pause();
-                    }
-                    on:keydown=move |ev| {
-                        let (ctrl, key) = (ev.ctrl_key() || ev.meta_key(), ev.key().to_lowercase());
-                        let redo = match key.as_str() {
-                            "z" if ctrl => ev.shift_key(),
-                            "y" if ctrl => true,
-                            _ => return,
-                        };
-                        if step_history(redo) {
-                            ev.prevent_default();
-                        }
-                    }
-                    on:beforeinput=move |ev| {
-                        // The context menu's Undo and Redo.
-                        let kind = ev.input_type();
-                        if (kind == "historyUndo" || kind == "historyRedo") && step_history(kind == "historyRedo") {
-                            ev.prevent_default();
-                            return;
-                        }
-                        let el = event_target::<web_sys::HtmlTextAreaElement>(&ev);
-                        let w = win.get_value();
-                        let windowed = draft.with_untracked(|d| !w.is_whole(d));
-                        let (from, to) = (el.selection_start().ok().flatten(), el.selection_end().ok().flatten());
-                        let everything = from == Some(0) && to == Some(el.text_length());
-                        replace_all.set_value(windowed && everything && el.text_length() > 0);
-                    }
-                    on:keyup=move |_| follow_caret()
-                    on:click=move |_| follow_caret()
-                    on:scroll=move |ev| {
-                        let el = event_target::<web_sys::HtmlTextAreaElement>(&ev);
-                        let top = el.scroll_top();
-                        if let Some(g) = gutter.get() { g.set_scroll_top(top); }
-                        // Scrolled toward an inner edge of the window: move it
-                        // there, keeping the line at the top where it is.
-                        let prev = last_top.get_value();
-                        last_top.set_value(top);
-                        let w = win.get_value();
-                        let (whole, len) = draft.with_untracked(|d| (w.is_whole(d), d.len()));
-                        let edge = (LINE_PX * 5.0) as i32;
-                        let near_top = top < prev && w.start > 0 && top < edge;
-                        let near_end = top > prev && w.end < len && top + el.client_height() > el.scroll_height() - edge;
-                        if !whole && (near_top || near_end) {
-                            let line = w.first_line + (top as f64 / LINE_PX) as usize;
-                            let at = if near_top { w.start } else { w.end };
-                            draft.with_untracked(|d| put(d, at, false));
-                            let w2 = win.get_value();
-                            let top2 = (line.saturating_sub(w2.first_line) as f64 * LINE_PX) as i32;
-                            el.set_scroll_top(top2);
-                            last_top.set_value(el.scroll_top());
-                            if let Some(g) = gutter.get() { g.set_scroll_top(top2); }
-                        }
-                    }></textarea>
+                <AreaView area errors=error_lines warnings=warning_lines on_edit=Callback::new(move |()| {
+                    applied.set(false);
+                    own.set(true);
+                    dirty.set(true);
+                    after_pause();
+                }) />
             </div>
             {move || file_problem.get().map(|p| view! { <p class="notice" role="alert" data-testid="file-error">{p}</p> })}
             {move || match saved.get() {
@@ -795,13 +548,13 @@ pub fn Editor(
                     let (line, col) = d.position().map(|s| (s.line, s.column)).unwrap_or((0, 0));
                     let text = located(l.get(), &d);
                     let hint = d.hint.clone().unwrap_or_default();
-                    view! { <li data-testid="yaml-error" data-line=line.to_string() data-column=col.to_string() class:jumps={line > 0} on:click=move |_| { if line > 0 { jump(line) } }>{text}<br/><span class="muted small">{hint}</span></li> }
+                    view! { <li data-testid="yaml-error" data-line=line.to_string() data-column=col.to_string() class:jumps={line > 0} on:click=move |_| { if line > 0 { area.jump(line) } }>{text}<br/><span class="muted small">{hint}</span></li> }
                 }).collect_view()}
                 {move || warnings.get().into_iter().take(MAX_LISTED).map(|d| {
                     let line = d.position().map(|s| s.line).unwrap_or(0);
                     let text = format!("⚠ {}", located(l.get(), &d));
                     let hint = d.hint.clone().unwrap_or_default();
-                    view! { <li class="warning" data-testid="yaml-warning" data-line=line.to_string() class:jumps={line > 0} on:click=move |_| { if line > 0 { jump(line) } }>{text}<br/><span class="muted small">{hint}</span></li> }
+                    view! { <li class="warning" data-testid="yaml-warning" data-line=line.to_string() class:jumps={line > 0} on:click=move |_| { if line > 0 { area.jump(line) } }>{text}<br/><span class="muted small">{hint}</span></li> }
                 }).collect_view()}
                 {move || {
                     // A long list is shown short: the first of each, and how many more.
@@ -849,32 +602,6 @@ mod tests {
             .contains("(2 lines, starting “# only a note”)"));
         assert_eq!(size_text(2 * 1_048_576), "2.0 MB");
         assert_eq!(size_text(1500), "2 KB");
-    }
-
-    #[test]
-    fn the_gutter_is_a_few_runs() {
-        let bad: BTreeSet<usize> = [3, 4].into_iter().collect();
-        assert_eq!(
-            gutter_runs(6, &bad),
-            vec![
-                (Mark::Plain, "1\n2\n".to_string()),
-                (Mark::Error, "3\n".to_string()),
-                (Mark::Error, "4\n".to_string()),
-                (Mark::Plain, "5\n6\n".to_string()),
-            ]
-        );
-        assert_eq!(gutter_runs(50_000, &BTreeSet::new()).len(), 1);
-        // A window from line 101, a warning on 103 and one on an error line.
-        let warned: BTreeSet<usize> = [3, 103].into_iter().collect();
-        assert_eq!(
-            gutter_runs_from(100, 4, &[102].into_iter().collect(), &warned),
-            vec![
-                (Mark::Plain, "101\n".to_string()),
-                (Mark::Error, "102\n".to_string()),
-                (Mark::Warning, "103\n".to_string()),
-                (Mark::Plain, "104\n".to_string()),
-            ]
-        );
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub mod request;
 #[cfg(feature = "full")]
 pub mod rules;
 #[cfg(feature = "full")]
+pub mod textarea;
+#[cfg(feature = "full")]
 pub mod textwindow;
 #[cfg(feature = "full")]
 pub mod undo;
