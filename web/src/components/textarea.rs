@@ -95,8 +95,12 @@ impl Area {
     }
 
     /// Put the window of `text` around byte `at` in the textarea; `place`:
-    /// put the caret there and scroll it into view.
+    /// put the caret there and scroll it into view. Otherwise (a scroll
+    /// moved the window) the caret keeps its place in the text when the
+    /// new window holds it: a textarea given a new value puts its caret at
+    /// the end, which would send the window back where it came from.
     fn put(self, text: &str, at: usize, place: bool) {
+        let old = self.win.get_value();
         let w = textwindow::around(text, at);
         self.win.set_value(w);
         let shown = &text[w.start..w.end];
@@ -105,8 +109,18 @@ impl Area {
         let Some(a) = self.el.get_untracked() else {
             return;
         };
+        let kept = (!place).then(|| {
+            let caret = a.selection_start().ok().flatten().unwrap_or(0) as usize;
+            old.start + textwindow::utf16_to_byte(&a.value(), caret)
+        });
         a.set_value(shown);
         self.last_top.set_value(a.scroll_top());
+        if let Some(abs) = kept.filter(|b| (w.start..=w.end).contains(b)) {
+            let caret = textwindow::byte_to_utf16(shown, abs - w.start) as u32;
+            let top = a.scroll_top();
+            let _ = a.set_selection_range(caret, caret);
+            a.set_scroll_top(top);
+        }
         if place {
             let inside = at.saturating_sub(w.start).min(shown.len());
             let caret = textwindow::byte_to_utf16(shown, inside) as u32;
