@@ -22,16 +22,18 @@ pub fn AppToggle(
 ) -> impl IntoView {
     let store = expect_context::<Store>();
     let l = lang();
-    let id = StoredValue::new(pod);
-    let on = Memo::new(move |_| id.with_value(|p| store.app_state(p)) == state);
+    // Plain closures, not a memo: a memo's code is not worth a button.
+    let id = pod.clone();
+    let on = move || store.app_state(&pod) == state;
+    let (on_label, on_click) = (on.clone(), on.clone());
     view! {
-        <button data-testid=testid data-action=action aria-pressed=move || on.get().to_string()
+        <button data-testid=testid data-action=action aria-pressed=move || on().to_string()
             on:click=move |_| {
-                let next = if on.get_untracked() { AppState::Healthy } else { state };
-                id.with_value(|p| store.set_app(p, next));
+                let next = if on_click() { AppState::Healthy } else { state };
+                store.set_app(&id, next);
                 store.playing.set(true);
             }>
-            {move || tr(l.get(), if on.get() { keys.1 } else { keys.0 })}
+            {move || tr(l.get(), if on_label() { keys.1 } else { keys.0 })}
         </button>
     }
 }
