@@ -571,8 +571,10 @@ pub fn App() -> impl IntoView {
             _ => {}
         }
     };
+    // The bar comes first for the keyboard (its controls are the first Tab
+    // stops, before the Pods) and last on screen (`order` in style.css).
     let embedded = move |url_problems: AnyView| {
-        view! { {url_problems} {share_error} <Diagram /> <PlaybackBar /> }.into_any()
+        view! { {url_problems} {share_error} <PlaybackBar /> <Diagram /> }.into_any()
     };
     #[cfg(feature = "full")]
     let comparing = RwSignal::new(false);

@@ -60,3 +60,43 @@ test('the microservice demo starts settled with an assumed load balancer; from c
   await expect(why).toContainText(/initialDelaySeconds/);
   await expect(why).toContainText(/t = 11\.1 s/);
 });
+
+test('in Korean, the live chips on the demo\'s Services and Pods never cover their names: beside them, or below them in a narrow box', async ({ page }) => {
+  const app = new App(page);
+  await page.setViewportSize({ width: 1280, height: 720 });
+  const text = fs.readFileSync(path.join(CORPUS, 'microservices.yaml'), 'utf8');
+  await app.open('/?lang=ko');
+  await app.byId('yaml-editor').fill(text);
+  await expect(app.byId('yaml-apply')).toBeEnabled({ timeout: 15_000 });
+  await app.byId('yaml-apply').click();
+  // From creation: the Pods' first probes pass and their Services' endpoints change.
+  await app.byId('reset').click();
+  await app.speed('4');
+  await app.byId('play-pause').click();
+  const chips = page.locator('[data-testid=endpoints-chip], [data-testid=probe-chip]');
+  await expect(chips.first()).toBeVisible({ timeout: 20_000 });
+  await app.pause();
+  const overlaps = await page.evaluate(() => {
+    const out: string[] = [];
+    for (const chip of document.querySelectorAll('.live-chip')) {
+      const owner = chip.getAttribute('data-owner');
+      const kind = chip.getAttribute('data-testid');
+      const box = document.querySelector(kind === 'probe-chip' ? `g[data-testid="pod-${owner}"]` : `g[data-testid="service-${owner}"]`);
+      const name = box?.querySelector(kind === 'probe-chip' ? 'text.strong' : 'text.title');
+      const rect = chip.querySelector('rect');
+      const text = chip.querySelector('text');
+      if (!name || !rect || !text) { out.push(`${owner}: no name or chip`); continue; }
+      const [a, b, c] = [rect.getBoundingClientRect(), name.getBoundingClientRect(), text.getBoundingClientRect()];
+      // Beside the name, or in a box too narrow for both, on the line below it.
+      // (A text's box reaches below its baseline by the font's descent, 2 px or so.)
+      if (a.left < b.right && b.left < a.right && a.top < b.bottom - 2 && b.top < a.bottom) out.push(`${owner}: chip over its name`);
+      // The name keeps at least four characters (three and "…").
+      if ([...name.textContent!].length < 4) out.push(`${owner}: name cut to "${name.textContent}"`);
+      // The chip's words stay inside its own box.
+      if (c.left < a.left - 0.5 || c.right > a.right + 0.5) out.push(`${owner}: "${text.textContent}" wider than its chip`);
+    }
+    return out;
+  });
+  expect(await chips.count()).toBeGreaterThan(0);
+  expect(overlaps).toEqual([]);
+});

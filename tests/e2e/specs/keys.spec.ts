@@ -55,3 +55,23 @@ test('in IPVS mode the scheduler list names each scheduler and one line says how
   await app.selectMode('iptables');
   await expect(app.byId('scheduler-line')).toHaveCount(0);
 });
+
+test('at most 3 Tab stops from the top to the first control, in the app and in an embed', async ({ page }) => {
+  const stops = async (want: RegExp) => {
+    for (let i = 1; i <= 3; i++) {
+      await page.keyboard.press('Tab');
+      const id = await page.evaluate(() => document.activeElement?.getAttribute('data-testid') ?? '');
+      if (want.test(id)) return i;
+    }
+    return Infinity;
+  };
+  await page.goto('/');
+  await expect(page.getByTestId('diagram')).toBeVisible();
+  expect(await stops(/^scenario-select$/)).toBeLessThanOrEqual(3);
+  // An embed: its playback bar comes before the Pods it draws, and stays at the bottom.
+  await page.goto('/embed/');
+  await expect(page.getByTestId('diagram')).toBeVisible();
+  expect(await stops(/^(play-pause|send-packet)$/)).toBeLessThanOrEqual(3);
+  const [bar, diagram] = [await page.getByTestId('play-pause').boundingBox(), await page.getByTestId('diagram').boundingBox()];
+  expect(bar!.y).toBeGreaterThan(diagram!.y + diagram!.height / 2);
+});

@@ -3,7 +3,7 @@
 // what is on the first screen with it, every hop visibly changing something,
 // the modes' different pipelines, the trail left behind, the embed that can
 // send, and Korean without English prose. Screenshots go to artifacts/.
-import { test, expect, Page } from '@playwright/test';
+import { test, expect, Locator, Page } from '@playwright/test';
 import { App, inViewport } from './app';
 
 const shots = 'artifacts/screens';
@@ -245,7 +245,16 @@ test('?step=N stops at hop N counted from 1, as the event list numbers it', asyn
   await expect(app.byId('hop-caption')).toContainText('Hop 3 of');
 });
 
-test('readiness on the diagram: a Pod\'s controls fail its probe, the probe count, the Service\'s endpoint change and the Events feed follow, and back', async ({ page }) => {
+/** The two elements' boxes do not overlap. */
+async function apart(a: Locator, b: Locator) {
+  const [p, q] = [await a.boundingBox(), await b.boundingBox()];
+  expect(p && q).toBeTruthy();
+  const overlap = p!.x < q!.x + q!.width && q!.x < p!.x + p!.width && p!.y < q!.y + q!.height && q!.y < p!.y + p!.height;
+  expect(overlap, `${JSON.stringify(p)} over ${JSON.stringify(q)}`).toBe(false);
+}
+
+/** The seed at 1280×720, 4× speed, with the first alpaca Pod's controls open. */
+async function alpacaControls(page: Page) {
   const app = new App(page);
   await page.setViewportSize({ width: 1280, height: 720 });
   await app.open('/?lang=en');
@@ -253,7 +262,11 @@ test('readiness on the diagram: a Pod\'s controls fail its probe, the probe coun
   const pod = app.alpacaPods().first();
   const name = (await pod.getAttribute('data-testid'))!.replace(/^pod-/, '');
   await pod.click();
-  const controls = page.getByTestId(`pod-${name}-controls`);
+  return { app, pod, name, controls: page.getByTestId(`pod-${name}-controls`) };
+}
+
+test('readiness on the diagram: a Pod\'s controls fail its probe, the probe count, the Service\'s endpoint change and the Events feed follow, and back', async ({ page }) => {
+  const { app, pod, name, controls } = await alpacaControls(page);
   await controls.locator('button[data-action=readiness]').click();
   await expect(app.byId('play-pause')).toHaveAttribute('aria-pressed', 'true');
   // No packet was sent: the side column shows the Events feed, not an empty hop list.
@@ -279,26 +292,29 @@ test('readiness on the diagram: a Pod\'s controls fail its probe, the probe coun
 });
 
 test('liveness on the diagram: a failing liveness check restarts the Pod once, it leaves the Service only at the restart and the new container is healthy', async ({ page }) => {
-  const app = new App(page);
-  await page.setViewportSize({ width: 1280, height: 720 });
-  await app.open('/?lang=en');
-  await app.speed('4');
-  const pod = app.alpacaPods().first();
-  const name = (await pod.getAttribute('data-testid'))!.replace(/^pod-/, '');
-  await pod.click();
-  const controls = page.getByTestId(`pod-${name}-controls`);
+  const { app, pod, name, controls } = await alpacaControls(page);
   const liveness = controls.locator('button[data-action=liveness]');
   // Every control is inside the diagram's popup, whole.
   for (const b of await controls.locator('button').all()) await expect(b).toBeInViewport({ ratio: 1 });
   await expect(liveness).toHaveText('Fail liveness');
   await liveness.click();
   await expect(liveness).toHaveAttribute('aria-pressed', 'true');
+  // The chip counts the liveness failures, beside the Pod's name, not over it.
+  const chip = page.locator(`[data-testid=probe-chip][data-owner="${name}"]`);
+  await expect(chip).toContainText('liveness', { timeout: 20_000 });
+  await app.pause();
+  await apart(chip.locator('rect'), pod.locator('text.strong').first());
+  await app.byId('play-pause').click();
   // The kubelet restarts the container after three failed liveness probes:
   // the Events feed says so in its words, the Pod is NotReady and back.
   await app.byId('tab-events').click();
   const events = page.getByTestId('events');
   await expect(events.locator('[data-testid=event]').filter({ hasText: 'failed liveness probe, will be restarted' })).toHaveCount(1, { timeout: 40_000 });
-  await expect(page.locator('[data-testid=endpoints-chip][data-owner=alpaca-service]')).toContainText('endpoints 2 → 3', { timeout: 20_000 });
+  const endpoints = page.locator('[data-testid=endpoints-chip][data-owner=alpaca-service]');
+  await expect(endpoints).toContainText('endpoints 2 → 3', { timeout: 20_000 });
+  await app.pause();
+  await apart(endpoints.locator('rect'), page.locator('[data-testid=service-alpaca-service] text.title'));
+  await app.byId('play-pause').click();
   await expect(pod).toHaveAttribute('data-ready', 'true');
   // The new process is healthy: the button is no longer pressed, and no
   // second restart follows.

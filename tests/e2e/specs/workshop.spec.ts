@@ -306,3 +306,26 @@ test('on a 1024×768 projector and narrower screens, with large text too, nothin
     expect(right, `diagram's right edge at ${width} px`).toBeLessThanOrEqual(width);
   }
 });
+
+test('projected at 1920×1080 in full screen, the side column\'s caption, controls and hop list are 18 px or more', async ({ page }) => {
+  await page.setViewportSize({ width: 1920, height: 1080 });
+  const app = new App(page);
+  await app.open('/?scenario=loadbalancer-cluster&lang=en');
+  await app.byId('fullscreen').click();
+  await expect.poll(() => page.evaluate(() => document.fullscreenElement?.className ?? '')).toContain('first-screen');
+  await app.send();
+  await app.pause();
+  for (let i = 0; i < 8; i++) await app.byId('step-forward').click();
+  const small = await page.evaluate(() => {
+    const out: string[] = [];
+    for (const el of document.querySelectorAll('.side *')) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0 || r.bottom < 0 || r.top > innerHeight) continue;
+      if (![...el.childNodes].some((n) => n.nodeType === 3 && n.textContent!.trim())) continue;
+      const px = parseFloat(getComputedStyle(el).fontSize);
+      if (px < 18) out.push(`${px.toFixed(1)} px: ${el.tagName.toLowerCase()}.${el.className} "${el.textContent!.trim().slice(0, 30)}"`);
+    }
+    return out;
+  });
+  expect(small).toEqual([]);
+});

@@ -10,7 +10,7 @@ use super::card::PacketCard;
 use super::{lang, outcome_class, outcome_mark, t};
 use crate::hops::{chip_text, short, short_middle, step_name};
 use crate::i18n::tr;
-use crate::measure::{fits, n, wrap};
+use crate::measure::{drawn_width, fits, n, wrap};
 use crate::state::{lookup, Store};
 use kpv_core::model::{Mode, NamespacedName, ServiceType};
 use kpv_core::net::controller::{AppState, ProbeKind};
@@ -58,7 +58,7 @@ fn lb_skipped(store: Store) -> Memo<kpv_core::model::Labels> {
 
 /// The static part: wires, client, load balancer, Services, nodes, Pods.
 #[component]
-fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
+fn Cluster(open_pod: RwSignal<Option<NamespacedName>>, chips: Memo<Vec<Chip>>) -> impl IntoView {
     let store = expect_context::<Store>();
     let l = lang();
     let skipped = lb_skipped(store);
@@ -180,7 +180,11 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                             <title>{full}</title>
                             <BoxRect rect=r class="service-box" />
                             <svg x=n(r.x) y=n(r.y) width=n(r.w) height=n(r.h)>
-                                <text x="10" y="21" class="title">{short_middle(&svc.id.name, fits(r.w - 20.0, 17.0))}</text>
+                                <text x="10" y="21" class="title">{
+                                    // A live chip on the box takes its room from the name.
+                                    let name = svc.id.name.clone();
+                                    move || short_middle(&name, fits(r.w - 20.0 - chip_room(chips, "endpoints-chip", &name, r.y + 21.0), 17.0))
+                                }</text>
                                 <text x="10" y="41" class="mono">{short(&line2, fits(r.w - 20.0, 16.0))}</text>
                             </svg>
                             {mark}
@@ -262,7 +266,11 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
                             on:click=move |_| open_pod.update(|o| *o = if o.as_ref() == Some(&id) { None } else { Some(id.clone()) })>
                             <title>{tip}</title>
                             <BoxRect rect=r class="pod-box" />
-                            <text x=n(r.x + name_dx) y=n(r.y + 20.0) class="strong">{short_middle(&p.id.name, fits(r.w - 52.0 - name_dx, 17.0))}</text>
+                            <text x=n(r.x + name_dx) y=n(r.y + 20.0) class="strong">{
+                                // The received count, or a live chip, takes its room from the name.
+                                let name = p.id.name.clone();
+                                move || short_middle(&name, fits(r.w - name_dx - chip_room(chips, "probe-chip", &name, r.y + 20.0).max(44.0) - 8.0, 17.0))
+                            }</text>
                             {warn_mark}
                             <text x=n(r.x + 8.0) y=n(r.y + 40.0) class="mono">{short(&p.ip, fits(r.w - state_w - 12.0, 16.0))}</text>
                             <text x=n(r.x + r.w - 8.0) y=n(r.y + 40.0) class="readiness" text-anchor="end">{format!("{mark} {}", short(word, fits(state_w, 16.0)))}</text>
@@ -324,26 +332,58 @@ fn PodControls(open_pod: RwSignal<Option<NamespacedName>>) -> impl IntoView {
     }
 }
 
+/// A live chip: where its right end sits (x, baseline y), its text, its
+/// kind (`probe-chip` on a Pod, `endpoints-chip` on a Service) and the
+/// name of the box it is on.
+type Chip = (f64, f64, String, &'static str, String);
+
+/// How wide a chip of `text` is drawn (16 px bold; Hangul a whole em).
+fn chip_width(text: &str) -> f64 {
+    drawn_width(text, 16.0) + 10.0
+}
+
+/// The room a chip of `kind` on box `owner` takes from the right of its
+/// box's first line, whose baseline is `y` (none without one, or when the
+/// chip sits on the second line).
+fn chip_room(chips: Memo<Vec<Chip>>, kind: &str, owner: &str, y: f64) -> f64 {
+    chips.with(|c| {
+        c.iter()
+            .find(|c| c.3 == kind && c.4 == owner && c.1 == y)
+            .map_or(0.0, |c| chip_width(&c.2) + 10.0)
+    })
+}
+
+/// The baseline of a chip of `text` on a box at `r`, whose lines' baselines
+/// are `first` and `second`: beside the name on the first line when the
+/// box has room for both (a name keeps at least five characters), else on
+/// the second line, which it hides while it lasts.
+fn chip_line(r: Rect, text: &str, first: f64, second: f64) -> f64 {
+    if r.w - chip_width(text) - 30.0 >= 5.0 * 17.0 * 0.62 {
+        r.y + first
+    } else {
+        r.y + second
+    }
+}
+
 /// What probes and the EndpointSlice controller are doing now, on the
 /// diagram: "probe 2/3 ✖" on a Pod whose readiness probe is failing, and
 /// "endpoints 3 → 2" on a Service whose ready endpoints just changed.
-#[component]
-fn LiveChips() -> impl IntoView {
+fn live_chips(store: Store) -> Memo<Vec<Chip>> {
     use kpv_core::net::controller::events::EventKind;
-    let store = expect_context::<Store>();
     let l = lang();
-    let Some(super::events::Events(all)) = use_context::<super::events::Events>() else {
-        return ().into_any();
-    };
+    let all = use_context::<super::events::Events>().map(|e| e.0);
     /// How long a Service's endpoint change stays marked (simulated ms).
     const RECENT_MS: u64 = 8_000;
-    let chips = Memo::new(move |_| {
+    Memo::new(move |_| {
         let now = store.now.get();
         let lg = l.get();
+        let Some(all) = all else {
+            return Vec::new();
+        };
         all.with(|ev| {
             let upto = ev.partition_point(|e| e.at_ms <= now);
             let past = &ev[..upto];
-            let mut out: Vec<(f64, f64, String, &'static str, String)> = Vec::new();
+            let mut out: Vec<Chip> = Vec::new();
             store.scene.with(|s| {
                 for p in &s.pods {
                     // The latest probe event of this Pod: a readiness or
@@ -364,25 +404,32 @@ fn LiveChips() -> impl IntoView {
                         _ if restarted => format!("↻ {}", tr(lg, "pod.restarted")),
                         _ => continue,
                     };
-                    out.push((p.rect.x + p.rect.w - 8.0, p.rect.y + 20.0, text, "probe-chip", p.id.name.clone()));
+                    let y = chip_line(p.rect, &text, 20.0, 41.0);
+                    out.push((p.rect.x + p.rect.w - 8.0, y, text, "probe-chip", p.id.name.clone()));
                 }
                 for b in &s.services {
                     let last = past.iter().rev().find(|e| matches!(&e.kind, EventKind::Endpoints { service, .. } if service == &b.id));
                     if let Some(e) = last.filter(|e| now.saturating_sub(e.at_ms) <= RECENT_MS) {
                         if let EventKind::Endpoints { before, after, .. } = &e.kind {
                             let text = tr(lg, "chip.endpoints").replace("{a}", &before.len().to_string()).replace("{b}", &after.len().to_string());
-                            out.push((b.rect.x + b.rect.w - 8.0, b.rect.y + 22.0, text, "endpoints-chip", b.id.name.clone()));
+                            let y = chip_line(b.rect, &text, 21.0, 42.0);
+                            out.push((b.rect.x + b.rect.w - 8.0, y, text, "endpoints-chip", b.id.name.clone()));
                         }
                     }
                 }
             });
             out
         })
-    });
+    })
+}
+
+/// The live chips on their boxes.
+#[component]
+fn LiveChips(chips: Memo<Vec<Chip>>) -> impl IntoView {
     view! {
         <g class="live-chips">
             {move || chips.get().into_iter().map(|(x, y, text, kind, owner)| {
-                let w = text.chars().count() as f64 * 9.2 + 12.0;
+                let w = chip_width(&text);
                 view! {
                     <g class=format!("live-chip {kind}") data-testid=kind data-owner=owner>
                         <rect x=n(x - w + 4.0) y=n(y - 17.0) width=n(w) height="23" rx="5" />
@@ -392,7 +439,6 @@ fn LiveChips() -> impl IntoView {
             }).collect_view()}
         </g>
     }
-    .into_any()
 }
 
 /// The focused packet's pipelines, slots and running rule count.
@@ -817,6 +863,9 @@ fn Packets() -> impl IntoView {
         let t = store.now.get();
         let rm = store.reduced_motion.get();
         let focused = store.focused();
+        // Paused, the packets in flight other than the focused one step
+        // back: the card and the strip speak of the focused one.
+        let paused = !store.playing.get();
         // Only the packets that can be on screen now: delivered ones are
         // retired, however many were sent before.
         // A Vec sorted by id, not a BTreeMap: built once per frame and only
@@ -835,6 +884,8 @@ fn Packets() -> impl IntoView {
                     }
                     if focused == Some(id) {
                         class.push_str(" focused");
+                    } else if paused && !p.done {
+                        class.push_str(" behind");
                     }
                     Some((
                         id,
@@ -942,6 +993,7 @@ pub fn Diagram() -> impl IntoView {
     let store = expect_context::<Store>();
     let open_pod = RwSignal::new(None::<NamespacedName>);
     let trail = trail_memo(store);
+    let chips = live_chips(store);
     let view_box = move || {
         store
             .scene
@@ -953,12 +1005,12 @@ pub fn Diagram() -> impl IntoView {
         <super::modewait::ModeWait modes=in_use id="mode" />
         <svg class="diagram" data-testid="diagram" viewBox=view_box role="img" aria-label=t("a11y.diagram")
             preserveAspectRatio="xMidYMin meet">
-            <Cluster open_pod=open_pod />
+            <Cluster open_pod=open_pod chips=chips />
             <PipelineStrip />
             // The route so far, above every box (below the chips, the
             // packets and the card): it is what the learner follows.
             <PathTrail trail=trail />
-            <LiveChips />
+            <LiveChips chips=chips />
             <TrailNumbers trail=trail />
             <Packets />
             <PacketCard />
