@@ -5,6 +5,8 @@
 // send, and Korean without English prose. Screenshots go to artifacts/.
 import { test, expect, Locator, Page } from '@playwright/test';
 import { App, inViewport } from './app';
+import * as fs from 'fs';
+import * as path from 'path';
 
 const shots = 'artifacts/screens';
 
@@ -451,4 +453,25 @@ test('the DNS tab looks a Service name up as the client Pod\'s resolver does, in
   await app.byId('tab-dns').click();
   await expect(app.byId('dns-panel')).toContainText('리졸버');
   await page.screenshot({ path: `${shots}/dns-tab-ko.png` });
+});
+
+test('at 1280×720 every lesson page has its Check or Play on the first screen, in both languages', async ({ page }) => {
+  test.setTimeout(300_000);
+  // The lessons and their page counts, as the app's index lists them.
+  const index = fs.readFileSync(path.join(__dirname, '../../../web/src/lessons.rs'), 'utf8');
+  const lessons = [...index.matchAll(/id: "([a-z-]+)",\s*pages: (\d+)/g)].map((m) => [m[1], Number(m[2])] as [string, number]);
+  expect(lessons.length).toBeGreaterThanOrEqual(9);
+  await page.setViewportSize({ width: 1280, height: 720 });
+  const app = new App(page);
+  const below: string[] = [];
+  for (const lang of ['en', 'ko']) {
+    for (const [id, pages] of lessons) {
+      for (let p = 1; p <= pages; p++) {
+        await app.open(`/?lesson=${id}&page=${p}&lang=${lang}`);
+        const b = await app.byId('lesson-check').or(app.byId('lesson-play')).first().boundingBox();
+        if (!b || b.y + b.height > 720) below.push(`${lang} ${id} page ${p}: bottom at ${b ? Math.round(b.y + b.height) : 'none'}`);
+      }
+    }
+  }
+  expect(below).toEqual([]);
 });
