@@ -578,6 +578,8 @@ pub fn App() -> impl IntoView {
     };
     #[cfg(feature = "full")]
     let comparing = RwSignal::new(false);
+    #[cfg(feature = "full")]
+    let scaling = RwSignal::new(false);
     // Below the first screen, each part is loaded when the browser is idle
     // after drawing it; the compare view, when asked for (`lazy.rs`).
     #[cfg(feature = "full")]
@@ -605,10 +607,18 @@ pub fn App() -> impl IntoView {
             <div class="first-screen">
                 <div class="diagram-wrap">
                     // The compare view takes the diagram's place, on the first screen.
-                    <Show when=move || !comparing.get() fallback=|| view! { <Lazy part=Part::Compare when=When::Now /> }>
+                    // So does the scaling lab.
+                    <Show when=move || !comparing.get() && !scaling.get() fallback=move || if scaling.get() {
+                        view! { <Lazy part=Part::ScaleLab when=When::Now /> }.into_any()
+                    } else {
+                        view! { <Lazy part=Part::Compare when=When::Now /> }.into_any()
+                    }>
                         <Diagram />
                     </Show>
-                    <CompareToggle comparing=comparing />
+                    <div class="view-toggles">
+                        <components::labs::ScaleToggle scaling=scaling comparing=comparing />
+                        <CompareToggle comparing=comparing others=scaling />
+                    </div>
                 </div>
                 <aside class="side">
                     <LessonBar />
@@ -629,7 +639,6 @@ pub fn App() -> impl IntoView {
                 </div>
                 <Lazy part=Part::Editor when=When::Idle />
                 <Lazy part=Part::LbLab when=When::Idle />
-                <Lazy part=Part::ScaleLab when=When::Idle />
             </div>
         }
     };

@@ -42,12 +42,13 @@ pub fn in_frames(slice: impl FnMut() -> bool + 'static) {
 pub fn while_running(running: RwSignal<bool>, mut slice: impl FnMut() -> bool + 'static) {
     running.set(true);
     in_frames(move || {
-        if !running.get_untracked() {
+        // A view closed mid-run disposes its signals: the run ends with it.
+        if !running.try_get_untracked().unwrap_or(false) {
             return false;
         }
         let more = slice();
         if !more {
-            running.set(false);
+            running.try_set(false);
         }
         more
     });

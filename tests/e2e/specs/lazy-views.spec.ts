@@ -40,7 +40,9 @@ test('the first screen is drawn and works with every part\'s file blocked; the p
   // Every part below the first screen was asked for without any scrolling,
   // and shows its error; the compare view was not asked for.
   const errors = page.getByTestId('lazy-error');
-  await expect(errors).toHaveCount(7);
+  // Six: the Pods, exports, rules, endpoints, editor and load-balancing lab
+  // (the scaling lab opens in the diagram's place when asked for).
+  await expect(errors).toHaveCount(6);
   expect([...asked].sort()).toEqual(['editor', 'exports', 'labs', 'panels']);
   await expect(page.getByTestId('lazy-loading')).toHaveCount(0);
   await expect(app.byId('yaml-editor')).toHaveCount(0);
@@ -61,7 +63,7 @@ test('the parts below are fetched after the diagram is drawn, appear on scrollin
   for (const f of parts) expect(f.start, `${f.name} asked for before the diagram was drawn`).toBeGreaterThanOrEqual(seen.diagramAt);
 
   // Each part is there on scrolling down, never a placeholder.
-  const below = ['pod-', 'share-link', 'rules-view', 'endpoint-list', 'yaml-editor', 'lab-run', 'scale-run'];
+  const below = ['pod-', 'share-link', 'rules-view', 'endpoint-list', 'yaml-editor', 'lab-run'];
   for (const id of below) {
     // A Pod's row: its readiness button (`pod-<name>-readiness`).
     const sel = id === 'pod-' ? '[data-testid^="pod-"][data-testid$="-readiness"]' : `[data-testid="${id}"]`;

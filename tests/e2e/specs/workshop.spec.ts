@@ -163,7 +163,12 @@ test('the load-balancing lab measures round robin exactly and iptables near a th
 test('the scaling lab computes real rulesets in slices, with progress, and the page stays responsive', async ({ page }) => {
   test.setTimeout(180_000);
   const app = new App(page);
+  const problems = App.watch(page);
+  await page.setViewportSize({ width: 1280, height: 720 });
   await app.open();
+  // Reached from the first screen: the lab takes the diagram's place.
+  await app.byId('scale-toggle').click();
+  await expect(app.byId('diagram')).toHaveCount(0);
   await app.byId('lab-endpoints').selectOption('2');
   await app.byId('scale-run').click();
   // While it computes, the page answers (slices between frames).
@@ -186,6 +191,23 @@ test('the scaling lab computes real rulesets in slices, with progress, and the p
   for (const mode of ['iptables', 'ipvs', 'nftables']) expect(at(mode, 10_000).rules).toBeGreaterThan(at(mode, 10).rules * 500);
   // iptables walks KUBE-SERVICES: the last of 10,000 Services is compared after ~10,000 rules.
   expect(at('iptables', 10_000).compared).toBeGreaterThan(10_000);
+  // The charts: plain numbers on both axes (10,000, not 1e4), titles and
+  // numbers 16 px or more on screen, all on the first screen.
+  const texts = await page.locator('.scale-chart text').allTextContents();
+  expect(texts).toContain('10,000');
+  expect(texts.filter((t) => /e\d/.test(t))).toEqual([]);
+  const smallest = await page.locator('.scale-chart').evaluateAll((figs) => Math.min(...figs.flatMap((f) => {
+    const svg = f.querySelector('svg')!;
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    const caption = parseFloat(getComputedStyle(f.querySelector('figcaption')!).fontSize);
+    return [caption, ...[...svg.querySelectorAll('text')].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale)];
+  })));
+  expect(smallest).toBeGreaterThanOrEqual(16);
+  for (const id of ['scale-compared', 'scale-rules']) await expect(app.byId(id)).toBeInViewport();
+  // And back to the diagram.
+  await app.byId('scale-toggle').click();
+  await expect(app.byId('diagram')).toBeVisible();
+  await app.byId('scale-toggle').click();
   // Stop halts a run part-way.
   await app.byId('scale-run').click();
   await app.byId('scale-stop').click();
@@ -194,6 +216,13 @@ test('the scaling lab computes real rulesets in slices, with progress, and the p
   const stoppedAt = await app.byId('scale-progress-text').innerText();
   await page.waitForTimeout(1_000);
   await expect(app.byId('scale-progress-text')).toHaveText(stoppedAt);
+  // Back to the diagram mid-run: the run ends with its view, and the app goes on.
+  await app.byId('scale-run').click();
+  await app.byId('scale-toggle').click();
+  await page.waitForTimeout(1_000);
+  await app.send();
+  expect(await app.outcome()).toBe('delivered');
+  expect(problems.filter((p) => p.startsWith('pageerror'))).toEqual([]);
 });
 
 test('the diagram exports as SVG and PNG, and the embed button writes an iframe for this view', async ({ page }) => {

@@ -30,12 +30,20 @@ struct Run {
 
 /// The button that swaps the diagram for the compare view and back.
 #[component]
-pub fn CompareToggle(comparing: RwSignal<bool>) -> impl IntoView {
+pub fn CompareToggle(
+    comparing: RwSignal<bool>,
+    /// Another view in the diagram's place, closed when this one opens.
+    #[prop(optional)]
+    others: Option<RwSignal<bool>>,
+) -> impl IntoView {
     let store = expect_context::<Store>();
     view! {
         <button class="compare-toggle" data-testid="compare-toggle" aria-pressed=move || comparing.get().to_string()
             on:click=move |_| {
                 comparing.update(|c| *c = !*c);
+                if let Some(o) = others {
+                    o.set(false);
+                }
                 // Never a blank view: with nothing sent yet, the compare
                 // view sends the packet it compares (and stops on it).
                 if comparing.get_untracked() && store.packets.with_untracked(Vec::is_empty) {

@@ -213,6 +213,20 @@ fn mode_class(m: Mode) -> &'static str {
     }
 }
 
+/// A count as an axis writes it: plain digits, thousands apart
+/// (`10,000`, not `1e4`).
+fn plain(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A log-log line chart of one figure of the scale points.
 fn scale_chart(
     points: &[(ScalePoint, f64)],
@@ -220,14 +234,16 @@ fn scale_chart(
     value: fn(&ScalePoint) -> usize,
     testid: &'static str,
 ) -> impl IntoView {
-    let (w, h, left, bottom) = (360.0, 200.0, 48.0, 24.0);
+    // Room on the left for "1,000,000" and on the right for half of
+    // "10,000", at 16 units (about 16 px where the chart is drawn).
+    let (w, h, left, bottom) = (440.0, 220.0, 92.0, 26.0);
     let sizes = ScaleLab::SIZES;
     let x_of = |n: usize| {
         let (lo, hi) = (
             (sizes[0] as f64).log10(),
             (sizes[sizes.len() - 1] as f64).log10(),
         );
-        left + (w - left - 22.0) * ((n.max(1) as f64).log10() - lo) / (hi - lo)
+        left + (w - left - 36.0) * ((n.max(1) as f64).log10() - lo) / (hi - lo)
     };
     let max_v = points
         .iter()
@@ -255,10 +271,15 @@ fn scale_chart(
         let y = y_of(10usize.pow(e));
         view! {
             <line class="grid" x1=one_decimal(left) x2=one_decimal(w - 8.0) y1=one_decimal(y) y2=one_decimal(y) />
-            <text class="small muted" x=one_decimal(left - 4.0) y=one_decimal(y + 4.0) text-anchor="end">{format!("1e{e}")}</text>
+            <text class="small muted" x=one_decimal(left - 4.0) y=one_decimal(y + 5.0) text-anchor="end">{plain(10usize.pow(e))}</text>
         }
     }).collect_view();
-    let ticks = sizes.map(|n| view! { <text class="small muted" x=one_decimal(x_of(n)) y=one_decimal(h - 6.0) text-anchor="middle">{n.to_string()}</text> });
+    // Powers of ten are labelled; the sizes between are points on the lines.
+    let ticks = sizes
+        .into_iter()
+        .filter(|&n| n > 0 && 10usize.pow(n.ilog10()) == n)
+        .map(|n| view! { <text class="small muted" x=one_decimal(x_of(n)) y=one_decimal(h - 6.0) text-anchor="middle">{plain(n)}</text> })
+        .collect_view();
     view! {
         <figure class="scale-chart">
             <figcaption class="small">{title}</figcaption>
@@ -268,6 +289,21 @@ fn scale_chart(
                 {lines}
             </svg>
         </figure>
+    }
+}
+
+/// The first screen's way to the scaling lab: it takes the diagram's place
+/// (as the compare view does), and a second click brings the diagram back.
+#[component]
+pub fn ScaleToggle(scaling: RwSignal<bool>, comparing: RwSignal<bool>) -> impl IntoView {
+    view! {
+        <button data-testid="scale-toggle" aria-pressed=move || scaling.get().to_string()
+            on:click=move |_| {
+                scaling.update(|s| *s = !*s);
+                comparing.set(false);
+            }>
+            {move || if scaling.get() { t("compare.back")() } else { t("lab.scale.show")() }}
+        </button>
     }
 }
 
@@ -296,20 +332,20 @@ pub fn ScalingLab() -> impl IntoView {
         crate::work::while_running(running, move || {
             let began = crate::work::now_ms();
             let mut more = true;
-            lab_state.update(|s| match s.as_mut() {
+            lab_state.try_update(|s| match s.as_mut() {
                 Some(lab) => {
                     match lab.step() {
                         Some(p) => {
                             let ms = crate::work::now_ms() - began;
-                            points.update(|ps| ps.push((p, ms)));
+                            points.try_update(|ps| ps.push((p, ms)));
                         }
                         None => more = false,
                     }
-                    progress.set((lab.done(), lab.total()));
+                    progress.try_set((lab.done(), lab.total()));
                 }
                 None => more = false,
             });
-            let (done, total) = progress.get_untracked();
+            let (done, total) = progress.try_get_untracked().unwrap_or_default();
             more && done < total
         });
     };
@@ -366,5 +402,19 @@ pub fn ScalingLab() -> impl IntoView {
                 </tbody>
             </table>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain;
+
+    #[test]
+    fn axis_numbers_are_plain_with_thousands_apart() {
+        let shown: Vec<String> = [1, 10, 999, 1000, 10_000, 1_000_000]
+            .into_iter()
+            .map(plain)
+            .collect();
+        assert_eq!(shown, ["1", "10", "999", "1,000", "10,000", "1,000,000"]);
     }
 }
