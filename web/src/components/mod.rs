@@ -5,6 +5,7 @@
 
 pub mod app_toggle;
 pub mod card;
+pub mod chips;
 pub mod compare;
 pub mod controls;
 pub mod diagram;
