@@ -125,7 +125,7 @@ pub const TABLE: &[(&str, &str, &str)] = crate::i18n::words![
     ("lab.expect.affinity", "sessionAffinity: ClientIP sends every connection of one client to the endpoint it first reached", "sessionAffinity: ClientIP는 한 클라이언트의 모든 연결을 처음 도착한 엔드포인트로 보냅니다"),
     ("lab.expect.nothing", "no endpoint can be reached", "도달할 수 있는 엔드포인트가 없습니다"),
     ("lab.scale.title", "Scaling lab", "확장성 실습"),
-    ("lab.scale.show", "📈 Scaling lab", "📈 확장성 실습"),
+    ("lab.scale.show", "↗ Scaling lab", "↗ 확장성 실습"),
     ("lab.scale.hint", "Generates clusters of 10 to 10,000 Services, compiles each mode's real ruleset in this browser, and counts the rules a new connection to the last Service is compared against: iptables walks a list (O(n)), IPVS and nftables look up a hash or map (O(1)).", "Service 10개부터 10,000개까지의 클러스터를 만들어 이 브라우저에서 각 모드의 실제 규칙을 컴파일하고, 마지막 Service로 가는 새 연결이 비교하는 규칙 수를 셉니다. iptables는 목록을 차례로 훑고(O(n)), IPVS와 nftables는 해시나 맵을 조회합니다(O(1))."),
     ("lab.per-service", "Endpoints per Service", "Service당 엔드포인트"),
     ("lab.compared", "Rules compared (first → last Service)", "비교한 규칙 수 (첫 → 마지막 Service)"),
