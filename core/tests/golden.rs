@@ -1,5 +1,5 @@
 //! Golden snapshots of `kpv rules` (text) for every scenario in
-//! `tests/scenarios/` in each of the four modes, through the CLI's pure entry
+//! `tests/scenarios/` in every mode (`Mode::ALL`), through the CLI's pure entry
 //! point. A change in any mode's rendering shows up here as a diff to review.
 
 use kpv_core::cli::{parse_args, run};
