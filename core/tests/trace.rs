@@ -808,3 +808,56 @@ apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec:\
         }
     }
 }
+
+/// An embed at rest shows one packet at its telling hop: where the Service
+/// address became a Pod's, in every mode; where it was refused when the
+/// Service has no endpoint.
+#[test]
+fn the_poster_hop_is_where_the_address_is_translated_or_the_packet_refused() {
+    let c = parse(SEED);
+    let slices = steady_slices(&c);
+    let from = Origin::Pod {
+        pod: pod_of(&c, "bandicoot"),
+    };
+    let r = req(from, Dest::Name("alpaca-service".into()), 8080, 45000);
+    for mode in Mode::ALL {
+        let sim = Sim::new(&c, &slices, mode, None, kpv_core::net::modes::Compilers::ALL);
+        let t = trace(&sim, &r, &mut WorldState::default(), &mut Chooser::new(3), 0);
+        let hop = &t.hops[t.poster_hop()];
+        assert_eq!(hop.what, HopKind::Rule, "{mode:?}");
+        assert_ne!(hop.after.dst, hop.before.dst, "{mode:?}");
+        // Nothing before it translated the address.
+        assert!(t.hops[..t.poster_hop()]
+            .iter()
+            .all(|h| h.after.dst == h.before.dst || !matches!(h.what, HopKind::Rule)));
+    }
+    let none = parse(include_str!("../../tests/scenarios/no-endpoints.yaml"));
+    let slices = steady_slices(&none);
+    let svc = none.services.first().expect("a Service");
+    let ip = svc.cluster_ips.first().copied().expect("a ClusterIP");
+    let port = svc.ports.first().map(|p| p.port).expect("a port");
+    for mode in Mode::ALL {
+        let sim = Sim::new(&none, &slices, mode, None, kpv_core::net::modes::Compilers::ALL);
+        let t = trace(
+            &sim,
+            &req(
+                Origin::Node {
+                    node: "worker-1".into(),
+                    src: "192.168.49.11".parse().expect("test IP"),
+                },
+                Dest::Ip(ip),
+                port,
+                45000,
+            ),
+            &mut WorldState::default(),
+            &mut Chooser::new(3),
+            0,
+        );
+        let at = t.poster_hop();
+        assert!(t.hops.get(at).is_some(), "{mode:?}");
+        let refused = t.hops.iter().position(|h| {
+            matches!(h.what, HopKind::Drop { .. } | HopKind::Reject { .. })
+        });
+        assert_eq!(Some(at), refused, "{mode:?}: {:#?}", t.hops);
+    }
+}

@@ -23,11 +23,12 @@ use leptos::prelude::*;
 /// What is being loaded, and what to do with it once it is there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Job {
-    /// Load a preset; at start-up also the address's `mode=` and `step=`.
+    /// Load a preset; at start-up also the address's `mode=` and where
+    /// the first packet stops.
     Preset {
         key: &'static str,
         mode: Option<Mode>,
-        step: Option<u32>,
+        stop: Option<Stop>,
     },
     /// Open a lesson at a page (0-based), with its scenario.
     #[cfg(feature = "full")]
@@ -121,13 +122,13 @@ impl Loader {
     /// Apply `job` if everything it needs is at hand; false if not.
     fn apply(&self, job: &Job) -> bool {
         match job {
-            Job::Preset { key, mode, step } => {
+            Job::Preset { key, mode, stop } => {
                 let Some(text) = PRESETS.iter().find(|p| p.key == *key).and_then(preset_text)
                 else {
                     return false;
                 };
                 self.store.load(key, &text);
-                start_at(self.store, *mode, *step, self.problems);
+                start_at(self.store, *mode, *stop, self.problems);
                 true
             }
             #[cfg(feature = "full")]
@@ -149,8 +150,18 @@ impl Loader {
     }
 }
 
-/// The address's `mode=` and `step=` on the loaded scenario: one packet
-/// stopped at hop `step` (documentation pages link to a step).
+/// Where the first packet of a page stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The address's `step=N` (from 1): documentation pages link to a hop.
+    Hop(u32),
+    /// An embed at rest: the packet's telling hop (`Trace::poster_hop`),
+    /// so a docs page shows a packet and its caption before any click.
+    Poster,
+}
+
+/// The address's `mode=` and where the first packet stops, on the loaded
+/// scenario: one packet sent and stopped there.
 ///
 /// The packet is sent once it can go where it should (an HTTP entry point
 /// waits for routing's code) and stopped once its flight exists (the mode's
@@ -161,13 +172,13 @@ impl Loader {
 pub fn start_at(
     store: Store,
     mode: Option<Mode>,
-    step: Option<u32>,
+    stop: Option<Stop>,
     problems: RwSignal<Vec<UrlProblem>>,
 ) {
     if let Some(m) = mode {
         store.mode.set(m);
     }
-    let Some(step) = step else {
+    let Some(step) = stop else {
         return;
     };
     let scenario = store.scenario.get_untracked();
@@ -209,7 +220,7 @@ enum Stepping {
 
 /// Stop packet `id` at `step` once its flight exists; done at once if the
 /// reader has moved on to another packet.
-fn stopped(store: Store, id: u32, step: u32, problems: RwSignal<Vec<UrlProblem>>) -> Stepping {
+fn stopped(store: Store, id: u32, step: Stop, problems: RwSignal<Vec<UrlProblem>>) -> Stepping {
     if store.focus.get() != Some(id) {
         return Stepping::Done;
     }
@@ -220,18 +231,26 @@ fn stopped(store: Store, id: u32, step: u32, problems: RwSignal<Vec<UrlProblem>>
     Stepping::Done
 }
 
-/// Stop the focused packet at hop `step` (from 1; past the last one: at the
-/// last, and say so).
-fn stop_at(store: Store, step: u32, problems: RwSignal<Vec<UrlProblem>>) {
-    if let Some(f) = store.focused_flight() {
-        // Hops are numbered from 1; past the last one: stop there, and say so.
-        let hops = f.legs.len();
-        if step as usize > hops {
-            problems.update(|p| p.push(UrlProblem::step_beyond(step, hops)));
+/// Stop the focused packet at `stop` (a hop from 1; past the last one: at
+/// the last, and say so).
+fn stop_at(store: Store, stop: Stop, problems: RwSignal<Vec<UrlProblem>>) {
+    let Some(f) = store.focused_flight() else {
+        return;
+    };
+    let hops = f.legs.len();
+    let hop = match stop {
+        Stop::Hop(step) => {
+            if step as usize > hops {
+                problems.update(|p| p.push(UrlProblem::step_beyond(step, hops)));
+            }
+            (step as usize).min(hops).saturating_sub(1)
         }
-        if let Some(t) = f.hop_time((step as usize).min(hops).saturating_sub(1)) {
-            store.now.set(t);
-        }
+        Stop::Poster => store
+            .with_focused_trace(|t| t.poster_hop())
+            .unwrap_or(0),
+    };
+    if let Some(t) = f.hop_time(hop) {
+        store.now.set(t);
     }
 }
 

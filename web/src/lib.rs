@@ -9,7 +9,7 @@
 //!
 //! Two builds come from it: the whole app (feature `full`, the default) and
 //! the embed build (`--no-default-features --features embed`), which keeps
-//! the diagram, playback, the four modes, the captions and opening share
+//! the diagram, playback, the five modes, the captions and opening share
 //! links, and compiles out the editor, labs, lessons, exports and share-link
 //! writing. Those are gated here, where they are mounted. In the full app
 //! the parts off the first screen are mounted through `lazy::Lazy`: in the
@@ -401,13 +401,18 @@ pub fn App() -> impl IntoView {
         let _ = id;
     } else {
         address_preset = opts.scenario.is_some_and(|k| k != first.key);
+        // An embed at rest is a poster: one packet stopped at its telling
+        // hop, with its caption, until the reader plays or steps.
+        let stop = opts.step.map(data::Stop::Hop).or_else(|| {
+            (opts.embed || cfg!(not(feature = "full"))).then_some(data::Stop::Poster)
+        });
         match opts.scenario.filter(|k| *k != first.key) {
             Some(key) => loader.run(data::Job::Preset {
                 key,
                 mode: opts.mode,
-                step: opts.step,
+                stop,
             }),
-            None => data::start_at(store, opts.mode, opts.step, problems),
+            None => data::start_at(store, opts.mode, stop, problems),
         }
     }
     // A link pasted into the address bar of an open page.

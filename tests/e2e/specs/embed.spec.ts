@@ -54,10 +54,13 @@ test('under a sub-path the embed code points at the embed build under that path,
   await page.goto('about:blank');
   await app.open(src);
   await expect(page.getByTestId('url-problems')).toHaveCount(0);
-  await expect(app.byId('hop-caption')).toContainText('NodePort: a port on every node · iptables');
-  for (const id of ABSENT) await expect(app.byId(id), id).toHaveCount(0);
-  await app.byId('send-packet').click();
+  // At rest: the poster, one packet stopped at its telling hop.
   await expect(page.getByTestId('packet')).toHaveCount(1);
+  await expect(app.byId('hop-caption')).toHaveText(/^Hop \d+ of \d+$/);
+  for (const id of ABSENT) await expect(app.byId(id), id).toHaveCount(0);
+  const poster = await page.locator('[data-testid=packet].focused').getAttribute('data-id');
+  await app.byId('send-packet').click();
+  await expect(page.locator('[data-testid=packet].focused')).not.toHaveAttribute('data-id', poster!);
 });
 
 for (const path of ['/embed/', '/docs/kpv/embed/']) {
@@ -67,8 +70,11 @@ for (const path of ['/embed/', '/docs/kpv/embed/']) {
     expect(response?.headers()['content-security-policy']).toContain("script-src 'self' 'wasm-unsafe-eval'");
     const app = new App(page);
     await expect(app.byId('diagram')).toBeVisible();
-    await app.byId('send-packet').click();
+    // The poster's packet, then the reader's own.
     await expect(page.getByTestId('packet')).toHaveCount(1);
+    const poster = await page.locator('[data-testid=packet].focused').getAttribute('data-id');
+    await app.byId('send-packet').click();
+    await expect(page.locator('[data-testid=packet].focused')).not.toHaveAttribute('data-id', poster!);
     expect(problems).toEqual([]);
   });
 }
@@ -108,8 +114,9 @@ test('an embed fetches only the code of the mode it shows', async ({ page }) => 
   page.on('request', (r) => { if (/\/(split|chunk)_[^/]*\.wasm$/.test(r.url())) asked.push(r.url()); });
   const app = new App(page);
   await app.open('/embed/?scenario=nodeport&mode=ipvs');
-  await app.byId('send-packet').click();
+  // At rest its poster packet went through IPVS.
   await expect(page.getByTestId('packet')).toHaveCount(1);
+  await expect(app.byId('hop-caption')).toHaveText(/^Hop \d+ of \d+$/);
   // Long past the idle prefetch of the whole app.
   await page.waitForTimeout(4_000);
   const modes = asked.filter((u) => /split_kpv_(ipvs|nftables|userspace)-/.test(u)).map((u) => u.replace(/.*split_kpv_([a-z]+)-.*/, '$1'));
@@ -121,4 +128,53 @@ test('an embed given lesson= says it shows no lessons, and shows its scenario', 
   await app.open('/embed/?lesson=readiness');
   await expect(app.byId('url-problems')).toContainText('lesson=readiness, but an embed shows no lessons');
   await expect(app.byId('diagram')).toBeVisible();
+});
+
+test('at rest an embed is a poster: a packet at its telling hop with its caption, still under reduced motion, playing on when asked', async ({ browser }) => {
+  for (const [scenario, mode, card] of [
+    ['alpaca-bandicoot', 'iptables', /destination rewritten to\s*10\.244\.\d+\.\d+:8080 \(DNAT\)/],
+    ['nodeport', 'ipvs', /10\.244\.\d+\.\d+/],
+    ['no-endpoints', 'iptables', /REJECT|refused|no endpoint/i],
+  ] as const) {
+    const ctx = await browser.newContext({ viewport: { width: 720, height: 405 }, reducedMotion: 'reduce' });
+    const page = await ctx.newPage();
+    const problems = App.watch(page);
+    const app = new App(page);
+    await app.open(`/embed/?scenario=${scenario}&mode=${mode}&lang=en`);
+    await expect(page.getByTestId('packet')).toHaveCount(1);
+    await expect(app.byId('hop-caption')).toHaveText(/^Hop \d+ of \d+$/);
+    const hop = Number((await app.byId('hop-caption').innerText()).replace(/^Hop (\d+) of.*/, '$1'));
+    expect(hop, scenario).toBeGreaterThan(1);
+    await expect(app.byId('packet-card'), scenario).toContainText(card);
+    // Nothing moves by itself.
+    const at = await app.clockMs();
+    await page.waitForTimeout(1_200);
+    expect(await app.clockMs(), scenario).toBe(at);
+    await expect(app.byId('play-pause')).toHaveAttribute('aria-pressed', 'false');
+    // Asked, it plays on from there.
+    await app.byId('play-pause').click();
+    await expect.poll(() => app.clockMs()).toBeGreaterThan(at);
+    expect(problems).toEqual([]);
+    await ctx.close();
+  }
+});
+
+test('a 400 px wide embed keeps its diagram and a whole caption: the caption takes its own row and the speed choice goes', async ({ browser }) => {
+  const ctx = await browser.newContext({ viewport: { width: 400, height: 320 } });
+  const page = await ctx.newPage();
+  const app = new App(page);
+  await app.open('/embed/?lang=en');
+  const bar = await page.locator('.playback').evaluate((e) => ({ scroll: e.scrollWidth, client: e.clientWidth }));
+  expect(bar.scroll).toBeLessThanOrEqual(bar.client);
+  const cap = await app.byId('hop-caption').boundingBox();
+  expect(cap!.width).toBeGreaterThan(300);
+  expect(cap!.height).toBeLessThan(40);
+  await expect(app.byId('speed')).toBeHidden();
+  for (const id of ['send-packet', 'play-pause', 'step-back', 'step-forward', 'sim-clock']) {
+    const b = await app.byId(id).boundingBox();
+    expect(b!.x + b!.width, id).toBeLessThanOrEqual(400);
+  }
+  const svg = await app.byId('diagram').boundingBox();
+  expect(svg!.height, 'the diagram keeps the space above the bar').toBeGreaterThan(150);
+  await ctx.close();
 });

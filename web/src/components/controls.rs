@@ -51,7 +51,7 @@ pub fn Toolbar() -> impl IntoView {
                     on:change=move |ev| {
                         let key = event_target_value(&ev);
                         if let Some(p) = PRESETS.iter().find(|p| p.key == key) {
-                            loader.run(Job::Preset { key: p.key, mode: None, step: None });
+                            loader.run(Job::Preset { key: p.key, mode: None, stop: None });
                         }
                     }>
                     {PRESETS.iter().map(|p| view! {

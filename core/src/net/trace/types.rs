@@ -285,6 +285,22 @@ impl Trace {
             .position(|h| matches!(h.what, HopKind::Rule) && h.after.dst != h.before.dst)
     }
 
+    /// The hop a still picture of this packet shows (an embed at rest):
+    /// where it was dropped or refused; failing that, where its destination
+    /// became an endpoint's; failing that, its last hop before any reply.
+    pub fn poster_hop(&self) -> usize {
+        self.hops
+            .iter()
+            .position(|h| matches!(h.what, HopKind::Drop { .. } | HopKind::Reject { .. }))
+            .or_else(|| self.translated_at())
+            .or_else(|| {
+                self.hops
+                    .iter()
+                    .rposition(|h| !matches!(h.what, HopKind::Reply { .. }))
+            })
+            .unwrap_or(0)
+    }
+
     /// The trace of `request` before anything has happened: no node, no
     /// verdict, no hops, and `Unrouted` until a stage says otherwise.
     pub fn new(request: Request, mode: Mode) -> Trace {
