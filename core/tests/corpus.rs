@@ -1,6 +1,7 @@
 //! Manifests of the shapes people paste (`tests/corpus/`: a microservice
 //! demo, versions of one app, a guestbook, a Gateway quickstart on port
-//! 8080, an Ingress with TLS and a default backend, Helm output), written
+//! 8080, an Ingress with TLS and a default backend, Helm output, an
+//! IPv6-only cluster as `kubectl get -o yaml` lists it), written
 //! for these tests. Each parses without errors, repeats no warning, and
 //! every entry point the app offers, sent to from its default origin once
 //! the cluster has settled, is delivered (an HTTP entry point's pre-filled
@@ -33,6 +34,10 @@ const CORPUS: &[(&str, &str)] = &[
     (
         "helm-output",
         include_str!("../../tests/corpus/helm-output.yaml"),
+    ),
+    (
+        "ipv6-only",
+        include_str!("../../tests/corpus/ipv6-only.yaml"),
     ),
 ];
 
@@ -81,7 +86,7 @@ fn every_entry_point_of_every_corpus_file_delivers_once_settled() {
                 seed: 1,
             })
             .collect();
-        for mode in [Mode::Iptables, Mode::Ipvs, Mode::Nftables] {
+        for mode in Mode::ALL {
             let traces = replay::replay(&Inputs {
                 code,
                 cluster: &c,

@@ -510,7 +510,7 @@ impl Store {
     pub fn current_origin(&self, target: &Target) -> Origin {
         let key = self.origin.get_untracked();
         self.parsed.with_untracked(|(c, _)| {
-            parse_origin(c, &key).unwrap_or_else(|| replay::default_origin(c, target))
+            parse_origin(c, &key, target).unwrap_or_else(|| replay::default_origin(c, target))
         })
     }
 
@@ -750,13 +750,12 @@ impl Store {
 
 /// Origins the user can pick: `auto`, and the keys of
 /// [`kpv_core::net::trace::OriginKey`] (`external`, `pod:ns/name`,
-/// `node:name`) of what the cluster has.
-pub fn parse_origin(c: &Cluster, key: &str) -> Option<Origin> {
+/// `node:name`) of what the cluster has; the outside client is of
+/// `target`'s family.
+pub fn parse_origin(c: &Cluster, key: &str, target: &Target) -> Option<Origin> {
     use kpv_core::net::trace::OriginKey;
     match OriginKey::parse(key)? {
-        OriginKey::External => Some(Origin::External {
-            client: replay::client_ip(),
-        }),
+        OriginKey::External => Some(replay::external_origin(target)),
         OriginKey::Pod(id) => c.pod(&id).map(|_| Origin::Pod { pod: id }),
         OriginKey::Node(Some(node)) => {
             let n = c.node(&node)?;

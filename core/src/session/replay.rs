@@ -519,9 +519,7 @@ impl Target {
 /// Pod), else the first Pod.
 pub fn default_origin(cluster: &Cluster, target: &Target) -> Origin {
     if target.kind.external() {
-        return Origin::External {
-            client: client_ip(),
-        };
+        return external_origin(target);
     }
     let svc = cluster.service(&target.service);
     let behind = |p: &crate::model::Pod| {
@@ -541,10 +539,34 @@ pub fn default_origin(cluster: &Cluster, target: &Target) -> Origin {
             .and_then(|n| n.primary_ip(IpFamily::V4).map(|ip| (n.name.clone(), ip)))
         {
             Some((node, src)) => Origin::Node { node, src },
-            None => Origin::External {
-                client: client_ip(),
-            },
+            None => external_origin(target),
         },
+    }
+}
+
+/// The client outside the cluster that sends to `target`: of the target
+/// address's family (a packet has one), so an IPv6-only cluster's NodePort
+/// is reached from an IPv6 client.
+pub fn external_origin(target: &Target) -> Origin {
+    Origin::External {
+        client: external_client(target),
+    }
+}
+
+/// The address of [`external_origin`]'s client.
+pub fn external_client(target: &Target) -> IpAddr {
+    client_ip_of(match &target.dst {
+        Dest::Ip(ip) => IpFamily::of(ip),
+        _ => IpFamily::V4,
+    })
+}
+
+/// The outside client's address in `family`: 198.51.100.7 or 2001:db8::7
+/// (both documentation ranges).
+pub fn client_ip_of(family: IpFamily) -> IpAddr {
+    match family {
+        IpFamily::V4 => client_ip(),
+        IpFamily::V6 => IpAddr::V6(std::net::Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 7)),
     }
 }
 

@@ -8,7 +8,7 @@ import * as path from 'path';
 import { App } from './app';
 
 const CORPUS = path.join(__dirname, '../../corpus');
-const FILES = ['microservices', 'versions', 'guestbook', 'gateway-quickstart', 'ingress-tls', 'helm-output'];
+const FILES = ['microservices', 'versions', 'guestbook', 'gateway-quickstart', 'ingress-tls', 'helm-output', 'ipv6-only'];
 
 async function paste(app: App, name: string) {
   const text = fs.readFileSync(path.join(CORPUS, `${name}.yaml`), 'utf8');

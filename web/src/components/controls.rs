@@ -7,7 +7,7 @@ use crate::scenarios::PRESETS;
 use crate::state::Store;
 use kpv_core::model::{Mode, Scheduler};
 use kpv_core::net::trace::{Dest, OriginKey};
-use kpv_core::session::replay::TargetKind;
+use kpv_core::session::replay::{self, TargetKind};
 use leptos::prelude::*;
 
 fn target_kind_key(k: TargetKind) -> &'static str {
@@ -185,10 +185,17 @@ pub fn TrafficBar() -> impl IntoView {
         })
     };
     let origin_options = move || {
+        // The outside client is of the chosen target's family.
+        store.target.track();
+        store.targets.track();
+        let client = store
+            .current_target()
+            .map(|t| replay::external_client(&t))
+            .unwrap_or_else(replay::client_ip);
         store.parsed.with(|(c, _)| {
             let mut v = vec![
                 ("auto".to_string(), tr(l.get(), "origin.auto").to_string()),
-                (OriginKey::External.to_string(), format!("{} ({})", tr(l.get(), "origin.external"), kpv_core::session::replay::client_ip())),
+                (OriginKey::External.to_string(), format!("{} ({client})", tr(l.get(), "origin.external"))),
             ];
             for p in &c.pods {
                 v.push((OriginKey::Pod(p.id.clone()).to_string(), format!("{} {}", tr(l.get(), "origin.pod"), p.id.name)));
