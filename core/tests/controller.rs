@@ -131,7 +131,11 @@ fn pods_without_probes_are_ready_and_down_apps_fail_every_probe() {
     );
     let id = first_alpaca(&c);
     let pod = c.pod(&id).unwrap_or_else(|| panic!());
-    assert!(!ready_at(pod, &[change(&id, 1, AppState::Down)], 6_000));
+    // Probes every 2 s with a 1 s timeout: the ones at 2, 4 and 6 s get no
+    // answer and fail at 3, 5 and 7 s; the third makes it NotReady.
+    let down = [change(&id, 1, AppState::Down)];
+    assert!(ready_at(pod, &down, 6_999));
+    assert!(!ready_at(pod, &down, 7_000));
 }
 
 #[test]

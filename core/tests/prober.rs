@@ -42,6 +42,9 @@ fn change(pod: &kpv_core::model::Pod, at_ms: u64, state: AppState) -> AppChange 
 const S: AppState = AppState::Healthy;
 const F: AppState = AppState::FailingReadiness;
 const D: AppState = AppState::Down;
+/// Failing at once (the worker tests' fake prober answers instantly; a
+/// down app instead fails `timeoutSeconds` after each probe starts).
+const L: AppState = AppState::FailingLiveness;
 
 /// Readiness after each of the probes at 0, 1, 2, … s.
 fn readiness(c: &Cluster, states: &[AppState]) -> Vec<bool> {
@@ -97,7 +100,7 @@ fn initial_delay() {
         "livenessProbe",
         "initialDelaySeconds: 10, periodSeconds: 1, failureThreshold: 1",
     );
-    let changes = script(&c, &[D]);
+    let changes = script(&c, &[L]);
     let events = probe_events(&c.pods[0], &changes, 9_999);
     assert!(
         events.is_empty(),
@@ -116,7 +119,7 @@ fn a_liveness_failure_restarts_and_the_new_container_is_probed_afresh() {
         "livenessProbe",
         "periodSeconds: 1, successThreshold: 1, failureThreshold: 1",
     );
-    let changes = script(&c, &[D, S]);
+    let changes = script(&c, &[L, S]);
     let events = probe_events(&c.pods[0], &changes, 1_000);
     let seen: Vec<(bool, bool)> = events.iter().map(|e| (e.success, e.restarted)).collect();
     assert_eq!(seen, [(false, true), (true, false)]);
@@ -197,32 +200,35 @@ fn a_startup_probe_runs_first_and_restarts_on_failure() {
         ]
     );
     assert!(ready_at(pod, &[], 0));
-    // Down until 1.5 s: two startup failures, then it starts; readiness
-    // is not probed before.
+    // Down until 1.5 s: the probes at 0 and 1 s get no answer and fail
+    // when their 1 s timeout ends (at 1 and 2 s); the tick at 2 s came
+    // during the second, so the next runs at once and the app, up since
+    // 1.5 s, answers: started, then readiness. Not probed before.
     let up_late = [change(pod, 0, D), change(pod, 1_500, S)];
     assert_eq!(
         runs(&up_late, 2_000),
         [
-            (0, St, false, false),
             (1_000, St, false, false),
+            (2_000, St, false, false),
             (2_000, St, true, false),
             (2_000, R, true, false)
         ]
     );
     assert!(!ready_at(pod, &up_late, 1_999));
     assert!(ready_at(pod, &up_late, 2_000));
-    // Down for good: the third failure restarts it, and it starts over.
+    // Down for good: the third failure (at 3 s, the probe from 2 s timing
+    // out) restarts it, and it starts over.
     let down = [change(pod, 0, D)];
     assert_eq!(
-        runs(&down, 3_000),
+        runs(&down, 4_000),
         [
-            (0, St, false, false),
             (1_000, St, false, false),
-            (2_000, St, false, true),
-            (3_000, St, false, false)
+            (2_000, St, false, false),
+            (3_000, St, false, true),
+            (4_000, St, false, false)
         ]
     );
-    assert!(!ready_at(pod, &down, 3_000));
+    assert!(!ready_at(pod, &down, 4_000));
 }
 
 /// A liveness restart is an Event in the kubelet's words (naming the
@@ -247,15 +253,17 @@ fn restarts_are_events_and_counted() {
             _ => None,
         })
         .collect();
+    // Each probe of the down app fails when its 1 s timeout ends: the
+    // second failure in a row, every 2 s, restarts it.
     assert_eq!(
         restarts,
         [
-            (1_000, "kuard".to_string(), ProbeKind::Startup),
-            (3_000, "kuard".to_string(), ProbeKind::Startup),
-            (5_000, "kuard".to_string(), ProbeKind::Startup)
+            (2_000, "kuard".to_string(), ProbeKind::Startup),
+            (4_000, "kuard".to_string(), ProbeKind::Startup)
         ]
     );
-    // Up at 5.5 s: started and Ready at 6 s, after three restarts.
+    // Up at 5.5 s: the probe from 5 s saw it down and restarts it at 6 s;
+    // the next, at once, starts it, and it is Ready, after three restarts.
     let later = [change(&c.pods[0], 0, D), change(&c.pods[0], 5_500, S)];
     let evs = events(
         &c,
@@ -338,4 +346,67 @@ fn a_liveness_failure_restarts_once_and_the_new_container_is_healthy() {
         .count();
     assert!(restarts >= 2, "a down app restarts every 15 s (75, 90, …)");
     assert!(!ready_at(pod, &down, 120_000));
+}
+
+/// `timeoutSeconds`: an app that is down does not answer, so each probe
+/// fails when its timeout ends, and readiness changes then. Readiness
+/// every 10 s with a 3 s timeout and failureThreshold 1: down at 15 s, the
+/// probe at 20 s gives up at 23 s, and the Pod is NotReady from then.
+#[test]
+fn a_down_app_fails_each_probe_when_its_timeout_ends() {
+    let c = pod(
+        "readinessProbe",
+        "periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 1",
+    );
+    let pod = &c.pods[0];
+    let down = [change(pod, 15_000, D)];
+    assert!(ready_at(pod, &down, 22_999));
+    assert!(!ready_at(pod, &down, 23_000));
+    let failed: Vec<(u64, bool)> = probe_events(pod, &down, 45_000)
+        .iter()
+        .filter(|e| !e.success)
+        .map(|e| (e.at_ms, e.timed_out))
+        .collect();
+    assert_eq!(failed, [(23_000, true), (33_000, true), (43_000, true)]);
+    // A 503 (kuard's readiness toggle) is an answer: at the probe's instant.
+    let failing = [change(pod, 15_000, F)];
+    assert!(!ready_at(pod, &failing, 20_000));
+    assert!(probe_events(pod, &failing, 20_000)
+        .iter()
+        .all(|e| !e.timed_out));
+}
+
+/// A timeout as long as the period or longer: the worker waits for each
+/// run; the tick that came meanwhile is kept (one) and the next probe
+/// starts as soon as the run ends, so a down app is probed every 3 s, not
+/// every second, with a 3 s timeout and a 1 s period.
+#[test]
+fn a_worker_waits_for_a_probe_longer_than_its_period() {
+    let c = pod(
+        "readinessProbe",
+        "periodSeconds: 1, timeoutSeconds: 3, failureThreshold: 3",
+    );
+    let pod = &c.pods[0];
+    let down = [change(pod, 0, D)];
+    let at: Vec<u64> = probe_events(pod, &down, 9_000)
+        .iter()
+        .map(|e| e.at_ms)
+        .collect();
+    assert_eq!(at, [3_000, 6_000, 9_000]);
+    // Back up at 7.5 s: the run from 6 s still gives up at 9 s; the next
+    // starts then and is answered at once.
+    let back = [change(pod, 0, D), change(pod, 7_500, S)];
+    let runs: Vec<(u64, bool)> = probe_events(pod, &back, 9_000)
+        .iter()
+        .map(|e| (e.at_ms, e.success))
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            (3_000, false),
+            (6_000, false),
+            (9_000, false),
+            (9_000, true)
+        ]
+    );
 }

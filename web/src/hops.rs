@@ -214,7 +214,7 @@ pub fn event_line(l: Lang, cluster: &Cluster, e: &EventKind) -> (String, String)
             pod,
             probe,
             action,
-            refused,
+            timed_out,
             run,
             threshold,
         } => {
@@ -236,22 +236,36 @@ pub fn event_line(l: Lang, cluster: &Cluster, e: &EventKind) -> (String, String)
                     .map(|n| n.to_string())
                     .unwrap_or_else(|| p.to_string())
             };
-            let why = match (action, refused) {
+            // A down app does not answer: the kubelet's client gives up
+            // after timeoutSeconds, in its own words per probe action.
+            let secs = cluster
+                .pod(pod)
+                .and_then(|p| probe.of(p))
+                .map_or(1, |p| p.timeout_seconds.max(1));
+            let why = match (action, timed_out) {
                 (ProbeAction::HttpGet { path, port: pr }, true) => format!(
-                    "Get \"http://{ip}:{}{path}\": dial tcp {ip}:{}: connect: connection refused",
-                    port(pr),
+                    "Get \"http://{ip}:{}{path}\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
                     port(pr)
                 ),
                 (ProbeAction::HttpGet { .. }, false) => {
                     "HTTP probe failed with statuscode: 503".to_string()
                 }
-                (ProbeAction::TcpSocket { port: pr }, _) => {
+                (ProbeAction::TcpSocket { port: pr }, true) => {
+                    format!("dial tcp {ip}:{}: i/o timeout", port(pr))
+                }
+                (ProbeAction::TcpSocket { port: pr }, false) => {
                     format!("dial tcp {ip}:{}: connect: connection refused", port(pr))
                 }
-                (ProbeAction::Grpc { .. }, _) => {
+                (ProbeAction::Grpc { port }, true) => format!(
+                    "timeout: failed to connect service \"{ip}:{port}\" within {secs}s: context deadline exceeded"
+                ),
+                (ProbeAction::Grpc { .. }, false) => {
                     "service unhealthy (responded with \"NOT_SERVING\")".into()
                 }
-                (ProbeAction::Exec { .. }, _) => "command exited with code 1".into(),
+                (ProbeAction::Exec { command }, true) => {
+                    format!("command \"{}\" timed out", command.join(" "))
+                }
+                (ProbeAction::Exec { .. }, false) => "command exited with code 1".into(),
             };
             (
                 format!("Warning Unhealthy pod/{} ({run}/{threshold})", pod.name),

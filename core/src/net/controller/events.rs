@@ -25,8 +25,9 @@ pub enum EventKind {
         pod: NamespacedName,
         probe: ProbeKind,
         action: ProbeAction,
-        /// The app was down (connection refused) rather than answering 503.
-        refused: bool,
+        /// The app was down and did not answer: the probe gave up after
+        /// its `timeoutSeconds` (rather than hearing 503).
+        timed_out: bool,
         run: u32,
         threshold: u32,
     },
@@ -102,14 +103,13 @@ pub fn events(
         for e in probe_events(pod, changes, until_ms) {
             if !e.success {
                 if let Some(p) = e.kind.of(pod) {
-                    let state = super::probe::app_state_at(&pod.id, changes, e.at_ms);
                     out.push(ClusterEvent {
                         at_ms: e.at_ms,
                         kind: EventKind::ProbeFailed {
                             pod: pod.id.clone(),
                             probe: e.kind,
                             action: p.action.clone(),
-                            refused: state == super::AppState::Down,
+                            timed_out: e.timed_out,
                             run: e.run,
                             threshold: p.failure_threshold,
                         },
@@ -230,10 +230,10 @@ mod tests {
                 EventKind::ProbeFailed {
                     pod: p,
                     run,
-                    refused,
+                    timed_out,
                     ..
                 } if p == &pod.id => {
-                    assert!(!refused, "503, not refused");
+                    assert!(!timed_out, "503, not a timeout");
                     Some(*run)
                 }
                 _ => None,
@@ -269,8 +269,11 @@ mod tests {
             .all(|e| !matches!(e.kind, EventKind::Endpoints { .. })));
     }
 
+    /// A down app does not answer: each failure is told as a timeout, at
+    /// the probe's start plus its `timeoutSeconds` (the seed's readiness
+    /// probe: every 2 s, 1 s timeout), not as a 503.
     #[test]
-    fn an_app_taken_down_is_refused_not_503() {
+    fn an_app_taken_down_times_out_rather_than_answering_503() {
         let (cluster, _) = crate::Code::ALL.parse(SEED);
         let Some(pod) = cluster.pods.iter().find(|p| p.readiness_probe().is_some()) else {
             panic!("no Pod with a readiness probe")
@@ -281,8 +284,29 @@ mod tests {
             state: AppState::Down,
         }];
         let ev = events(&cluster, &changes, Timing::default(), 60_000);
-        assert!(ev
+        let failed: Vec<(u64, bool)> = ev
             .iter()
-            .any(|e| matches!(e.kind, EventKind::ProbeFailed { refused: true, .. })));
+            .filter_map(|e| match e.kind {
+                EventKind::ProbeFailed {
+                    timed_out,
+                    probe: ProbeKind::Readiness,
+                    ..
+                } => Some((e.at_ms, timed_out)),
+                _ => None,
+            })
+            .collect();
+        assert!(!failed.is_empty());
+        let p = pod
+            .readiness_probe()
+            .map(|p| (p.period_seconds, p.timeout_seconds));
+        let (period, timeout) = p.unwrap_or_default();
+        for (at, timed_out) in failed {
+            assert!(timed_out, "{at}");
+            assert_eq!(
+                at % (u64::from(period) * 1000),
+                u64::from(timeout) * 1000 % (u64::from(period) * 1000),
+                "{at}: a tick plus the timeout"
+            );
+        }
     }
 }

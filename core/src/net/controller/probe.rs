@@ -14,7 +14,9 @@
 //! makes it NotReady until readiness succeeds again. A restart starts a new
 //! process: an app whose liveness check failed (kuard's liveness toggle)
 //! comes back healthy, while an app that is down stays down and restarts
-//! again.
+//! again. An app that is down does not answer: each probe of it fails when
+//! its `timeoutSeconds` ends, and a worker whose probe outlasts its period
+//! starts the next one as soon as it ends.
 
 use crate::model::{NamespacedName, Pod, Probe, ReportedReady};
 use serde::{Deserialize, Serialize};
@@ -29,7 +31,8 @@ pub enum AppState {
     Healthy,
     /// Serving traffic but its readiness check fails (kuard's readiness toggle).
     FailingReadiness,
-    /// Not answering at all: connections time out, every probe fails.
+    /// Not answering at all: connections time out, and every probe fails
+    /// when its `timeoutSeconds` ends.
     Down,
     /// Serving traffic and ready, but its liveness check fails (kuard's
     /// liveness toggle): the kubelet restarts the container, and the new
@@ -167,6 +170,9 @@ pub struct ProbeEvent {
     pub ready_after: bool,
     /// A liveness (or startup) failure that restarted the container.
     pub restarted: bool,
+    /// The app did not answer: the probe gave up after `timeoutSeconds`
+    /// (when `at_ms` is).
+    pub timed_out: bool,
 }
 
 fn probe_ok(kind: ProbeKind, state: AppState) -> bool {
@@ -192,7 +198,7 @@ fn never_passes(pod: &Pod, kind: ProbeKind) -> bool {
 
 /// Consecutive results of one probe kind, as the kubelet's worker counts
 /// them (`resultRun`).
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 struct Run {
     last: Option<bool>,
     count: u32,
@@ -221,152 +227,283 @@ pub fn first_probe_ms(p: &Probe) -> u64 {
     (u64::from(p.initial_delay_seconds) * 1000).div_ceil(period) * period
 }
 
-fn times(p: &Probe, until: u64) -> impl Iterator<Item = u64> + '_ {
-    let period = (p.period_seconds.max(1)) as u64 * 1000;
-    let start = first_probe_ms(p);
-    (0u64..)
-        .map(move |k| start + k * period)
-        .take_while(move |&t| t <= until)
-}
-
-/// Every probe run of `pod` up to `until_ms`, in time order, with readiness.
+/// Every probe run of `pod` up to `until_ms`, in the order their results
+/// came in, with readiness.
 ///
 /// A startup probe runs first; until it succeeds readiness and liveness
 /// are not probed and the Pod is not Ready. A liveness failure past its
 /// threshold (or a startup failure past its own) restarts the container:
 /// not Ready until its probes pass again, startup first.
 ///
+/// An app that is down does not answer: each probe of it fails
+/// `timeoutSeconds` after it started (the kubelet's client gives up then),
+/// and its result counts from that moment. A worker waits for its probe:
+/// a tick that comes while one is running is kept (one at most) and the
+/// next probe starts as soon as the running one ends, as Go's ticker
+/// delivers it to the kubelet's worker loop.
+///
 /// Runs are bounded: at most 100 000 probe runs are simulated per Pod.
 pub fn probe_events(pod: &Pod, changes: &[AppChange], until_ms: u64) -> Vec<ProbeEvent> {
-    let readiness = pod.readiness_probe();
-    let startup = ProbeKind::Startup.of(pod);
-    let mut runs: Vec<(u64, ProbeKind, &Probe)> = Vec::new();
-    // The horizon after which nothing can change any more: past the last app
-    // change, readiness settles within (threshold × period).
+    let until = until_ms.min(horizon(pod, changes));
+    let mut sim = Prober::new(pod, changes);
+    // Each kind's worker: its probe, its next tick, and the run in flight.
+    let mut workers: Vec<Worker> = KINDS
+        .iter()
+        .filter_map(|&kind| kind.of(pod).map(|p| Worker::new(kind, p)))
+        .collect();
+    let mut runs = 0usize;
+    loop {
+        // The next thing to happen: a result coming in (before a start at
+        // the same instant), else a probe starting; kinds in KINDS order.
+        let done = workers
+            .iter()
+            .enumerate()
+            .filter_map(|(i, w)| w.flight.map(|f| (f.done, i)))
+            .min();
+        let start = workers
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.flight.is_none())
+            .map(|(i, w)| (w.next, i))
+            .min();
+        match (done, start) {
+            (Some((t, i)), s) if t <= until && s.is_none_or(|(st, _)| t <= st) => {
+                let w = &mut workers[i];
+                if let Some(f) = w.flight.take() {
+                    w.ended(t);
+                    // A run that probed a container restarted since then
+                    // counts for nothing.
+                    if sim.restarted_at.is_none_or(|r| f.start >= r) {
+                        sim.finish(w.kind, w.probe, f, t);
+                    }
+                }
+            }
+            (_, Some((t, i))) if t <= until && runs < 100_000 => {
+                runs += 1;
+                let w = &mut workers[i];
+                w.started(t);
+                w.flight = sim.start(w.kind, w.probe, t);
+            }
+            _ => break,
+        }
+    }
+    sim.out
+}
+
+const KINDS: [ProbeKind; 3] = [
+    ProbeKind::Startup,
+    ProbeKind::Liveness,
+    ProbeKind::Readiness,
+];
+
+/// The time after which nothing can change any more: past the last app
+/// change, each kind settles within its delay and (threshold + 2) periods
+/// plus its timeout, a liveness restart sets readiness going again (so the
+/// kinds add up), and a startup probe holds the others back.
+fn horizon(pod: &Pod, changes: &[AppChange]) -> u64 {
     let last_change = changes
         .iter()
         .filter(|c| c.pod == pod.id)
         .map(|c| c.at_ms)
         .max()
         .unwrap_or(0);
-    const KINDS: [ProbeKind; 3] = [
-        ProbeKind::Startup,
-        ProbeKind::Liveness,
-        ProbeKind::Readiness,
-    ];
-    // Each kind settles within its delay and (threshold + 2) periods, and a
-    // liveness restart sets readiness going again: the horizon adds them up.
     let settle: u64 = KINDS
         .iter()
         .filter_map(|k| k.of(pod))
         .map(|p| {
+            let runs = u64::from(p.failure_threshold.max(p.success_threshold)) + 2;
             (u64::from(p.initial_delay_seconds)
-                + (u64::from(p.failure_threshold.max(p.success_threshold)) + 2)
-                    * u64::from(p.period_seconds.max(1)))
+                + runs * u64::from(p.period_seconds.max(p.timeout_seconds).max(1))
+                + u64::from(p.timeout_seconds))
                 * 1000
         })
         .sum();
-    // A startup probe holds the others back: their horizon is past its own.
-    let held = startup.map_or(0, |s| {
+    let held = ProbeKind::Startup.of(pod).map_or(0, |s| {
         (u64::from(s.initial_delay_seconds)
-            + (u64::from(s.failure_threshold) + 1) * u64::from(s.period_seconds.max(1)))
+            + (u64::from(s.failure_threshold) + 1)
+                * u64::from(s.period_seconds.max(s.timeout_seconds).max(1)))
             * 1000
     });
-    let until = until_ms.min(last_change.saturating_add(settle + held));
-    for kind in KINDS {
-        if let Some(p) = kind.of(pod) {
-            runs.extend(times(p, until).take(100_000).map(|t| (t, kind, p)));
+    last_change.saturating_add(settle.saturating_add(held))
+}
+
+/// One kind's worker: ticks every period from its first probe.
+struct Worker<'a> {
+    kind: ProbeKind,
+    probe: &'a Probe,
+    first: u64,
+    period: u64,
+    /// When its next probe starts: a tick, or the end of a run that a
+    /// tick came during.
+    next: u64,
+    flight: Option<Flight>,
+}
+
+impl<'a> Worker<'a> {
+    fn new(kind: ProbeKind, probe: &'a Probe) -> Worker<'a> {
+        let first = first_probe_ms(probe);
+        Worker {
+            kind,
+            probe,
+            first,
+            period: u64::from(probe.period_seconds.max(1)) * 1000,
+            next: first,
+            flight: None,
         }
     }
-    let rank = |k: ProbeKind| match k {
-        ProbeKind::Startup => 0,
-        ProbeKind::Liveness => 1,
-        ProbeKind::Readiness => 2,
-    };
-    crate::util::order::sort_by_key(&mut runs, |(t, k, _)| (*t, rank(*k)));
-    let mut started = startup.is_none();
-    let mut ready = match pod.reported_ready {
-        ReportedReady::Ready => true,
-        ReportedReady::NotReady => false,
-        ReportedReady::Unknown => readiness.is_none() && started,
-    };
-    let (mut r_run, mut l_run, mut s_run) = (Run::default(), Run::default(), Run::default());
-    // The last restart: a state it clears, set at or before it, is gone.
-    let mut restarted_at: Option<u64> = None;
-    let mut out = Vec::with_capacity(runs.len());
-    for (t, kind, p) in runs {
-        if kind != ProbeKind::Startup && !started {
-            continue;
+
+    /// A probe started at `t`: the next tick is the first after it.
+    fn started(&mut self, t: u64) {
+        let k = t.saturating_sub(self.first) / self.period;
+        self.next = self
+            .first
+            .saturating_add(k.saturating_add(1).saturating_mul(self.period));
+    }
+
+    /// The run in flight ended at `t`: a tick that came meanwhile was kept,
+    /// and the next probe starts at once.
+    fn ended(&mut self, t: u64) {
+        self.next = self.next.max(t);
+    }
+}
+
+/// A probe run started at `start` whose result comes at `done`.
+#[derive(Clone, Copy)]
+struct Flight {
+    start: u64,
+    done: u64,
+    ok: bool,
+    timed_out: bool,
+}
+
+/// What the kubelet's workers for one Pod know: the results so far.
+struct Prober<'a> {
+    pod: &'a Pod,
+    changes: &'a [AppChange],
+    has_readiness: bool,
+    has_startup: bool,
+    started: bool,
+    ready: bool,
+    runs: [Run; 3],
+    /// The last restart: a state it clears, set at or before it, is gone.
+    restarted_at: Option<u64>,
+    out: Vec<ProbeEvent>,
+}
+
+impl<'a> Prober<'a> {
+    fn new(pod: &'a Pod, changes: &'a [AppChange]) -> Prober<'a> {
+        let has_startup = ProbeKind::Startup.of(pod).is_some();
+        let has_readiness = pod.readiness_probe().is_some();
+        Prober {
+            pod,
+            changes,
+            has_readiness,
+            has_startup,
+            started: !has_startup,
+            ready: match pod.reported_ready {
+                ReportedReady::Ready => true,
+                ReportedReady::NotReady => false,
+                ReportedReady::Unknown => !has_readiness && !has_startup,
+            },
+            runs: Default::default(),
+            restarted_at: None,
+            out: Vec::new(),
         }
-        if kind == ProbeKind::Startup && started {
-            continue;
+    }
+
+    /// A probe of `kind` starts at `t`: the run in flight, or `None` when
+    /// the worker skips it (startup not over, or over for a startup probe).
+    /// A result the app gives at once comes in at once.
+    fn start(&mut self, kind: ProbeKind, p: &Probe, t: u64) -> Option<Flight> {
+        if (kind == ProbeKind::Startup) == self.started {
+            return None;
         }
         // A probe at t sees the app as it was just before t (a change made
         // at the very instant of a probe is noticed by the next one); the
         // first probe at the container's start sees how it started.
-        let seen = changes
+        let seen = self
+            .changes
             .iter()
-            .filter(|c| c.pod == pod.id && (c.at_ms < t || c.at_ms == 0))
+            .filter(|c| c.pod == self.pod.id && (c.at_ms < t || c.at_ms == 0))
             .max_by_key(|c| c.at_ms);
-        let seen = match (seen, restarted_at) {
+        let seen = match (seen, self.restarted_at) {
             // A restart since it was set: the new process is healthy.
             (Some(c), Some(r)) if c.state.cleared_by_restart() && c.at_ms <= r => AppState::Healthy,
             (c, _) => c.map(|c| c.state).unwrap_or_default(),
         };
-        let ok = !never_passes(pod, kind) && probe_ok(kind, seen);
+        let timed_out = !seen.answers_traffic();
+        let ok = !never_passes(self.pod, kind) && probe_ok(kind, seen);
+        let wait = if timed_out {
+            u64::from(p.timeout_seconds.max(1)) * 1000
+        } else {
+            0
+        };
+        let flight = Flight {
+            start: t,
+            done: t.saturating_add(wait),
+            ok,
+            timed_out,
+        };
+        if wait == 0 {
+            self.finish(kind, p, flight, t);
+            return None;
+        }
+        Some(flight)
+    }
+
+    /// The result of a run comes in at `t`.
+    fn finish(&mut self, kind: ProbeKind, p: &Probe, f: Flight, t: u64) {
+        let ok = f.ok;
+        let slot = match kind {
+            ProbeKind::Startup => 0,
+            ProbeKind::Liveness => 1,
+            ProbeKind::Readiness => 2,
+        };
+        let run = self.runs[slot].record(ok);
         let mut restarted = false;
-        let run = match kind {
+        match kind {
             ProbeKind::Readiness => {
-                let run = r_run.record(ok);
                 if ok && run >= p.success_threshold {
-                    ready = true;
+                    self.ready = true;
                 }
                 if !ok && run >= p.failure_threshold {
-                    ready = false;
+                    self.ready = false;
                 }
-                run
             }
             ProbeKind::Liveness | ProbeKind::Startup => {
-                let counter = if kind == ProbeKind::Startup {
-                    &mut s_run
-                } else {
-                    &mut l_run
-                };
-                let run = counter.record(ok);
                 if kind == ProbeKind::Startup && ok {
-                    started = true;
-                    s_run.reset();
-                    if readiness.is_none() {
-                        ready = true;
+                    self.started = true;
+                    self.runs[0].reset();
+                    if !self.has_readiness {
+                        self.ready = true;
                     }
                 }
                 if !ok && run >= p.failure_threshold {
                     // Restarted: the new container is probed afresh, and
                     // is not Ready until its probes pass again.
                     restarted = true;
-                    restarted_at = Some(t);
-                    for r in [&mut r_run, &mut l_run, &mut s_run] {
+                    self.restarted_at = Some(t);
+                    for r in &mut self.runs {
                         r.reset();
                     }
-                    started = startup.is_none();
-                    if readiness.is_some() || !started {
-                        ready = false;
+                    self.started = !self.has_startup;
+                    if self.has_readiness || !self.started {
+                        self.ready = false;
                     }
                 }
-                run
             }
-        };
-        out.push(ProbeEvent {
+        }
+        self.out.push(ProbeEvent {
             at_ms: t,
-            pod: pod.id.clone(),
+            pod: self.pod.id.clone(),
             kind,
             success: ok,
             run,
-            ready_after: ready,
+            ready_after: self.ready,
             restarted,
+            timed_out: f.timed_out,
         });
     }
-    out
 }
 
 /// Is `pod` Ready at time `t`?
