@@ -150,6 +150,24 @@ test('the packet\'s route stays drawn after delivery, with marks where its heade
   expect(look.boxes).toBeGreaterThan(5);
   expect(look.above, JSON.stringify(look)).toBe(true);
   expect(look.trail).not.toBe(look.edge);
+  // Measured: points every 4 units along it, the share where the trail is
+  // what the reader sees on top (nothing drawn over it there).
+  await page.addStyleTag({ content: '.path-trail { pointer-events: stroke !important; }' });
+  const seen = await page.evaluate(() => {
+    const trail = document.querySelector('[data-testid=path-trail]') as SVGPathElement;
+    const m = trail.getScreenCTM()!;
+    const total = trail.getTotalLength();
+    let shown = 0, all = 0;
+    for (let l = 0; l <= total; l += 4) {
+      const p = trail.getPointAtLength(l);
+      const x = m.a * p.x + m.c * p.y + m.e, y = m.b * p.x + m.d * p.y + m.f;
+      if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) { all++; continue; }
+      all++;
+      if (document.elementFromPoint(x, y) === trail) shown++;
+    }
+    return { shown, all };
+  });
+  expect(seen.shown / seen.all, JSON.stringify(seen)).toBeGreaterThanOrEqual(0.8);
   expect(await page.getByTestId('trail-change').count()).toBeGreaterThanOrEqual(2);
   // Static wires: client → load balancer → every node.
   expect(await page.getByTestId('link').count()).toBeGreaterThanOrEqual(4);
@@ -168,19 +186,33 @@ test('a preset embed at 720×405 can send a packet and reads at 12 px, with a ca
   await inViewport(page, 'hop-caption');
   const capPx = await page.getByTestId('hop-caption').evaluate((e) => parseFloat(getComputedStyle(e).fontSize));
   expect(capPx).toBeGreaterThanOrEqual(14);
-  // At rest the mode's pipeline is drawn (the embed is not an empty diagram).
+  // At rest the mode's pipeline is drawn (the embed is not an empty
+  // diagram), with the poster's packet on it.
   await expect(page.getByTestId('pipeline-step').first()).toBeVisible();
-  await app.byId('send-packet').click();
   await expect(page.getByTestId('packet')).toHaveCount(1);
+  const poster = await page.locator('[data-testid=packet].focused').getAttribute('data-id');
+  await app.byId('send-packet').click();
+  await expect(page.locator('[data-testid=packet].focused')).not.toHaveAttribute('data-id', poster!);
   await page.waitForTimeout(1500);
   const m = await measure(page);
   expect(m.smallest, `smallest "${m.smallestText}"`).toBeGreaterThanOrEqual(12);
   // Which hop (the card carries the sentence).
   await expect(page.getByTestId('hop-caption')).toHaveText(/^Hop \d+ of \d+$/);
   await page.screenshot({ path: `${shots}/embed-720x405.png` });
-  // Play with nothing sent sends one.
+  // The Gateway preset (four Pods on one node, two side by side) reads at
+  // 12 px too, every Pod's address whole.
+  await app.open('/embed/?scenario=gateway-api&lang=en');
+  const g = await measure(page);
+  expect(g.smallest, `smallest "${g.smallestText}"`).toBeGreaterThanOrEqual(12);
+  const podTexts = await page.locator('[data-testid^=pod-] text.mono').allTextContents();
+  expect(podTexts.length).toBeGreaterThanOrEqual(6);
+  for (const ip of podTexts) expect(ip).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+  // Play at rest plays the poster's packet on from its hop.
   await page.goto('/embed/?scenario=loadbalancer-cluster&lang=en');
+  await expect(page.getByTestId('hop-caption')).toHaveText(/^Hop \d+ of \d+$/);
+  const at = await app.clockMs();
   await app.byId('play-pause').click();
+  await expect.poll(() => app.clockMs()).toBeGreaterThan(at);
   await expect(page.getByTestId('packet')).toHaveCount(1);
 });
 
@@ -324,6 +356,17 @@ test('liveness on the diagram: a failing liveness check restarts the Pod once, i
   await expect(liveness).toHaveText('Fail liveness');
   await page.waitForTimeout(6_000);
   await expect(events.locator('[data-testid=event]').filter({ hasText: 'will be restarted' })).toHaveCount(1);
+});
+
+test('an app taken down does not answer: the Events feed says the kubelet\'s probe timed out, in its words, and the Pod goes NotReady', async ({ page }) => {
+  const { app, pod, controls } = await alpacaControls(page);
+  await controls.locator('button[data-action=app]').click();
+  await app.byId('tab-events').click();
+  const failed = page.getByTestId('events').locator('[data-testid=event]').filter({ hasText: 'Readiness probe failed' });
+  await expect(failed.first()).toContainText(
+    /Get "http:\/\/10\.244\.\d+\.\d+:8080\/ready": context deadline exceeded \(Client\.Timeout exceeded while awaiting headers\)/,
+    { timeout: 20_000 });
+  await expect(pod).toHaveAttribute('data-ready', 'false', { timeout: 20_000 });
 });
 
 test('the readiness lesson\'s liveness page: restarted once, the Pod gets connections again, in both languages', async ({ page }) => {

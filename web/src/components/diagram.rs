@@ -250,7 +250,8 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>, chips: Memo<Vec<Chip>>) -
                     let got = lookup(&received, &p.id).copied().unwrap_or(0);
                     let id = p.id.clone();
                     let tip = format!("{}\n{}\n{}", p.id, p.ip, p.labels.join(", "));
-                    let state_w = 130.0;
+                    let state = pod_state_label(&p.ip, mark, word, r.w);
+                    let state_w = crate::measure::drawn_width(&state, 16.0);
                     let key = format!("pod:{}", p.id);
                     // kpv-core's warnings about this Pod (its node is missing,
                     // a probe names a port it lacks): a mark with them.
@@ -273,8 +274,8 @@ fn Cluster(open_pod: RwSignal<Option<NamespacedName>>, chips: Memo<Vec<Chip>>) -
                                 move || short_middle(&name, fits(r.w - name_dx - chip_room(chips, "probe-chip", &name, r.y + 20.0).max(44.0) - 8.0, 17.0))
                             }</text>
                             {warn_mark}
-                            <text x=n(r.x + 8.0) y=n(r.y + 40.0) class="mono">{short(&p.ip, fits(r.w - state_w - 12.0, 16.0))}</text>
-                            <text x=n(r.x + r.w - 8.0) y=n(r.y + 40.0) class="readiness" text-anchor="end">{format!("{mark} {}", short(word, fits(state_w, 16.0)))}</text>
+                            <text x=n(r.x + 8.0) y=n(r.y + 40.0) class="mono">{short(&p.ip, fits(r.w - state_w - 20.0, 16.0))}</text>
+                            <text x=n(r.x + r.w - 8.0) y=n(r.y + 40.0) class="readiness" text-anchor="end">{state}</text>
                             <text x=n(r.x + r.w - 8.0) y=n(r.y + 20.0) class="muted received" text-anchor="end">{if got > 0 { format!("⬇{got}") } else { String::new() }}</text>
                         </g>
                     }
@@ -518,7 +519,7 @@ fn PipelineStrip() -> impl IntoView {
                         <title>{title}</title>
                         <BoxRect rect=r class="step-box" />
                         <text x=n(r.x + 8.0) y=n(r.y + 20.0) class="strong">{short(&format!("{tick}{name}"), fits(r.w - 14.0, 16.5))}</text>
-                        <text x=n(r.x + 8.0) y=n(r.y + 40.0) class="mono chip" class:chain=chain>{short(&detail, fits(r.w - 14.0, 16.0))}</text>
+                        <text x=n(r.x + 8.0) y=n(r.y + 38.0) class="mono chip" class:chain=chain>{short(&detail, fits(r.w - 14.0, 16.0))}</text>
                     </g>
                 }
             })
@@ -531,6 +532,20 @@ fn PipelineStrip() -> impl IntoView {
                 {views}
             </g>
         }
+    }
+}
+
+/// A Pod box's readiness on its second line: the mark and the word when
+/// they fit beside the Pod's whole address in a box `w` wide, else the mark
+/// alone (the box's colour and its tooltip still say it; the address is an
+/// answer and is never cut for the word).
+fn pod_state_label(ip: &str, mark: &str, word: &str, w: f64) -> String {
+    let both = format!("{mark} {word}");
+    let room = w - 20.0 - crate::measure::drawn_width(ip, 16.0);
+    if crate::measure::drawn_width(&both, 16.0) <= room {
+        both
+    } else {
+        mark.to_string()
     }
 }
 
@@ -913,7 +928,30 @@ pub fn Diagram() -> impl IntoView {
 
 #[cfg(test)]
 mod tests {
-    use super::eth_label;
+    use super::{eth_label, pod_state_label};
+
+    #[test]
+    fn a_narrow_pod_box_keeps_its_address_whole_and_drops_the_readiness_word() {
+        assert_eq!(
+            pod_state_label("10.244.1.21", "✔", "Ready", 400.0),
+            "✔ Ready"
+        );
+        assert_eq!(
+            pod_state_label("10.244.1.21", "✔", "Ready", 200.0),
+            "✔ Ready"
+        );
+        assert_eq!(pod_state_label("10.244.1.21", "✔", "Ready", 186.0), "✔");
+        assert_eq!(
+            pod_state_label("10.244.100.200", "✖", "Not ready", 186.0),
+            "✖"
+        );
+        assert_eq!(
+            pod_state_label("fd00:10:244:1::2", "✔", "준비됨", 186.0),
+            "✔"
+        );
+        let room = 186.0 - 20.0 - crate::measure::drawn_width("✖", 16.0);
+        assert!(crate::measure::drawn_width("10.244.100.200", 16.0) <= room);
+    }
 
     #[test]
     fn an_interface_label_drops_its_name_then_counts_ports_but_keeps_the_address() {

@@ -92,6 +92,38 @@ pub(super) fn service_slots(names: &[usize], band: &ServiceBand, top: f64) -> Ve
     out
 }
 
+/// The narrowest a Pod box gets side by side with another: its name's
+/// start, its address and "✔ Ready" still fit.
+pub(super) const POD_MIN_W: f64 = 180.0;
+/// Between two Pod boxes side by side.
+const POD_GAP_X: f64 = 8.0;
+
+/// How many Pod boxes a node of width `node_w` holds side by side when its
+/// fullest node has `most` Pods: two once a node holds four or more and
+/// there is room for two, so a few wide nodes do not make the diagram tall
+/// (and its text small in a short frame).
+fn pod_columns(node_w: f64, most: usize) -> usize {
+    if most >= 4 && node_w - 16.0 - POD_GAP_X >= 2.0 * POD_MIN_W {
+        2
+    } else {
+        1
+    }
+}
+
+/// Whether any Service, Pod or node address is IPv6.
+fn has_ipv6(cluster: &Cluster) -> bool {
+    let v6 = |ip: &std::net::IpAddr| ip.is_ipv6();
+    cluster
+        .services
+        .iter()
+        .any(|s| s.cluster_ips.iter().any(v6))
+        || cluster.pods.iter().any(|p| p.ips.iter().any(v6))
+        || cluster
+            .nodes
+            .iter()
+            .any(|n| n.primary_ip(IpFamily::V6).is_some())
+}
+
 /// Lay out the cluster. `slices` gives the endpoint edges (readiness shown).
 pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
     let n = cluster.nodes.len().max(1) as f64;
@@ -103,8 +135,11 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
             .or_default()
             .push(p);
     }
-    let most = pods_by_node.values().map(Vec::len).max().unwrap_or(0) as f64;
-    let node_h = NODE_HEADER + most.max(1.0) * (POD_H + POD_GAP) + 6.0;
+    let most = pods_by_node.values().map(Vec::len).max().unwrap_or(0);
+    let pod_cols = pod_columns(node_w, most);
+    let pod_rows = most.div_ceil(pod_cols).max(1) as f64;
+    let pod_w = (node_w - 16.0 - (pod_cols - 1) as f64 * POD_GAP_X) / pod_cols as f64;
+    let node_h = NODE_HEADER + pod_rows * (POD_H + POD_GAP) + 6.0;
     // The Service band: how many boxes, in how many rows; each row past the
     // first moves the strip and the nodes down.
     let band = ServiceBand::of(cluster.services.len());
@@ -113,7 +148,11 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
     let card_lines = if cluster.routing.is_empty() { 2 } else { 3 };
     let card_extra = card_h(card_lines) - CARD_H;
     let shift = card_extra + band.rows.saturating_sub(1) as f64 * (SERVICE_H + SERVICE_ROW_GAP);
-    let node_top = NODE_TOP + shift;
+    // IPv6 addresses make the strip's values about twice as long: a third
+    // row is kept for them, so none is cut (Scene::strip_box uses it only
+    // when two rows cannot hold the texts).
+    let strip_rows = if has_ipv6(cluster) { 3.0 } else { 2.0 };
+    let node_top = NODE_TOP + shift + (strip_rows - 2.0) * (STRIP_ROW_H + STRIP_GAP);
     let height = node_top + node_h + MARGIN;
 
     let mut places: Vec<(Place, Point)> = Vec::new();
@@ -261,10 +300,12 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
             .flatten()
             .enumerate()
         {
+            // Left to right, then down.
+            let (row, col) = (j / pod_cols, j % pod_cols);
             let r = Rect {
-                x: x + 8.0,
-                y: node_top + NODE_HEADER + j as f64 * (POD_H + POD_GAP),
-                w: node_w - 16.0,
+                x: x + 8.0 + col as f64 * (pod_w + POD_GAP_X),
+                y: node_top + NODE_HEADER + row as f64 * (POD_H + POD_GAP),
+                w: pod_w,
                 h: POD_H,
             };
             let pi = add(
@@ -400,7 +441,7 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         x: MARGIN,
         y: STRIP_Y + shift,
         w: WIDTH - 2.0 * MARGIN,
-        h: 2.0 * STRIP_ROW_H + STRIP_GAP,
+        h: strip_rows * STRIP_ROW_H + (strip_rows - 1.0) * STRIP_GAP,
     };
     Scene {
         width,

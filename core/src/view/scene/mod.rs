@@ -266,20 +266,32 @@ impl Scene {
     /// Box `k` of a pipeline whose boxes need `chars` characters each (for
     /// their name, for their wider line: see
     /// [`crate::view::pipeline::PipelineBox::chars`]) in the strip: one row
-    /// of up to [`STRIP_ROW_BOXES`], then a second row, both read left to
-    /// right. Each box is as wide as its text and the row's spare room is
+    /// of up to [`STRIP_ROW_BOXES`], then a second row (a third when the
+    /// strip has one and two cannot hold the texts), read left to right.
+    /// Each box is as wide as its text and the row's spare room is
     /// shared out evenly; a row that cannot hold its texts keeps every name
     /// whole and shares the rest in proportion to what the details lack.
     pub fn strip_box(&self, k: usize, chars: &[(usize, usize)]) -> Rect {
         let n = chars.len().max(1);
-        let per_row = if n <= STRIP_ROW_BOXES {
+        let units = |c: usize| c as f64 * STRIP_CHAR_W + STRIP_PAD;
+        // Two rows, or three when the strip has room for them and two
+        // cannot hold the texts (IPv6 values).
+        let rows_fit = |per_row: usize| {
+            chars.chunks(per_row.max(1)).all(|row| {
+                let gaps = row.len().saturating_sub(1) as f64 * STRIP_GAP;
+                row.iter().map(|&(_, want)| units(want)).sum::<f64>() + gaps <= self.strip.w
+            })
+        };
+        let three = self.strip.h >= 3.0 * STRIP_ROW_H + 2.0 * STRIP_GAP;
+        let per_row = if n <= STRIP_ROW_BOXES && (rows_fit(n) || !three) {
             n
-        } else {
+        } else if rows_fit(n.div_ceil(2)) || !three {
             n.div_ceil(2)
+        } else {
+            n.div_ceil(3)
         };
         let row = k / per_row;
         let first = row * per_row;
-        let units = |c: usize| c as f64 * STRIP_CHAR_W + STRIP_PAD;
         let cells: Vec<(f64, f64)> = chars
             .iter()
             .skip(first)
@@ -311,8 +323,9 @@ impl Scene {
     }
 
     /// Where a packet sits in box `k` of `n` when it is at the `within`-th
-    /// of `count` hops in that box: along the box's bottom edge, one step to
-    /// the right per rule, so every hop moves it.
+    /// of `count` hops in that box: just under the box's bottom edge (not
+    /// over the value the box shows, which a learner is reading), one step
+    /// to the right per rule, so every hop moves it.
     pub fn strip_point(
         &self,
         k: usize,
@@ -330,7 +343,7 @@ impl Scene {
         let span = step * count.saturating_sub(1) as f64;
         Point {
             x: r.x + (r.w - span) / 2.0 + step * within as f64,
-            y: r.y + r.h - 2.0,
+            y: r.y + r.h + 5.0,
         }
     }
 
@@ -341,7 +354,7 @@ impl Scene {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use super::layout::{service_slots, ServiceBand, SERVICE_CHAR_W, SERVICE_PAD};
+    use super::layout::{service_slots, ServiceBand, POD_MIN_W, SERVICE_CHAR_W, SERVICE_PAD};
     use super::*;
 
     const SEED: &str = include_str!("../../../../tests/scenarios/alpaca-bandicoot.yaml");
@@ -365,6 +378,86 @@ pub(super) mod tests {
             s.load_balancer.is_none(),
             "no LoadBalancer Service in the seed"
         );
+    }
+
+    /// Two wide nodes, one with four Pods (the Gateway preset): its Pods sit
+    /// two side by side, inside their node and apart, so the diagram is two
+    /// Pod rows shorter; three nodes of two Pods keep one column.
+    #[test]
+    fn four_pods_in_a_wide_node_sit_two_side_by_side() {
+        let text = include_str!("../../../../tests/scenarios/gateway-api.yaml");
+        let (cluster, _) = crate::Code::ALL.parse(text);
+        let slices = crate::net::controller::steady_slices(&cluster);
+        let s = layout(&cluster, &slices);
+        let node = &s.nodes[0];
+        let mine: Vec<&PodBox> = s.pods.iter().filter(|p| p.node == node.name).collect();
+        assert_eq!(mine.len(), 4);
+        let inside = |r: &Rect, o: &Rect| {
+            r.x >= o.x && r.y >= o.y && r.x + r.w <= o.x + o.w && r.y + r.h <= o.y + o.h
+        };
+        for (i, a) in s.pods.iter().enumerate() {
+            let home = s.nodes.iter().find(|n| n.name == a.node).expect("its node");
+            assert!(inside(&a.rect, &home.rect), "{:?}", a.id);
+            assert!(a.rect.w >= POD_MIN_W, "{:?}", a.rect);
+            for b in &s.pods[i + 1..] {
+                let apart = a.rect.x + a.rect.w <= b.rect.x
+                    || b.rect.x + b.rect.w <= a.rect.x
+                    || a.rect.y + a.rect.h <= b.rect.y
+                    || b.rect.y + b.rect.h <= a.rect.y;
+                assert!(apart, "{:?} {:?}", a.id, b.id);
+            }
+        }
+        let rows = crate::util::order::set(mine.iter().map(|p| p.rect.y as i64));
+        assert_eq!(rows.len(), 2, "two rows of two");
+        assert_eq!(node.rect.h, NODE_HEADER + 2.0 * (POD_H + POD_GAP) + 6.0);
+        // The seed's nodes hold two Pods at most: one column, full width.
+        let seed = scene();
+        assert!(seed.pods.iter().all(|p| seed
+            .nodes
+            .iter()
+            .any(|n| n.rect.x + 8.0 == p.rect.x && n.rect.w - 16.0 == p.rect.w)));
+    }
+
+    /// An IPv6 cluster keeps a third strip row: eight boxes whose values
+    /// two rows cannot hold (an IPv6 DNAT target and masquerade source) go
+    /// three to a row, each as wide as its text; the nodes move down under
+    /// it. An IPv4 cluster's strip keeps two rows.
+    #[test]
+    fn ipv6_values_get_a_third_strip_row() {
+        let text = include_str!("../../../../tests/corpus/ipv6-only.yaml");
+        let (cluster, _) = crate::Code::ALL.parse(text);
+        let slices = crate::net::controller::steady_slices(&cluster);
+        let s = layout(&cluster, &slices);
+        assert_eq!(s.strip.h, 3.0 * STRIP_ROW_H + 2.0 * STRIP_GAP);
+        assert!(s.nodes.iter().all(|n| n.rect.y > s.strip.y + s.strip.h));
+        // PREROUTING … KUBE-SEP (DNAT → [fd00:10:244:1::2]:8080), FORWARD,
+        // POSTROUTING (ACCEPT · MASQ → fc00:f853:ccd:e793::3).
+        let chars = [
+            (10, 10),
+            (13, 13),
+            (14, 14),
+            (8, 14),
+            (8, 14),
+            (8, 35),
+            (7, 7),
+            (11, 40),
+        ];
+        let rects: Vec<Rect> = (0..chars.len()).map(|k| s.strip_box(k, &chars)).collect();
+        for (r, (_, want)) in rects.iter().zip(chars) {
+            assert!(
+                r.w >= want as f64 * STRIP_CHAR_W + STRIP_PAD - 1e-9,
+                "{want}: {r:?}"
+            );
+            assert!(r.x + r.w <= s.strip.x + s.strip.w + 1e-9, "{r:?}");
+        }
+        let rows = crate::util::order::set(rects.iter().map(|r| r.y as i64));
+        assert_eq!(rows.len(), 3);
+        // The same texts in an IPv4 scene: two rows, as before.
+        let seed = scene();
+        assert_eq!(seed.strip.h, 2.0 * STRIP_ROW_H + STRIP_GAP);
+        let rows =
+            crate::util::order::set((0..chars.len()).map(|k| seed.strip_box(k, &chars).y as i64));
+        assert_eq!(rows.len(), 2);
     }
 
     #[test]
