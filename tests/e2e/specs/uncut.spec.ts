@@ -1,14 +1,17 @@
 // Nothing the diagram says is cut: at every hop of the presets, the pipeline
 // strip, the packet card and the hop caption show their values whole (a
 // kube-proxy chain's hash may be shortened: it carries no answer), at
-// 1280×720 with and without Large text and in a 720×405 embed; the packet
+// 1280×720 with and without Large text, in a 720×405 embed and on a pasted
+// IPv6-only cluster in every mode; the packet
 // never sits on the diagram's corner.
 import { test, expect, Page } from '@playwright/test';
+import * as fs from 'fs';
+import * as path from 'path';
 import { App } from './app';
 
 const shots = 'artifacts/screens';
-/** A chain whose hash was shortened on the card (`KUBE-SEP-OAIG…`). */
-const HASH = /KUBE-[A-Z]+-[A-Z0-9]{4,}…$/;
+/** A chain whose hash was shortened on the card (`KUBE-SEP-OAIG…`, nftables' `endpoint-H37Y…`). */
+const HASH = /(KUBE-[A-Z]+-|(service|endpoint|external|firewall)-)[A-Z0-9]{4,}…$/;
 
 /** What is cut on screen now: texts ending in `…`, a caption that overflows. */
 async function cuts(page: Page): Promise<string[]> {
@@ -107,3 +110,22 @@ for (const scenario of ['loadbalancer-cluster', 'ingress', 'cilium']) {
     await page.screenshot({ path: `${shots}/uncut-embed-${scenario}.png` });
   });
 }
+
+test('an IPv6-only cluster pasted from kubectl cuts nothing in any mode: its longer addresses stay whole in the strip and the card', async ({ page }) => {
+  test.setTimeout(150_000);
+  await page.setViewportSize({ width: 1280, height: 720 });
+  const app = new App(page);
+  await app.open('/?lang=en');
+  await app.byId('yaml-editor').fill(fs.readFileSync(path.join(__dirname, '../../corpus/ipv6-only.yaml'), 'utf8'));
+  await expect(app.byId('yaml-apply')).toBeEnabled({ timeout: 15_000 });
+  await app.byId('yaml-apply').click();
+  await expect(app.byId('yaml-error')).toHaveCount(0);
+  for (const mode of ['iptables', 'ipvs', 'nftables', 'userspace', 'cilium']) {
+    await app.selectMode(mode);
+    await app.send();
+    expect(await app.outcome(), mode).toBe('delivered');
+    await app.pause();
+    expect(await everyHop(page, app, `ipv6/${mode}`)).toEqual([]);
+  }
+  await page.screenshot({ path: `${shots}/uncut-ipv6.png` });
+});

@@ -93,13 +93,50 @@ fn card_at(trace: &Trace, pos: Position, lang: Lang, left: f64, lines: usize) ->
 
 /// `text` with the names that carry no answer made short, so the card's
 /// lines keep the addresses whole: kube-proxy's chain hashes cut to their
-/// first four characters (`KUBE-SEP-OAIG…`) and Cilium's map names without
-/// their `cilium_lb4_` prefix (`backends_v3`). The caption and the hop list
-/// keep the whole names.
+/// first four characters (`KUBE-SEP-OAIG…`, nftables' `endpoint-H37Y…`) and
+/// Cilium's map names without their `cilium_lb4_` prefix (`backends_v3`).
+/// The caption and the hop list keep the whole names.
 fn short_names(text: &str) -> String {
-    short_hashes(text)
+    short_nft_chains(&short_hashes(text))
         .replace("cilium_lb4_", "")
         .replace("cilium_lb6_", "")
+}
+
+/// nftables mode's per-Service and per-endpoint chains
+/// (`endpoint-H37YOSAS-default/echo/tcp/http__fd00.10.244..2/8080`, as long
+/// as the address they end in) cut to their kind and the hash's first four
+/// characters (`endpoint-H37Y…`).
+fn short_nft_chains(text: &str) -> String {
+    const KINDS: [&str; 4] = ["service-", "endpoint-", "external-", "firewall-"];
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let next = KINDS
+            .iter()
+            .filter_map(|k| rest.find(k).map(|i| (i, k.len())))
+            .min();
+        let Some((i, kind)) = next else { break };
+        let (before, from) = rest.split_at(i);
+        out.push_str(before);
+        let hash = from[kind..]
+            .chars()
+            .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+            .count();
+        if hash == 8 && from[kind + hash..].starts_with('-') {
+            out.push_str(&from[..kind + 4]);
+            out.push('…');
+            // The name runs to the next space or `:`.
+            let end = from
+                .find(|c: char| c == ':' || c.is_whitespace() || c == ',' || c == ';')
+                .unwrap_or(from.len());
+            rest = &from[end..];
+        } else {
+            out.push_str(&from[..kind]);
+            rest = &from[kind..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `text` with kube-proxy's chain hashes shortened to their first four
@@ -204,6 +241,16 @@ mod tests {
         assert_eq!(
             short_hashes("matches, jumps to KUBE-SVC-CDGGSHYLG3RE2FKL"),
             "matches, jumps to KUBE-SVC-CDGG…"
+        );
+        assert_eq!(
+            short_names(
+                "endpoint-H37YOSAS-default/echo/tcp/http__fd00.10.244..2/8080: destination rewritten to [fd00:10:244::2]:8080"
+            ),
+            "endpoint-H37Y…: destination rewritten to [fd00:10:244::2]:8080"
+        );
+        assert_eq!(
+            short_names("matches, jumps to service-2GUAAQIC-default/echo/tcp/http"),
+            "matches, jumps to service-2GUA…"
         );
         assert_eq!(
             short_names("cilium_lb4_backends_v3: destination rewritten to 10.244.2.5:8080"),
