@@ -821,8 +821,20 @@ fn the_poster_hop_is_where_the_address_is_translated_or_the_packet_refused() {
     };
     let r = req(from, Dest::Name("alpaca-service".into()), 8080, 45000);
     for mode in Mode::ALL {
-        let sim = Sim::new(&c, &slices, mode, None, kpv_core::net::modes::Compilers::ALL);
-        let t = trace(&sim, &r, &mut WorldState::default(), &mut Chooser::new(3), 0);
+        let sim = Sim::new(
+            &c,
+            &slices,
+            mode,
+            None,
+            kpv_core::net::modes::Compilers::ALL,
+        );
+        let t = trace(
+            &sim,
+            &r,
+            &mut WorldState::default(),
+            &mut Chooser::new(3),
+            0,
+        );
         let hop = &t.hops[t.poster_hop()];
         assert_eq!(hop.what, HopKind::Rule, "{mode:?}");
         assert_ne!(hop.after.dst, hop.before.dst, "{mode:?}");
@@ -837,7 +849,13 @@ fn the_poster_hop_is_where_the_address_is_translated_or_the_packet_refused() {
     let ip = svc.cluster_ips.first().copied().expect("a ClusterIP");
     let port = svc.ports.first().map(|p| p.port).expect("a port");
     for mode in Mode::ALL {
-        let sim = Sim::new(&none, &slices, mode, None, kpv_core::net::modes::Compilers::ALL);
+        let sim = Sim::new(
+            &none,
+            &slices,
+            mode,
+            None,
+            kpv_core::net::modes::Compilers::ALL,
+        );
         let t = trace(
             &sim,
             &req(
@@ -855,9 +873,10 @@ fn the_poster_hop_is_where_the_address_is_translated_or_the_packet_refused() {
         );
         let at = t.poster_hop();
         assert!(t.hops.get(at).is_some(), "{mode:?}");
-        let refused = t.hops.iter().position(|h| {
-            matches!(h.what, HopKind::Drop { .. } | HopKind::Reject { .. })
-        });
+        let refused = t
+            .hops
+            .iter()
+            .position(|h| matches!(h.what, HopKind::Drop { .. } | HopKind::Reject { .. }));
         assert_eq!(Some(at), refused, "{mode:?}: {:#?}", t.hops);
     }
 }

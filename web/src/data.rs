@@ -245,9 +245,7 @@ fn stop_at(store: Store, stop: Stop, problems: RwSignal<Vec<UrlProblem>>) {
             }
             (step as usize).min(hops).saturating_sub(1)
         }
-        Stop::Poster => store
-            .with_focused_trace(|t| t.poster_hop())
-            .unwrap_or(0),
+        Stop::Poster => store.with_focused_trace(|t| t.poster_hop()).unwrap_or(0),
     };
     if let Some(t) = f.hop_time(hop) {
         store.now.set(t);

@@ -403,9 +403,10 @@ pub fn App() -> impl IntoView {
         address_preset = opts.scenario.is_some_and(|k| k != first.key);
         // An embed at rest is a poster: one packet stopped at its telling
         // hop, with its caption, until the reader plays or steps.
-        let stop = opts.step.map(data::Stop::Hop).or_else(|| {
-            (opts.embed || cfg!(not(feature = "full"))).then_some(data::Stop::Poster)
-        });
+        let stop = opts
+            .step
+            .map(data::Stop::Hop)
+            .or_else(|| (opts.embed || cfg!(not(feature = "full"))).then_some(data::Stop::Poster));
         match opts.scenario.filter(|k| *k != first.key) {
             Some(key) => loader.run(data::Job::Preset {
                 key,
