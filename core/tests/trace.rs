@@ -809,6 +809,12 @@ apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec:\
     }
 }
 
+/// One fresh trace of `r` in `mode` (new conntrack, seed 3, at 0 ms).
+fn fresh(c: &Cluster, slices: &[EndpointSlice], mode: Mode, r: &Request) -> Trace {
+    let sim = Sim::new(c, slices, mode, None, kpv_core::net::modes::Compilers::ALL);
+    trace(&sim, r, &mut WorldState::default(), &mut Chooser::new(3), 0)
+}
+
 /// An embed at rest shows one packet at its telling hop: where the Service
 /// address became a Pod's, in every mode; where it was refused when the
 /// Service has no endpoint.
@@ -821,20 +827,7 @@ fn the_poster_hop_is_where_the_address_is_translated_or_the_packet_refused() {
     };
     let r = req(from, Dest::Name("alpaca-service".into()), 8080, 45000);
     for mode in Mode::ALL {
-        let sim = Sim::new(
-            &c,
-            &slices,
-            mode,
-            None,
-            kpv_core::net::modes::Compilers::ALL,
-        );
-        let t = trace(
-            &sim,
-            &r,
-            &mut WorldState::default(),
-            &mut Chooser::new(3),
-            0,
-        );
+        let t = fresh(&c, &slices, mode, &r);
         let hop = &t.hops[t.poster_hop()];
         assert_eq!(hop.what, HopKind::Rule, "{mode:?}");
         assert_ne!(hop.after.dst, hop.before.dst, "{mode:?}");
@@ -848,31 +841,14 @@ fn the_poster_hop_is_where_the_address_is_translated_or_the_packet_refused() {
     let svc = none.services.first().expect("a Service");
     let ip = svc.cluster_ips.first().copied().expect("a ClusterIP");
     let port = svc.ports.first().map(|p| p.port).expect("a port");
+    let from = Origin::Node {
+        node: "worker-1".into(),
+        src: "192.168.49.11".parse().expect("test IP"),
+    };
+    let r = req(from, Dest::Ip(ip), port, 45000);
     for mode in Mode::ALL {
-        let sim = Sim::new(
-            &none,
-            &slices,
-            mode,
-            None,
-            kpv_core::net::modes::Compilers::ALL,
-        );
-        let t = trace(
-            &sim,
-            &req(
-                Origin::Node {
-                    node: "worker-1".into(),
-                    src: "192.168.49.11".parse().expect("test IP"),
-                },
-                Dest::Ip(ip),
-                port,
-                45000,
-            ),
-            &mut WorldState::default(),
-            &mut Chooser::new(3),
-            0,
-        );
+        let t = fresh(&none, &slices, mode, &r);
         let at = t.poster_hop();
-        assert!(t.hops.get(at).is_some(), "{mode:?}");
         let refused = t
             .hops
             .iter()
