@@ -97,78 +97,54 @@ fn card_at(trace: &Trace, pos: Position, lang: Lang, left: f64, lines: usize) ->
 /// Cilium's map names without their `cilium_lb4_` prefix (`backends_v3`).
 /// The caption and the hop list keep the whole names.
 fn short_names(text: &str) -> String {
-    short_nft_chains(&short_hashes(text))
-        .replace("cilium_lb4_", "")
-        .replace("cilium_lb6_", "")
-}
-
-/// nftables mode's per-Service and per-endpoint chains
-/// (`endpoint-H37YOSAS-default/echo/tcp/http__fd00.10.244..2/8080`, as long
-/// as the address they end in) cut to their kind and the hash's first four
-/// characters (`endpoint-H37Y…`).
-fn short_nft_chains(text: &str) -> String {
-    const KINDS: [&str; 4] = ["service-", "endpoint-", "external-", "firewall-"];
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    loop {
-        let next = KINDS
-            .iter()
-            .filter_map(|k| rest.find(k).map(|i| (i, k.len())))
-            .min();
-        let Some((i, kind)) = next else { break };
-        let (before, from) = rest.split_at(i);
-        out.push_str(before);
-        let hash = from[kind..]
-            .chars()
-            .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
-            .count();
-        if hash == 8 && from[kind + hash..].starts_with('-') {
-            out.push_str(&from[..kind + 4]);
-            out.push('…');
-            // The name runs to the next space or `:`.
-            let end = from
-                .find(|c: char| c == ':' || c.is_whitespace() || c == ',' || c == ';')
-                .unwrap_or(from.len());
-            rest = &from[end..];
-        } else {
-            out.push_str(&from[..kind]);
-            rest = &from[kind..];
+    for (i, word) in text.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
         }
+        short_chain(word, &mut out);
     }
-    out.push_str(rest);
-    out
+    out.replace("cilium_lb4_", "").replace("cilium_lb6_", "")
 }
 
-/// `text` with kube-proxy's chain hashes shortened to their first four
-/// characters (`KUBE-SEP-OAIG…`).
-fn short_hashes(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find("KUBE-") {
-        let (before, from) = rest.split_at(i);
-        out.push_str(before);
-        // `KUBE-XXX-` and then the hash: upper-case letters and digits.
-        let family = from[5..].find('-').map(|d| 5 + d + 1);
-        let hash_len = family.map_or(0, |f| {
-            from[f..]
-                .chars()
+/// One word of a sentence, a chain name cut short: `KUBE-<KIND>-` and a
+/// hash of 12 or more upper-case letters and digits, or nftables'
+/// `service-`/`endpoint-`/`external-`/`firewall-` and a hash of 8 and a
+/// `-` (the rest of its name runs to a `:`, `,` or `;`).
+fn short_chain(word: &str, out: &mut String) {
+    let b = word.as_bytes();
+    let hash_at = |from: usize| {
+        b.get(from..).map_or(0, |r| {
+            r.iter()
                 .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
                 .count()
-        });
-        match family {
-            Some(f) if hash_len >= 12 => {
-                out.push_str(&from[..f + 4]);
-                out.push('…');
-                rest = &from[f + hash_len..];
-            }
-            _ => {
-                out.push_str("KUBE-");
-                rest = &from[5..];
-            }
+        })
+    };
+    let cut = if word.starts_with("KUBE-") {
+        word[5..].find('-').map(|d| 6 + d).and_then(|at| {
+            let n = hash_at(at);
+            (n >= 12).then_some((at, at + n))
+        })
+    } else {
+        ["service-", "endpoint-", "external-", "firewall-"]
+            .iter()
+            .find(|k| word.starts_with(**k))
+            .and_then(|k| {
+                let at = k.len();
+                (hash_at(at) == 8 && b.get(at + 8) == Some(&b'-')).then(|| {
+                    let end = word.find([':', ',', ';']).unwrap_or(word.len());
+                    (at, end)
+                })
+            })
+    };
+    match cut {
+        Some((at, rest)) => {
+            out.push_str(&word[..at + 4]);
+            out.push('…');
+            out.push_str(&word[rest..]);
         }
+        None => out.push_str(word),
     }
-    out.push_str(rest);
-    out
 }
 
 /// The focused packet's card, in the top right corner where it never covers
@@ -230,16 +206,16 @@ pub(super) fn PacketCard() -> impl IntoView {
 
 #[cfg(test)]
 mod tests {
-    use super::{short_hashes, short_names};
+    use super::short_names;
 
     #[test]
     fn chain_hashes_are_shortened_and_nothing_else() {
         assert_eq!(
-            short_hashes("KUBE-SEP-OAIGUPJHOE4YU7HS: destination rewritten to 10.244.2.5:8080"),
+            short_names("KUBE-SEP-OAIGUPJHOE4YU7HS: destination rewritten to 10.244.2.5:8080"),
             "KUBE-SEP-OAIG…: destination rewritten to 10.244.2.5:8080"
         );
         assert_eq!(
-            short_hashes("matches, jumps to KUBE-SVC-CDGGSHYLG3RE2FKL"),
+            short_names("matches, jumps to KUBE-SVC-CDGGSHYLG3RE2FKL"),
             "matches, jumps to KUBE-SVC-CDGG…"
         );
         assert_eq!(
