@@ -120,8 +120,8 @@ fn short_chain(word: &str, out: &mut String) {
                 .count()
         })
     };
-    let cut = if word.starts_with("KUBE-") {
-        word[5..].find('-').map(|d| 6 + d).and_then(|at| {
+    let cut = if let Some(kind) = word.strip_prefix("KUBE-") {
+        kind.find('-').map(|d| 6 + d).and_then(|at| {
             let n = hash_at(at);
             (n >= 12).then_some((at, at + n))
         })
