@@ -698,9 +698,8 @@ fn of_two_default_classes_the_newest_is_given() {
     assert_eq!(class_of(&[old]), (Some("old".into()), false));
 }
 
-/// ingress-nginx annotations kpv does not model are named, each once, with
-/// what the controller would do for `rewrite-target` and `use-regex`; the
-/// two kpv reads are not.
+/// ingress-nginx annotations kpv does not model are named, each once; the
+/// four it reads are not.
 #[test]
 fn unmodelled_nginx_annotations_are_named() {
     let ing = ingress(&format!(
@@ -711,20 +710,13 @@ fn unmodelled_nginx_annotations_are_named() {
         "metadata: {name: test}",
         "metadata:\n  name: test\n  annotations:\n    nginx.ingress.kubernetes.io/rewrite-target: /$2\n    nginx.ingress.kubernetes.io/use-regex: \"true\"\n    nginx.ingress.kubernetes.io/proxy-body-size: 8m\n    nginx.ingress.kubernetes.io/ssl-redirect: \"false\"\n    example.com/other: x",
     );
-    let (cluster, diags) = kpv_core::Code::ALL.parse(&format!("{BASE}\n---\n{ing}"));
-    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
-    let rt = compile(&cluster.routing, &cluster);
-    let named: Vec<String> = kpv_core::http::report::diagnostics(&rt)
+    let named: Vec<String> = report(&ing)
         .into_iter()
         .filter(|d| d.message.starts_with("annotation "))
         .map(|d| d.message)
         .collect();
-    assert_eq!(named.len(), 3, "{named:#?}");
+    assert_eq!(named.len(), 1, "{named:#?}");
     assert!(named[0].contains("proxy-body-size is not modelled: kpv routes as if it were absent"));
-    assert!(named[1].contains(
-        "rewrite-target is not modelled: ingress-nginx would rewrite the path it forwards to `/$2`"
-    ));
-    assert!(named[2].contains("use-regex is not modelled"));
     // `kpv check` prints them with the Ingress located.
     let out = kpv_core::cli::run(
         &kpv_core::cli::parse_args(&["check".to_string(), "in.yaml".to_string()])
@@ -732,7 +724,185 @@ fn unmodelled_nginx_annotations_are_named() {
         &[format!("{BASE}\n---\n{ing}")],
         &["in.yaml".to_string()],
     );
-    for want in ["Ingress/default/test", "rewrite-target is not modelled"] {
+    for want in ["Ingress/default/test", "proxy-body-size is not modelled"] {
         assert!(out.stderr.contains(want), "{want}: {}", out.stderr);
     }
+}
+
+/// `kpv check`'s routing diagnostics for `yaml` (after BASE).
+fn report(yaml: &str) -> Vec<Diagnostic> {
+    let (cluster, diags) = kpv_core::Code::ALL.parse(&format!("{BASE}\n---\n{yaml}"));
+    assert!(!kpv_core::util::diag::has_errors(&diags), "{diags:#?}");
+    kpv_core::http::report::diagnostics(&compile(&cluster.routing, &cluster))
+}
+
+/// An Ingress named `name` with annotations `ann` (YAML lines) and paths.
+fn annotated(name: &str, ann: &[&str], paths: &[(&str, &str, &str)]) -> String {
+    let ann: String = ann.iter().map(|a| format!("    {a}\n")).collect();
+    let paths: String = paths.iter().map(|(p, t, s)| path(p, t, s)).collect();
+    format!(
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {name}\n  annotations:\n{ann}    x: y\nspec:\n  rules:\n    - host: rewrite.bar.com\n      http:\n        paths:\n{paths}"
+    )
+}
+
+const USE_REGEX: &str = "nginx.ingress.kubernetes.io/use-regex: \"true\"";
+
+/// The rewrite example of ingress-nginx's documentation (`/something(/|$)(.*)`
+/// to `/$2`): the path the backend gets, case-insensitive, the query kept;
+/// `kpv routes` shows the location as nginx writes it.
+#[test]
+fn the_documented_rewrite_target() {
+    let yaml = annotated(
+        "rewrite",
+        &[USE_REGEX, "nginx.ingress.kubernetes.io/rewrite-target: /$2"],
+        &[("/something(/|$)(.*)", "ImplementationSpecific", "a")],
+    );
+    for (url, path, query) in [
+        ("http://rewrite.bar.com/something", "/", ""),
+        ("http://rewrite.bar.com/something/", "/", ""),
+        ("http://rewrite.bar.com/something/new", "/new", ""),
+        ("http://rewrite.bar.com/SomeThing/new?x=1", "/new", "x=1"),
+    ] {
+        let d = decide(&yaml, "nginx", url, None);
+        assert_eq!(outcome(&d), "a", "{url}");
+        assert_eq!(
+            (d.request.path.as_str(), d.request.query.as_str()),
+            (path, query),
+            "{url}"
+        );
+        assert_eq!(d.filters, vec!["rewrite-target"], "{url}");
+    }
+    // Anchored at the start only, and no other path: the controller's 404.
+    let d = decide(&yaml, "nginx", "http://rewrite.bar.com/x/something", None);
+    assert_eq!(outcome(&d), "404");
+    let (cluster, _) = kpv_core::Code::ALL.parse(&format!("{BASE}\n---\n{yaml}"));
+    let text = kpv_core::http::render::render_text(&compile(&cluster.routing, &cluster));
+    assert!(
+        text.contains("~* ^/something(/|$)(.*) → default/a:80 · rewrite /$2"),
+        "{text}"
+    );
+    assert!(report(&yaml).is_empty(), "{:#?}", report(&yaml));
+}
+
+/// The same example as the documentation writes it, with `pathType:
+/// Prefix`: ingress-nginx's admission webhook (strict-validate-path-type,
+/// on by default) denies it, so nothing routes, and `kpv check` says why
+/// and how to fix it.
+#[test]
+fn a_regular_expression_under_prefix_is_denied() {
+    let yaml = annotated(
+        "rewrite",
+        &[USE_REGEX, "nginx.ingress.kubernetes.io/rewrite-target: /$2"],
+        &[("/something(/|$)(.*)", "Prefix", "a")],
+    );
+    let d = decide(&yaml, "nginx", "http://rewrite.bar.com/something/new", None);
+    assert_eq!(outcome(&d), "404");
+    let diags = report(&yaml);
+    let denied: Vec<&Diagnostic> = diags.iter().filter(|d| d.is_error()).collect();
+    assert_eq!(denied.len(), 1, "{diags:#?}");
+    assert!(denied[0]
+        .message
+        .contains("admission webhook denies this Ingress: path /something(/|$)(.*) cannot be used with pathType Prefix"));
+    assert_eq!(
+        denied[0].field.as_deref(),
+        Some("spec.rules[0].http.paths[0].path")
+    );
+    assert!(denied[0]
+        .hint
+        .as_deref()
+        .is_some_and(|h| h.contains("ImplementationSpecific")));
+}
+
+/// "Path Priority" of ingress-nginx's documentation: once one Ingress of a
+/// host uses a rewrite, every path of the host is a regular expression,
+/// tried longest first.
+#[test]
+fn regex_paths_are_tried_longest_first() {
+    let one = annotated(
+        "test-ingress-1",
+        &[],
+        &[("/foo/bar", "Prefix", "a"), ("/foo/bar/", "Prefix", "b")],
+    );
+    let two = annotated(
+        "test-ingress-2",
+        &["nginx.ingress.kubernetes.io/rewrite-target: /$1"],
+        &[("/foo/bar/(.+)", "ImplementationSpecific", "c")],
+    );
+    let yaml = format!("{one}---\n{two}");
+    for (path, want, forwarded) in [
+        ("/foo/bar/1", "c", "/1"),
+        ("/foo/bar/", "b", "/foo/bar/"),
+        ("/foo/bar", "a", "/foo/bar"),
+        // `Prefix /foo/bar` is now `~* ^/foo/bar`: it takes `/foo/barbaz`
+        // and `/FOO/BAR` too.
+        ("/foo/barbaz", "a", "/foo/barbaz"),
+        ("/FOO/BAR", "a", "/FOO/BAR"),
+    ] {
+        let d = decide(
+            &yaml,
+            "nginx",
+            &format!("http://rewrite.bar.com{path}"),
+            None,
+        );
+        assert_eq!(
+            (outcome(&d).as_str(), d.request.path.as_str()),
+            (want, forwarded),
+            "{path}"
+        );
+    }
+    // Without the rewrite, the same host matches by pathType.
+    let d = decide(&one, "nginx", "http://rewrite.bar.com/foo/barbaz", None);
+    assert_eq!(outcome(&d), "404");
+}
+
+/// The documentation's warning: regular expressions match first in order,
+/// so `/foo/bar/[A-Z0-9]{3}` (longer) takes `/foo/bar/bar` from the exact
+/// text `/foo/bar/bar`.
+#[test]
+fn the_first_matching_expression_wins() {
+    let yaml = annotated(
+        "test-ingress-3",
+        &[USE_REGEX],
+        &[
+            ("/foo/bar/bar", "ImplementationSpecific", "a"),
+            ("\"/foo/bar/[A-Z0-9]{3}\"", "ImplementationSpecific", "b"),
+        ],
+    );
+    let d = decide(&yaml, "nginx", "http://rewrite.bar.com/foo/bar/bar", None);
+    assert_eq!(outcome(&d), "b");
+    assert_eq!(d.request.path, "/foo/bar/bar");
+    assert!(d.filters.is_empty());
+}
+
+/// A location nginx cannot load is an error (the reload fails); one kpv
+/// cannot read is said, and matches nothing; a target's nginx variables
+/// are named.
+#[test]
+fn expressions_nginx_or_kpv_cannot_read_are_reported() {
+    let yaml = annotated(
+        "bad",
+        &[
+            USE_REGEX,
+            "nginx.ingress.kubernetes.io/rewrite-target: /$1$is_args$args",
+        ],
+        &[
+            ("/a(b", "ImplementationSpecific", "a"),
+            ("/(?=x)y", "ImplementationSpecific", "b"),
+        ],
+    );
+    let diags = report(&yaml);
+    let msgs: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
+    assert!(msgs.iter().any(|m| m.contains("nginx cannot load `location ~* \"^/a(b\"`: missing ) at offset 2")), "{msgs:#?}");
+    assert!(
+        msgs.iter().any(|m| m
+            .contains("kpv cannot read the regular expression `/(?=x)y`: a lookaround assertion")),
+        "{msgs:#?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("kpv does not expand nginx variables ($is_args, $args)")),
+        "{msgs:#?}"
+    );
+    let d = decide(&yaml, "nginx", "http://rewrite.bar.com/a(b", None);
+    assert_eq!(outcome(&d), "404");
 }

@@ -107,7 +107,23 @@ pub fn summary(l: Lang, _h: &Hop, p: &ProxyHop) -> String {
                 )
                 .replace("{n}", &d.compared.len().to_string())
         }
-        ProxyStage::Filters => w("http.sum.filters").replace("{list}", &d.filters.join(", ")),
+        ProxyStage::Filters => {
+            let line = |path: &str, query: &str| match query {
+                "" => path.to_string(),
+                q => format!("{path}?{q}"),
+            };
+            let sent = line(&p.request.path, &p.request.query);
+            let forwarded = line(&d.request.path, &d.request.query);
+            let key = if sent == forwarded {
+                "http.sum.filters"
+            } else {
+                "http.sum.filters-path"
+            };
+            w(key)
+                .replace("{list}", &d.filters.join(", "))
+                .replace("{from}", &sent)
+                .replace("{to}", &forwarded)
+        }
         ProxyStage::Backend => match (p.connect, p.respond) {
             (Some((from, to, via)), _) => {
                 let svc = d

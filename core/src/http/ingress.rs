@@ -3,8 +3,10 @@
 //! default 308 from HTTP to HTTPS for a TLS host, the host rules by the
 //! Host header (exact, then a one-label wildcard, then rules without a
 //! host), the paths longest first with Exact before Prefix at equal length,
-//! then the defaultBackend, else the controller's 404. Decides only; no
-//! text.
+//! then the defaultBackend, else the controller's 404. On an ingress-nginx
+//! host with regular expressions, the paths are nginx's `~*` locations in
+//! its order and a `rewrite-target` rewrites what goes upstream
+//! ([`super::nginx_regex`]). Decides only; no text.
 
 use super::matching::{implementation_specific_matches, ingress_host_matches, prefix_matches};
 use super::objects::PathType;
@@ -70,8 +72,13 @@ pub(super) fn walk(
             });
             return d.answer(308, Reason::HttpsRedirect);
         }
+        let regex = h.regex_by.is_some();
         for p in &h.paths {
-            let matched = path_matches(p.path_type, &p.path, &req.path);
+            let matched = if regex {
+                super::nginx_regex::location_matches(&p.path, &req.path)
+            } else {
+                path_matches(p.path_type, &p.path, &req.path)
+            };
             let route = RouteRef {
                 kind: "Ingress",
                 name: p.ingress.clone(),
@@ -86,6 +93,14 @@ pub(super) fn walk(
                 continue;
             }
             d.route = Some(route);
+            let rewritten = p.rewrite.as_deref().and_then(|target| {
+                super::nginx_regex::rewrite(&p.path, target, &req.path, &req.query)
+            });
+            if let Some(r) = rewritten {
+                d.filters.push(super::nginx_regex::REWRITE_TARGET);
+                d.request.path = r.path;
+                d.request.query = r.query;
+            }
             return match &p.backend {
                 Some(target) => d.send_to(view, target, (1, 1), p.service_upstream, Reason::Routed),
                 None => d.answer(503, Reason::ServiceNotFound),

@@ -12,9 +12,11 @@
 //!
 //! Everything here is pure and deterministic (weighted picks go through the
 //! seeded [`crate::util::choose::Chooser`]); decisions are typed values, and only
-//! the renderers write text. It never reads certificate bytes, never
-//! evaluates regular expressions (such matches are reported, not guessed),
-//! and never edits the kube-proxy model's objects except to add the
+//! the renderers write text. It never reads certificate bytes; the only
+//! regular expressions it evaluates are ingress-nginx's, with PCRE's syntax
+//! as nginx reads it ([`nginx_regex`]; the Gateway API's
+//! `RegularExpression` matches are reported, not guessed); and it never
+//! edits the kube-proxy model's objects except to add the
 //! controller workload a real controller would have created.
 
 mod addresses;
@@ -22,6 +24,7 @@ mod gateway;
 mod ingress;
 pub mod journey;
 pub mod matching;
+pub mod nginx_regex;
 pub mod normalize;
 pub mod objects;
 pub mod proxies;

@@ -4,7 +4,7 @@
 //! become text.
 
 use super::objects::{BackendRef, Filter, ListenerProtocol, PathMatch, PathType, RouteMatch};
-use super::table::{RoutingTable, ServiceTarget, Table};
+use super::table::{HostEntry, IngressPathEntry, RoutingTable, ServiceTarget, Table};
 use std::fmt::Write as _;
 
 /// An Ingress path's type as the API writes it.
@@ -14,6 +14,34 @@ pub fn path_type(t: PathType) -> &'static str {
         PathType::Prefix => "Prefix",
         PathType::ImplementationSpecific => "ImplementationSpecific",
     }
+}
+
+/// An Ingress path as its controller matches it: `Prefix /api`, or on an
+/// ingress-nginx host with regular expressions nginx's own
+/// `~* ^/api(/|$)(.*)`.
+pub fn ingress_path_text(h: &HostEntry, p: &IngressPathEntry) -> String {
+    if h.regex_by.is_some() {
+        format!("~* ^{}", p.path)
+    } else {
+        format!("{} {}", path_type(p.path_type), p.path)
+    }
+}
+
+/// An Ingress path's backend, with ingress-nginx's rewrite if any.
+pub fn ingress_backend_text(p: &IngressPathEntry) -> String {
+    let backend = p
+        .backend
+        .as_ref()
+        .map_or_else(|| "(resource)".into(), service_target_text);
+    match &p.rewrite {
+        Some(t) => format!("{backend} · rewrite {t}"),
+        None => backend,
+    }
+}
+
+/// What ingress-nginx's admission webhook answers for a denied path.
+pub fn denied_path_text(path: &str, t: PathType) -> String {
+    format!("path {path} cannot be used with pathType {}", path_type(t))
 }
 
 /// A listener's protocol as the API writes it.
@@ -135,16 +163,18 @@ pub fn render_text(rt: &RoutingTable) -> String {
                         "  host {}{tls}{redirect}",
                         h.host.as_deref().unwrap_or("*")
                     );
-                    for p in &h.paths {
-                        let backend = p
-                            .backend
-                            .as_ref()
-                            .map_or_else(|| "(resource)".into(), service_target_text);
+                    if let Some(by) = &h.regex_by {
                         let _ = writeln!(
                             s,
-                            "    {} {} → {backend}  [Ingress {} rule {} path {}]",
-                            path_type(p.path_type),
-                            p.path,
+                            "    (every path is a case-insensitive regular expression, in nginx's order: Ingress {by} sets use-regex or rewrite-target)"
+                        );
+                    }
+                    for p in &h.paths {
+                        let _ = writeln!(
+                            s,
+                            "    {} → {}  [Ingress {} rule {} path {}]",
+                            ingress_path_text(h, p),
+                            ingress_backend_text(p),
                             p.ingress,
                             p.rule,
                             p.index
@@ -168,6 +198,16 @@ pub fn render_text(rt: &RoutingTable) -> String {
                     }
                     None => {
                         let _ = writeln!(s, "  default → 404 (the controller's default backend)");
+                    }
+                }
+                for d in &t.denied {
+                    for (_, _, path, ty) in &d.paths {
+                        let _ = writeln!(
+                            s,
+                            "  denied by the admission webhook: Ingress {}: {}",
+                            d.ingress,
+                            denied_path_text(path, *ty)
+                        );
                     }
                 }
             }
@@ -269,10 +309,18 @@ pub fn render_json(rt: &RoutingTable) -> serde_json::Value {
                         "ingress": p.ingress.to_string(),
                         "rule": p.rule,
                         "path_index": p.index,
+                        "regex": h.regex_by.is_some(),
+                        "rewrite_target": p.rewrite,
                     })).collect::<Vec<_>>(),
                     "default_backend": h.default_backend.as_ref().map(|(_, b)| service_target_text(b)),
                 })).collect::<Vec<_>>(),
                 "default_backend": t.default_backend.as_ref().map(|(_, b)| service_target_text(b)),
+                "denied": t.denied.iter().flat_map(|d| d.paths.iter().map(|(rule, index, path, ty)| json!({
+                    "ingress": d.ingress.to_string(),
+                    "rule": rule,
+                    "path_index": index,
+                    "message": denied_path_text(path, *ty),
+                }))).collect::<Vec<_>>(),
             }),
             Table::Gateway(t) => json!({
                 "entry": entry.to_string(),

@@ -136,15 +136,90 @@ pub fn diagnostics(rt: &RoutingTable) -> Vec<crate::util::diag::Diagnostic> {
         out.push(d);
     }
     nginx_annotations(rt, &mut out);
+    nginx_regex(rt, &mut out);
     out
 }
 
+/// ingress-nginx's regular expressions: an Ingress its admission webhook
+/// denies (an error: it is not created), a location nginx cannot load (an
+/// error: the controller's reload fails) or kpv cannot read, and the parts
+/// of a rewrite target kpv does not expand.
+fn nginx_regex(rt: &RoutingTable, out: &mut Vec<crate::util::diag::Diagnostic>) {
+    use crate::util::diag::Diagnostic;
+    use crate::util::regex::Problem;
+    for t in rt.tables.values() {
+        let Table::Ingress(t) = t else { continue };
+        for denied in &t.denied {
+            for (rule, index, path, ty) in &denied.paths {
+                let mut d = Diagnostic::error(format!(
+                    "ingress-nginx's admission webhook denies this Ingress: {} (strict-validate-path-type is on by default)",
+                    super::render::denied_path_text(path, *ty)
+                ))
+                .with_hint("a regular expression needs pathType: ImplementationSpecific");
+                d.object = Some(format!("Ingress/{}", denied.ingress));
+                d.field = Some(format!("spec.rules[{rule}].http.paths[{index}].path"));
+                out.push(d);
+            }
+        }
+        for h in t.hosts.iter().filter(|h| h.regex_by.is_some()) {
+            for p in &h.paths {
+                let field = format!("spec.rules[{}].http.paths[{}].path", p.rule, p.index);
+                let mut d = match super::nginx_regex::location(&p.path) {
+                    Ok(_) => continue,
+                    Err(e) => match e.problem {
+                        Problem::Invalid(_) => Diagnostic::error(format!(
+                            "nginx cannot load `location ~* \"^{}\"`: {e}; the controller's reload fails",
+                            p.path
+                        )),
+                        _ => Diagnostic::warning(format!(
+                            "kpv cannot read the regular expression `{}`: {e}; in kpv it matches nothing",
+                            p.path
+                        )),
+                    },
+                };
+                d.object = Some(format!("Ingress/{}", p.ingress));
+                d.field = Some(field);
+                out.push(d);
+            }
+            for p in &h.paths {
+                let Some(target) = &p.rewrite else { continue };
+                let vars = super::nginx_regex::variables(target);
+                let absolute = target.starts_with("http://") || target.starts_with("https://");
+                if vars.is_empty() && !absolute {
+                    continue;
+                }
+                let what = if absolute {
+                    "nginx answers a rewrite to an absolute URL with a 302 redirect; kpv forwards the rewritten text as the path".to_string()
+                } else {
+                    format!(
+                        "kpv does not expand nginx variables ({}); it forwards them as written",
+                        vars.iter()
+                            .map(|v| format!("${v}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                let mut d = Diagnostic::warning(format!("rewrite-target `{target}`: {what}"));
+                d.object = Some(format!("Ingress/{}", p.ingress));
+                d.field = Some("metadata.annotations".into());
+                if !out.contains(&d) {
+                    out.push(d);
+                }
+            }
+        }
+    }
+}
+
 /// The ingress-nginx annotations kpv reads (`service-upstream`,
-/// `ssl-redirect`); any other of its annotations on an Ingress it serves
-/// is named as not modelled, with what the controller would do for the two
-/// that change routing most.
+/// `ssl-redirect`, `use-regex`, `rewrite-target`); any other of its
+/// annotations on an Ingress it serves is named as not modelled.
 const NGINX_PREFIX: &str = "nginx.ingress.kubernetes.io/";
-const NGINX_MODELLED: [&str; 2] = ["service-upstream", "ssl-redirect"];
+const NGINX_MODELLED: [&str; 4] = [
+    "service-upstream",
+    "ssl-redirect",
+    super::nginx_regex::USE_REGEX,
+    super::nginx_regex::REWRITE_TARGET,
+];
 
 fn nginx_annotations(rt: &RoutingTable, out: &mut Vec<crate::util::diag::Diagnostic>) {
     use super::table::{ingress_class_of, Implementation};
@@ -157,22 +232,15 @@ fn nginx_annotations(rt: &RoutingTable, out: &mut Vec<crate::util::diag::Diagnos
         if !served_by_nginx {
             continue;
         }
-        for (key, value) in ing.meta.annotations.iter() {
+        for (key, _) in ing.meta.annotations.iter() {
             let Some(name) = key.strip_prefix(NGINX_PREFIX) else {
                 continue;
             };
             if NGINX_MODELLED.contains(&name) {
                 continue;
             }
-            let what = match name {
-                "rewrite-target" => format!(
-                    "ingress-nginx would rewrite the path it forwards to `{value}` (capture groups of the path's regular expression) and match every path of the host as a regular expression; kpv forwards the path as sent and matches by pathType"
-                ),
-                "use-regex" => "ingress-nginx would match every path of this host as a case-insensitive regular expression; kpv matches by pathType".to_string(),
-                _ => "kpv routes as if it were absent".to_string(),
-            };
             let mut d = crate::util::diag::Diagnostic::warning(format!(
-                "annotation {key} is not modelled: {what}"
+                "annotation {key} is not modelled: kpv routes as if it were absent"
             ));
             d.object = Some(format!("Ingress/{}", ing.meta.id));
             d.field = Some("metadata.annotations".into());

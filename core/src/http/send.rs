@@ -417,7 +417,8 @@ impl RoutingRow {
 /// The rows of `entry`'s routing table, in evaluation order.
 pub fn table_rows(prepared: &super::Prepared, entry: &EntryPoint) -> Vec<RoutingRow> {
     use super::render::{
-        backend_text, filter_text, listener_protocol, match_text, path_type, service_target_text,
+        backend_text, denied_path_text, filter_text, ingress_backend_text, ingress_path_text,
+        listener_protocol, match_text, service_target_text,
     };
     use super::table::Table;
     use super::walk::RouteRef;
@@ -427,16 +428,12 @@ pub fn table_rows(prepared: &super::Prepared, entry: &EntryPoint) -> Vec<Routing
             for h in &t.hosts {
                 let host = h.host.clone().unwrap_or_else(|| "*".into());
                 for p in &h.paths {
-                    let kind = path_type(p.path_type);
                     out.push(RoutingRow {
                         section: format!("host {host}"),
                         tls: h.tls_secret.clone(),
                         hosts: host.clone(),
-                        matching: format!("{kind} {}", p.path),
-                        to: p
-                            .backend
-                            .as_ref()
-                            .map_or_else(|| "—".into(), service_target_text),
+                        matching: ingress_path_text(h, p),
+                        to: ingress_backend_text(p),
                         route: Some(RouteRef {
                             kind: "Ingress",
                             name: p.ingress.clone(),
@@ -458,6 +455,23 @@ pub fn table_rows(prepared: &super::Prepared, entry: &EntryPoint) -> Vec<Routing
                 to: default,
                 route: None,
             });
+            for d in &t.denied {
+                for (rule, index, path, ty) in &d.paths {
+                    out.push(RoutingRow {
+                        section: "denied by the admission webhook".into(),
+                        tls: None,
+                        hosts: "—".into(),
+                        matching: denied_path_text(path, *ty),
+                        to: "—".into(),
+                        route: Some(RouteRef {
+                            kind: "Ingress",
+                            name: d.ingress.clone(),
+                            rule: *rule,
+                            index: *index,
+                        }),
+                    });
+                }
+            }
         }
         Some(Table::Gateway(g)) => {
             for l in &g.listeners {

@@ -52,6 +52,10 @@ pub struct IngressPathEntry {
     pub index: usize,
     /// ingress-nginx `service-upstream: "true"`: to the ClusterIP.
     pub service_upstream: bool,
+    /// ingress-nginx `rewrite-target`, when set and not the path itself.
+    pub rewrite: Option<String>,
+    /// ingress-nginx `use-regex: "true"` on this path's Ingress.
+    pub use_regex: bool,
 }
 
 /// The rules of one host (`None`: rules without a host).
@@ -65,6 +69,19 @@ pub struct HostEntry {
     pub tls_secret: Option<NamespacedName>,
     /// ingress-nginx redirects HTTP to HTTPS for hosts with TLS (308).
     pub ssl_redirect: bool,
+    /// ingress-nginx: the Ingress whose `use-regex` or `rewrite-target`
+    /// makes every path of this host a regular expression
+    /// ([`super::nginx_regex`]); the paths are then in nginx's order.
+    pub regex_by: Option<NamespacedName>,
+}
+
+/// An Ingress ingress-nginx's admission webhook denies: its `Exact` or
+/// `Prefix` paths that are not plain paths, as (rule, path index, path,
+/// type). A denied Ingress is not created, so it routes nothing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DeniedIngress {
+    pub ingress: NamespacedName,
+    pub paths: Vec<(usize, usize, String, PathType)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -82,6 +99,8 @@ pub struct IngressTable {
     /// The catch-all defaultBackend (oldest Ingress that sets one).
     pub default_backend: Option<(NamespacedName, ServiceTarget)>,
     pub ingresses: Vec<NamespacedName>,
+    /// Ingresses of this class the controller's admission webhook denies.
+    pub denied: Vec<DeniedIngress>,
 }
 
 /// One HTTPRoute match as attached to a listener.
@@ -241,6 +260,16 @@ fn compile_ingress(objects: &Objects, class: &str) -> IngressTable {
         .filter(|i| ingress_class_of(objects, i).as_deref() == Some(class))
         .collect();
     crate::util::order::sort_by_key(&mut ings, |i| (created_key(&i.meta), i.meta.id.clone()));
+    let mut denied = Vec::new();
+    if nginx {
+        ings.retain(|i| match strict_denial(i) {
+            Some(d) => {
+                denied.push(d);
+                false
+            }
+            None => true,
+        });
+    }
     let mut hosts: Vec<HostEntry> = Vec::new();
     let mut default_backend = None;
     for ing in &ings {
@@ -257,6 +286,15 @@ fn compile_ingress(objects: &Objects, class: &str) -> IngressTable {
             .get("nginx.ingress.kubernetes.io/ssl-redirect")
             .is_none_or(|v| v != "false")
             && nginx;
+        let nginx_annotation = |k: &str| {
+            ing.meta
+                .annotations
+                .get(&format!("nginx.ingress.kubernetes.io/{k}"))
+        };
+        let use_regex = nginx
+            && super::nginx_regex::annotation_true(nginx_annotation(super::nginx_regex::USE_REGEX));
+        let rewrite_target =
+            nginx_annotation(super::nginx_regex::REWRITE_TARGET).filter(|t| nginx && !t.is_empty());
         let own_default = ing
             .default_backend
             .as_ref()
@@ -275,6 +313,7 @@ fn compile_ingress(objects: &Objects, class: &str) -> IngressTable {
                         default_backend: None,
                         tls_secret: None,
                         ssl_redirect: false,
+                        regex_by: None,
                     });
                     hosts.len() - 1
                 }
@@ -299,6 +338,16 @@ fn compile_ingress(objects: &Objects, class: &str) -> IngressTable {
                     rule: ri,
                     index: pi,
                     service_upstream: upstream,
+                    rewrite: rewrite_target
+                        .filter(|t| {
+                            **t != if p.path.is_empty() {
+                                "/"
+                            } else {
+                                p.path.as_str()
+                            }
+                        })
+                        .cloned(),
+                    use_regex,
                 });
             }
         }
@@ -327,6 +376,17 @@ fn compile_ingress(objects: &Objects, class: &str) -> IngressTable {
         }
     }
     for h in &mut hosts {
+        h.regex_by = h
+            .paths
+            .iter()
+            .find(|p| p.use_regex || p.rewrite.is_some())
+            .map(|p| p.ingress.clone());
+        if h.regex_by.is_some() {
+            crate::util::order::sort_by_key(&mut h.paths, |p| {
+                super::nginx_regex::location_order(&p.path)
+            });
+            continue;
+        }
         // Longest path first; at equal length Exact before Prefix; then
         // the oldest Ingress (stable sort keeps that order).
         crate::util::order::sort_by_key(&mut h.paths, |p| {
@@ -357,7 +417,28 @@ fn compile_ingress(objects: &Objects, class: &str) -> IngressTable {
         hosts,
         default_backend,
         ingresses: ings.iter().map(|i| i.meta.id.clone()).collect(),
+        denied,
     }
+}
+
+/// The paths ingress-nginx's admission webhook refuses in `ing`, if any.
+fn strict_denial(ing: &Ingress) -> Option<DeniedIngress> {
+    let paths: Vec<(usize, usize, String, PathType)> = ing
+        .rules
+        .iter()
+        .enumerate()
+        .flat_map(|(ri, r)| {
+            r.paths
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| !super::nginx_regex::strict_path_ok(&p.path, p.path_type))
+                .map(move |(pi, p)| (ri, pi, p.path.clone(), p.path_type))
+        })
+        .collect();
+    (!paths.is_empty()).then(|| DeniedIngress {
+        ingress: ing.meta.id.clone(),
+        paths,
+    })
 }
 
 /// The precedence of a match within a listener, hostname aside: Exact

@@ -171,7 +171,8 @@ pub fn walk(
         d.matched_path = Some(matched.path.clone());
         // Unless a filter rewrote it, the backend gets the path the proxy
         // forwards (the client's, for nginx; the normalised one, for Envoy).
-        if d.request.path == matched.path {
+        let rewritten = d.filters.contains(&super::nginx_regex::REWRITE_TARGET);
+        if d.request.path == matched.path && !rewritten {
             d.request.path = forwarded_path;
         }
     }
