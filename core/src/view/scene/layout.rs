@@ -124,67 +124,106 @@ fn has_ipv6(cluster: &Cluster) -> bool {
             .any(|n| n.primary_ip(IpFamily::V6).is_some())
 }
 
-/// Lay out the cluster. `slices` gives the endpoint edges (readiness shown).
-pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
-    let n = cluster.nodes.len().max(1) as f64;
-    let node_w = ((WIDTH - 2.0 * MARGIN - (n - 1.0) * GAP) / n).max(120.0);
-    let mut pods_by_node: BTreeMap<&str, Vec<&crate::model::Pod>> = BTreeMap::new();
-    for p in &cluster.pods {
-        pods_by_node
-            .entry(p.node_name.as_deref().unwrap_or(""))
-            .or_default()
-            .push(p);
+/// The sizes every box is placed by, decided before any is placed.
+struct Frame {
+    node_w: f64,
+    node_h: f64,
+    node_top: f64,
+    pod_cols: usize,
+    pod_w: f64,
+    band: ServiceBand,
+    card_lines: usize,
+    /// How much taller the card is than two lines.
+    card_extra: f64,
+    /// How far the strip moves down (the card's extra lines, the band's
+    /// extra rows).
+    shift: f64,
+    strip_rows: f64,
+    height: f64,
+}
+
+impl Frame {
+    fn of(cluster: &Cluster, most_pods: usize) -> Frame {
+        let n = cluster.nodes.len().max(1) as f64;
+        let node_w = ((WIDTH - 2.0 * MARGIN - (n - 1.0) * GAP) / n).max(120.0);
+        let pod_cols = pod_columns(node_w, most_pods);
+        let pod_rows = most_pods.div_ceil(pod_cols).max(1) as f64;
+        let pod_w = (node_w - 16.0 - (pod_cols - 1) as f64 * POD_GAP_X) / pod_cols as f64;
+        let node_h = NODE_HEADER + pod_rows * (POD_H + POD_GAP) + 6.0;
+        // The Service band: how many boxes, in how many rows; each row past
+        // the first moves the strip and the nodes down.
+        let band = ServiceBand::of(cluster.services.len());
+        // An HTTP proxy's hops are told in longer sentences: the card gets
+        // a third line, and everything below it moves down.
+        let card_lines = if cluster.routing.is_empty() { 2 } else { 3 };
+        let card_extra = card_h(card_lines) - CARD_H;
+        let shift = card_extra + band.rows.saturating_sub(1) as f64 * (SERVICE_H + SERVICE_ROW_GAP);
+        // IPv6 addresses make the strip's values about twice as long: a
+        // third row is kept for them, so none is cut (Scene::strip_box uses
+        // it only when two rows cannot hold the texts).
+        let strip_rows = if has_ipv6(cluster) { 3.0 } else { 2.0 };
+        let node_top = NODE_TOP + shift + (strip_rows - 2.0) * (STRIP_ROW_H + STRIP_GAP);
+        Frame {
+            node_w,
+            node_h,
+            node_top,
+            pod_cols,
+            pod_w,
+            band,
+            card_lines,
+            card_extra,
+            shift,
+            strip_rows,
+            height: node_top + node_h + MARGIN,
+        }
     }
-    let most = pods_by_node.values().map(Vec::len).max().unwrap_or(0);
-    let pod_cols = pod_columns(node_w, most);
-    let pod_rows = most.div_ceil(pod_cols).max(1) as f64;
-    let pod_w = (node_w - 16.0 - (pod_cols - 1) as f64 * POD_GAP_X) / pod_cols as f64;
-    let node_h = NODE_HEADER + pod_rows * (POD_H + POD_GAP) + 6.0;
-    // The Service band: how many boxes, in how many rows; each row past the
-    // first moves the strip and the nodes down.
-    let band = ServiceBand::of(cluster.services.len());
-    // An HTTP proxy's hops are told in longer sentences: the card gets a
-    // third line, and everything below it moves down.
-    let card_lines = if cluster.routing.is_empty() { 2 } else { 3 };
-    let card_extra = card_h(card_lines) - CARD_H;
-    let shift = card_extra + band.rows.saturating_sub(1) as f64 * (SERVICE_H + SERVICE_ROW_GAP);
-    // IPv6 addresses make the strip's values about twice as long: a third
-    // row is kept for them, so none is cut (Scene::strip_box uses it only
-    // when two rows cannot hold the texts).
-    let strip_rows = if has_ipv6(cluster) { 3.0 } else { 2.0 };
-    let node_top = NODE_TOP + shift + (strip_rows - 2.0) * (STRIP_ROW_H + STRIP_GAP);
-    let height = node_top + node_h + MARGIN;
+}
 
-    let mut places: Vec<(Place, Point)> = Vec::new();
-    let mut graph: UnGraph<(), ()> = UnGraph::new_undirected();
-    // Vertex i of the graph is place i.
-    let add = |places: &mut Vec<(Place, Point)>,
-               graph: &mut UnGraph<(), ()>,
-               p: Place,
-               pt: Point|
-     -> usize {
-        places.push((p, pt));
-        graph.add_node(()).index()
-    };
-    let edge = |graph: &mut UnGraph<(), ()>, a: usize, b: usize| {
-        graph.add_edge(NodeIndex::new(a), NodeIndex::new(b), ());
-    };
+/// The places routes go through and what connects them: vertex i of the
+/// graph is place i.
+struct Places {
+    places: Vec<(Place, Point)>,
+    graph: UnGraph<(), ()>,
+}
 
+impl Places {
+    fn add(&mut self, p: Place, pt: Point) -> usize {
+        self.places.push((p, pt));
+        self.graph.add_node(()).index()
+    }
+    fn edge(&mut self, a: usize, b: usize) {
+        self.graph
+            .add_edge(NodeIndex::new(a), NodeIndex::new(b), ());
+    }
+}
+
+/// The entry row: the client, and the load balancer when a Service has an
+/// address on one.
+struct Entry {
+    client: Rect,
+    load_balancer: Option<Rect>,
+    lb_ips: Vec<String>,
+    assumed: bool,
+    /// The place traffic enters the nodes from (the load balancer, else
+    /// the client).
+    from: usize,
+}
+
+fn entry_row(cluster: &Cluster, at: &mut Places, links: &mut Vec<Link>) -> Entry {
     let client = Rect {
         x: MARGIN,
         y: ENTRY_Y,
         w: 170.0,
         h: ENTRY_H,
     };
-    let client_i = add(&mut places, &mut graph, Place::Client, client.center());
-
+    let client_i = at.add(Place::Client, client.center());
     let lb_ips: Vec<String> = cluster
         .services
         .iter()
         .filter(|s| s.service_type == ServiceType::LoadBalancer)
         .flat_map(|s| s.load_balancer_addresses().map(|ip| ip.to_string()))
         .collect();
-    let load_balancer_assumed = cluster
+    let assumed = cluster
         .services
         .iter()
         .any(|s| s.service_type == ServiceType::LoadBalancer && s.load_balancer_assumed);
@@ -194,14 +233,10 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         w: 220.0,
         h: ENTRY_H,
     });
-    let lb_i = load_balancer.map(|r| {
-        let i = add(&mut places, &mut graph, Place::LoadBalancer, r.center());
-        edge(&mut graph, client_i, i);
-        i
-    });
-    let entry = load_balancer.unwrap_or(client);
-    let mut links = Vec::new();
+    let mut from = client_i;
     if let Some(lb) = load_balancer {
+        from = at.add(Place::LoadBalancer, lb.center());
+        at.edge(client_i, from);
         links.push(Link {
             from: Point {
                 x: client.x + client.w,
@@ -215,18 +250,61 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
             nodes: Vec::new(),
         });
     }
+    Entry {
+        client,
+        load_balancer,
+        lb_ips,
+        assumed,
+        from,
+    }
+}
 
-    let mut nodes = Vec::new();
+/// A Pod's box, its labels with `app=` first.
+fn pod_box(pod: &crate::model::Pod, node: &str, rect: Rect) -> PodBox {
+    let mut labels: Vec<String> = pod
+        .labels
+        .iter()
+        .filter(|(k, _)| k.as_str() != "pod-template-hash")
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    crate::util::order::sort_by_key(&mut labels, |l| !l.starts_with("app="));
+    PodBox {
+        id: pod.id.clone(),
+        node: node.to_string(),
+        ip: pod
+            .ips
+            .first()
+            .map(|i| i.to_string())
+            .unwrap_or_else(|| "—".into()),
+        labels,
+        rect,
+    }
+}
+
+/// The nodes left to right, each with its eth0, its kube-proxy and its
+/// Pods (left to right, then down); the links from the entry and between
+/// neighbours. Returns the nodes, the Pods and each node's kube-proxy place.
+fn node_columns(
+    cluster: &Cluster,
+    f: &Frame,
+    entry: &Entry,
+    at: &mut Places,
+    links: &mut Vec<Link>,
+) -> (Vec<NodeBox>, Vec<PodBox>, Vec<usize>) {
+    let mut pods_by_node: BTreeMap<&str, Vec<&crate::model::Pod>> = BTreeMap::new();
+    for p in &cluster.pods {
+        pods_by_node
+            .entry(p.node_name.as_deref().unwrap_or(""))
+            .or_default()
+            .push(p);
+    }
+    let into = entry.load_balancer.unwrap_or(entry.client);
+    let (node_w, node_top) = (f.node_w, f.node_top);
+    let mut nodes: Vec<NodeBox> = Vec::new();
     let mut pods = Vec::new();
-    let mut node_proxy_idx = Vec::new();
+    let mut proxies = Vec::new();
     for (k, node) in cluster.nodes.iter().enumerate() {
         let x = MARGIN + k as f64 * (node_w + GAP);
-        let rect = Rect {
-            x,
-            y: node_top,
-            w: node_w,
-            h: node_h,
-        };
         let eth = Rect {
             x: x + 8.0,
             y: node_top + 34.0,
@@ -245,27 +323,14 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
             x: eth.x + eth.w / 2.0,
             y: eth.y,
         };
-        let eth_i = add(
-            &mut places,
-            &mut graph,
-            Place::NodeEth(node.name.clone()),
-            eth_top,
-        );
-        let proxy_i = add(
-            &mut places,
-            &mut graph,
-            Place::NodeProxy(node.name.clone()),
-            proxy.center(),
-        );
-        edge(&mut graph, eth_i, proxy_i);
-        match lb_i {
-            Some(lb) => edge(&mut graph, lb, eth_i),
-            None => edge(&mut graph, client_i, eth_i),
-        };
+        let eth_i = at.add(Place::NodeEth(node.name.clone()), eth_top);
+        let proxy_i = at.add(Place::NodeProxy(node.name.clone()), proxy.center());
+        at.edge(eth_i, proxy_i);
+        at.edge(entry.from, eth_i);
         links.push(Link {
             from: Point {
-                x: entry.center().x,
-                y: entry.y + entry.h,
+                x: into.center().x,
+                y: into.y + into.h,
             },
             to: Point {
                 x: x + node_w / 2.0,
@@ -276,7 +341,6 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         });
         if let (Some(prev), Some(prev_node)) = (nodes.last(), cluster.nodes.get(k.wrapping_sub(1)))
         {
-            let prev: &NodeBox = prev;
             links.push(Link {
                 from: Point {
                     x: prev.rect.x + prev.rect.w,
@@ -290,49 +354,22 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
                 nodes: vec![prev_node.name.clone(), node.name.clone()],
             });
         }
-        for &other in &node_proxy_idx {
-            edge(&mut graph, proxy_i, other);
+        for &other in &proxies {
+            at.edge(proxy_i, other);
         }
-        node_proxy_idx.push(proxy_i);
-        for (j, pod) in pods_by_node
-            .get(node.name.as_str())
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            // Left to right, then down.
-            let (row, col) = (j / pod_cols, j % pod_cols);
+        proxies.push(proxy_i);
+        let on_node = pods_by_node.get(node.name.as_str()).into_iter().flatten();
+        for (j, pod) in on_node.enumerate() {
+            let (row, col) = (j / f.pod_cols, j % f.pod_cols);
             let r = Rect {
-                x: x + 8.0 + col as f64 * (pod_w + POD_GAP_X),
+                x: x + 8.0 + col as f64 * (f.pod_w + POD_GAP_X),
                 y: node_top + NODE_HEADER + row as f64 * (POD_H + POD_GAP),
-                w: pod_w,
+                w: f.pod_w,
                 h: POD_H,
             };
-            let pi = add(
-                &mut places,
-                &mut graph,
-                Place::Pod(pod.id.clone()),
-                r.center(),
-            );
-            edge(&mut graph, proxy_i, pi);
-            let mut labels: Vec<String> = pod
-                .labels
-                .iter()
-                .filter(|(k, _)| k.as_str() != "pod-template-hash")
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            crate::util::order::sort_by_key(&mut labels, |l| !l.starts_with("app="));
-            pods.push(PodBox {
-                id: pod.id.clone(),
-                node: node.name.clone(),
-                ip: pod
-                    .ips
-                    .first()
-                    .map(|i| i.to_string())
-                    .unwrap_or_else(|| "—".into()),
-                labels,
-                rect: r,
-            });
+            let pi = at.add(Place::Pod(pod.id.clone()), r.center());
+            at.edge(proxy_i, pi);
+            pods.push(pod_box(pod, &node.name, r));
         }
         nodes.push(NodeBox {
             name: node.name.clone(),
@@ -343,69 +380,92 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
                 .unwrap_or_default(),
             pod_cidr: node.pod_cidrs.first().map(|c| c.to_string()),
             zone: node.zone.clone(),
-            rect,
+            rect: Rect {
+                x,
+                y: node_top,
+                w: node_w,
+                h: f.node_h,
+            },
             proxy,
             eth,
         });
     }
+    (nodes, pods, proxies)
+}
 
-    // Services: a band of rows under the entry row; past the band's room,
-    // one more box counts the rest.
-    let svcs: Vec<_> = cluster.services.iter().take(band.drawn).collect();
+/// A Service's box: its address (`None (headless)`), its ports.
+fn service_box(svc: &crate::model::Service, rect: Rect) -> ServiceBox {
+    ServiceBox {
+        id: svc.id.clone(),
+        service_type: svc.service_type,
+        cluster_ip: if svc.headless {
+            "None (headless)".into()
+        } else {
+            svc.cluster_ips
+                .first()
+                .map(|i| i.to_string())
+                .unwrap_or_else(|| "—".into())
+        },
+        ports: svc
+            .ports
+            .iter()
+            .map(|p| match p.node_port {
+                Some(np) => format!(
+                    "{}/{} → {} (NodePort {np})",
+                    p.port, p.protocol, p.target_port
+                ),
+                None => format!("{}/{} → {}", p.port, p.protocol, p.target_port),
+            })
+            .collect(),
+        rect,
+    }
+}
+
+/// The Service band under the entry row; past the band's room, one more
+/// box counts the rest. Each drawn Service connects to every kube-proxy.
+fn service_band(
+    cluster: &Cluster,
+    f: &Frame,
+    proxies: &[usize],
+    at: &mut Places,
+) -> (Vec<ServiceBox>, Option<MoreServices>) {
+    let svcs: Vec<_> = cluster.services.iter().take(f.band.drawn).collect();
     let hidden = cluster.services.len() - svcs.len();
     let mut names: Vec<usize> = svcs.iter().map(|s| s.id.name.chars().count()).collect();
     if hidden > 0 {
         names.push(0);
     }
-    let slots = service_slots(&names, &band, SERVICE_Y + card_extra);
+    let slots = service_slots(&names, &f.band, SERVICE_Y + f.card_extra);
     let slot = |k: usize| slots.get(k).copied().unwrap_or_default();
     let mut services = Vec::new();
     for (k, svc) in svcs.iter().enumerate() {
         let rect = slot(k);
-        let si = add(
-            &mut places,
-            &mut graph,
+        let si = at.add(
             Place::Service(svc.id.clone()),
             Point {
                 x: rect.x + rect.w / 2.0,
                 y: rect.y + rect.h / 2.0,
             },
         );
-        for &p in &node_proxy_idx {
-            edge(&mut graph, si, p);
+        for &p in proxies {
+            at.edge(si, p);
         }
-        services.push(ServiceBox {
-            id: svc.id.clone(),
-            service_type: svc.service_type,
-            cluster_ip: if svc.headless {
-                "None (headless)".into()
-            } else {
-                svc.cluster_ips
-                    .first()
-                    .map(|i| i.to_string())
-                    .unwrap_or_else(|| "—".into())
-            },
-            ports: svc
-                .ports
-                .iter()
-                .map(|p| match p.node_port {
-                    Some(np) => format!(
-                        "{}/{} → {} (NodePort {np})",
-                        p.port, p.protocol, p.target_port
-                    ),
-                    None => format!("{}/{} → {}", p.port, p.protocol, p.target_port),
-                })
-                .collect(),
-            rect,
-        });
+        services.push(service_box(svc, rect));
     }
-
-    let more_services = (hidden > 0).then(|| MoreServices {
+    let more = (hidden > 0).then(|| MoreServices {
         count: hidden,
         rect: slot(svcs.len()),
     });
+    (services, more)
+}
 
-    // Edges of the drawn Services, once per (Service, Pod).
+/// The drawn Services' endpoint edges, once per (Service, Pod), with the
+/// endpoint's readiness.
+fn endpoint_edges(
+    slices: &[EndpointSlice],
+    services: &[ServiceBox],
+    pods: &[PodBox],
+) -> Vec<EndpointEdge> {
     let drawn = crate::util::order::set(services.iter().map(|b| &b.id));
     let pod_ids = crate::util::order::set(pods.iter().map(|p| &p.id));
     let mut edges: BTreeMap<(NamespacedName, NamespacedName), bool> = BTreeMap::new();
@@ -420,15 +480,34 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
             }
         }
     }
-    let edges: Vec<EndpointEdge> = edges
+    edges
         .into_iter()
         .map(|((service, pod), ready)| EndpointEdge {
             service,
             pod,
             ready,
         })
-        .collect();
+        .collect()
+}
 
+/// Lay out the cluster. `slices` gives the endpoint edges (readiness shown).
+pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
+    let mut on_node: BTreeMap<&str, usize> = BTreeMap::new();
+    for p in &cluster.pods {
+        *on_node
+            .entry(p.node_name.as_deref().unwrap_or(""))
+            .or_default() += 1;
+    }
+    let f = Frame::of(cluster, on_node.values().copied().max().unwrap_or(0));
+    let mut at = Places {
+        places: Vec::new(),
+        graph: UnGraph::new_undirected(),
+    };
+    let mut links = Vec::new();
+    let entry = entry_row(cluster, &mut at, &mut links);
+    let (nodes, pods, proxies) = node_columns(cluster, &f, &entry, &mut at, &mut links);
+    let (services, more_services) = service_band(cluster, &f, &proxies, &mut at);
+    let edges = endpoint_edges(slices, &services, &pods);
     // Many Services do not fit the usual width: the view widens (the app
     // scales it to its container) rather than cut boxes off.
     let width = more_services
@@ -439,17 +518,17 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         .max(WIDTH);
     let strip = Rect {
         x: MARGIN,
-        y: STRIP_Y + shift,
+        y: STRIP_Y + f.shift,
         w: WIDTH - 2.0 * MARGIN,
-        h: strip_rows * STRIP_ROW_H + (strip_rows - 1.0) * STRIP_GAP,
+        h: f.strip_rows * STRIP_ROW_H + (f.strip_rows - 1.0) * STRIP_GAP,
     };
     Scene {
         width,
-        height,
-        client,
-        load_balancer,
-        load_balancer_ips: lb_ips,
-        load_balancer_assumed,
+        height: f.height,
+        client: entry.client,
+        load_balancer: entry.load_balancer,
+        load_balancer_ips: entry.lb_ips,
+        load_balancer_assumed: entry.assumed,
         nodes,
         pods,
         services,
@@ -458,8 +537,8 @@ pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
         links,
         strip,
         step_names: Vec::new(),
-        card_lines,
-        graph,
-        places,
+        card_lines: f.card_lines,
+        graph: at.graph,
+        places: at.places,
     }
 }
