@@ -475,16 +475,29 @@ fn glue_rules(
     sets: &BTreeMap<SetId, IpSet>,
     no_node_access: &[(IpAddr, Protocol, u16)],
 ) -> Vec<Rule> {
-    use Table::{Filter, Nat};
-    let nonempty = |id: SetId| {
-        sets.get(&id)
-            .map(|s| !s.members.is_empty())
-            .unwrap_or(false)
-    };
-    let jump = |c: &str| Target::Jump(c.to_string());
-    let mark = input.masquerade_mark();
     let mut r: Vec<Rule> = Vec::new();
+    builtin_jumps(&mut r);
+    loopback_return(input, &mut r);
+    set_chain_rules(sets, &mut r);
+    service_rules(input, sets, &mut r);
+    filter_rules(input, sets, no_node_access, &mut r);
+    postrouting_rules(input, &mut r);
+    r
+}
 
+/// Does the set `id` have members (kube-proxy writes a set's rules only
+/// then)?
+fn nonempty(sets: &BTreeMap<SetId, IpSet>, id: SetId) -> bool {
+    sets.get(&id).is_some_and(|s| !s.members.is_empty())
+}
+
+fn jump(c: &str) -> Target {
+    Target::Jump(c.to_string())
+}
+
+/// The jumps from the built-in chains into kube-proxy's.
+fn builtin_jumps(r: &mut Vec<Rule>) {
+    use Table::{Filter, Nat};
     // Jumps from the built-in chains, each prepended (EnsureRule Prepend) in
     // iptablesJumpChain order, so the last one listed for a chain is first.
     let jumps: [(Table, &str, &str, &str); 9] = [
@@ -541,7 +554,10 @@ fn glue_rules(
     for (t, from, to, c) in jumps.iter().rev() {
         r.push(Rule::new(*t, from, vec![comment(c)], jump(to)));
     }
+}
 
+/// Traffic from the loopback net is not a Service's.
+fn loopback_return(input: &ProxyInput, r: &mut Vec<Rule>) {
     let loopback: IpNet = match input.family {
         IpFamily::V4 => "127.0.0.0/8",
         IpFamily::V6 => "::1/128",
@@ -549,7 +565,7 @@ fn glue_rules(
     .parse()
     .unwrap_or_else(|_| IpNet::from(crate::net::proxy::loopback(input.family)));
     r.push(Rule::new(
-        Nat,
+        Table::Nat,
         "KUBE-SERVICES",
         vec![Match::Source {
             net: loopback,
@@ -557,8 +573,11 @@ fn glue_rules(
         }],
         Target::Return,
     ));
+}
 
-    // ipsetWithIptablesChain.
+/// `ipsetWithIptablesChain`: one rule per non-empty set.
+fn set_chain_rules(sets: &BTreeMap<SetId, IpSet>, r: &mut Vec<Rule>) {
+    use Table::{Filter, Nat};
     let with_chain: [SetChainRule; 12] = [
         (
             SetId::LoopBack,
@@ -660,7 +679,7 @@ fn glue_rules(
         ),
     ];
     for (id, t, chain, target, dirs, proto) in with_chain {
-        if !nonempty(id) {
+        if !nonempty(sets, id) {
             continue;
         }
         let mut m = Vec::new();
@@ -671,8 +690,13 @@ fn glue_rules(
         m.push(set(id, dirs));
         r.push(Rule::new(t, chain, m, target));
     }
+}
 
-    if nonempty(SetId::ClusterIp) {
+/// The Services' own rules in `KUBE-SERVICES` and what they jump to:
+/// masquerade for ClusterIPs, external IPs, node ports, load balancers.
+fn service_rules(input: &ProxyInput, sets: &BTreeMap<SetId, IpSet>, r: &mut Vec<Rule>) {
+    use Table::{Filter, Nat};
+    if nonempty(sets, SetId::ClusterIp) {
         let mut m = vec![comment(SetId::ClusterIp.comment())];
         if input.config.iptables_masquerade_all {
             m.push(set(SetId::ClusterIp, DD));
@@ -691,7 +715,7 @@ fn glue_rules(
     // through a physical device or are addressed to this node; all of them
     // marked for masquerade first unless the Service is Local.
     for id in [SetId::ExternalIp, SetId::ExternalIpLocal] {
-        if !nonempty(id) {
+        if !nonempty(sets, id) {
             continue;
         }
         let base = || vec![comment(id.comment()), set(id, DD)];
@@ -738,6 +762,17 @@ fn glue_rules(
         vec![],
         Target::Drop,
     ));
+}
+
+/// The filter table's rules, and `acceptIPVSTraffic`.
+fn filter_rules(
+    input: &ProxyInput,
+    sets: &BTreeMap<SetId, IpSet>,
+    no_node_access: &[(IpAddr, Protocol, u16)],
+    r: &mut Vec<Rule>,
+) {
+    use Table::{Filter, Nat};
+    let mark = input.masquerade_mark();
     for (ip, proto, port) in no_node_access {
         r.push(Rule::new(
             Filter,
@@ -758,7 +793,7 @@ fn glue_rules(
     }
     // acceptIPVSTraffic.
     for id in [SetId::ClusterIp, SetId::LoadBalancer] {
-        if nonempty(id) {
+        if nonempty(sets, id) {
             r.push(Rule::new(
                 Nat,
                 "KUBE-SERVICES",
@@ -817,6 +852,12 @@ fn glue_rules(
         vec![Match::CtState(CtState::New), set(SetId::IpvsIps, D)],
         Target::Reject,
     ));
+}
+
+/// `KUBE-POSTROUTING` and `KUBE-MARK-MASQ`: masquerade what was marked.
+fn postrouting_rules(input: &ProxyInput, r: &mut Vec<Rule>) {
+    use Table::Nat;
+    let mark = input.masquerade_mark();
     r.push(Rule::new(
         Nat,
         "KUBE-POSTROUTING",
@@ -844,5 +885,4 @@ fn glue_rules(
         vec![],
         Target::MarkOr(mark),
     ));
-    r
 }
