@@ -273,128 +273,10 @@ fn compile_ingress(objects: &Objects, class: &str) -> IngressTable {
     let mut hosts: Vec<HostEntry> = Vec::new();
     let mut default_backend = None;
     for ing in &ings {
-        let ns = &ing.meta.id.namespace;
-        let upstream = ing
-            .meta
-            .annotations
-            .get("nginx.ingress.kubernetes.io/service-upstream")
-            .is_some_and(|v| v == "true")
-            && nginx;
-        let redirect = ing
-            .meta
-            .annotations
-            .get("nginx.ingress.kubernetes.io/ssl-redirect")
-            .is_none_or(|v| v != "false")
-            && nginx;
-        let nginx_annotation = |k: &str| {
-            ing.meta
-                .annotations
-                .get(&format!("nginx.ingress.kubernetes.io/{k}"))
-        };
-        let use_regex = nginx
-            && super::nginx_regex::annotation_true(nginx_annotation(super::nginx_regex::USE_REGEX));
-        let rewrite_target =
-            nginx_annotation(super::nginx_regex::REWRITE_TARGET).filter(|t| nginx && !t.is_empty());
-        let own_default = ing
-            .default_backend
-            .as_ref()
-            .and_then(|b| target(ns, b))
-            .map(|t| (ing.meta.id.clone(), t));
-        if default_backend.is_none() {
-            default_backend = own_default.clone();
-        }
-        for (ri, r) in ing.rules.iter().enumerate() {
-            let i = match hosts.iter().position(|h| h.host == r.host) {
-                Some(i) => i,
-                None => {
-                    hosts.push(HostEntry {
-                        host: r.host.clone(),
-                        paths: Vec::new(),
-                        default_backend: None,
-                        tls_secret: None,
-                        ssl_redirect: false,
-                        regex_by: None,
-                    });
-                    hosts.len() - 1
-                }
-            };
-            let h = &mut hosts[i];
-            if h.default_backend.is_none() {
-                h.default_backend = own_default.clone();
-            }
-            for (pi, p) in r.paths.iter().enumerate() {
-                // The first (oldest) Ingress to claim a host and path keeps it.
-                if h.paths
-                    .iter()
-                    .any(|x| x.path == p.path && x.path_type == p.path_type)
-                {
-                    continue;
-                }
-                h.paths.push(IngressPathEntry {
-                    path: p.path.clone(),
-                    path_type: p.path_type,
-                    backend: target(ns, &p.backend),
-                    ingress: ing.meta.id.clone(),
-                    rule: ri,
-                    index: pi,
-                    service_upstream: upstream,
-                    rewrite: rewrite_target
-                        .filter(|t| {
-                            **t != if p.path.is_empty() {
-                                "/"
-                            } else {
-                                p.path.as_str()
-                            }
-                        })
-                        .cloned(),
-                    use_regex,
-                });
-            }
-        }
-        for t in &ing.tls {
-            // Without a secretName the host is served with the
-            // controller's own certificate, and still redirected to HTTPS.
-            let secret = t.secret.as_ref();
-            // No hosts: the certificate serves every host of this Ingress's
-            // rules (the API's "wildcard host setting" of the controller).
-            let own: Vec<Option<String>> = ing.rules.iter().map(|r| r.host.clone()).collect();
-            for h in hosts.iter_mut() {
-                let listed = match &h.host {
-                    Some(x) if t.hosts.is_empty() => own.contains(&h.host) && !x.is_empty(),
-                    Some(x) => t.hosts.contains(x),
-                    None => false,
-                };
-                match secret {
-                    Some(secret) if listed && h.tls_secret.is_none() => {
-                        h.tls_secret = Some(NamespacedName::new(ns.clone(), secret.clone()));
-                        h.ssl_redirect = redirect;
-                    }
-                    None if listed => h.ssl_redirect |= redirect,
-                    _ => {}
-                }
-            }
-        }
+        add_ingress(&mut hosts, &mut default_backend, ing, nginx);
     }
     for h in &mut hosts {
-        h.regex_by = h
-            .paths
-            .iter()
-            .find(|p| p.use_regex || p.rewrite.is_some())
-            .map(|p| p.ingress.clone());
-        if h.regex_by.is_some() {
-            crate::util::order::sort_by_key(&mut h.paths, |p| {
-                super::nginx_regex::location_order(&p.path)
-            });
-            continue;
-        }
-        // Longest path first; at equal length Exact before Prefix; then
-        // the oldest Ingress (stable sort keeps that order).
-        crate::util::order::sort_by_key(&mut h.paths, |p| {
-            (
-                std::cmp::Reverse(rank_len(&p.path)),
-                p.path_type != PathType::Exact,
-            )
-        });
+        order_paths(h);
     }
     crate::util::order::sort_by_key(&mut hosts, |h| match &h.host {
         Some(x) if !x.starts_with('*') => (0, std::cmp::Reverse(x.len())),
@@ -419,6 +301,142 @@ fn compile_ingress(objects: &Objects, class: &str) -> IngressTable {
         ingresses: ings.iter().map(|i| i.meta.id.clone()).collect(),
         denied,
     }
+}
+
+/// One Ingress's rules, TLS and defaultBackend merged into the class's
+/// hosts (the first, oldest, Ingress to claim a host and path keeps it).
+fn add_ingress(
+    hosts: &mut Vec<HostEntry>,
+    default_backend: &mut Option<(NamespacedName, ServiceTarget)>,
+    ing: &Ingress,
+    nginx: bool,
+) {
+    let ns = &ing.meta.id.namespace;
+    let upstream = ing
+        .meta
+        .annotations
+        .get("nginx.ingress.kubernetes.io/service-upstream")
+        .is_some_and(|v| v == "true")
+        && nginx;
+    let redirect = ing
+        .meta
+        .annotations
+        .get("nginx.ingress.kubernetes.io/ssl-redirect")
+        .is_none_or(|v| v != "false")
+        && nginx;
+    let nginx_annotation = |k: &str| {
+        ing.meta
+            .annotations
+            .get(&format!("nginx.ingress.kubernetes.io/{k}"))
+    };
+    let use_regex = nginx
+        && super::nginx_regex::annotation_true(nginx_annotation(super::nginx_regex::USE_REGEX));
+    let rewrite_target =
+        nginx_annotation(super::nginx_regex::REWRITE_TARGET).filter(|t| nginx && !t.is_empty());
+    let own_default = ing
+        .default_backend
+        .as_ref()
+        .and_then(|b| target(ns, b))
+        .map(|t| (ing.meta.id.clone(), t));
+    if default_backend.is_none() {
+        *default_backend = own_default.clone();
+    }
+    for (ri, r) in ing.rules.iter().enumerate() {
+        let i = match hosts.iter().position(|h| h.host == r.host) {
+            Some(i) => i,
+            None => {
+                hosts.push(HostEntry {
+                    host: r.host.clone(),
+                    paths: Vec::new(),
+                    default_backend: None,
+                    tls_secret: None,
+                    ssl_redirect: false,
+                    regex_by: None,
+                });
+                hosts.len() - 1
+            }
+        };
+        let h = &mut hosts[i];
+        if h.default_backend.is_none() {
+            h.default_backend = own_default.clone();
+        }
+        for (pi, p) in r.paths.iter().enumerate() {
+            // The first (oldest) Ingress to claim a host and path keeps it.
+            if h.paths
+                .iter()
+                .any(|x| x.path == p.path && x.path_type == p.path_type)
+            {
+                continue;
+            }
+            h.paths.push(IngressPathEntry {
+                path: p.path.clone(),
+                path_type: p.path_type,
+                backend: target(ns, &p.backend),
+                ingress: ing.meta.id.clone(),
+                rule: ri,
+                index: pi,
+                service_upstream: upstream,
+                rewrite: rewrite_target
+                    .filter(|t| {
+                        **t != if p.path.is_empty() {
+                            "/"
+                        } else {
+                            p.path.as_str()
+                        }
+                    })
+                    .cloned(),
+                use_regex,
+            });
+        }
+    }
+    for t in &ing.tls {
+        // Without a secretName the host is served with the
+        // controller's own certificate, and still redirected to HTTPS.
+        let secret = t.secret.as_ref();
+        // No hosts: the certificate serves every host of this Ingress's
+        // rules (the API's "wildcard host setting" of the controller).
+        let own: Vec<Option<String>> = ing.rules.iter().map(|r| r.host.clone()).collect();
+        for h in hosts.iter_mut() {
+            let listed = match &h.host {
+                Some(x) if t.hosts.is_empty() => own.contains(&h.host) && !x.is_empty(),
+                Some(x) => t.hosts.contains(x),
+                None => false,
+            };
+            match secret {
+                Some(secret) if listed && h.tls_secret.is_none() => {
+                    h.tls_secret = Some(NamespacedName::new(ns.clone(), secret.clone()));
+                    h.ssl_redirect = redirect;
+                }
+                None if listed => h.ssl_redirect |= redirect,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A host's paths in the order its controller tries them: nginx's
+/// regular-expression order on a host with regular expressions, else
+/// longest first with Exact before Prefix.
+fn order_paths(h: &mut HostEntry) {
+    h.regex_by = h
+        .paths
+        .iter()
+        .find(|p| p.use_regex || p.rewrite.is_some())
+        .map(|p| p.ingress.clone());
+    if h.regex_by.is_some() {
+        crate::util::order::sort_by_key(&mut h.paths, |p| {
+            super::nginx_regex::location_order(&p.path)
+        });
+        return;
+    }
+    // Longest path first; at equal length Exact before Prefix; then
+    // the oldest Ingress (stable sort keeps that order).
+    crate::util::order::sort_by_key(&mut h.paths, |p| {
+        (
+            std::cmp::Reverse(rank_len(&p.path)),
+            p.path_type != PathType::Exact,
+        )
+    });
 }
 
 /// The paths ingress-nginx's admission webhook refuses in `ing`, if any.
