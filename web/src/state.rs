@@ -155,6 +155,227 @@ pub fn timing() -> Timing {
     Timing::default()
 }
 
+/// The text parsed: a text the editor has just parsed is not parsed again,
+/// unless its routing objects waited for code that is here now.
+fn parse_memo(
+    yaml: RwSignal<String>,
+    preparsed: StoredValue<Option<(String, Parsed)>, LocalStorage>,
+    http_ready: Memo<bool>,
+) -> Memo<Parsed> {
+    Memo::new(move |_| {
+        yaml.with(|y| {
+            // A text the editor has just parsed is not parsed again,
+            // unless its routing objects waited for code that is here now.
+            preparsed
+                .try_update_value(|p| match p.take() {
+                    Some((text, parsed))
+                        if text == *y
+                            && !(parsed.0.routing.awaiting_code && crate::lazy_http::ready()) =>
+                    {
+                        Some(parsed)
+                    }
+                    _ => None,
+                })
+                .flatten()
+                .unwrap_or_else(|| crate::code::now().parse(y))
+        })
+        .with_http_proxies(http_ready)
+    })
+}
+
+/// The scene, with the pipeline's step names in the app's language (the
+/// scene is told how wide they are drawn, so its boxes fit them).
+fn scene_memo(parsed: Memo<Parsed>, slices: Memo<Vec<EndpointSlice>>) -> Memo<Scene> {
+    // The pipeline's step names are words in the app's language: the
+    // scene is told how wide they are drawn, so its boxes fit them.
+    let lang = use_context::<RwSignal<crate::i18n::Lang>>();
+    Memo::new(move |_| {
+        let lg = lang.map_or(crate::i18n::Lang::En, |l| l.get());
+        parsed
+            .with(|(c, _)| slices.with(|s| kpv_core::view::scene::layout(c, s)))
+            .name_steps(crate::hops::DESCRIBED, |k| {
+                let name = crate::hops::step_name(lg, k);
+                (crate::measure::drawn_width(&name, 1.0) / 0.62).ceil() as usize
+            })
+    })
+}
+
+/// What the replay reads and where it keeps its flights.
+struct Replayed {
+    played: StoredValue<Flights, LocalStorage>,
+    live_mode: Memo<Option<Mode>>,
+    mode: RwSignal<Mode>,
+    scheduler: RwSignal<Scheduler>,
+    http_pending: Memo<bool>,
+    parsed: Memo<Parsed>,
+    changes: RwSignal<Vec<AppChange>>,
+    packets: RwSignal<Vec<SentPacket>>,
+    scene: Memo<Scene>,
+}
+
+/// Replay every packet into `played` when anything it reads changes; the
+/// memo's value counts the replays (what readers subscribe to).
+fn replay_memo(r: Replayed) -> Memo<u64> {
+    let Replayed {
+        played,
+        live_mode,
+        mode,
+        scheduler,
+        http_pending,
+        parsed,
+        changes,
+        packets,
+        scene,
+    } = r;
+    Memo::new(move |prev: Option<&u64>| {
+        // While the mode's code is on its way nothing is traced (no
+        // packet is drawn); it all replays when the code arrives.
+        let live = live_mode.get();
+        let mode = live.unwrap_or_else(|| mode.get());
+        let sched = scheduler.get();
+        // HTTP requests wait for routing's code: none is traced without
+        // it (no wrong journey is drawn), all are once it is here.
+        let pending = http_pending.get();
+        parsed.with(|(c, _)| {
+            changes.with(|ch| {
+                packets.with(|ps| {
+                    let live_ps = if live.is_some() { ps.as_slice() } else { &[] };
+                    let kept: Vec<SentPacket>;
+                    let ps = if pending {
+                        kept = live_ps
+                            .iter()
+                            .filter(|p| {
+                                !matches!(p.request.dst, kpv_core::net::trace::Dest::Http(_))
+                            })
+                            .cloned()
+                            .collect();
+                        &kept[..]
+                    } else {
+                        live_ps
+                    };
+                    scene.with(|sc| {
+                        let inputs = replay::Inputs {
+                            code: crate::code::now().replay(),
+                            cluster: c,
+                            mode,
+                            scheduler: Some(sched),
+                            timing: timing(),
+                            changes: ch,
+                            packets: ps,
+                        };
+                        played.update_value(|p| p.update(&inputs, sc));
+                    })
+                })
+            })
+        });
+        prev.map_or(0, |r| r.wrapping_add(1))
+    })
+}
+
+/// What the rules view reads.
+#[cfg(feature = "full")]
+struct Shown {
+    focus: RwSignal<Option<u32>>,
+    now: RwSignal<u64>,
+    replayed: Memo<u64>,
+    played: StoredValue<Flights, LocalStorage>,
+    rules_node: RwSignal<Option<String>>,
+    parsed: Memo<Parsed>,
+    live_mode: Memo<Option<Mode>>,
+    scheduler: RwSignal<Scheduler>,
+    proxy_slices: Memo<Vec<EndpointSlice>>,
+}
+
+/// The node whose rules are shown (chosen, else where the focused packet
+/// is, else kube-proxy's own node) and its rules in every family it has.
+#[cfg(feature = "full")]
+fn rules_memos(s: Shown) -> (Memo<Option<String>>, Memo<Option<NodeRules>>) {
+    let Shown {
+        focus,
+        now,
+        replayed,
+        played,
+        rules_node,
+        parsed,
+        live_mode,
+        scheduler,
+        proxy_slices,
+    } = s;
+    let focused_id = move || {
+        focus.get().or_else(|| {
+            let _ = replayed.get();
+            played.with_value(Flights::last_id)
+        })
+    };
+    // The node of the rule the focused packet is at now (or last passed).
+    let matched_node = Memo::new(move |_| {
+        let id = focused_id()?;
+        let t = now.get();
+        let _ = replayed.get();
+        played.with_value(|p| {
+            let (trace, flight) = p.get(id)?;
+            if flight.is_empty() {
+                return None;
+            }
+            trace.rule_hop_until(flight.hop_at(t))?.node.clone()
+        })
+    });
+    let rules_shown = Memo::new(move |_| {
+        rules_node
+            .get()
+            .or_else(|| matched_node.get())
+            .or_else(|| parsed.with(|(c, _)| c.proxy_node().map(|n| n.name.clone())))
+    });
+    let rules: Memo<Option<NodeRules>> = Memo::new(move |_| {
+        let node = rules_shown.get()?;
+        let mode = live_mode.get()?;
+        let sched = scheduler.get();
+        parsed.with(|(c, _)| {
+            proxy_slices.with(|sl| {
+                let opts = kpv_core::net::modes::CompileOptions {
+                    scheduler: Some(sched),
+                };
+                // Every family the node has, as `kpv rules` prints them.
+                let planes = kpv_core::net::modes::node_planes(
+                    c,
+                    sl,
+                    &node,
+                    mode,
+                    opts,
+                    crate::modes::compilers(),
+                );
+                if planes.is_empty() {
+                    return None;
+                }
+                let text = kpv_core::net::modes::render_planes(&planes);
+                Some(NodeRules {
+                    node,
+                    text,
+                    tables: planes.iter().flat_map(|(_, dp)| dp.hash_tables()).collect(),
+                })
+            })
+        })
+    });
+    (rules_shown, rules)
+}
+
+/// kpv-core's warnings by the object they are about.
+fn warnings_memo(parsed: Memo<Parsed>) -> Memo<Vec<(String, Vec<String>)>> {
+    Memo::new(move |_| {
+        parsed.with(|(_, diags)| {
+            let mut out: Vec<(String, Vec<String>)> = Vec::new();
+            for d in diags.iter().filter(|d| !d.is_error()) {
+                let key = d.object.as_deref().unwrap_or_default();
+                match out.binary_search_by(|(k, _)| k.as_str().cmp(key)) {
+                    Ok(i) => out[i].1.push(d.message.clone()),
+                    Err(i) => out.insert(i, (key.to_string(), vec![d.message.clone()])),
+                }
+            }
+            out
+        })
+    })
+}
+
 impl Store {
     pub fn new(scenario: &str, yaml: &str) -> Store {
         let yaml = RwSignal::new(yaml.to_string());
@@ -165,26 +386,7 @@ impl Store {
         });
         let http_ready = Memo::new(move |_| http_load.get() == Fetch::Ready);
         let preparsed = StoredValue::new_local(None::<(String, Parsed)>);
-        let parsed = Memo::new(move |_| {
-            yaml.with(|y| {
-                // A text the editor has just parsed is not parsed again,
-                // unless its routing objects waited for code that is here now.
-                preparsed
-                    .try_update_value(|p| match p.take() {
-                        Some((text, parsed))
-                            if text == *y
-                                && !(parsed.0.routing.awaiting_code
-                                    && crate::lazy_http::ready()) =>
-                        {
-                            Some(parsed)
-                        }
-                        _ => None,
-                    })
-                    .flatten()
-                    .unwrap_or_else(|| crate::code::now().parse(y))
-            })
-            .with_http_proxies(http_ready)
-        });
+        let parsed = parse_memo(yaml, preparsed, http_ready);
         let http_pending =
             Memo::new(move |_| !http_ready.get() && parsed.with(|(c, _)| !c.routing.is_empty()));
         let initial_mode = parsed.with_untracked(|(c, _)| c.proxy.mode);
@@ -217,18 +419,7 @@ impl Store {
         let pod_ready = Memo::new(move |_| snapshot.with(|s| s.pod_ready.clone()));
         let slices = Memo::new(move |_| snapshot.with(|s| s.slices.clone()));
         let proxy_slices = Memo::new(move |_| snapshot.with(|s| s.proxy_slices.clone()));
-        // The pipeline's step names are words in the app's language: the
-        // scene is told how wide they are drawn, so its boxes fit them.
-        let lang = use_context::<RwSignal<crate::i18n::Lang>>();
-        let scene = Memo::new(move |_| {
-            let lg = lang.map_or(crate::i18n::Lang::En, |l| l.get());
-            parsed
-                .with(|(c, _)| slices.with(|s| kpv_core::view::scene::layout(c, s)))
-                .name_steps(crate::hops::DESCRIBED, |k| {
-                    let name = crate::hops::step_name(lg, k);
-                    (crate::measure::drawn_width(&name, 1.0) / 0.62).ceil() as usize
-                })
-        });
+        let scene = scene_memo(parsed, slices);
         let http_prepared = Memo::new(move |_| {
             // Subscribed to readiness first, so it is prepared once it is in.
             let ready = http_ready.get();
@@ -244,126 +435,35 @@ impl Store {
             })
         });
         let played = StoredValue::new_local(Flights::default());
-        let replayed: Memo<u64> = Memo::new(move |prev: Option<&u64>| {
-            // While the mode's code is on its way nothing is traced (no
-            // packet is drawn); it all replays when the code arrives.
-            let live = live_mode.get();
-            let mode = live.unwrap_or_else(|| mode.get());
-            let sched = scheduler.get();
-            // HTTP requests wait for routing's code: none is traced without
-            // it (no wrong journey is drawn), all are once it is here.
-            let pending = http_pending.get();
-            parsed.with(|(c, _)| {
-                changes.with(|ch| {
-                    packets.with(|ps| {
-                        let live_ps = if live.is_some() { ps.as_slice() } else { &[] };
-                        let kept: Vec<SentPacket>;
-                        let ps = if pending {
-                            kept = live_ps
-                                .iter()
-                                .filter(|p| {
-                                    !matches!(p.request.dst, kpv_core::net::trace::Dest::Http(_))
-                                })
-                                .cloned()
-                                .collect();
-                            &kept[..]
-                        } else {
-                            live_ps
-                        };
-                        scene.with(|sc| {
-                            let inputs = replay::Inputs {
-                                code: crate::code::now().replay(),
-                                cluster: c,
-                                mode,
-                                scheduler: Some(sched),
-                                timing: timing(),
-                                changes: ch,
-                                packets: ps,
-                            };
-                            played.update_value(|p| p.update(&inputs, sc));
-                        })
-                    })
-                })
-            });
-            prev.map_or(0, |r| r.wrapping_add(1))
+        let replayed = replay_memo(Replayed {
+            played,
+            live_mode,
+            mode,
+            scheduler,
+            http_pending,
+            parsed,
+            changes,
+            packets,
+            scene,
         });
         #[cfg(feature = "full")]
-        let focused_id = move || {
-            focus.get().or_else(|| {
-                let _ = replayed.get();
-                played.with_value(Flights::last_id)
-            })
-        };
-        // The node of the rule the focused packet is at now (or last passed).
-        #[cfg(feature = "full")]
-        let matched_node = Memo::new(move |_| {
-            let id = focused_id()?;
-            let t = now.get();
-            let _ = replayed.get();
-            played.with_value(|p| {
-                let (trace, flight) = p.get(id)?;
-                if flight.is_empty() {
-                    return None;
-                }
-                trace.rule_hop_until(flight.hop_at(t))?.node.clone()
-            })
-        });
-        #[cfg(feature = "full")]
-        let rules_shown = Memo::new(move |_| {
-            rules_node
-                .get()
-                .or_else(|| matched_node.get())
-                .or_else(|| parsed.with(|(c, _)| c.proxy_node().map(|n| n.name.clone())))
-        });
-        #[cfg(feature = "full")]
-        let rules: Memo<Option<NodeRules>> = Memo::new(move |_| {
-            let node = rules_shown.get()?;
-            let mode = live_mode.get()?;
-            let sched = scheduler.get();
-            parsed.with(|(c, _)| {
-                proxy_slices.with(|sl| {
-                    let opts = kpv_core::net::modes::CompileOptions {
-                        scheduler: Some(sched),
-                    };
-                    // Every family the node has, as `kpv rules` prints them.
-                    let planes = kpv_core::net::modes::node_planes(
-                        c,
-                        sl,
-                        &node,
-                        mode,
-                        opts,
-                        crate::modes::compilers(),
-                    );
-                    if planes.is_empty() {
-                        return None;
-                    }
-                    let text = kpv_core::net::modes::render_planes(&planes);
-                    Some(NodeRules {
-                        node,
-                        text,
-                        tables: planes.iter().flat_map(|(_, dp)| dp.hash_tables()).collect(),
-                    })
-                })
-            })
+        let (rules_shown, rules) = rules_memos(Shown {
+            focus,
+            now,
+            replayed,
+            played,
+            rules_node,
+            parsed,
+            live_mode,
+            scheduler,
+            proxy_slices,
         });
         let received = Memo::new(move |_| {
             let t = now.get();
             let _ = replayed.get();
             played.with_value(|p| p.received(t))
         });
-        let warnings_by_object = Memo::new(move |_| {
-            parsed.with(|(_, diags)| {
-                let mut out: Vec<(String, Vec<String>)> = Vec::new();
-                for d in diags.iter().filter(|d| !d.is_error()) {
-                    let key = d.object.as_deref().unwrap_or_default();
-                    match out.binary_search_by(|(k, _)| k.as_str().cmp(key)) {
-                        Ok(i) => out[i].1.push(d.message.clone()),
-                        Err(i) => out.insert(i, (key.to_string(), vec![d.message.clone()])),
-                    }
-                }
-                out
-            })
-        });
+        let warnings_by_object = warnings_memo(parsed);
         let at_cap = Memo::new(move |_| packets.with(|ps| ps.len() >= replay::MAX_PACKETS));
         Store {
             scenario: RwSignal::new(scenario.to_string()),
