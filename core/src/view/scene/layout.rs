@@ -259,6 +259,9 @@ fn entry_row(cluster: &Cluster, at: &mut Places, links: &mut Vec<Link>) -> Entry
     }
 }
 
+/// Each node's Pods, by node name.
+type PodsByNode<'c> = BTreeMap<&'c str, Vec<&'c crate::model::Pod>>;
+
 /// A Pod's box, its labels with `app=` first.
 fn pod_box(pod: &crate::model::Pod, node: &str, rect: Rect) -> PodBox {
     let mut labels: Vec<String> = pod
@@ -286,18 +289,12 @@ fn pod_box(pod: &crate::model::Pod, node: &str, rect: Rect) -> PodBox {
 /// neighbours. Returns the nodes, the Pods and each node's kube-proxy place.
 fn node_columns(
     cluster: &Cluster,
+    pods_by_node: &PodsByNode,
     f: &Frame,
     entry: &Entry,
     at: &mut Places,
     links: &mut Vec<Link>,
 ) -> (Vec<NodeBox>, Vec<PodBox>, Vec<usize>) {
-    let mut pods_by_node: BTreeMap<&str, Vec<&crate::model::Pod>> = BTreeMap::new();
-    for p in &cluster.pods {
-        pods_by_node
-            .entry(p.node_name.as_deref().unwrap_or(""))
-            .or_default()
-            .push(p);
-    }
     let into = entry.load_balancer.unwrap_or(entry.client);
     let (node_w, node_top) = (f.node_w, f.node_top);
     let mut nodes: Vec<NodeBox> = Vec::new();
@@ -492,20 +489,23 @@ fn endpoint_edges(
 
 /// Lay out the cluster. `slices` gives the endpoint edges (readiness shown).
 pub fn layout(cluster: &Cluster, slices: &[EndpointSlice]) -> Scene {
-    let mut on_node: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut pods_by_node: PodsByNode = BTreeMap::new();
     for p in &cluster.pods {
-        *on_node
+        pods_by_node
             .entry(p.node_name.as_deref().unwrap_or(""))
-            .or_default() += 1;
+            .or_default()
+            .push(p);
     }
-    let f = Frame::of(cluster, on_node.values().copied().max().unwrap_or(0));
+    let most = pods_by_node.values().map(Vec::len).max().unwrap_or(0);
+    let f = Frame::of(cluster, most);
     let mut at = Places {
         places: Vec::new(),
         graph: UnGraph::new_undirected(),
     };
     let mut links = Vec::new();
     let entry = entry_row(cluster, &mut at, &mut links);
-    let (nodes, pods, proxies) = node_columns(cluster, &f, &entry, &mut at, &mut links);
+    let (nodes, pods, proxies) =
+        node_columns(cluster, &pods_by_node, &f, &entry, &mut at, &mut links);
     let (services, more_services) = service_band(cluster, &f, &proxies, &mut at);
     let edges = endpoint_edges(slices, &services, &pods);
     // Many Services do not fit the usual width: the view widens (the app
