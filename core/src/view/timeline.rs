@@ -130,13 +130,17 @@ impl Flight {
         // Rule hops sit in the open node's pipeline strip, one box per step
         // and one position per rule, so every hop moves the packet.
         let (pipes, slots) = crate::view::pipeline::pipelines(trace);
-        let strip_point = |i: usize| -> Option<Point> {
+        let strip_point = |i: usize| -> Option<(Point, crate::view::scene::Rect)> {
             let slot = slots.get(i).copied().flatten()?;
             let boxes = &pipes.get(slot.pipeline)?.boxes;
             let count = boxes.get(slot.boxed)?.hops.len();
             let chars = scene.box_chars(boxes);
-            Some(scene.strip_point(slot.boxed, &chars, slot.within, count))
+            Some((
+                scene.strip_point(slot.boxed, &chars, slot.within, count),
+                scene.strip_box(slot.boxed, &chars),
+            ))
         };
+        let mut in_strip = false;
         let mut legs: Vec<Leg> = Vec::new();
         let mut at = origin_place(trace);
         let mut t = start_ms;
@@ -150,11 +154,18 @@ impl Flight {
             // Where the packet is now: the end of the last leg.
             let here = legs.last().and_then(|l| l.points.last().copied());
             let stay = dwell(hop);
-            let (points, dur) = match strip_point(i) {
-                Some(p) => {
+            let strip = strip_point(i);
+            let was_in_strip = std::mem::replace(&mut in_strip, strip.is_some());
+            let (points, dur) = match strip {
+                Some((p, r)) => {
                     let from = here.or_else(|| scene.anchor(&at)).unwrap_or(p);
-                    let d = (from.distance(p) * MS_PER_UNIT) as u64;
-                    (vec![from, p], d.max(stay))
+                    let points = if was_in_strip {
+                        scene.strip_way(from, p, r)
+                    } else {
+                        vec![from, p]
+                    };
+                    let d = (length(&points) * MS_PER_UNIT) as u64;
+                    (points, d.max(stay))
                 }
                 None => {
                     let from_pt = scene.anchor(&at);
@@ -382,6 +393,52 @@ mod tests {
         assert!(f.position(f.end_ms + LINGER_MS, false).is_none());
         // The outcome is decided before the reply has travelled back.
         assert!(f.outcome_ms < f.end_ms && f.decided(f.outcome_ms) && !f.decided(f.outcome_ms - 1));
+    }
+
+    /// From one strip row to the other (the seed's KUBE-SVC → KUBE-SEP),
+    /// the packet goes around the boxes: no point of its way lies inside a
+    /// box, where the box's text is.
+    #[test]
+    fn between_strip_rows_the_packet_goes_around_the_boxes() {
+        let (scene, trace) = setup();
+        let f = Flight::new(&scene, &trace, 0);
+        let (pipes, slots) = crate::view::pipeline::pipelines(&trace);
+        let mut across = 0;
+        for (i, leg) in f.legs.iter().enumerate() {
+            let slot = slots.get(i).copied().flatten();
+            let prev = i
+                .checked_sub(1)
+                .and_then(|j| slots.get(j).copied().flatten());
+            let (Some(slot), Some(prev)) = (slot, prev) else {
+                continue;
+            };
+            if prev.pipeline != slot.pipeline {
+                continue;
+            }
+            let Some(boxes) = pipes.get(slot.pipeline).map(|p| &p.boxes) else {
+                continue;
+            };
+            let chars = scene.box_chars(boxes);
+            let rects: Vec<_> = (0..boxes.len())
+                .map(|k| scene.strip_box(k, &chars))
+                .collect();
+            if leg.points.len() > 2 {
+                across += 1;
+            }
+            for w in leg.points.windows(2) {
+                for s in 0..=40 {
+                    let p = w[0].lerp(w[1], f64::from(s) / 40.0);
+                    for r in &rects {
+                        let inside = p.x > r.x + 1.0
+                            && p.x < r.x + r.w - 1.0
+                            && p.y > r.y + 1.0
+                            && p.y < r.y + r.h - 1.0;
+                        assert!(!inside, "hop {i} crosses {r:?} at {p:?}");
+                    }
+                }
+            }
+        }
+        assert!(across > 0, "the seed's trace changes strip rows");
     }
 
     #[test]

@@ -347,6 +347,18 @@ impl Scene {
         }
     }
 
+    /// The way from `from` (a strip point) to `to` (the strip point of box
+    /// `r`): straight along one row; from one row to another, along the
+    /// gap under the first row, through the gap left of `r` and under `r`'s
+    /// row, so the line never crosses a box's text.
+    pub fn strip_way(&self, from: Point, to: Point, r: Rect) -> Vec<Point> {
+        if (from.y - to.y).abs() < 0.5 {
+            return vec![from, to];
+        }
+        let x = r.x - STRIP_GAP / 2.0;
+        vec![from, Point { x, y: from.y }, Point { x, y: to.y }, to]
+    }
+
     fn index(&self, place: &Place) -> Option<usize> {
         self.places.iter().position(|(p, _)| p == place)
     }
