@@ -43,6 +43,7 @@ pub mod forms;
 pub mod hops;
 pub mod hops_http;
 pub mod i18n;
+pub mod keyboard;
 #[cfg(feature = "full")]
 pub mod lazy;
 pub mod lazy_http;
@@ -306,6 +307,133 @@ pub fn start() {
 /// How long the first screen waits for the Korean words at most.
 const KOREAN_WAIT_MS: u64 = 1500;
 
+/// Open what the address asks for: a share link in the fragment, else a
+/// lesson, else a preset (another than the default is fetched), stopped at
+/// `step=` or, in an embed, at its poster. Whether the address named a
+/// preset other than the default `first`.
+fn open_address(
+    store: Store,
+    loader: data::Loader,
+    opts: &env::UrlOptions,
+    problems: RwSignal<Vec<env::UrlProblem>>,
+    open_fragment: impl Fn(String),
+    first: &'static str,
+) -> bool {
+    #[cfg(feature = "full")]
+    let lesson = opts.lesson.clone();
+    // The embed build has no lessons (a `lesson=` is reported as unknown).
+    #[cfg(not(feature = "full"))]
+    let lesson = None::<String>;
+    if let Some(f) = share::current_fragment() {
+        open_fragment(f);
+        return false;
+    }
+    if let Some(id) = lesson {
+        #[cfg(feature = "full")]
+        loader.run(data::Job::Lesson {
+            id,
+            page: opts.page.unwrap_or(1).max(1) as usize - 1,
+        });
+        #[cfg(not(feature = "full"))]
+        let _ = id;
+        return false;
+    }
+    // An embed at rest is a poster: one packet stopped at its telling hop,
+    // with its caption, until the reader plays or steps.
+    let stop = opts
+        .step
+        .map(data::Stop::Hop)
+        .or_else(|| (opts.embed || cfg!(not(feature = "full"))).then_some(data::Stop::Poster));
+    match opts.scenario.filter(|k| *k != first) {
+        Some(key) => {
+            loader.run(data::Job::Preset {
+                key,
+                mode: opts.mode,
+                stop,
+            });
+            true
+        }
+        None => {
+            data::start_at(store, opts.mode, stop, problems);
+            false
+        }
+    }
+}
+
+/// The full app's page: the top bar, the scenario's errors, the address's
+/// and share link's problems, the first screen (the diagram, or the
+/// compare view or scaling lab in its place, and the side column) and the
+/// parts below it, each loaded when the browser is idle after drawing it.
+#[cfg(feature = "full")]
+fn full_page(
+    url_problems: AnyView,
+    share_view: AnyView,
+    errors: Memo<Vec<String>>,
+    theme: RwSignal<&'static str>,
+    large: RwSignal<bool>,
+) -> AnyView {
+    use lazy::{Lazy, Part, When};
+    let comparing = RwSignal::new(false);
+    let scaling = RwSignal::new(false);
+    view! {
+        <header class="topbar">
+            <h1 title=t("app.subtitle")>{t("app.title")}</h1>
+            <Toolbar />
+            <Preferences theme=theme large=large />
+        </header>
+        <Show when=move || !errors.with(Vec::is_empty)>
+            <div class="errors" role="alert" data-testid="errors">
+                <p>{t("error.scenario")}</p>
+                <ul>
+                    <For each=move || errors.get() key=|e| e.clone() let:e>
+                        <li>{e}</li>
+                    </For>
+                </ul>
+            </div>
+        </Show>
+        {url_problems}
+        {share_view}
+        // The first screen: the diagram, and beside it what drives it.
+        <div class="first-screen">
+            <div class="diagram-wrap">
+                // The compare view takes the diagram's place, on the first screen.
+                // So does the scaling lab.
+                <Show when=move || !comparing.get() && !scaling.get() fallback=move || if scaling.get() {
+                    view! { <Lazy part=Part::ScaleLab when=When::Now /> }.into_any()
+                } else {
+                    view! { <Lazy part=Part::Compare when=When::Now /> }.into_any()
+                }>
+                    <Diagram />
+                </Show>
+                <div class="view-toggles">
+                    <components::labs::ScaleToggle scaling=scaling comparing=comparing />
+                    <CompareToggle comparing=comparing others=scaling />
+                </div>
+            </div>
+            <aside class="side">
+                <LessonBar />
+                <HopCaption />
+                <TrafficBar />
+                <PlaybackBar />
+                <components::request::RequestCard />
+                <VerdictPanel />
+                <SideLists />
+            </aside>
+        </div>
+        <div class="below">
+            <Lazy part=Part::Pods when=When::Idle />
+            <Lazy part=Part::Exports when=When::Idle />
+            <div class="below-grid">
+                <Lazy part=Part::Rules when=When::Idle />
+                <Lazy part=Part::Endpoints when=When::Idle />
+            </div>
+            <Lazy part=Part::Editor when=When::Idle />
+            <Lazy part=Part::LbLab when=When::Idle />
+        </div>
+    }
+    .into_any()
+}
+
 /// The whole app.
 #[component]
 pub fn App() -> impl IntoView {
@@ -361,61 +489,9 @@ pub fn App() -> impl IntoView {
     provide_context(components::pointing::Pointed::new());
     // A share link in the fragment wins over the query's scenario; a bad one
     // is reported and the default scenario stays.
-    let share_problem = RwSignal::new(None::<share::OpenError>);
-    // A link being opened (its reader's code may still be on the way).
-    let share_opening = RwSignal::new(false);
-    let lang_in_query = opts.lang.is_some();
-    let open_fragment = move |fragment: String| {
-        share_opening.set(true);
-        leptos::task::spawn_local(async move {
-            let opened = share::open(store, &fragment).await;
-            share_opening.set(false);
-            match opened {
-                Ok(state) => {
-                    share_problem.set(share::opened_notice(store, &state));
-                    // The reader's own `?lang=` wins over the author's language.
-                    if let Some(l) = state.lang.as_deref().and_then(Lang::parse) {
-                        if !lang_in_query {
-                            lang.set(l);
-                        }
-                    }
-                }
-                Err(e) => share_problem.set(Some(e)),
-            }
-        });
-    };
-    #[cfg(feature = "full")]
-    let lesson = opts.lesson.clone();
-    #[cfg(not(feature = "full"))]
-    let lesson = None::<String>;
-    let mut address_preset = false;
-    if let Some(f) = share::current_fragment() {
-        open_fragment(f);
-    } else if let Some(id) = lesson {
-        #[cfg(feature = "full")]
-        loader.run(data::Job::Lesson {
-            id,
-            page: opts.page.unwrap_or(1).max(1) as usize - 1,
-        });
-        #[cfg(not(feature = "full"))]
-        let _ = id;
-    } else {
-        address_preset = opts.scenario.is_some_and(|k| k != first.key);
-        // An embed at rest is a poster: one packet stopped at its telling
-        // hop, with its caption, until the reader plays or steps.
-        let stop = opts
-            .step
-            .map(data::Stop::Hop)
-            .or_else(|| (opts.embed || cfg!(not(feature = "full"))).then_some(data::Stop::Poster));
-        match opts.scenario.filter(|k| *k != first.key) {
-            Some(key) => loader.run(data::Job::Preset {
-                key,
-                mode: opts.mode,
-                stop,
-            }),
-            None => data::start_at(store, opts.mode, stop, problems),
-        }
-    }
+    let share_link = share::Opening::new(store, lang, opts.lang.is_some());
+    let open_fragment = move |fragment: String| share_link.open(fragment);
+    let address_preset = open_address(store, loader, &opts, problems, open_fragment, first.key);
     // A link pasted into the address bar of an open page.
     let hash_listener = window_event_listener(leptos::ev::hashchange, move |_| {
         if let Some(f) = share::current_fragment() {
@@ -436,42 +512,7 @@ pub fn App() -> impl IntoView {
         <KoreanStatus problem=korean_problem lang=lang />
     }
     .into_any();
-    let share_error = move || {
-        if share_opening.get() {
-            let text = move || i18n::tr(lang.get(), "share.opening");
-            return Some(
-                view! {
-                    <p class="data-loading small muted" role="status" data-testid="share-opening">
-                        <span class="spinner" aria-hidden="true"></span>
-                        {text}
-                    </p>
-                }
-                .into_any(),
-            );
-        }
-        share_problem.get().map(|e| {
-            let retry = e.retryable().then(|| {
-                let again = move |_| {
-                    if let Some(f) = share::current_fragment() {
-                        open_fragment(f);
-                    }
-                };
-                view! {
-                    <button type="button" data-testid="share-retry" on:click=again>
-                        {move || i18n::tr(lang.get(), "data.retry")}
-                    </button>
-                }
-            });
-            view! {
-                <div class="errors" role="alert" data-testid="share-error">
-                    <p>{let key = e.key(); move || i18n::tr(lang.get(), key)}</p>
-                    <p class="small muted">{e.detail()}</p>
-                    {retry}
-                </div>
-            }
-            .into_any()
-        })
-    };
+    let share_error = move || share_link.status();
     #[cfg(feature = "full")]
     let stored = env::load_editor();
     #[cfg(not(feature = "full"))]
@@ -518,141 +559,26 @@ pub fn App() -> impl IntoView {
     // The `?` overlay that lists the keys (full app).
     #[cfg(feature = "full")]
     let keys_shown = RwSignal::new(false);
-    let on_key = move |ev: leptos::ev::KeyboardEvent| {
-        // Leave keys to form controls that use them.
-        let tag = ev
-            .target()
-            .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok())
-            .map(|e| e.tag_name().to_ascii_lowercase())
-            .unwrap_or_default();
-        if matches!(tag.as_str(), "input" | "select" | "textarea") {
-            return;
-        }
-        if ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
-            return;
-        }
-        match ev.key().as_str() {
-            // Space plays or pauses, also on a focused button: its default
-            // (pressing the button: a second Send) is prevented.
-            " " => {
-                ev.prevent_default();
-                store.playing.update(|p| *p = !*p);
-            }
-            // The full app's keys (the embed keeps space and the arrows).
-            #[cfg(feature = "full")]
-            "s" | "S" => {
-                ev.prevent_default();
-                store.send(1, 0);
-            }
-            #[cfg(feature = "full")]
-            "Home" => {
-                ev.prevent_default();
-                store.step_to_end(false);
-            }
-            #[cfg(feature = "full")]
-            "End" => {
-                ev.prevent_default();
-                store.step_to_end(true);
-            }
-            #[cfg(feature = "full")]
-            "f" | "F" => {
-                ev.prevent_default();
-                components::controls::toggle_fullscreen();
-            }
-            #[cfg(feature = "full")]
-            "?" => {
-                ev.prevent_default();
-                keys_shown.update(|k| *k = !*k);
-            }
-            #[cfg(feature = "full")]
-            "Escape" => keys_shown.set(false),
-            "ArrowRight" => {
-                ev.prevent_default();
-                store.step(true);
-            }
-            "ArrowLeft" => {
-                ev.prevent_default();
-                store.step(false);
-            }
-            _ => {}
-        }
-    };
+    #[cfg(feature = "full")]
+    let on_key = keyboard::on_key(store, keys_shown);
+    #[cfg(not(feature = "full"))]
+    let on_key = keyboard::on_key(store);
     // The bar comes first for the keyboard (its controls are the first Tab
     // stops, before the Pods) and last on screen (`order` in style.css).
     let embedded = move |url_problems: AnyView| {
         view! { {url_problems} {share_error} <PlaybackBar /> <Diagram /> }.into_any()
     };
     #[cfg(feature = "full")]
-    let comparing = RwSignal::new(false);
-    #[cfg(feature = "full")]
-    let scaling = RwSignal::new(false);
-    // Below the first screen, each part is loaded when the browser is idle
-    // after drawing it; the compare view, when asked for (`lazy.rs`).
-    #[cfg(feature = "full")]
-    let full = move |url_problems: AnyView| {
-        use lazy::{Lazy, Part, When};
-        view! {
-            <header class="topbar">
-                <h1 title=t("app.subtitle")>{t("app.title")}</h1>
-                <Toolbar />
-                <Preferences theme=theme large=large />
-            </header>
-            <Show when=move || !errors.with(Vec::is_empty)>
-                <div class="errors" role="alert" data-testid="errors">
-                    <p>{t("error.scenario")}</p>
-                    <ul>
-                        <For each=move || errors.get() key=|e| e.clone() let:e>
-                            <li>{e}</li>
-                        </For>
-                    </ul>
-                </div>
-            </Show>
-            {url_problems}
-            {share_error}
-            // The first screen: the diagram, and beside it what drives it.
-            <div class="first-screen">
-                <div class="diagram-wrap">
-                    // The compare view takes the diagram's place, on the first screen.
-                    // So does the scaling lab.
-                    <Show when=move || !comparing.get() && !scaling.get() fallback=move || if scaling.get() {
-                        view! { <Lazy part=Part::ScaleLab when=When::Now /> }.into_any()
-                    } else {
-                        view! { <Lazy part=Part::Compare when=When::Now /> }.into_any()
-                    }>
-                        <Diagram />
-                    </Show>
-                    <div class="view-toggles">
-                        <components::labs::ScaleToggle scaling=scaling comparing=comparing />
-                        <CompareToggle comparing=comparing others=scaling />
-                    </div>
-                </div>
-                <aside class="side">
-                    <LessonBar />
-                    <HopCaption />
-                    <TrafficBar />
-                    <PlaybackBar />
-                    <components::request::RequestCard />
-                    <VerdictPanel />
-                    <SideLists />
-                </aside>
-            </div>
-            <div class="below">
-                <Lazy part=Part::Pods when=When::Idle />
-                <Lazy part=Part::Exports when=When::Idle />
-                <div class="below-grid">
-                    <Lazy part=Part::Rules when=When::Idle />
-                    <Lazy part=Part::Endpoints when=When::Idle />
-                </div>
-                <Lazy part=Part::Editor when=When::Idle />
-                <Lazy part=Part::LbLab when=When::Idle />
-            </div>
-        }
-    };
-    #[cfg(feature = "full")]
     let body = if embed {
         embedded(url_problems)
     } else {
-        full(url_problems).into_any()
+        full_page(
+            url_problems,
+            view! { {share_error} }.into_any(),
+            errors,
+            theme,
+            large,
+        )
     };
     #[cfg(not(feature = "full"))]
     let body = embedded(url_problems);

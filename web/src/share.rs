@@ -291,6 +291,91 @@ pub fn current_fragment() -> Option<String> {
     (!h.is_empty()).then(|| h.to_string())
 }
 
+/// A share link being opened from the address (at start, pasted into the
+/// address bar, or again by Retry): whether one is on its way, and what
+/// went wrong or what its reader should know.
+#[derive(Clone, Copy)]
+pub struct Opening {
+    store: Store,
+    lang: RwSignal<crate::i18n::Lang>,
+    /// The reader's own `?lang=` wins over the author's language.
+    lang_in_query: bool,
+    problem: RwSignal<Option<OpenError>>,
+    /// A link being opened (its reader's code may still be on the way).
+    busy: RwSignal<bool>,
+}
+
+impl Opening {
+    pub fn new(store: Store, lang: RwSignal<crate::i18n::Lang>, lang_in_query: bool) -> Opening {
+        Opening {
+            store,
+            lang,
+            lang_in_query,
+            problem: RwSignal::new(None),
+            busy: RwSignal::new(false),
+        }
+    }
+
+    /// Open the link in `fragment`.
+    pub fn open(self, fragment: String) {
+        self.busy.set(true);
+        leptos::task::spawn_local(async move {
+            let opened = open(self.store, &fragment).await;
+            self.busy.set(false);
+            match opened {
+                Ok(state) => {
+                    self.problem.set(opened_notice(self.store, &state));
+                    let lang = state.lang.as_deref().and_then(crate::i18n::Lang::parse);
+                    if let (Some(l), false) = (lang, self.lang_in_query) {
+                        self.lang.set(l);
+                    }
+                }
+                Err(e) => self.problem.set(Some(e)),
+            }
+        });
+    }
+
+    /// "Opening the link…", or what went wrong (with Retry when trying
+    /// again may help), or nothing.
+    pub fn status(self) -> Option<AnyView> {
+        let lang = self.lang;
+        if self.busy.get() {
+            let text = move || crate::i18n::tr(lang.get(), "share.opening");
+            return Some(
+                view! {
+                    <p class="data-loading small muted" role="status" data-testid="share-opening">
+                        <span class="spinner" aria-hidden="true"></span>
+                        {text}
+                    </p>
+                }
+                .into_any(),
+            );
+        }
+        self.problem.get().map(|e| {
+            let retry = e.retryable().then(|| {
+                let again = move |_| {
+                    if let Some(f) = current_fragment() {
+                        self.open(f);
+                    }
+                };
+                view! {
+                    <button type="button" data-testid="share-retry" on:click=again>
+                        {move || crate::i18n::tr(lang.get(), "data.retry")}
+                    </button>
+                }
+            });
+            view! {
+                <div class="errors" role="alert" data-testid="share-error">
+                    <p>{let key = e.key(); move || crate::i18n::tr(lang.get(), key)}</p>
+                    <p class="small muted">{e.detail()}</p>
+                    {retry}
+                </div>
+            }
+            .into_any()
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::embed_url;
