@@ -108,21 +108,19 @@ pub fn summary(l: Lang, _h: &Hop, p: &ProxyHop) -> String {
                 .replace("{n}", &d.compared.len().to_string())
         }
         ProxyStage::Filters => {
+            let list = w("http.sum.filters").replace("{list}", &d.filters.join(", "));
+            let (a, b) = (&p.request, &d.request);
+            if (&a.path, &a.query) == (&b.path, &b.query) {
+                return list;
+            }
             let line = |path: &str, query: &str| match query {
                 "" => path.to_string(),
                 q => format!("{path}?{q}"),
             };
-            let sent = line(&p.request.path, &p.request.query);
-            let forwarded = line(&d.request.path, &d.request.query);
-            let key = if sent == forwarded {
-                "http.sum.filters"
-            } else {
-                "http.sum.filters-path"
-            };
-            w(key)
-                .replace("{list}", &d.filters.join(", "))
-                .replace("{from}", &sent)
-                .replace("{to}", &forwarded)
+            w("http.sum.path")
+                .replace("{list}", &list)
+                .replace("{from}", &line(&a.path, &a.query))
+                .replace("{to}", &line(&b.path, &b.query))
         }
         ProxyStage::Backend => match (p.connect, p.respond) {
             (Some((from, to, via)), _) => {

@@ -420,12 +420,23 @@ impl Store {
         let slices = Memo::new(move |_| snapshot.with(|s| s.slices.clone()));
         let proxy_slices = Memo::new(move |_| snapshot.with(|s| s.proxy_slices.clone()));
         let scene = scene_memo(parsed, slices);
-        let http_prepared = Memo::new(move |_| {
-            // Subscribed to readiness first, so it is prepared once it is in.
-            let ready = http_ready.get();
-            let f = crate::lazy_http::http().filter(|_| ready)?;
-            parsed.with(|(c, _)| (!c.routing.is_empty()).then(|| Arc::new((f.replay.prepare)(c))))
-        });
+        // A new preparation is a change (compared by identity: comparing
+        // whole routing tables would only cost code and time).
+        let http_prepared = Memo::new_with_compare(
+            move |_| {
+                // Subscribed to readiness first, so it is prepared once it is in.
+                let ready = http_ready.get();
+                let f = crate::lazy_http::http().filter(|_| ready)?;
+                parsed.with(|(c, _)| {
+                    (!c.routing.is_empty()).then(|| Arc::new((f.replay.prepare)(c)))
+                })
+            },
+            |old, new| match (old, new) {
+                (Some(Some(a)), Some(Some(b))) => !Arc::ptr_eq(a, b),
+                (Some(None), Some(None)) => false,
+                _ => true,
+            },
+        );
         let targets = Memo::new(move |_| {
             parsed.with(|(c, _)| {
                 http_prepared.with(|p| {

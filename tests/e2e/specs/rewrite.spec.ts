@@ -21,15 +21,22 @@ async function rewriteIngress(page: Page, lang: string, pathType: string) {
     .replace(API, `          - path: /api(/|$)(.*)\n            pathType: ${pathType}\n`));
   await app.byId('yaml-apply').click();
   await expect(app.byId('errors')).toHaveCount(0);
+  // Applied: the page shows the user's own YAML (loading it resets the form).
+  await expect(app.byId('scenario-select')).toHaveValue('custom');
   await page.evaluate(() => window.scrollTo(0, 0));
   return app;
+}
+
+async function request(app: App, url: string) {
+  await app.byId('request-url').fill(url);
+  await expect(app.byId('request-url')).toHaveValue(url);
+  await app.send();
 }
 
 for (const lang of ['en', 'ko']) {
   test(`rewrite-target (${lang}): the backend gets the rewritten path, and the Routing tab shows nginx's locations`, async ({ page }) => {
     const app = await rewriteIngress(page, lang, 'ImplementationSpecific');
-    await app.byId('request-url').fill('https://testhost.com/API/v1?x=1');
-    await app.send();
+    await request(app, 'https://testhost.com/API/v1?x=1');
     expect(await app.outcome()).toBe('delivered');
     const hops = (await app.hops.allInnerTexts()).join('\n');
     const filters = lang === 'en'
@@ -53,8 +60,7 @@ for (const lang of ['en', 'ko']) {
 
 test('a regular expression under pathType Prefix: the Ingress is denied, the controller answers 404, and the Routing tab says why', async ({ page }) => {
   const app = await rewriteIngress(page, 'en', 'Prefix');
-  await app.byId('request-url').fill('https://testhost.com/api/v1');
-  await app.send();
+  await request(app, 'https://testhost.com/api/v1');
   expect(await app.outcome()).not.toBe('delivered');
   await expect(app.verdict).toContainText('404');
   await app.byId('tab-routing').click();

@@ -41,7 +41,7 @@ pub const TABLE: &[(&str, &str, &str)] = crate::i18n::words![
     ("http.sum.route", "Host {host} selects {kind} {name}", "호스트 {host}(으)로 {kind} {name} 선택"),
     ("http.sum.rule", "Rule {rule}, match {match} fits {method} {path} ({n} compared)", "규칙 {rule}, 매치 {match}가 {method} {path}에 맞음 ({n}개 비교)"),
     ("http.sum.filters", "Filters applied: {list}", "적용된 필터: {list}"),
-    ("http.sum.filters-path", "Filters applied: {list} · path {from} → {to}", "적용된 필터: {list} · 경로 {from} → {to}"),
+    ("http.sum.path", "{list} · path {from} → {to}", "{list} · 경로 {from} → {to}"),
     ("http.sum.connect", "Proxy {from} connects straight to Pod {to} ({svc})", "프록시 파드 {from}에서 파드 {to}(으)로 바로 가는 새 연결 ({svc})"),
     ("http.sum.connect-cluster-ip", "Proxy {from} connects to ClusterIP {to} ({svc}), through kube-proxy again", "프록시 파드 {from}에서 ClusterIP {to}(으)로 새 연결 ({svc}), 다시 kube-proxy를 거침"),
     ("http.sum.redirect", "The proxy answers {status} itself: go to {location}", "프록시가 직접 {status} 응답: {location}(으)로 이동"),

@@ -33,12 +33,9 @@ impl ServiceBand {
             SERVICE_COLS
         };
         // Fewer to a row (down to two, within the band's rows) while a
-        // row's names do not fit whole.
-        let mut boxes: Vec<usize> = names.iter().take(drawn).copied().collect();
-        if services > drawn {
-            boxes.push(0);
-        }
-        while cols > 2 && slots.div_ceil(cols - 1) <= SERVICE_ROWS && !rows_fit(&boxes, cols) {
+        // row's names do not fit whole ("+N more" needs no name).
+        let boxes = names.get(..drawn).unwrap_or(names);
+        while cols > 2 && slots.div_ceil(cols - 1) <= SERVICE_ROWS && !rows_fit(boxes, cols) {
             cols -= 1;
         }
         ServiceBand {
