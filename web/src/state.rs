@@ -427,9 +427,8 @@ impl Store {
                 // Subscribed to readiness first, so it is prepared once it is in.
                 let ready = http_ready.get();
                 let f = crate::lazy_http::http().filter(|_| ready)?;
-                parsed.with(|(c, _)| {
-                    (!c.routing.is_empty()).then(|| Arc::new((f.replay.prepare)(c)))
-                })
+                parsed
+                    .with(|(c, _)| (!c.routing.is_empty()).then(|| Arc::new((f.replay.prepare)(c))))
             },
             |old, new| match (old, new) {
                 (Some(Some(a)), Some(Some(b))) => !Arc::ptr_eq(a, b),

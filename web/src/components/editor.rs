@@ -181,6 +181,86 @@ fn load_file(file: web_sys::File, load: Callback<String>, problem: RwSignal<Opti
     });
 }
 
+/// The parse of the checked text, kept so Apply does not parse it again.
+type LastParse = StoredValue<Option<(String, crate::state::Parsed)>, LocalStorage>;
+
+/// What the checked text's diagnostics are, as the editor shows them.
+struct Checked {
+    errors: Memo<Vec<Diagnostic>>,
+    warnings: Memo<Vec<Diagnostic>>,
+    /// The lines that have an error, a warning (marked in the gutter).
+    error_lines: Memo<std::collections::BTreeSet<usize>>,
+    warning_lines: Memo<std::collections::BTreeSet<usize>>,
+}
+
+impl Checked {
+    /// Parse `checked` (keeping the parse in `last_parse`); a text with
+    /// Ingress or Gateway objects fetches HTTP routing's code and is checked
+    /// again when it is here.
+    fn of(store: Store, checked: RwSignal<Option<String>>, last_parse: LastParse) -> Checked {
+        // Ingress and Gateway objects are checked once HTTP routing's code is
+        // here: a text that has them fetches it, and is checked again then.
+        let awaiting = RwSignal::new(false);
+        let diags = Memo::new(move |_| {
+            checked.with(|c| {
+                c.as_ref().map(|text| {
+                    let parsed = crate::code::now().parse(text);
+                    let waits = parsed.0.routing.awaiting_code;
+                    if waits {
+                        // Only such a text is parsed again when the code comes.
+                        let _ = store.http_ready.get();
+                    }
+                    if awaiting.get_untracked() != waits {
+                        awaiting.set(waits);
+                    }
+                    let diags = parsed.1.clone();
+                    last_parse.set_value(Some((text.clone(), parsed)));
+                    diags
+                })
+            })
+        });
+        Effect::new(move |_| {
+            if awaiting.get() && store.http_load.get() == crate::load::Fetch::Absent {
+                store.load_http();
+            }
+        });
+        let errors = Memo::new(move |_| {
+            diags.with(|ds| {
+                ds.iter()
+                    .flatten()
+                    .filter(|d| d.is_error())
+                    .cloned()
+                    .collect::<Vec<_>>()
+            })
+        });
+        let warnings = Memo::new(move |_| {
+            diags.with(|ds| {
+                ds.iter()
+                    .flatten()
+                    .filter(|d| !d.is_error())
+                    .cloned()
+                    .collect::<Vec<_>>()
+            })
+        });
+        let error_lines = Memo::new(move |_| {
+            errors.with(|es| {
+                kpv_core::util::order::set(es.iter().filter_map(|d| d.span.map(|s| s.line)))
+            })
+        });
+        let warning_lines = Memo::new(move |_| {
+            warnings.with(|ws| {
+                kpv_core::util::order::set(ws.iter().filter_map(|d| d.span.map(|s| s.line)))
+            })
+        });
+        Checked {
+            errors,
+            warnings,
+            error_lines,
+            warning_lines,
+        }
+    }
+}
+
 #[component]
 pub fn Editor(
     draft: RwSignal<String>,
@@ -220,61 +300,13 @@ pub fn Editor(
     let file_problem = RwSignal::new(None::<String>);
     let dragging = RwSignal::new(false);
     let area = Area::new(draft);
-    // The parse of the checked text, kept so Apply does not parse it again.
-    let last_parse =
-        StoredValue::new_local(None::<(String, (kpv_core::model::Cluster, Vec<Diagnostic>))>);
-    // Ingress and Gateway objects are checked once HTTP routing's code is
-    // here: a text that has them fetches it, and is checked again then.
-    let awaiting = RwSignal::new(false);
-    let diags = Memo::new(move |_| {
-        checked.with(|c| {
-            c.as_ref().map(|text| {
-                let parsed = crate::code::now().parse(text);
-                let waits = parsed.0.routing.awaiting_code;
-                if waits {
-                    // Only such a text is parsed again when the code comes.
-                    let _ = store.http_ready.get();
-                }
-                if awaiting.get_untracked() != waits {
-                    awaiting.set(waits);
-                }
-                let diags = parsed.1.clone();
-                last_parse.set_value(Some((text.clone(), parsed)));
-                diags
-            })
-        })
-    });
-    Effect::new(move |_| {
-        if awaiting.get() && store.http_load.get() == crate::load::Fetch::Absent {
-            store.load_http();
-        }
-    });
-    let errors = Memo::new(move |_| {
-        diags.with(|ds| {
-            ds.iter()
-                .flatten()
-                .filter(|d| d.is_error())
-                .cloned()
-                .collect::<Vec<_>>()
-        })
-    });
-    let warnings = Memo::new(move |_| {
-        diags.with(|ds| {
-            ds.iter()
-                .flatten()
-                .filter(|d| !d.is_error())
-                .cloned()
-                .collect::<Vec<_>>()
-        })
-    });
-    let error_lines = Memo::new(move |_| {
-        errors
-            .with(|es| kpv_core::util::order::set(es.iter().filter_map(|d| d.span.map(|s| s.line))))
-    });
-    let warning_lines = Memo::new(move |_| {
-        warnings
-            .with(|ws| kpv_core::util::order::set(ws.iter().filter_map(|d| d.span.map(|s| s.line))))
-    });
+    let last_parse: LastParse = StoredValue::new_local(None);
+    let Checked {
+        errors,
+        warnings,
+        error_lines,
+        warning_lines,
+    } = Checked::of(store, checked, last_parse);
 
     let save_now = move || {
         if unreadable.with_untracked(Option::is_some) || conflict.with_untracked(Option::is_some) {
