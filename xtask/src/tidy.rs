@@ -43,7 +43,8 @@ pub const CORE: &[Layer] = &[
 /// lessons; the outside world (address, storage, downloads,
 /// work between frames); the code that loads later; the Store; what
 /// changes the Store's inputs (data files, share links, lessons, fetching
-/// modes); the components that bind to it and draw; the app.
+/// modes); the components that bind to it and draw; the app (with what its
+/// keys do).
 pub const WEB: &[Layer] = &[
     ("leaves", &["fetch", "load", "numbers", "measure"]),
     ("words", &["i18n", "hops", "hops_http", "why"]),
@@ -53,7 +54,7 @@ pub const WEB: &[Layer] = &[
     ("state", &["state", "forms"]),
     ("actions", &["data", "share", "lesson_model", "mode_fetch"]),
     ("components", &["components", "lazy"]),
-    ("app", &["", "main"]),
+    ("app", &["", "main", "keyboard"]),
 ];
 
 /// A file's module path (`trace::types` for `trace/types.rs`, `http` for
