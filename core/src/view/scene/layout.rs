@@ -10,14 +10,12 @@ use super::*;
 /// drawn).
 pub(super) struct ServiceBand {
     drawn: usize,
-    pub(super) cols: usize,
-    pub(super) rows: usize,
+    cols: usize,
+    rows: usize,
 }
 
 impl ServiceBand {
-    /// The band for Services whose names have `names` characters.
-    pub(super) fn of(names: &[usize]) -> ServiceBand {
-        let services = names.len();
+    pub(super) fn of(services: usize) -> ServiceBand {
         let room = SERVICE_COLS * SERVICE_ROWS;
         let drawn = if services > room {
             MAX_SERVICE_BOXES
@@ -27,44 +25,17 @@ impl ServiceBand {
         let slots = (drawn + usize::from(services > drawn)).max(1);
         // Five still fit one row (each about 150 wide); past that, rows of
         // four.
-        let mut cols = if slots <= SERVICE_COLS + 1 {
+        let cols = if slots <= SERVICE_COLS + 1 {
             slots
         } else {
             SERVICE_COLS
         };
-        // Fewer to a row (down to two, within the band's rows) while a
-        // row's names do not fit whole ("+N more" needs no name).
-        let boxes = names.get(..drawn).unwrap_or(names);
-        while cols > 2 && slots.div_ceil(cols - 1) <= SERVICE_ROWS && !rows_fit(boxes, cols) {
-            cols -= 1;
-        }
         ServiceBand {
             drawn,
             cols,
             rows: slots.div_ceil(cols),
         }
     }
-}
-
-/// The even share of a row of `cols` boxes.
-fn even_share(cols: usize) -> f64 {
-    let m = cols.max(1) as f64;
-    ((WIDTH - 2.0 * MARGIN - (m - 1.0) * GAP) / m).clamp(110.0, 320.0)
-}
-
-/// The width a box needs for a name of `chars` characters in a row whose
-/// even share is `even`.
-fn box_need(chars: usize, even: f64) -> f64 {
-    (chars as f64 * SERVICE_CHAR_W + SERVICE_PAD).max(SERVICE_MIN_W.min(even))
-}
-
-/// Do rows of `cols` boxes hold every name whole?
-fn rows_fit(names: &[usize], cols: usize) -> bool {
-    let even = even_share(cols);
-    names.chunks(cols.max(1)).all(|row| {
-        let gaps = (row.len() as f64 - 1.0) * GAP;
-        row.iter().map(|&c| box_need(c, even)).sum::<f64>() + gaps <= WIDTH - 2.0 * MARGIN
-    })
 }
 
 /// A Service box's title: 17 units, 0.62 em a character, and its padding.
@@ -82,12 +53,15 @@ const SERVICE_MIN_W: f64 = 180.0;
 pub(super) fn service_slots(names: &[usize], band: &ServiceBand, top: f64) -> Vec<Rect> {
     let cols = band.cols.max(1);
     let m = cols as f64;
-    let even = even_share(cols);
+    let even = ((WIDTH - 2.0 * MARGIN - (m - 1.0) * GAP) / m).clamp(110.0, 320.0);
     let mut out = Vec::with_capacity(names.len());
     for (row, chunk) in names.chunks(cols).enumerate() {
         let k = chunk.len() as f64;
         let room = WIDTH - 2.0 * MARGIN - (k - 1.0) * GAP;
-        let needs: Vec<f64> = chunk.iter().map(|&c| box_need(c, even)).collect();
+        let needs: Vec<f64> = chunk
+            .iter()
+            .map(|&c| (c as f64 * SERVICE_CHAR_W + SERVICE_PAD).max(SERVICE_MIN_W.min(even)))
+            .collect();
         let total: f64 = needs.iter().sum();
         let widths: Vec<f64> = if total > room {
             needs.iter().map(|w| w * room / total).collect()
@@ -178,12 +152,7 @@ impl Frame {
         let node_h = NODE_HEADER + pod_rows * (POD_H + POD_GAP) + 6.0;
         // The Service band: how many boxes, in how many rows; each row past
         // the first moves the strip and the nodes down.
-        let names: Vec<usize> = cluster
-            .services
-            .iter()
-            .map(|s| s.id.name.chars().count())
-            .collect();
-        let band = ServiceBand::of(&names);
+        let band = ServiceBand::of(cluster.services.len());
         // An HTTP proxy's hops are told in longer sentences: the card gets
         // a third line, and everything below it moves down.
         let card_lines = if cluster.routing.is_empty() { 2 } else { 3 };

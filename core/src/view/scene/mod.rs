@@ -519,7 +519,7 @@ pub(super) mod tests {
 
     #[test]
     fn a_service_box_is_as_wide_as_its_name_when_the_row_has_room() {
-        let band = ServiceBand::of(&[24, 3, 8]);
+        let band = ServiceBand::of(3);
         let slots = service_slots(&[24, 3, 8], &band, SERVICE_Y);
         assert!(
             slots[0].w >= 24.0 * SERVICE_CHAR_W + SERVICE_PAD - 1e-9,
@@ -534,33 +534,11 @@ pub(super) mod tests {
         }
         assert!(slots[2].x + slots[2].w <= WIDTH - MARGIN + 1e-9);
         // Four 40-character names cannot all fit: shared, inside the view.
-        let band = ServiceBand::of(&[40; 4]);
+        let band = ServiceBand::of(4);
         let slots = service_slots(&[40; 4], &band, SERVICE_Y);
         assert!(slots
             .iter()
             .all(|r| r.x >= MARGIN - 1e-9 && r.x + r.w <= WIDTH - MARGIN + 1e-9));
-    }
-
-    /// The Gateway preset's five Services (Envoy Gateway's proxy Service
-    /// has a 24-character name): not one row of five sharing the width and
-    /// cutting the long name, but rows of three holding every name whole.
-    #[test]
-    fn long_names_take_fewer_to_a_row_rather_than_being_cut() {
-        let names = [24, 8, 8, 4, 4];
-        let band = ServiceBand::of(&names);
-        assert_eq!((band.cols, band.rows), (3, 2));
-        let slots = service_slots(&names, &band, SERVICE_Y);
-        for (r, n) in slots.iter().zip(names) {
-            assert!(
-                r.w >= n as f64 * SERVICE_CHAR_W + SERVICE_PAD - 1e-9,
-                "{slots:?}"
-            );
-            assert!(r.x >= MARGIN - 1e-9 && r.x + r.w <= WIDTH - MARGIN + 1e-9);
-        }
-        // Short names keep one row of five.
-        assert_eq!(ServiceBand::of(&[8; 5]).cols, 5);
-        // Past the band's rows, the boxes are shared rather than hidden.
-        assert_eq!(ServiceBand::of(&[30; 12]).rows, SERVICE_ROWS);
     }
 
     #[test]
