@@ -347,11 +347,12 @@ pub(super) fn walk(
     table: &RoutingTable,
     t: &GatewayTable,
     entry: &EntryPoint,
-    req: &HttpRequest,
+    read: &super::normalize::Read,
     view: &dyn BackendView,
     chooser: &mut Chooser,
 ) -> Decision {
-    let mut d = Decision::new(entry.clone(), req);
+    let req = &read.matched;
+    let mut d = Decision::read(entry.clone(), read);
     // A Gateway its controller does not program (not accepted, or without
     // the address it asks for): nothing listens for it.
     if t.conditions

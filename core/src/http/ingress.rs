@@ -12,7 +12,7 @@ use super::matching::{implementation_specific_matches, ingress_host_matches, pre
 use super::objects::PathType;
 use super::table::{HostEntry, IngressTable, RoutingTable};
 use super::values::{
-    BackendView, Compared, Decision, EntryPoint, HttpRequest, Reason, Redirect, RouteRef, Scheme,
+    BackendView, Compared, Decision, EntryPoint, Reason, Redirect, RouteRef, Scheme,
 };
 
 fn host_entry<'t>(t: &'t IngressTable, host: &str) -> Option<&'t HostEntry> {
@@ -34,10 +34,11 @@ pub(super) fn walk(
     table: &RoutingTable,
     t: &IngressTable,
     entry: &EntryPoint,
-    req: &HttpRequest,
+    read: &super::normalize::Read,
     view: &dyn BackendView,
 ) -> Decision {
-    let mut d = Decision::new(entry.clone(), req);
+    let req = &read.matched;
+    let mut d = Decision::read(entry.clone(), read);
     if req.scheme == Scheme::Https {
         let name = req.sni.as_deref().unwrap_or(&req.host);
         let secret = t
@@ -72,12 +73,10 @@ pub(super) fn walk(
             });
             return d.answer(308, Reason::HttpsRedirect);
         }
-        let regex = h.regex_by.is_some();
         for p in &h.paths {
-            let matched = if regex {
-                super::nginx_regex::location_matches(&p.path, &req.path)
-            } else {
-                path_matches(p.path_type, &p.path, &req.path)
+            let matched = match &p.regex {
+                Some(location) => location.matches(&req.path),
+                None => path_matches(p.path_type, &p.path, &req.path),
             };
             let route = RouteRef {
                 kind: "Ingress",
@@ -93,10 +92,11 @@ pub(super) fn walk(
                 continue;
             }
             d.route = Some(route);
-            let rewritten = p.rewrite.as_deref().and_then(|target| {
-                super::nginx_regex::rewrite(&p.path, target, &req.path, &req.query)
-            });
-            if let Some(r) = rewritten {
+            if let Some(r) = p
+                .regex
+                .as_ref()
+                .and_then(|l| l.rewrite(&req.path, &req.query))
+            {
                 d.filters.push(super::nginx_regex::REWRITE_TARGET);
                 d.request.path = r.path;
                 d.request.query = r.query;

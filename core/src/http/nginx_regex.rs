@@ -43,10 +43,40 @@ pub fn location(path: &str) -> Result<Regex, RegexError> {
     })
 }
 
-/// Does `uri` (normalised) match the location of `path`? A path kpv cannot
-/// read never matches (`kpv check` says why).
-pub fn location_matches(path: &str, uri: &str) -> bool {
-    location(path).is_ok_and(|r| r.is_match(uri.as_bytes(), true))
+/// One path of a host with regular expressions, compiled once when its
+/// routing table is built: its location and, with a target, its rewrite.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// `location ~* "^PATH"`, or why kpv cannot read it.
+    pub matcher: Result<Regex, RegexError>,
+    /// `rewrite "(?i)PATH" TARGET break;` (`None` without a target, or
+    /// when PATH cannot be read).
+    rewrite: Option<(Regex, String)>,
+}
+
+impl Location {
+    pub fn new(path: &str, target: Option<&str>) -> Location {
+        Location {
+            matcher: location(path),
+            rewrite: target.and_then(|t| Some((Regex::new(path, true).ok()?, t.to_string()))),
+        }
+    }
+
+    /// Does `uri` (normalised) match? A path kpv cannot read never matches
+    /// (`kpv check` says why).
+    pub fn matches(&self, uri: &str) -> bool {
+        self.matcher
+            .as_ref()
+            .is_ok_and(|r| r.is_match(uri.as_bytes(), true))
+    }
+
+    /// The request line after the rewrite, applied to `uri` (normalised)
+    /// with the client's `query`; `None` without a target or when PATH
+    /// does not match (nginx then forwards the request unchanged).
+    pub fn rewrite(&self, uri: &str, query: &str) -> Option<Rewritten> {
+        let (re, target) = self.rewrite.as_ref()?;
+        rewrite(re, target, uri, query)
+    }
 }
 
 /// The order nginx tries a regex host's locations in, as a sort key.
@@ -64,11 +94,8 @@ pub struct Rewritten {
     pub query: String,
 }
 
-/// `rewrite "(?i)PATH" TARGET break;` applied to `uri` (normalised) with
-/// the client's `query`; `None` when PATH does not match (nginx then
-/// forwards the request unchanged) or cannot be read.
-pub fn rewrite(path: &str, target: &str, uri: &str, query: &str) -> Option<Rewritten> {
-    let re = Regex::new(path, true).ok()?;
+/// `rewrite "(?i)PATH" TARGET break;` with PATH compiled as `re`.
+fn rewrite(re: &Regex, target: &str, uri: &str, query: &str) -> Option<Rewritten> {
     let groups = re.captures(uri.as_bytes(), false)?;
     let mut out: Vec<u8> = Vec::new();
     let t = target.as_bytes();
@@ -156,6 +183,14 @@ pub fn strict_path_ok(path: &str, path_type: super::objects::PathType) -> bool {
 mod tests {
     use super::*;
     use crate::http::objects::PathType;
+
+    fn rewrite(path: &str, target: &str, uri: &str, query: &str) -> Option<Rewritten> {
+        Location::new(path, Some(target)).rewrite(uri, query)
+    }
+
+    fn location_matches(path: &str, uri: &str) -> bool {
+        Location::new(path, None).matches(uri)
+    }
 
     /// The rewrite example of ingress-nginx's documentation:
     /// `/something(/|$)(.*)` with `rewrite-target: /$2`.

@@ -22,48 +22,46 @@ use super::table::Implementation;
 use super::values::HttpRequest;
 use crate::util::percent;
 
-/// The request as the proxy matches it, or why the proxy refuses it.
+/// A request as a proxy read it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum AsRead {
-    /// `matched` is the request rules are compared with; `forwarded_path`
-    /// is the path the backend gets unless a filter rewrites it.
-    Read {
-        matched: HttpRequest,
-        forwarded_path: String,
-    },
-    /// 400 Bad Request, before any rule is compared.
-    BadRequest,
+pub struct Read {
+    /// The request rules are compared with.
+    pub matched: HttpRequest,
+    /// The path the backend gets unless a filter rewrites it (the client's,
+    /// for nginx; the normalised one, for Envoy).
+    pub forwarded_path: String,
+    /// The path as the client sent it.
+    pub client_path: String,
 }
 
-/// Read `req` as `imp`'s proxy does.
-pub fn read(imp: &Implementation, req: &HttpRequest) -> AsRead {
+/// Read `req` as `imp`'s proxy does; `None` when the proxy refuses it
+/// (400 Bad Request, before any rule is compared).
+pub fn read(imp: &Implementation, req: &HttpRequest) -> Option<Read> {
     if req.headers.iter().any(|(k, _)| k == "host") {
-        return AsRead::BadRequest;
+        return None;
     }
     let mut matched = req.clone();
     match imp {
         Implementation::EnvoyGateway => {
-            let Some(path) = envoy_path(&req.path) else {
-                return AsRead::BadRequest;
-            };
+            let path = envoy_path(&req.path)?;
             matched.path = path.clone();
-            AsRead::Read {
+            Some(Read {
                 matched,
                 forwarded_path: path,
-            }
+                client_path: req.path.clone(),
+            })
         }
         Implementation::IngressNginx | Implementation::Other(_) => {
-            let Some(path) = nginx_uri(&req.path) else {
-                return AsRead::BadRequest;
-            };
+            let path = nginx_uri(&req.path)?;
             matched.path = path;
             if let Some(h) = matched.host.strip_suffix('.') {
                 matched.host = h.to_string();
             }
-            AsRead::Read {
+            Some(Read {
                 matched,
                 forwarded_path: req.path.clone(),
-            }
+                client_path: req.path.clone(),
+            })
         }
     }
 }

@@ -164,9 +164,9 @@ fn nginx_regex(rt: &RoutingTable, out: &mut Vec<crate::util::diag::Diagnostic>) 
         for h in t.hosts.iter().filter(|h| h.regex_by.is_some()) {
             for p in &h.paths {
                 let field = format!("spec.rules[{}].http.paths[{}].path", p.rule, p.index);
-                let mut d = match super::nginx_regex::location(&p.path) {
-                    Ok(_) => continue,
-                    Err(e) => match e.problem {
+                let mut d = match p.regex.as_ref().map(|l| &l.matcher) {
+                    None | Some(Ok(_)) => continue,
+                    Some(Err(e)) => match e.problem {
                         Problem::Invalid(_) => Diagnostic::error(format!(
                             "nginx cannot load `location ~* \"^{}\"`: {e}; the controller's reload fails",
                             p.path

@@ -56,6 +56,10 @@ pub struct IngressPathEntry {
     pub rewrite: Option<String>,
     /// ingress-nginx `use-regex: "true"` on this path's Ingress.
     pub use_regex: bool,
+    /// On a host with regular expressions, this path's location and
+    /// rewrite, compiled once.
+    #[serde(skip)]
+    pub regex: Option<super::nginx_regex::Location>,
 }
 
 /// The rules of one host (`None`: rules without a host).
@@ -386,6 +390,7 @@ fn add_ingress(
                     })
                     .cloned(),
                 use_regex,
+                regex: None,
             });
         }
     }
@@ -427,6 +432,12 @@ fn order_paths(h: &mut HostEntry) {
         crate::util::order::sort_by_key(&mut h.paths, |p| {
             super::nginx_regex::location_order(&p.path)
         });
+        for p in &mut h.paths {
+            p.regex = Some(super::nginx_regex::Location::new(
+                &p.path,
+                p.rewrite.as_deref(),
+            ));
+        }
         return;
     }
     // Longest path first; at equal length Exact before Prefix; then

@@ -37,6 +37,17 @@ pub fn header_map(headers: &[(String, String)]) -> Headers {
 }
 
 impl Decision {
+    /// The decision on a request as its proxy `read` it: unless a filter
+    /// rewrites it, the backend gets the path the proxy forwards.
+    pub(super) fn read(entry: EntryPoint, read: &super::normalize::Read) -> Decision {
+        let mut d = Decision::new(entry, &read.matched);
+        if read.matched.path != read.client_path {
+            d.matched_path = Some(read.matched.path.clone());
+        }
+        d.request.path = read.forwarded_path.clone();
+        d
+    }
+
     pub(super) fn new(entry: EntryPoint, req: &HttpRequest) -> Decision {
         Decision {
             entry,
@@ -148,33 +159,17 @@ pub fn walk(
     view: &dyn BackendView,
     chooser: &mut Chooser,
 ) -> Option<Decision> {
-    use super::normalize::{read, AsRead};
+    use super::normalize::read;
     let t = table.tables.get(entry)?;
     let imp = match t {
         Table::Ingress(t) => &t.implementation,
         Table::Gateway(t) => &t.implementation,
     };
-    let (matched, forwarded_path) = match read(imp, req) {
-        AsRead::Read {
-            matched,
-            forwarded_path,
-        } => (matched, forwarded_path),
-        AsRead::BadRequest => {
-            return Some(Decision::new(entry.clone(), req).answer(400, Reason::BadRequest));
-        }
+    let Some(read) = read(imp, req) else {
+        return Some(Decision::new(entry.clone(), req).answer(400, Reason::BadRequest));
     };
-    let mut d = match t {
-        Table::Ingress(t) => super::ingress::walk(table, t, entry, &matched, view),
-        Table::Gateway(t) => super::gateway::walk(table, t, entry, &matched, view, chooser),
-    };
-    if matched.path != req.path {
-        d.matched_path = Some(matched.path.clone());
-        // Unless a filter rewrote it, the backend gets the path the proxy
-        // forwards (the client's, for nginx; the normalised one, for Envoy).
-        let rewritten = d.filters.contains(&super::nginx_regex::REWRITE_TARGET);
-        if d.request.path == matched.path && !rewritten {
-            d.request.path = forwarded_path;
-        }
-    }
-    Some(d)
+    Some(match t {
+        Table::Ingress(t) => super::ingress::walk(table, t, entry, &read, view),
+        Table::Gateway(t) => super::gateway::walk(table, t, entry, &read, view, chooser),
+    })
 }
