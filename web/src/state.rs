@@ -155,6 +155,26 @@ pub fn timing() -> Timing {
     Timing::default()
 }
 
+/// The replay's inputs for `packets` on `cluster` in `mode`, with the code
+/// this build has now.
+pub fn inputs<'a>(
+    cluster: &'a kpv_core::model::Cluster,
+    mode: Mode,
+    scheduler: Scheduler,
+    changes: &'a [AppChange],
+    packets: &'a [SentPacket],
+) -> replay::Inputs<'a> {
+    replay::Inputs {
+        code: crate::code::now().replay(),
+        cluster,
+        mode,
+        scheduler: Some(scheduler),
+        timing: timing(),
+        changes,
+        packets,
+    }
+}
+
 /// The text parsed: a text the editor has just parsed is not parsed again,
 /// unless its routing objects waited for code that is here now.
 fn parse_memo(
@@ -201,6 +221,7 @@ fn scene_memo(parsed: Memo<Parsed>, slices: Memo<Vec<EndpointSlice>>) -> Memo<Sc
 }
 
 /// What the replay reads and where it keeps its flights.
+#[derive(Clone, Copy)]
 struct Replayed {
     played: StoredValue<Flights, LocalStorage>,
     live_mode: Memo<Option<Mode>>,
@@ -216,29 +237,18 @@ struct Replayed {
 /// Replay every packet into `played` when anything it reads changes; the
 /// memo's value counts the replays (what readers subscribe to).
 fn replay_memo(r: Replayed) -> Memo<u64> {
-    let Replayed {
-        played,
-        live_mode,
-        mode,
-        scheduler,
-        http_pending,
-        parsed,
-        changes,
-        packets,
-        scene,
-    } = r;
     Memo::new(move |prev: Option<&u64>| {
         // While the mode's code is on its way nothing is traced (no
         // packet is drawn); it all replays when the code arrives.
-        let live = live_mode.get();
-        let mode = live.unwrap_or_else(|| mode.get());
-        let sched = scheduler.get();
+        let live = r.live_mode.get();
+        let mode = live.unwrap_or_else(|| r.mode.get());
+        let sched = r.scheduler.get();
         // HTTP requests wait for routing's code: none is traced without
         // it (no wrong journey is drawn), all are once it is here.
-        let pending = http_pending.get();
-        parsed.with(|(c, _)| {
-            changes.with(|ch| {
-                packets.with(|ps| {
+        let pending = r.http_pending.get();
+        r.parsed.with(|(c, _)| {
+            r.changes.with(|ch| {
+                r.packets.with(|ps| {
                     let live_ps = if live.is_some() { ps.as_slice() } else { &[] };
                     let kept: Vec<SentPacket>;
                     let ps = if pending {
@@ -253,17 +263,9 @@ fn replay_memo(r: Replayed) -> Memo<u64> {
                     } else {
                         live_ps
                     };
-                    scene.with(|sc| {
-                        let inputs = replay::Inputs {
-                            code: crate::code::now().replay(),
-                            cluster: c,
-                            mode,
-                            scheduler: Some(sched),
-                            timing: timing(),
-                            changes: ch,
-                            packets: ps,
-                        };
-                        played.update_value(|p| p.update(&inputs, sc));
+                    r.scene.with(|sc| {
+                        let inputs = inputs(c, mode, sched, ch, ps);
+                        r.played.update_value(|p| p.update(&inputs, sc));
                     })
                 })
             })
@@ -274,6 +276,7 @@ fn replay_memo(r: Replayed) -> Memo<u64> {
 
 /// What the rules view reads.
 #[cfg(feature = "full")]
+#[derive(Clone, Copy)]
 struct Shown {
     focus: RwSignal<Option<u32>>,
     now: RwSignal<u64>,
@@ -290,29 +293,18 @@ struct Shown {
 /// is, else kube-proxy's own node) and its rules in every family it has.
 #[cfg(feature = "full")]
 fn rules_memos(s: Shown) -> (Memo<Option<String>>, Memo<Option<NodeRules>>) {
-    let Shown {
-        focus,
-        now,
-        replayed,
-        played,
-        rules_node,
-        parsed,
-        live_mode,
-        scheduler,
-        proxy_slices,
-    } = s;
     let focused_id = move || {
-        focus.get().or_else(|| {
-            let _ = replayed.get();
-            played.with_value(Flights::last_id)
+        s.focus.get().or_else(|| {
+            let _ = s.replayed.get();
+            s.played.with_value(Flights::last_id)
         })
     };
     // The node of the rule the focused packet is at now (or last passed).
     let matched_node = Memo::new(move |_| {
         let id = focused_id()?;
-        let t = now.get();
-        let _ = replayed.get();
-        played.with_value(|p| {
+        let t = s.now.get();
+        let _ = s.replayed.get();
+        s.played.with_value(|p| {
             let (trace, flight) = p.get(id)?;
             if flight.is_empty() {
                 return None;
@@ -321,17 +313,20 @@ fn rules_memos(s: Shown) -> (Memo<Option<String>>, Memo<Option<NodeRules>>) {
         })
     });
     let rules_shown = Memo::new(move |_| {
-        rules_node
+        s.rules_node
             .get()
             .or_else(|| matched_node.get())
-            .or_else(|| parsed.with(|(c, _)| c.proxy_node().map(|n| n.name.clone())))
+            .or_else(|| {
+                s.parsed
+                    .with(|(c, _)| c.proxy_node().map(|n| n.name.clone()))
+            })
     });
     let rules: Memo<Option<NodeRules>> = Memo::new(move |_| {
         let node = rules_shown.get()?;
-        let mode = live_mode.get()?;
-        let sched = scheduler.get();
-        parsed.with(|(c, _)| {
-            proxy_slices.with(|sl| {
+        let mode = s.live_mode.get()?;
+        let sched = s.scheduler.get();
+        s.parsed.with(|(c, _)| {
+            s.proxy_slices.with(|sl| {
                 let opts = kpv_core::net::modes::CompileOptions {
                     scheduler: Some(sched),
                 };

@@ -10,7 +10,7 @@
 use super::{lang, t};
 use crate::hops::{chip_text, step_name};
 use crate::i18n::tr;
-use crate::state::{timing, Store};
+use crate::state::Store;
 use kpv_core::model::Mode;
 use kpv_core::session::replay;
 use kpv_core::view::pipeline::{compared_so_far, pipelines, Pipeline, Slot};
@@ -88,15 +88,13 @@ pub fn CompareView() -> impl IntoView {
                     let runs = modes
                         .iter()
                         .filter_map(|&mode| {
-                            let inputs = replay::Inputs {
-                                code: crate::code::now().replay(),
-                                cluster: c,
+                            let inputs = crate::state::inputs(
+                                c,
                                 mode,
-                                scheduler: Some(sched),
-                                timing: timing(),
-                                changes: ch,
-                                packets: std::slice::from_ref(&packet),
-                            };
+                                sched,
+                                ch,
+                                std::slice::from_ref(&packet),
+                            );
                             let trace = replay::replay(&inputs).pop()?;
                             let (pipes, slots) = pipelines(&trace);
                             Some(Run {
