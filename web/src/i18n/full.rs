@@ -155,7 +155,9 @@ mod tests {
     /// The files of the parts only the full app has (cfg'd on `full`).
     const FULL_ONLY: &[&str] = &[
         "components/dns.rs",
-        "components/editor.rs",
+        "components/editor/file.rs",
+        "components/editor/mod.rs",
+        "components/editor/model.rs",
         "components/exports.rs",
         "components/keys.rs",
         "components/labs.rs",
