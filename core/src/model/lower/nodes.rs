@@ -60,239 +60,13 @@ impl Builder {
                 "udpIdleTimeout",
             ],
         );
-        if let Some(m) = n.get("mode") {
-            match m.as_str().unwrap_or("") {
-                "" => {}
-                s => match Mode::parse(s).filter(|m| *m != Mode::Cilium) {
-                    Some(mode) => cfg.mode = mode,
-                    None => c.err(
-                        m,
-                        "mode",
-                        format!("unknown proxy mode `{s}`"),
-                        "use userspace, iptables, ipvs or nftables",
-                    ),
-                },
-            }
-        }
-        cfg.hostname_override = c
-            .string(n.get("hostnameOverride"), "hostnameOverride")
-            .filter(|s| !s.is_empty());
-        if let Some(cc) = n.get("clusterCIDR").filter(|x| !x.is_null()) {
-            for part in cc
-                .as_str()
-                .unwrap_or("")
-                .split(',')
-                .filter(|p| !p.trim().is_empty())
-            {
-                match parse_cidr_sloppy(part) {
-                    Some(net) => cfg.cluster_cidrs.push(net),
-                    None => c.err(
-                        cc,
-                        "clusterCIDR",
-                        format!("`{part}` is not a valid CIDR"),
-                        "write e.g. 10.244.0.0/16 (comma-separated for dual-stack)",
-                    ),
-                }
-            }
-        }
-        if let Some(m) = n.get("detectLocalMode").filter(|x| !x.is_null()) {
-            match m.as_str().unwrap_or("") {
-                "" | "ClusterCIDR" => cfg.detect_local_mode = DetectLocalMode::ClusterCidr,
-                "NodeCIDR" => cfg.detect_local_mode = DetectLocalMode::NodeCidr,
-                s @ ("BridgeInterface" | "InterfaceNamePrefix") => {
-                    // kube-proxy matches the interface the packet came in on
-                    // (`-i BRIDGE` / `-i PREFIX+`): traffic from this node's
-                    // Pods. kpv's packets carry no interface; a packet from
-                    // a Pod of this node is the same set as NodeCIDR's.
-                    let (key, example) = if s == "BridgeInterface" {
-                        ("bridgeInterface", "cbr0")
-                    } else {
-                        ("interfaceNamePrefix", "veth")
-                    };
-                    let given = n
-                        .get("detectLocal")
-                        .and_then(|d| d.get(key))
-                        .and_then(Y::as_str)
-                        .filter(|x| !x.is_empty());
-                    cfg.detect_local_mode = DetectLocalMode::NodeCidr;
-                    c.warn(
-                        m,
-                        "detectLocalMode",
-                        match given {
-                            Some(v) => format!("detectLocalMode {s} matches packets arriving on interface `{v}`, i.e. from this node's Pods; kpv models that as NodeCIDR (source in the node's podCIDR)"),
-                            None => format!("detectLocalMode {s} needs detectLocal.{key} (kube-proxy refuses to start without it); kpv models it as NodeCIDR"),
-                        },
-                        &format!("give detectLocal: {{{key}: {example}}}; the rules then say `-i` where kpv shows the node's podCIDR"),
-                    );
-                }
-                s => c.err(
-                    m,
-                    "detectLocalMode",
-                    format!("Unsupported value: \"{s}\": supported values: \"BridgeInterface\", \"ClusterCIDR\", \"InterfaceNamePrefix\", \"NodeCIDR\""),
-                    "use ClusterCIDR, NodeCIDR, BridgeInterface or InterfaceNamePrefix",
-                ),
-            }
-        }
-        // Sync periods: the active mode's section, or the top-level fields.
-        let section = match cfg.mode {
-            Mode::Iptables | Mode::Userspace | Mode::Cilium => "iptables",
-            Mode::Ipvs => "ipvs",
-            Mode::Nftables => "nftables",
-        };
-        for (field, node) in [
-            ("minSyncPeriod".to_string(), n.get("minSyncPeriod")),
-            ("syncPeriod".to_string(), n.get("syncPeriod")),
-            (
-                format!("{section}.minSyncPeriod"),
-                n.get(section).and_then(|x| x.get("minSyncPeriod")),
-            ),
-            (
-                format!("{section}.syncPeriod"),
-                n.get(section).and_then(|x| x.get("syncPeriod")),
-            ),
-        ] {
-            let Some(v) = node.filter(|x| !x.is_null()) else {
-                continue;
-            };
-            let text = v.as_str().unwrap_or("");
-            let Some(ms) = parse_go_duration(text) else {
-                c.err(
-                    v,
-                    &field,
-                    format!("`{text}` is not a duration"),
-                    "write a duration like 1s, 500ms or 1m0s",
-                );
-                continue;
-            };
-            if field.ends_with("minSyncPeriod") {
-                cfg.min_sync_period_ms = Some(ms);
-            } else {
-                c.warn(
-                    v,
-                    &field,
-                    format!("syncPeriod {text} is read but changes nothing kpv shows: the periodic full resync rewrites the same rules"),
-                    "minSyncPeriod is what sets how soon a change reaches the rules",
-                );
-            }
-        }
-        if let Some(v) = n.get("portRange").filter(|x| !x.is_null()) {
-            let text = v.as_str().unwrap_or("");
-            let parsed = text
-                .split_once('-')
-                .and_then(|(a, b)| {
-                    a.trim()
-                        .parse::<u16>()
-                        .ok()
-                        .zip(b.trim().parse::<u16>().ok())
-                })
-                .filter(|(a, b)| *a >= 1 && a <= b);
-            match parsed {
-                Some(r) => {
-                    cfg.port_range = Some(r);
-                    if cfg.mode != Mode::Userspace {
-                        c.warn(
-                            v,
-                            "portRange",
-                            format!(
-                                "portRange is used by userspace mode only; {} mode ignores it",
-                                cfg.mode.as_str()
-                            ),
-                            "remove it, or use mode: userspace",
-                        );
-                    }
-                }
-                None if text.is_empty() => {}
-                None => c.err(
-                    v,
-                    "portRange",
-                    format!("`{text}` is not a port range"),
-                    "write e.g. 30000-30100",
-                ),
-            }
-        }
-        for (i, a) in c
-            .seq(n.get("nodePortAddresses"), "nodePortAddresses")
-            .iter()
-            .enumerate()
-        {
-            let field = format!("nodePortAddresses[{i}]");
-            if a.as_str() == Some("primary") {
-                cfg.node_port_addresses.push(NodePortAddress::Primary);
-            } else if let Some(net) = c.cidr(a, &field) {
-                cfg.node_port_addresses.push(NodePortAddress::Cidr(net));
-            }
-        }
-        if let Some(ipt) = n.get("iptables") {
-            c.unknown_keys(
-                ipt,
-                "iptables",
-                &[
-                    "masqueradeAll",
-                    "localhostNodePorts",
-                    "masqueradeBit",
-                    "minSyncPeriod",
-                    "syncPeriod",
-                ],
-            );
-            if let Some(v) = c.boolean(ipt.get("masqueradeAll"), "iptables.masqueradeAll") {
-                cfg.iptables_masquerade_all = v;
-            }
-            if let Some(v) = c.boolean(ipt.get("localhostNodePorts"), "iptables.localhostNodePorts")
-            {
-                cfg.iptables_localhost_nodeports = v;
-            }
-            if let Some(v) = c.int(ipt.get("masqueradeBit"), "iptables.masqueradeBit", 0, 31) {
-                cfg.iptables_masquerade_bit = v as u8;
-            }
-        }
-        if let Some(ipvs) = n.get("ipvs") {
-            c.unknown_keys(
-                ipvs,
-                "ipvs",
-                &[
-                    "scheduler",
-                    "minSyncPeriod",
-                    "syncPeriod",
-                    "excludeCIDRs",
-                    "strictARP",
-                    "tcpTimeout",
-                    "tcpFinTimeout",
-                    "udpTimeout",
-                ],
-            );
-            if let Some(s) = ipvs.get("scheduler").filter(|x| !x.is_null()) {
-                match s.as_str().unwrap_or("") {
-                    "" => {}
-                    name => match Scheduler::parse(name) {
-                        Some(sch) => cfg.ipvs_scheduler = sch,
-                        None => c.err(
-                            s,
-                            "ipvs.scheduler",
-                            format!("unknown IPVS scheduler `{name}`"),
-                            "use rr, wrr, lc, wlc, sh, dh, sed, nq or mh",
-                        ),
-                    },
-                }
-            }
-        }
-        if let Some(nft) = n.get("nftables") {
-            c.unknown_keys(
-                nft,
-                "nftables",
-                &[
-                    "masqueradeAll",
-                    "masqueradeBit",
-                    "minSyncPeriod",
-                    "syncPeriod",
-                ],
-            );
-            if let Some(v) = c.boolean(nft.get("masqueradeAll"), "nftables.masqueradeAll") {
-                cfg.nftables_masquerade_all = v;
-            }
-            if let Some(v) = c.int(nft.get("masqueradeBit"), "nftables.masqueradeBit", 0, 31) {
-                cfg.nftables_masquerade_bit = v as u8;
-            }
-        }
+        proxy_mode(&mut c, n, &mut cfg);
+        proxy_cluster_cidr(&mut c, n, &mut cfg);
+        proxy_detect_local(&mut c, n, &mut cfg);
+        proxy_sync_periods(&mut c, n, &mut cfg);
+        proxy_port_range(&mut c, n, &mut cfg);
+        proxy_node_port_addresses(&mut c, n, &mut cfg);
+        proxy_mode_sections(&mut c, n, &mut cfg);
         self.cluster.proxy = cfg;
     }
 
@@ -722,6 +496,265 @@ pub(super) fn parse_go_duration(text: &str) -> Option<u64> {
     }
     let ms = (total_ns + 500_000) / 1_000_000;
     (any && ms < 1_000_000_000_000_000).then_some(ms as u64)
+}
+
+/// KubeProxyConfiguration's the proxy mode (`mode`).
+fn proxy_mode(c: &mut Ctx<'_>, n: &Y, cfg: &mut ProxyConfig) {
+    if let Some(m) = n.get("mode") {
+        match m.as_str().unwrap_or("") {
+            "" => {}
+            s => match Mode::parse(s).filter(|m| *m != Mode::Cilium) {
+                Some(mode) => cfg.mode = mode,
+                None => c.err(
+                    m,
+                    "mode",
+                    format!("unknown proxy mode `{s}`"),
+                    "use userspace, iptables, ipvs or nftables",
+                ),
+            },
+        }
+    }
+}
+
+/// KubeProxyConfiguration's `hostnameOverride` and `clusterCIDR` (comma-separated for dual-stack).
+fn proxy_cluster_cidr(c: &mut Ctx<'_>, n: &Y, cfg: &mut ProxyConfig) {
+    cfg.hostname_override = c
+        .string(n.get("hostnameOverride"), "hostnameOverride")
+        .filter(|s| !s.is_empty());
+    if let Some(cc) = n.get("clusterCIDR").filter(|x| !x.is_null()) {
+        for part in cc
+            .as_str()
+            .unwrap_or("")
+            .split(',')
+            .filter(|p| !p.trim().is_empty())
+        {
+            match parse_cidr_sloppy(part) {
+                Some(net) => cfg.cluster_cidrs.push(net),
+                None => c.err(
+                    cc,
+                    "clusterCIDR",
+                    format!("`{part}` is not a valid CIDR"),
+                    "write e.g. 10.244.0.0/16 (comma-separated for dual-stack)",
+                ),
+            }
+        }
+    }
+}
+
+/// KubeProxyConfiguration's `detectLocalMode` and `detectLocal`: which packets are local.
+fn proxy_detect_local(c: &mut Ctx<'_>, n: &Y, cfg: &mut ProxyConfig) {
+    if let Some(m) = n.get("detectLocalMode").filter(|x| !x.is_null()) {
+        match m.as_str().unwrap_or("") {
+            "" | "ClusterCIDR" => cfg.detect_local_mode = DetectLocalMode::ClusterCidr,
+            "NodeCIDR" => cfg.detect_local_mode = DetectLocalMode::NodeCidr,
+            s @ ("BridgeInterface" | "InterfaceNamePrefix") => {
+                // kube-proxy matches the interface the packet came in on
+                // (`-i BRIDGE` / `-i PREFIX+`): traffic from this node's
+                // Pods. kpv's packets carry no interface; a packet from
+                // a Pod of this node is the same set as NodeCIDR's.
+                let (key, example) = if s == "BridgeInterface" {
+                    ("bridgeInterface", "cbr0")
+                } else {
+                    ("interfaceNamePrefix", "veth")
+                };
+                let given = n
+                    .get("detectLocal")
+                    .and_then(|d| d.get(key))
+                    .and_then(Y::as_str)
+                    .filter(|x| !x.is_empty());
+                cfg.detect_local_mode = DetectLocalMode::NodeCidr;
+                c.warn(
+                    m,
+                    "detectLocalMode",
+                    match given {
+                        Some(v) => format!("detectLocalMode {s} matches packets arriving on interface `{v}`, i.e. from this node's Pods; kpv models that as NodeCIDR (source in the node's podCIDR)"),
+                        None => format!("detectLocalMode {s} needs detectLocal.{key} (kube-proxy refuses to start without it); kpv models it as NodeCIDR"),
+                    },
+                    &format!("give detectLocal: {{{key}: {example}}}; the rules then say `-i` where kpv shows the node's podCIDR"),
+                );
+            }
+            s => c.err(
+                m,
+                "detectLocalMode",
+                format!("Unsupported value: \"{s}\": supported values: \"BridgeInterface\", \"ClusterCIDR\", \"InterfaceNamePrefix\", \"NodeCIDR\""),
+                "use ClusterCIDR, NodeCIDR, BridgeInterface or InterfaceNamePrefix",
+            ),
+        }
+    }
+}
+
+/// KubeProxyConfiguration's the sync periods: the active mode's section, or the top-level fields.
+fn proxy_sync_periods(c: &mut Ctx<'_>, n: &Y, cfg: &mut ProxyConfig) {
+    let section = match cfg.mode {
+        Mode::Iptables | Mode::Userspace | Mode::Cilium => "iptables",
+        Mode::Ipvs => "ipvs",
+        Mode::Nftables => "nftables",
+    };
+    for (field, node) in [
+        ("minSyncPeriod".to_string(), n.get("minSyncPeriod")),
+        ("syncPeriod".to_string(), n.get("syncPeriod")),
+        (
+            format!("{section}.minSyncPeriod"),
+            n.get(section).and_then(|x| x.get("minSyncPeriod")),
+        ),
+        (
+            format!("{section}.syncPeriod"),
+            n.get(section).and_then(|x| x.get("syncPeriod")),
+        ),
+    ] {
+        let Some(v) = node.filter(|x| !x.is_null()) else {
+            continue;
+        };
+        let text = v.as_str().unwrap_or("");
+        let Some(ms) = parse_go_duration(text) else {
+            c.err(
+                v,
+                &field,
+                format!("`{text}` is not a duration"),
+                "write a duration like 1s, 500ms or 1m0s",
+            );
+            continue;
+        };
+        if field.ends_with("minSyncPeriod") {
+            cfg.min_sync_period_ms = Some(ms);
+        } else {
+            c.warn(
+                v,
+                &field,
+                format!("syncPeriod {text} is read but changes nothing kpv shows: the periodic full resync rewrites the same rules"),
+                "minSyncPeriod is what sets how soon a change reaches the rules",
+            );
+        }
+    }
+}
+
+/// KubeProxyConfiguration's `portRange` (userspace mode's proxy ports).
+fn proxy_port_range(c: &mut Ctx<'_>, n: &Y, cfg: &mut ProxyConfig) {
+    if let Some(v) = n.get("portRange").filter(|x| !x.is_null()) {
+        let text = v.as_str().unwrap_or("");
+        let parsed = text
+            .split_once('-')
+            .and_then(|(a, b)| {
+                a.trim()
+                    .parse::<u16>()
+                    .ok()
+                    .zip(b.trim().parse::<u16>().ok())
+            })
+            .filter(|(a, b)| *a >= 1 && a <= b);
+        match parsed {
+            Some(r) => {
+                cfg.port_range = Some(r);
+                if cfg.mode != Mode::Userspace {
+                    c.warn(
+                        v,
+                        "portRange",
+                        format!(
+                            "portRange is used by userspace mode only; {} mode ignores it",
+                            cfg.mode.as_str()
+                        ),
+                        "remove it, or use mode: userspace",
+                    );
+                }
+            }
+            None if text.is_empty() => {}
+            None => c.err(
+                v,
+                "portRange",
+                format!("`{text}` is not a port range"),
+                "write e.g. 30000-30100",
+            ),
+        }
+    }
+}
+
+/// KubeProxyConfiguration's `nodePortAddresses`.
+fn proxy_node_port_addresses(c: &mut Ctx<'_>, n: &Y, cfg: &mut ProxyConfig) {
+    for (i, a) in c
+        .seq(n.get("nodePortAddresses"), "nodePortAddresses")
+        .iter()
+        .enumerate()
+    {
+        let field = format!("nodePortAddresses[{i}]");
+        if a.as_str() == Some("primary") {
+            cfg.node_port_addresses.push(NodePortAddress::Primary);
+        } else if let Some(net) = c.cidr(a, &field) {
+            cfg.node_port_addresses.push(NodePortAddress::Cidr(net));
+        }
+    }
+}
+
+/// KubeProxyConfiguration's the `iptables`, `ipvs` and `nftables` sections.
+fn proxy_mode_sections(c: &mut Ctx<'_>, n: &Y, cfg: &mut ProxyConfig) {
+    if let Some(ipt) = n.get("iptables") {
+        c.unknown_keys(
+            ipt,
+            "iptables",
+            &[
+                "masqueradeAll",
+                "localhostNodePorts",
+                "masqueradeBit",
+                "minSyncPeriod",
+                "syncPeriod",
+            ],
+        );
+        if let Some(v) = c.boolean(ipt.get("masqueradeAll"), "iptables.masqueradeAll") {
+            cfg.iptables_masquerade_all = v;
+        }
+        if let Some(v) = c.boolean(ipt.get("localhostNodePorts"), "iptables.localhostNodePorts") {
+            cfg.iptables_localhost_nodeports = v;
+        }
+        if let Some(v) = c.int(ipt.get("masqueradeBit"), "iptables.masqueradeBit", 0, 31) {
+            cfg.iptables_masquerade_bit = v as u8;
+        }
+    }
+    if let Some(ipvs) = n.get("ipvs") {
+        c.unknown_keys(
+            ipvs,
+            "ipvs",
+            &[
+                "scheduler",
+                "minSyncPeriod",
+                "syncPeriod",
+                "excludeCIDRs",
+                "strictARP",
+                "tcpTimeout",
+                "tcpFinTimeout",
+                "udpTimeout",
+            ],
+        );
+        if let Some(s) = ipvs.get("scheduler").filter(|x| !x.is_null()) {
+            match s.as_str().unwrap_or("") {
+                "" => {}
+                name => match Scheduler::parse(name) {
+                    Some(sch) => cfg.ipvs_scheduler = sch,
+                    None => c.err(
+                        s,
+                        "ipvs.scheduler",
+                        format!("unknown IPVS scheduler `{name}`"),
+                        "use rr, wrr, lc, wlc, sh, dh, sed, nq or mh",
+                    ),
+                },
+            }
+        }
+    }
+    if let Some(nft) = n.get("nftables") {
+        c.unknown_keys(
+            nft,
+            "nftables",
+            &[
+                "masqueradeAll",
+                "masqueradeBit",
+                "minSyncPeriod",
+                "syncPeriod",
+            ],
+        );
+        if let Some(v) = c.boolean(nft.get("masqueradeAll"), "nftables.masqueradeAll") {
+            cfg.nftables_masquerade_all = v;
+        }
+        if let Some(v) = c.int(nft.get("masqueradeBit"), "nftables.masqueradeBit", 0, 31) {
+            cfg.nftables_masquerade_bit = v as u8;
+        }
+    }
 }
 
 #[cfg(test)]
