@@ -524,226 +524,280 @@ fn syntax_error(stack: &[Frame], info: &str, at: Span, at_end: bool) -> Diagnost
 /// Returns every document that parsed; a syntax error ends the stream with one
 /// diagnostic carrying the document index, line and column.
 pub fn parse_stream(src: &str, limits: &Limits) -> (Vec<Document>, Vec<Diagnostic>) {
-    let mut docs = Vec::new();
-    let mut diags = Vec::new();
     if src.len() > limits.max_bytes {
-        diags.push(
-            Diagnostic::error(format!(
-                "input is {} bytes; at most {} bytes are accepted",
-                src.len(),
-                limits.max_bytes
-            ))
-            .with_hint("split the manifests into smaller files"),
-        );
-        return (docs, diags);
+        let d = Diagnostic::error(format!(
+            "input is {} bytes; at most {} bytes are accepted",
+            src.len(),
+            limits.max_bytes
+        ))
+        .with_hint("split the manifests into smaller files");
+        return (Vec::new(), vec![d]);
     }
     if let Some(d) = unprintable(src) {
-        diags.push(d);
-        return (docs, diags);
+        return (Vec::new(), vec![d]);
     }
     let mut parser = Parser::new_from_str(src);
     let mut chars = CharAt::new(src);
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut anchors: BTreeMap<usize, (Node, Footprint)> = BTreeMap::new();
-    let mut budget = Budget {
-        used: Footprint::default(),
-        max: Footprint {
-            nodes: limits.max_nodes,
-            text_bytes: limits.max_text_bytes,
-        },
-    };
-    let mut doc_index = 0usize;
-    let mut root: Option<Node> = None;
-    // Diagnostics of the current document, given its index when it ends.
-    let mut found: Vec<Diagnostic> = Vec::new();
+    let mut r = Reader::new(limits);
     loop {
         let (ev, mark) = match parser.next_token() {
             Ok(x) => x,
             Err(e) => {
                 let at_end = e.marker().index() >= src.len()
                     || chars.get(e.marker().line(), e.marker().col()).is_none();
-                found.push(syntax_error(&stack, e.info(), span_of(e.marker()), at_end));
+                let d = syntax_error(&r.stack, e.info(), span_of(e.marker()), at_end);
+                r.found.push(d);
                 break;
             }
         };
-        let span = span_of(&mark);
-        let mut finished: Option<(Node, Footprint, usize)> = None;
-        let mut stop: Option<Diagnostic> = None;
-        match ev {
-            Event::StreamStart | Event::Nothing => {}
-            Event::StreamEnd => break,
+        if matches!(ev, Event::StreamEnd) {
+            break;
+        }
+        let flow = matches!(ev, Event::SequenceStart(..) | Event::MappingStart(..))
+            && matches!(chars.get(mark.line(), mark.col()), Some('[' | '{'));
+        if let Err(d) = r.event(ev, span_of(&mark), flow) {
+            r.found.push(*d);
+            break;
+        }
+    }
+    r.finish()
+}
+
+/// A node an event completed: the node, what it cost, its anchor (0: none).
+type Finished = Option<(Node, Footprint, usize)>;
+
+/// What ends a stream early.
+type Stop = Box<Diagnostic>;
+
+/// The state of a stream being read: the open collections, the anchors of
+/// the current document, the memory budget and what has been read.
+struct Reader<'l> {
+    limits: &'l Limits,
+    stack: Vec<Frame>,
+    anchors: BTreeMap<usize, (Node, Footprint)>,
+    budget: Budget,
+    doc_index: usize,
+    root: Option<Node>,
+    /// Diagnostics of the current document, given its index when it ends.
+    found: Vec<Diagnostic>,
+    docs: Vec<Document>,
+    diags: Vec<Diagnostic>,
+}
+
+impl<'l> Reader<'l> {
+    fn new(limits: &'l Limits) -> Reader<'l> {
+        Reader {
+            limits,
+            stack: Vec::new(),
+            anchors: BTreeMap::new(),
+            budget: Budget {
+                used: Footprint::default(),
+                max: Footprint {
+                    nodes: limits.max_nodes,
+                    text_bytes: limits.max_text_bytes,
+                },
+            },
+            doc_index: 0,
+            root: None,
+            found: Vec::new(),
+            docs: Vec::new(),
+            diags: Vec::new(),
+        }
+    }
+
+    /// Read one event at `span`; `flow` when it opens a `[`/`{` collection.
+    /// An error ends the stream.
+    fn event(&mut self, ev: Event, span: Span, flow: bool) -> Result<(), Stop> {
+        let finished = match ev {
+            Event::StreamStart | Event::Nothing | Event::StreamEnd => None,
             Event::DocumentStart => {
-                anchors.clear();
-                root = None;
+                self.anchors.clear();
+                self.root = None;
+                None
             }
             Event::DocumentEnd => {
-                if let Some(r) = root.take() {
-                    docs.push(Document {
-                        index: doc_index,
-                        root: r,
-                    });
-                }
-                for mut d in found.drain(..) {
-                    d.document = doc_index;
-                    diags.push(d);
-                }
-                doc_index += 1;
-                if doc_index > limits.max_documents {
-                    stop = Some(
-                        Diagnostic::error(format!(
-                            "more than {} YAML documents",
-                            limits.max_documents
-                        ))
-                        .at(span)
-                        .with_hint("split the manifests into smaller files"),
-                    );
-                }
+                self.end_document(span)?;
+                None
             }
-            Event::Alias(id) => match anchors.get(&id) {
-                Some((n, cost)) => match budget.spend(*cost) {
-                    Ok(()) => {
-                        let mut copy = n.clone();
-                        copy.span = span;
-                        finished = Some((copy, *cost, 0));
-                    }
-                    Err(e) => stop = Some(limit_diagnostic(e, limits).at(span)),
-                },
-                None => {
-                    stop = Some(Diagnostic::error("alias refers to an unknown anchor").at(span))
+            Event::Alias(id) => {
+                let Some(cost) = self.anchors.get(&id).map(|(_, cost)| *cost) else {
+                    return Err(Box::new(
+                        Diagnostic::error("alias refers to an unknown anchor").at(span),
+                    ));
+                };
+                // Spent before the copy is made (a billion laughs stops here).
+                self.spend(cost, span)?;
+                let mut copy = self.anchors.get(&id).map(|(n, _)| n.clone());
+                if let Some(c) = copy.as_mut() {
+                    c.span = span;
                 }
-            },
+                copy.map(|c| (c, cost, 0))
+            }
             Event::Scalar(text, style, anchor, tag) => {
                 let cost = Footprint {
                     nodes: 1,
                     text_bytes: text.len(),
                 };
-                match budget.spend(cost) {
-                    Ok(()) => {
-                        let quoted = !matches!(style, TScalarStyle::Plain) || is_str_tag(&tag);
-                        finished = Some((
-                            Node {
-                                span,
-                                value: Value::Scalar { text, quoted },
-                            },
-                            cost,
-                            anchor,
-                        ));
-                    }
-                    Err(e) => stop = Some(limit_diagnostic(e, limits).at(span)),
-                }
+                self.spend(cost, span)?;
+                let quoted = !matches!(style, TScalarStyle::Plain) || is_str_tag(&tag);
+                let value = Value::Scalar { text, quoted };
+                Some((Node { span, value }, cost, anchor))
             }
-            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
-                let cost = Footprint {
-                    nodes: 1,
-                    text_bytes: 0,
-                };
-                match budget.spend(cost) {
-                    Ok(()) => {
-                        let flow = matches!(chars.get(mark.line(), mark.col()), Some('[' | '{'));
-                        stack.push(if matches!(ev, Event::SequenceStart(..)) {
-                            Frame::Seq {
-                                span,
-                                anchor,
-                                items: Vec::new(),
-                                cost,
-                                flow,
-                            }
-                        } else {
-                            Frame::Map {
-                                span,
-                                anchor,
-                                entries: Vec::new(),
-                                key: None,
-                                cost,
-                                flow,
-                            }
-                        });
-                    }
-                    Err(e) => stop = Some(limit_diagnostic(e, limits).at(span)),
-                }
-            }
-            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
-                Some(Frame::Seq {
+            Event::SequenceStart(anchor, _) => {
+                let cost = self.open(span)?;
+                let items = Vec::new();
+                self.stack.push(Frame::Seq {
                     span,
                     anchor,
                     items,
                     cost,
-                    ..
-                }) => {
-                    finished = Some((
-                        Node {
-                            span,
-                            value: Value::Seq(items),
-                        },
-                        cost,
-                        anchor,
-                    ))
-                }
-                Some(Frame::Map {
+                    flow,
+                });
+                None
+            }
+            Event::MappingStart(anchor, _) => {
+                let cost = self.open(span)?;
+                let (entries, key) = (Vec::new(), None);
+                self.stack.push(Frame::Map {
                     span,
                     anchor,
                     entries,
+                    key,
                     cost,
-                    ..
-                }) => {
-                    report_duplicates(&entries, &mut found);
-                    let entries = resolve_merges(entries, &mut found);
-                    finished = Some((
-                        Node {
-                            span,
-                            value: Value::Map(entries),
-                        },
-                        cost,
-                        anchor,
-                    ))
-                }
-                None => {}
-            },
-        }
-        if stop.is_none() && stack.len() > limits.max_depth {
-            stop = Some(
+                    flow,
+                });
+                None
+            }
+            Event::SequenceEnd | Event::MappingEnd => self.close(),
+        };
+        if self.stack.len() > self.limits.max_depth {
+            return Err(Box::new(
                 Diagnostic::error(format!(
                     "YAML nested more than {} levels deep",
-                    limits.max_depth
+                    self.limits.max_depth
                 ))
                 .at(span)
                 .with_hint("Kubernetes manifests are never this deep; check the input"),
-            );
+            ));
         }
-        if let Some((node, cost, anchor)) = finished {
-            if anchor > 0 {
-                // The copy kept for later aliases is memory too.
-                match budget.spend(cost) {
-                    Ok(()) => {
-                        anchors.insert(anchor, (node.clone(), cost));
-                    }
-                    Err(e) => stop = Some(limit_diagnostic(e, limits).at(node.span)),
-                }
-            }
-            match stack.last_mut() {
-                Some(parent) => {
-                    *parent.cost_mut() = parent.cost_mut().plus(cost);
-                    match parent {
-                        Frame::Seq { items, .. } => items.push(node),
-                        Frame::Map { entries, key, .. } => match key.take() {
-                            None => *key = Some(node),
-                            Some(k) => entries.push((k, node)),
-                        },
-                    }
-                }
-                None => root = Some(node),
-            }
-        }
-        if let Some(d) = stop {
-            found.push(d);
-            break;
+        match finished {
+            Some((node, cost, anchor)) => self.place(node, cost, anchor),
+            None => Ok(()),
         }
     }
-    for mut d in found {
-        d.document = doc_index;
-        diags.push(d);
+
+    fn spend(&mut self, cost: Footprint, span: Span) -> Result<(), Stop> {
+        self.budget
+            .spend(cost)
+            .map_err(|e| Box::new(limit_diagnostic(e, self.limits).at(span)))
     }
-    (docs, diags)
+
+    /// A collection opens: what it costs itself.
+    fn open(&mut self, span: Span) -> Result<Footprint, Stop> {
+        let cost = Footprint {
+            nodes: 1,
+            text_bytes: 0,
+        };
+        self.spend(cost, span)?;
+        Ok(cost)
+    }
+
+    /// The innermost collection closes: its node.
+    fn close(&mut self) -> Finished {
+        match self.stack.pop()? {
+            Frame::Seq {
+                span,
+                anchor,
+                items,
+                cost,
+                ..
+            } => Some((
+                Node {
+                    span,
+                    value: Value::Seq(items),
+                },
+                cost,
+                anchor,
+            )),
+            Frame::Map {
+                span,
+                anchor,
+                entries,
+                cost,
+                ..
+            } => {
+                report_duplicates(&entries, &mut self.found);
+                let entries = resolve_merges(entries, &mut self.found);
+                Some((
+                    Node {
+                        span,
+                        value: Value::Map(entries),
+                    },
+                    cost,
+                    anchor,
+                ))
+            }
+        }
+    }
+
+    /// A document ends: keep it and its diagnostics.
+    fn end_document(&mut self, span: Span) -> Result<(), Stop> {
+        if let Some(root) = self.root.take() {
+            self.docs.push(Document {
+                index: self.doc_index,
+                root,
+            });
+        }
+        for mut d in self.found.drain(..) {
+            d.document = self.doc_index;
+            self.diags.push(d);
+        }
+        self.doc_index += 1;
+        if self.doc_index > self.limits.max_documents {
+            return Err(Box::new(
+                Diagnostic::error(format!(
+                    "more than {} YAML documents",
+                    self.limits.max_documents
+                ))
+                .at(span)
+                .with_hint("split the manifests into smaller files"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Put a finished node in its parent (or make it the document's root),
+    /// keeping a copy under its anchor for later aliases.
+    fn place(&mut self, node: Node, cost: Footprint, anchor: usize) -> Result<(), Stop> {
+        if anchor > 0 {
+            // The copy kept for later aliases is memory too.
+            self.spend(cost, node.span)?;
+            self.anchors.insert(anchor, (node.clone(), cost));
+        }
+        match self.stack.last_mut() {
+            Some(parent) => {
+                *parent.cost_mut() = parent.cost_mut().plus(cost);
+                match parent {
+                    Frame::Seq { items, .. } => items.push(node),
+                    Frame::Map { entries, key, .. } => match key.take() {
+                        None => *key = Some(node),
+                        Some(k) => entries.push((k, node)),
+                    },
+                }
+            }
+            None => self.root = Some(node),
+        }
+        Ok(())
+    }
+
+    /// The documents read and every diagnostic, the last document's too.
+    fn finish(mut self) -> (Vec<Document>, Vec<Diagnostic>) {
+        for mut d in self.found {
+            d.document = self.doc_index;
+            self.diags.push(d);
+        }
+        (self.docs, self.diags)
+    }
 }
 
 #[cfg(test)]
