@@ -501,6 +501,151 @@ impl UserspaceDataplane {
             action,
         }
     }
+
+    /// Step 3: the kube-proxy process's socket takes the connection (TCP)
+    /// or the datagram (UDP) from `client`.
+    fn accept_step(&self, l: &Listener, client: SocketAddr, line: Option<usize>) -> Step {
+        let listen = l
+            .listen_addr(self.family)
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        let text = if l.protocol != Protocol::Udp {
+            format!(
+                "{} listener {listen}: accept() the connection from {client} \
+                 (REDIRECT/DNAT keep the client's address)",
+                l.key
+            )
+        } else {
+            format!(
+                "{} UDP socket {listen}: ReadFrom() a datagram of new client {client}",
+                l.key
+            )
+        };
+        self.process_step(
+            text,
+            line,
+            StepAction::Lookup {
+                matched: l.key.clone(),
+            },
+        )
+    }
+
+    /// Step 4, TryConnectEndpoints: pick an endpoint (affinity, else round
+    /// robin) and dial it, the next one after a failed dial, until one
+    /// answers or the attempts run out.
+    fn try_connect(
+        &self,
+        (l, line): (&Listener, Option<usize>),
+        client: SocketAddr,
+        state: &mut NodeState,
+        world: &dyn World,
+        now_ms: u64,
+    ) -> (Verdict, Vec<Step>) {
+        let tcp = l.protocol != Protocol::Udp;
+        let mut steps = Vec::new();
+        let b = Balanced {
+            key: &l.key,
+            protocol: l.protocol,
+            backends: &l.backends,
+            affinity_seconds: l.affinity_seconds,
+        };
+        let fail = |reason| {
+            if tcp {
+                Verdict::Reject { reason }
+            } else {
+                Verdict::Drop { reason }
+            }
+        };
+        let close_text = if tcp {
+            "kube-proxy closes the accepted client connection (the client sees it \
+             open, then closed: a FIN, not an ICMP refusal)"
+        } else {
+            "kube-proxy discards the datagram"
+        };
+        let attempts = match balancer::try_connect(&b, client.ip(), state, world, now_ms) {
+            Connected::NoEndpoints => {
+                steps.push(self.process_step(
+                    format!(
+                        "NextEndpoint({}): missing endpoints; \"Failed to connect to balancer\": {close_text}",
+                        l.key
+                    ),
+                    line,
+                    if tcp { StepAction::Reject } else { StepAction::Drop },
+                ));
+                return (fail(DropReason::NoEndpoints), steps);
+            }
+            Connected::Ok(a) | Connected::Failed(a) => a,
+        };
+        let n = l.backends.len();
+        let mut proxied = None;
+        for (k, a) in attempts.iter().enumerate() {
+            let how = match a.pick {
+                Pick::Affinity { idle_ms } => format!(
+                    "session affinity: ClientIP {} used it {}s ago (< {}s)",
+                    client.ip(),
+                    idle_ms / 1000,
+                    l.affinity_seconds.unwrap_or(0)
+                ),
+                Pick::RoundRobin { index } => {
+                    format!("round robin: position {} of {n}", index + 1)
+                }
+            };
+            steps.push(self.process_step(
+                format!(
+                    "NextEndpoint({}, {}, sessionAffinityReset={})",
+                    l.key,
+                    client.ip(),
+                    k > 0
+                ),
+                line,
+                StepAction::Choose {
+                    chosen: a.endpoint,
+                    among: n,
+                    how,
+                },
+            ));
+            let source = SocketAddr::new(
+                self.host_ip,
+                ports::dial_source_port(l.protocol, &format!("{client}>{}#{k}", a.endpoint)),
+            );
+            let text = dial_text(l.protocol, a, source);
+            steps.push(self.process_step(
+                text,
+                line,
+                StepAction::Connect {
+                    to: a.endpoint,
+                    answered: a.answered,
+                },
+            ));
+            if a.answered {
+                proxied = Some(Verdict::Proxied {
+                    endpoint: a.endpoint,
+                    source,
+                });
+            }
+        }
+        let verdict = match proxied {
+            Some(v) => v,
+            None => {
+                steps.push(self.process_step(
+                    format!(
+                        "failed to connect to an endpoint. ({} attempts, {} of dial \
+                         timeouts): {close_text}",
+                        attempts.len(),
+                        fmt_ms(attempts.iter().map(|a| a.timeout_ms).sum())
+                    ),
+                    line,
+                    if tcp {
+                        StepAction::Reject
+                    } else {
+                        StepAction::Drop
+                    },
+                ));
+                fail(DropReason::AllBackendsFailed)
+            }
+        };
+        (verdict, steps)
+    }
 }
 
 impl Dataplane for UserspaceDataplane {
@@ -582,161 +727,9 @@ impl Dataplane for UserspaceDataplane {
             );
         };
         let line = self.listener_lines.get(li).copied();
-        let listen = l
-            .listen_addr(self.family)
-            .map(|a| a.to_string())
-            .unwrap_or_default();
-        let tcp = l.protocol != Protocol::Udp;
-        let client = packet.src;
-        steps.push(self.process_step(
-            if tcp {
-                format!(
-                    "{} listener {listen}: accept() the connection from {client} \
-                     (REDIRECT/DNAT keep the client's address)",
-                    l.key
-                )
-            } else {
-                format!(
-                    "{} UDP socket {listen}: ReadFrom() a datagram of new client {client}",
-                    l.key
-                )
-            },
-            line,
-            StepAction::Lookup {
-                matched: l.key.clone(),
-            },
-        ));
-
-        // 4. TryConnectEndpoints.
-        let b = Balanced {
-            key: &l.key,
-            protocol: l.protocol,
-            backends: &l.backends,
-            affinity_seconds: l.affinity_seconds,
-        };
-        let proto = l.protocol.as_lower();
-        let fail = |reason| {
-            if tcp {
-                Verdict::Reject { reason }
-            } else {
-                Verdict::Drop { reason }
-            }
-        };
-        let close_text = if tcp {
-            "kube-proxy closes the accepted client connection (the client sees it \
-             open, then closed: a FIN, not an ICMP refusal)"
-        } else {
-            "kube-proxy discards the datagram"
-        };
-        let attempts = match balancer::try_connect(&b, client.ip(), state, world, now_ms) {
-            Connected::NoEndpoints => {
-                steps.push(self.process_step(
-                    format!(
-                        "NextEndpoint({}): missing endpoints; \"Failed to connect to balancer\": {close_text}",
-                        l.key
-                    ),
-                    line,
-                    if tcp { StepAction::Reject } else { StepAction::Drop },
-                ));
-                return outcome(
-                    fail(DropReason::NoEndpoints),
-                    l.candidates.clone(),
-                    steps,
-                    total,
-                );
-            }
-            Connected::Ok(a) | Connected::Failed(a) => a,
-        };
-        let n = l.backends.len();
-        let mut proxied = None;
-        for (k, a) in attempts.iter().enumerate() {
-            let how = match a.pick {
-                Pick::Affinity { idle_ms } => format!(
-                    "session affinity: ClientIP {} used it {}s ago (< {}s)",
-                    client.ip(),
-                    idle_ms / 1000,
-                    l.affinity_seconds.unwrap_or(0)
-                ),
-                Pick::RoundRobin { index } => {
-                    format!("round robin: position {} of {n}", index + 1)
-                }
-            };
-            steps.push(self.process_step(
-                format!(
-                    "NextEndpoint({}, {}, sessionAffinityReset={})",
-                    l.key,
-                    client.ip(),
-                    k > 0
-                ),
-                line,
-                StepAction::Choose {
-                    chosen: a.endpoint,
-                    among: n,
-                    how,
-                },
-            ));
-            let source = SocketAddr::new(
-                self.host_ip,
-                ports::dial_source_port(l.protocol, &format!("{client}>{}#{k}", a.endpoint)),
-            );
-            let text = if !tcp {
-                format!(
-                    "dial udp {} from {source}: a connected UDP socket sends nothing, so it \
-                     cannot fail; kube-proxy forwards the datagram from its own socket (the \
-                     backend sees the node's address, not the client's; no masquerade)",
-                    a.endpoint
-                )
-            } else if a.answered {
-                format!(
-                    "dial tcp {} (timeout {}) from {source}: connected; kube-proxy copies bytes \
-                     between the two connections (the backend sees the node's address, not \
-                     the client's; no masquerade)",
-                    a.endpoint,
-                    fmt_ms(a.timeout_ms)
-                )
-            } else {
-                format!(
-                    "dial {proto} {} (timeout {}): failed, the endpoint did not answer; \
-                     \"Dial failed\", try the next endpoint",
-                    a.endpoint,
-                    fmt_ms(a.timeout_ms)
-                )
-            };
-            steps.push(self.process_step(
-                text,
-                line,
-                StepAction::Connect {
-                    to: a.endpoint,
-                    answered: a.answered,
-                },
-            ));
-            if a.answered {
-                proxied = Some(Verdict::Proxied {
-                    endpoint: a.endpoint,
-                    source,
-                });
-            }
-        }
-        let verdict = match proxied {
-            Some(v) => v,
-            None => {
-                steps.push(self.process_step(
-                    format!(
-                        "failed to connect to an endpoint. ({} attempts, {} of dial \
-                         timeouts): {close_text}",
-                        attempts.len(),
-                        fmt_ms(attempts.iter().map(|a| a.timeout_ms).sum())
-                    ),
-                    line,
-                    if tcp {
-                        StepAction::Reject
-                    } else {
-                        StepAction::Drop
-                    },
-                ));
-                fail(DropReason::AllBackendsFailed)
-            }
-        };
+        steps.push(self.accept_step(l, packet.src, line));
+        let (verdict, tried) = self.try_connect((l, line), packet.src, state, world, now_ms);
+        steps.extend(tried);
         outcome(verdict, l.candidates.clone(), steps, total)
     }
 
@@ -754,6 +747,35 @@ fn fmt_ms(ms: u64) -> String {
     } else {
         let s = format!("{}.{:03}", ms / 1000, ms % 1000);
         format!("{}s", s.trim_end_matches('0'))
+    }
+}
+
+/// What dialling endpoint `a` from `source` did, as kube-proxy's process
+/// would log it.
+fn dial_text(protocol: Protocol, a: &balancer::Attempt, source: SocketAddr) -> String {
+    if protocol == Protocol::Udp {
+        format!(
+            "dial udp {} from {source}: a connected UDP socket sends nothing, so it \
+             cannot fail; kube-proxy forwards the datagram from its own socket (the \
+             backend sees the node's address, not the client's; no masquerade)",
+            a.endpoint
+        )
+    } else if a.answered {
+        format!(
+            "dial tcp {} (timeout {}) from {source}: connected; kube-proxy copies bytes \
+             between the two connections (the backend sees the node's address, not \
+             the client's; no masquerade)",
+            a.endpoint,
+            fmt_ms(a.timeout_ms)
+        )
+    } else {
+        format!(
+            "dial {} {} (timeout {}): failed, the endpoint did not answer; \
+             \"Dial failed\", try the next endpoint",
+            protocol.as_lower(),
+            a.endpoint,
+            fmt_ms(a.timeout_ms)
+        )
     }
 }
 
