@@ -158,6 +158,8 @@ pub enum Stop {
     /// An embed at rest: the packet's telling hop (`Trace::poster_hop`),
     /// so a docs page shows a packet and its caption before any click.
     Poster,
+    /// The poster's hop, playing on from there (`play=1`).
+    PosterPlaying,
 }
 
 /// The address's `mode=` and where the first packet stops, on the loaded
@@ -245,10 +247,15 @@ fn stop_at(store: Store, stop: Stop, problems: RwSignal<Vec<UrlProblem>>) {
             }
             (step as usize).min(hops).saturating_sub(1)
         }
-        Stop::Poster => store.with_focused_trace(|t| t.poster_hop()).unwrap_or(0),
+        Stop::Poster | Stop::PosterPlaying => {
+            store.with_focused_trace(|t| t.poster_hop()).unwrap_or(0)
+        }
     };
     if let Some(t) = f.hop_time(hop) {
         store.now.set(t);
+    }
+    if stop == Stop::PosterPlaying {
+        store.playing.set(true);
     }
 }
 

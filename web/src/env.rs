@@ -8,7 +8,7 @@ use kpv_core::model::Mode;
 use kpv_core::util::percent;
 
 /// Options given in the page URL
-/// (`?embed=1&scenario=…&mode=…&lang=…&theme=…&step=…&lesson=…&page=…`),
+/// (`?embed=1&scenario=…&mode=…&lang=…&theme=…&step=…&play=1&lesson=…&page=…`),
 /// checked once: a value the app does not know is left out and reported in
 /// `problems`, so a documentation author sees a typo instead of a silent
 /// default. Unknown parameter names are ignored (pages add their own).
@@ -22,6 +22,9 @@ pub struct UrlOptions {
     pub theme: Option<&'static str>,
     /// The hop to stop the first packet at.
     pub step: Option<u32>,
+    /// `play=1`: play on from there at once (a click-to-load embed, whose
+    /// reader has just clicked Play on its poster).
+    pub play: bool,
     /// A lesson to open (`lesson=readiness`) and its page, from 1 (`page=2`).
     pub lesson: Option<String>,
     pub page: Option<u32>,
@@ -135,6 +138,7 @@ pub fn parse_query(search: &str, lessons: &[(&str, usize)]) -> UrlOptions {
         let (k, v) = (k.as_str(), v.as_str());
         match k {
             "embed" => o.embed = v != "0" && v != "false",
+            "play" => o.play = v != "0" && v != "false",
             "scenario" => {
                 o.scenario = PRESETS.iter().find(|p| p.key == v).map(|p| p.key);
                 let keys: Vec<_> = PRESETS.iter().map(|p| p.key).collect();
@@ -373,6 +377,9 @@ mod tests {
             "unknown parameter names are not problems"
         );
         assert!(!parse_query("?embed=0", LESSONS).embed);
+        assert!(parse_query("?scenario=nodeport&play=1", LESSONS).play);
+        assert!(!parse_query("?scenario=nodeport&play=0", LESSONS).play);
+        assert!(!parse_query("?scenario=nodeport", LESSONS).play);
         let o = parse_query("?lesson=readiness&page=2", LESSONS);
         assert_eq!(o.lesson.as_deref(), Some("readiness"));
         assert_eq!(o.page, Some(2));

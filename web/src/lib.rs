@@ -339,11 +339,17 @@ fn open_address(
         return false;
     }
     // An embed at rest is a poster: one packet stopped at its telling hop,
-    // with its caption, until the reader plays or steps.
+    // with its caption, until the reader plays or steps (`play=1`: the
+    // reader already asked, on a click-to-load poster).
+    let poster = if opts.play {
+        data::Stop::PosterPlaying
+    } else {
+        data::Stop::Poster
+    };
     let stop = opts
         .step
         .map(data::Stop::Hop)
-        .or_else(|| (opts.embed || cfg!(not(feature = "full"))).then_some(data::Stop::Poster));
+        .or_else(|| (opts.embed || cfg!(not(feature = "full"))).then_some(poster));
     match opts.scenario.filter(|k| *k != first) {
         Some(key) => {
             loader.run(data::Job::Preset {

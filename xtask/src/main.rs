@@ -10,6 +10,7 @@
 
 mod bench;
 mod pipeline;
+mod poster;
 mod size;
 mod split;
 #[cfg(test)]
@@ -602,7 +603,19 @@ fn embed_build(tools: &Tools, public_url: &str, dist: &str) -> bool {
     ]);
     pipeline::apply(&mut cmd);
     split_flags(&mut cmd, "embed,");
-    run(&mut cmd) && split(tools, &out.display().to_string())
+    if !(run(&mut cmd) && split(tools, &out.display().to_string())) {
+        return false;
+    }
+    match poster::write_all(&tools.root, &tools.root.join(&out).join("posters")) {
+        Ok(n) => {
+            say(&format!("wrote {n} posters in {}/posters", out.display()));
+            true
+        }
+        Err(e) => {
+            say(&format!("writing the posters: {e}"));
+            false
+        }
+    }
 }
 
 /// The web crate's split points on, and cargo's output linked with the

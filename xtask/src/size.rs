@@ -16,6 +16,9 @@ use std::path::{Path, PathBuf};
 pub const FULL_BUDGET: u64 = 480 * 1024;
 /// Issue 16's budget for the embed build (`embed/`).
 pub const EMBED_BUDGET: u64 = 360 * 1024;
+/// What a click-to-load embed costs its page before the click: the host
+/// script and the largest poster (`embed/posters/`), gzip -9.
+pub const POSTER_BUDGET: u64 = 60_000;
 
 // Both sites are within their budgets, which the test command enforces
 // exactly. Their first loads (the files above; the split files fetched on
@@ -292,7 +295,40 @@ pub fn check(dist: &Path) -> bool {
             embed.display()
         );
     }
+    match before_click(dist) {
+        Ok((bytes, largest)) => {
+            ok &= judge(
+                &format!("click-to-load before the click ({HOST_SCRIPT} + {largest})"),
+                bytes,
+                POSTER_BUDGET,
+            );
+        }
+        Err(e) => {
+            println!("size: {e}");
+            ok = false;
+        }
+    }
     ok
+}
+
+/// gzip -9 of the host script plus the largest poster, and that poster's
+/// name: what a click-to-load embed's page fetches before its click.
+fn before_click(dist: &Path) -> Result<(u64, String), String> {
+    let read = |p: &Path| fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()));
+    let script = gzip(&read(&dist.join(HOST_SCRIPT))?).len() as u64;
+    let dir = dist.join("embed/posters");
+    let mut largest = (0, String::new());
+    for f in files_in(&dir, &["svg"])? {
+        let size = gzip(&read(&f)?).len() as u64;
+        if size > largest.0 {
+            let name = f.file_name().map(|n| n.to_string_lossy().into_owned());
+            largest = (size, name.unwrap_or_default());
+        }
+    }
+    if largest.1.is_empty() {
+        return Err(format!("no posters in {}", dir.display()));
+    }
+    Ok((script + largest.0, format!("posters/{}", largest.1)))
 }
 
 #[cfg(test)]

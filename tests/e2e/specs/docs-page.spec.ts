@@ -60,3 +60,50 @@ test('two embeds on a dark docs page: dark, and each sized to the height it asks
   expect(messages.length).toBeGreaterThanOrEqual(2);
   await ctx.close();
 });
+
+const CLICK_PAGE = (lang: string) => `<!doctype html>
+<html><head><meta charset="utf-8"><title>Docs</title>
+<script src="${ROOT}/kpv-embed.js" defer></script></head>
+<body style="max-width: 760px; margin: 0 auto">
+<h1>Services</h1><p>How a NodePort reaches a Pod.</p>
+<div id="c" data-kpv-click="${ROOT}/embed/?lang=${lang}&scenario=nodeport&mode=iptables" title="kube-proxy visualizer: NodePort"></div>
+</body></html>`;
+
+test('a click-to-load embed fetches only its poster (under 60 KB) until the reader clicks Play, then plays', async ({ browser }) => {
+  const ctx = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+  const page = await ctx.newPage();
+  const fetched: { url: string; bytes: number }[] = [];
+  page.on('requestfinished', async (r) => {
+    if (!r.url().startsWith(ROOT)) return;
+    const s = await r.sizes();
+    fetched.push({ url: r.url(), bytes: s.responseBodySize + s.responseHeadersSize });
+  });
+  const host = `${CSP}/docs-click-under-test.html`;
+  await page.route(host, (route) => route.fulfill({ contentType: 'text/html', body: CLICK_PAGE('en') }));
+  await page.goto(host);
+  const play = page.locator('#c button.kpv-poster');
+  await expect(play).toHaveAttribute('aria-label', '▶ Play: kube-proxy visualizer: NodePort');
+  // The poster is the preset's own picture, drawn at the column's width.
+  await expect.poll(() => page.locator('#c img').evaluate((i: HTMLImageElement) => i.naturalWidth)).toBeGreaterThan(0);
+  const img = (await page.locator('#c img').boundingBox())!;
+  expect(img.width).toBeGreaterThan(700);
+  const svg = await (await page.request.get(`${ROOT}/embed/posters/nodeport.svg`)).text();
+  for (const name of ['worker-1', 'worker-3', 'web']) expect(svg).toContain(`>${name}</text>`);
+  await page.waitForTimeout(1_000);
+  const before = fetched.map((f) => f.url);
+  expect(before.filter((u) => /\.(wasm|css)$|loader\.js|\/embed\/(\?|$)/.test(u)), before.join('\n')).toEqual([]);
+  const bytes = fetched.reduce((n, f) => n + f.bytes, 0);
+  expect(bytes, before.join('\n')).toBeLessThanOrEqual(60_000);
+  // The click loads the app in its place, playing (no second click).
+  await play.click();
+  const frame = page.frameLocator('#c iframe');
+  await expect(frame.getByTestId('diagram')).toBeVisible({ timeout: 20_000 });
+  await expect(frame.getByTestId('play-pause')).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.locator('#c iframe')).toHaveAttribute('title', 'kube-proxy visualizer: NodePort');
+  expect(fetched.some((f) => f.url.endsWith('.wasm'))).toBe(true);
+  // In Korean the button says so.
+  await page.route(host, (route) => route.fulfill({ contentType: 'text/html', body: CLICK_PAGE('ko') }));
+  await page.goto(host);
+  await expect(page.locator('#c button.kpv-poster')).toHaveText('▶ 재생');
+  await ctx.close();
+});
