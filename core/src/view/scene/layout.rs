@@ -44,27 +44,35 @@ pub(super) const SERVICE_PAD: f64 = 24.0;
 /// The narrowest a Service box gets while its row has room: its second
 /// line (type and address) still fits.
 const SERVICE_MIN_W: f64 = 180.0;
+/// What a box's text must have at least, in a row too full for every name
+/// at the title size: the name and the shortest second line at 16 units
+/// (the app draws such a name at 16), and the 20 units the app leaves.
+pub(super) const SERVICE_TIGHT_CHAR_W: f64 = 16.0 * 0.62;
+const SERVICE_TEXT_PAD: f64 = 20.0;
 
-/// Where the Service band's boxes go, for boxes whose names have `names`
-/// characters: rows of `band.cols`, centred. A box is as wide as its name
-/// needs (at least [`SERVICE_MIN_W`]), and the row's spare room widens each
-/// up to the row's even share (110 to 320); a row whose names do not all
-/// fit is shared in proportion to them.
-pub(super) fn service_slots(names: &[usize], band: &ServiceBand, top: f64) -> Vec<Rect> {
+/// Where the Service band's boxes go, for boxes whose names and shortest
+/// second lines have `texts` characters: rows of `band.cols`, centred. A
+/// box is as wide as its name needs (at least [`SERVICE_MIN_W`]), and the
+/// row's spare room widens each up to the row's even share (110 to 320). A
+/// row whose names do not all fit first gives every box what its text
+/// needs at 16 units, then shares the rest in proportion to what each
+/// still lacks; only a row too narrow even for that is shared in
+/// proportion to the needs.
+pub(super) fn service_slots(texts: &[(usize, usize)], band: &ServiceBand, top: f64) -> Vec<Rect> {
     let cols = band.cols.max(1);
     let m = cols as f64;
     let even = ((WIDTH - 2.0 * MARGIN - (m - 1.0) * GAP) / m).clamp(110.0, 320.0);
-    let mut out = Vec::with_capacity(names.len());
-    for (row, chunk) in names.chunks(cols).enumerate() {
+    let mut out = Vec::with_capacity(texts.len());
+    for (row, chunk) in texts.chunks(cols).enumerate() {
         let k = chunk.len() as f64;
         let room = WIDTH - 2.0 * MARGIN - (k - 1.0) * GAP;
         let needs: Vec<f64> = chunk
             .iter()
-            .map(|&c| (c as f64 * SERVICE_CHAR_W + SERVICE_PAD).max(SERVICE_MIN_W.min(even)))
+            .map(|&(c, _)| (c as f64 * SERVICE_CHAR_W + SERVICE_PAD).max(SERVICE_MIN_W.min(even)))
             .collect();
         let total: f64 = needs.iter().sum();
         let widths: Vec<f64> = if total > room {
-            needs.iter().map(|w| w * room / total).collect()
+            tight_widths(chunk, &needs, room)
         } else {
             let spare = (room - total) / k;
             needs
@@ -90,6 +98,39 @@ pub(super) fn service_slots(names: &[usize], band: &ServiceBand, top: f64) -> Ve
         }
     }
     out
+}
+
+/// A too-full row's widths: each box's text at 16 units first, the rest of
+/// `room` in proportion to what each still lacks of its `needs`.
+fn tight_widths(chunk: &[(usize, usize)], needs: &[f64], room: f64) -> Vec<f64> {
+    let hard: Vec<f64> = chunk
+        .iter()
+        .map(|&(c, l)| c.max(l) as f64 * SERVICE_TIGHT_CHAR_W + SERVICE_TEXT_PAD)
+        .collect();
+    let hard_total: f64 = hard.iter().sum();
+    if hard_total >= room {
+        return needs
+            .iter()
+            .map(|w| w * room / needs.iter().sum::<f64>())
+            .collect();
+    }
+    let lack: Vec<f64> = needs
+        .iter()
+        .zip(&hard)
+        .map(|(n, h)| (n - h).max(0.0))
+        .collect();
+    let lack_total: f64 = lack.iter().sum();
+    let extra = room - hard_total;
+    hard.iter()
+        .zip(&lack)
+        .map(|(h, l)| {
+            h + if lack_total > 0.0 {
+                l * extra / lack_total
+            } else {
+                extra / hard.len().max(1) as f64
+            }
+        })
+        .collect()
 }
 
 /// The narrowest a Pod box gets side by side with another: its name's
@@ -391,6 +432,18 @@ fn node_columns(
 }
 
 /// A Service's box: its address (`None (headless)`), its ports.
+/// The characters of a Service box's shortest second line: its address,
+/// after `NP `, `LB ` or `ExternalName ` for those types (as the app
+/// abbreviates a narrow box's).
+fn short_line_chars(svc: &crate::model::Service) -> usize {
+    let ip = service_box(svc, Rect::default()).cluster_ip.chars().count();
+    ip + match svc.service_type {
+        ServiceType::ClusterIP => 0,
+        ServiceType::NodePort | ServiceType::LoadBalancer => 3,
+        ServiceType::ExternalName => 13,
+    }
+}
+
 fn service_box(svc: &crate::model::Service, rect: Rect) -> ServiceBox {
     ServiceBox {
         id: svc.id.clone(),
@@ -428,11 +481,14 @@ fn service_band(
 ) -> (Vec<ServiceBox>, Option<MoreServices>) {
     let svcs: Vec<_> = cluster.services.iter().take(f.band.drawn).collect();
     let hidden = cluster.services.len() - svcs.len();
-    let mut names: Vec<usize> = svcs.iter().map(|s| s.id.name.chars().count()).collect();
+    let mut texts: Vec<(usize, usize)> = svcs
+        .iter()
+        .map(|s| (s.id.name.chars().count(), short_line_chars(s)))
+        .collect();
     if hidden > 0 {
-        names.push(0);
+        texts.push((0, 0));
     }
-    let slots = service_slots(&names, &f.band, SERVICE_Y + f.card_extra);
+    let slots = service_slots(&texts, &f.band, SERVICE_Y + f.card_extra);
     let slot = |k: usize| slots.get(k).copied().unwrap_or_default();
     let mut services = Vec::new();
     for (k, svc) in svcs.iter().enumerate() {

@@ -366,7 +366,9 @@ impl Scene {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use super::layout::{service_slots, ServiceBand, POD_MIN_W, SERVICE_CHAR_W, SERVICE_PAD};
+    use super::layout::{
+        service_slots, ServiceBand, POD_MIN_W, SERVICE_CHAR_W, SERVICE_PAD, SERVICE_TIGHT_CHAR_W,
+    };
     use super::*;
 
     const SEED: &str = include_str!("../../../../tests/scenarios/alpaca-bandicoot.yaml");
@@ -520,7 +522,7 @@ pub(super) mod tests {
     #[test]
     fn a_service_box_is_as_wide_as_its_name_when_the_row_has_room() {
         let band = ServiceBand::of(3);
-        let slots = service_slots(&[24, 3, 8], &band, SERVICE_Y);
+        let slots = service_slots(&[(24, 10), (3, 10), (8, 10)], &band, SERVICE_Y);
         assert!(
             slots[0].w >= 24.0 * SERVICE_CHAR_W + SERVICE_PAD - 1e-9,
             "{slots:?}"
@@ -535,10 +537,25 @@ pub(super) mod tests {
         assert!(slots[2].x + slots[2].w <= WIDTH - MARGIN + 1e-9);
         // Four 40-character names cannot all fit: shared, inside the view.
         let band = ServiceBand::of(4);
-        let slots = service_slots(&[40; 4], &band, SERVICE_Y);
+        let slots = service_slots(&[(40, 10); 4], &band, SERVICE_Y);
         assert!(slots
             .iter()
             .all(|r| r.x >= MARGIN - 1e-9 && r.x + r.w <= WIDTH - MARGIN + 1e-9));
+        // The Gateway preset's row: four short names and the Envoy proxy's
+        // 24-character Service. Too full at the title size, so every box
+        // gets its text at 16 units first: the long name stays whole and no
+        // address is cut.
+        let band = ServiceBand::of(5);
+        let row = [(4, 10), (8, 10), (8, 10), (24, 14), (4, 10)];
+        let slots = service_slots(&row, &band, SERVICE_Y);
+        for (r, &(name, line)) in slots.iter().zip(&row) {
+            let text = name.max(line) as f64 * SERVICE_TIGHT_CHAR_W + 20.0;
+            assert!(r.w >= text - 1e-9, "{r:?} for {name}/{line}: {slots:?}");
+        }
+        assert!(
+            slots[4].x + slots[4].w <= WIDTH - MARGIN + 1e-9,
+            "{slots:?}"
+        );
     }
 
     #[test]

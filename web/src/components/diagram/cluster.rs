@@ -218,6 +218,10 @@ impl Boxes {
         .into_iter()
         .find(|l| l.chars().count() <= room)
         .unwrap_or_else(|| format!("{kind} {}", svc.cluster_ip));
+        // A name too long for the title size in its box is drawn at the
+        // size of the box's address (the layout gave it that room).
+        let tight = svc.id.name.chars().count() > fits(r.w - 20.0, 17.0);
+        let px = if tight { 16.0 } else { 17.0 };
         let ip = svc.cluster_ip.clone();
         let ip2 = ip.clone();
         // kpv-core's warnings about this Service (a selector that
@@ -238,10 +242,10 @@ impl Boxes {
                 <title>{full}</title>
                 <BoxRect rect=r class="service-box" />
                 <svg x=n(r.x) y=n(r.y) width=n(r.w) height=n(r.h)>
-                    <text x="10" y="21" class="title">{
+                    <text x="10" y="21" class="title" class:tight=tight>{
                         // A live chip on the box takes its room from the name.
                         let name = svc.id.name.clone();
-                        move || short_middle(&name, fits(r.w - 20.0 - chip_room(chips, "endpoints-chip", &name, r.y + 21.0), 17.0))
+                        move || short_middle(&name, fits(r.w - 20.0 - chip_room(chips, "endpoints-chip", &name, r.y + 21.0), px))
                     }</text>
                     <text x="10" y="41" class="mono">{short(&line2, fits(r.w - 20.0, 16.0))}</text>
                 </svg>
