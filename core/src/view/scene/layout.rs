@@ -45,19 +45,22 @@ pub(super) const SERVICE_PAD: f64 = 24.0;
 /// line (type and address) still fits.
 const SERVICE_MIN_W: f64 = 180.0;
 /// What a box's text must have at least, in a row too full for every name
-/// at the title size: the name and the shortest second line at 16 units
-/// (the app draws such a name at 16), and the 20 units the app leaves.
-pub(super) const SERVICE_TIGHT_CHAR_W: f64 = 16.0 * 0.62;
+/// at the title size: the name and the shortest second line at 16.5 units
+/// (the size of the box's address, at which the app then draws the name),
+/// and the 20 units the app leaves.
+pub(super) const SERVICE_TIGHT_CHAR_W: f64 = 16.5 * 0.62;
 const SERVICE_TEXT_PAD: f64 = 20.0;
+/// Between the boxes of such a row.
+pub(super) const TIGHT_GAP: f64 = 8.0;
 
 /// Where the Service band's boxes go, for boxes whose names and shortest
 /// second lines have `texts` characters: rows of `band.cols`, centred. A
 /// box is as wide as its name needs (at least [`SERVICE_MIN_W`]), and the
 /// row's spare room widens each up to the row's even share (110 to 320). A
 /// row whose names do not all fit first gives every box what its text
-/// needs at 16 units, then shares the rest in proportion to what each
-/// still lacks; only a row too narrow even for that is shared in
-/// proportion to the needs.
+/// needs at 16.5 units (with narrower gaps), then shares the rest in
+/// proportion to what each still lacks; only a row too narrow even for
+/// that is shared in proportion to the needs.
 pub(super) fn service_slots(texts: &[(usize, usize)], band: &ServiceBand, top: f64) -> Vec<Rect> {
     let cols = band.cols.max(1);
     let m = cols as f64;
@@ -71,8 +74,10 @@ pub(super) fn service_slots(texts: &[(usize, usize)], band: &ServiceBand, top: f
             .map(|&(c, _)| (c as f64 * SERVICE_CHAR_W + SERVICE_PAD).max(SERVICE_MIN_W.min(even)))
             .collect();
         let total: f64 = needs.iter().sum();
+        // A too-full row closes up its gaps before any text is cut.
+        let gap = if total > room { TIGHT_GAP } else { GAP };
         let widths: Vec<f64> = if total > room {
-            tight_widths(chunk, &needs, room)
+            tight_widths(chunk, &needs, WIDTH - 2.0 * MARGIN - (k - 1.0) * gap)
         } else {
             let spare = (room - total) / k;
             needs
@@ -84,7 +89,7 @@ pub(super) fn service_slots(texts: &[(usize, usize)], band: &ServiceBand, top: f
         let row_w = if chunk.len() < cols && widths.iter().all(|&w| w <= even) {
             m * even + (m - 1.0) * GAP
         } else {
-            widths.iter().sum::<f64>() + (k - 1.0) * GAP
+            widths.iter().sum::<f64>() + (k - 1.0) * gap
         };
         let mut x = MARGIN.max((WIDTH - row_w) / 2.0);
         for w in widths {
@@ -94,13 +99,13 @@ pub(super) fn service_slots(texts: &[(usize, usize)], band: &ServiceBand, top: f
                 w,
                 h: SERVICE_H,
             });
-            x += w + GAP;
+            x += w + gap;
         }
     }
     out
 }
 
-/// A too-full row's widths: each box's text at 16 units first, the rest of
+/// A too-full row's widths: each box's text at 16.5 units first, the rest of
 /// `room` in proportion to what each still lacks of its `needs`.
 fn tight_widths(chunk: &[(usize, usize)], needs: &[f64], room: f64) -> Vec<f64> {
     let hard: Vec<f64> = chunk

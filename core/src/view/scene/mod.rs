@@ -368,6 +368,7 @@ impl Scene {
 pub(super) mod tests {
     use super::layout::{
         service_slots, ServiceBand, POD_MIN_W, SERVICE_CHAR_W, SERVICE_PAD, SERVICE_TIGHT_CHAR_W,
+        TIGHT_GAP,
     };
     use super::*;
 
@@ -543,8 +544,8 @@ pub(super) mod tests {
             .all(|r| r.x >= MARGIN - 1e-9 && r.x + r.w <= WIDTH - MARGIN + 1e-9));
         // The Gateway preset's row: four short names and the Envoy proxy's
         // 24-character Service. Too full at the title size, so every box
-        // gets its text at 16 units first: the long name stays whole and no
-        // address is cut.
+        // gets its text at 16.5 units first (the gaps close up to 8): the
+        // long name stays whole and no address is cut.
         let band = ServiceBand::of(5);
         let row = [(4, 10), (8, 10), (8, 10), (24, 14), (4, 10)];
         let slots = service_slots(&row, &band, SERVICE_Y);
@@ -556,6 +557,9 @@ pub(super) mod tests {
             slots[4].x + slots[4].w <= WIDTH - MARGIN + 1e-9,
             "{slots:?}"
         );
+        for w in slots.windows(2) {
+            assert!(w[1].x >= w[0].x + w[0].w + TIGHT_GAP - 1e-9, "{slots:?}");
+        }
     }
 
     #[test]

@@ -221,7 +221,7 @@ impl Boxes {
         // A name too long for the title size in its box is drawn at the
         // size of the box's address (the layout gave it that room).
         let tight = svc.id.name.chars().count() > fits(r.w - 20.0, 17.0);
-        let px = if tight { 16.0 } else { 17.0 };
+        let px = if tight { 16.5 } else { 17.0 };
         let ip = svc.cluster_ip.clone();
         let ip2 = ip.clone();
         // kpv-core's warnings about this Service (a selector that
