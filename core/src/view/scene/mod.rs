@@ -255,6 +255,28 @@ impl Scene {
             .collect()
     }
 
+    /// The part of the scene a frame of `frame` (width, height) px shows so
+    /// that text of `text` units is drawn at `min_px` at least: `None`, the
+    /// whole scene, when it fits the frame at that scale; else a window of
+    /// the frame's shape at that scale, centred on `focus` as far as the
+    /// scene's edges allow (a narrow embed follows its packet rather than
+    /// draw every box too small to read).
+    pub fn camera(&self, frame: (f64, f64), text: f64, min_px: f64, focus: Point) -> Option<Rect> {
+        let (fw, fh) = frame;
+        let want = min_px / text;
+        let fits = (fw / self.width).min(fh / self.height) >= want;
+        if fits || !(fw > 0.0 && fh > 0.0 && want > 0.0) {
+            return None;
+        }
+        let (w, h) = ((fw / want).min(self.width), (fh / want).min(self.height));
+        Some(Rect {
+            x: (focus.x - w / 2.0).clamp(0.0, self.width - w),
+            y: (focus.y - h / 2.0).clamp(0.0, self.height - h),
+            w,
+            h,
+        })
+    }
+
     /// Where a place is drawn.
     pub fn anchor(&self, place: &Place) -> Option<Point> {
         self.places
@@ -518,6 +540,36 @@ pub(super) mod tests {
         // Equal texts: equal boxes, as the skeleton at rest is drawn.
         let even: Vec<f64> = (0..5).map(|k| s.strip_box(k, &[(10, 10); 5]).w).collect();
         assert!(even.windows(2).all(|w| (w[0] - w[1]).abs() < 1e-9));
+    }
+
+    /// A frame too small for 12 px text gets a window that follows the
+    /// packet, inside the scene; a large enough one shows everything.
+    #[test]
+    fn a_narrow_frame_follows_the_packet_at_a_readable_scale() {
+        let (cluster, _) = crate::Code::ALL.parse(
+            "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n",
+        );
+        let s = layout(&cluster, &[]);
+        let mid = Point {
+            x: s.width / 2.0,
+            y: s.height / 2.0,
+        };
+        assert_eq!(s.camera((1280.0, 900.0), 16.5, 12.0, mid), None);
+        assert_eq!(s.camera((0.0, 0.0), 16.5, 12.0, mid), None);
+        let at = |x: f64, y: f64| s.camera((400.0, 250.0), 16.5, 12.0, Point { x, y });
+        let r = at(mid.x, mid.y).expect("a window");
+        // Drawn at 400 px wide, the window's text is 12 px.
+        assert!((400.0 / r.w * 16.5 - 12.0).abs() < 1e-9, "{r:?}");
+        assert!(
+            (r.w / r.h - 400.0 / 250.0).abs() < 1e-9 || r.h == s.height,
+            "{r:?}"
+        );
+        assert!((r.x + r.w / 2.0 - mid.x).abs() < 1e-9, "centred: {r:?}");
+        // At the scene's corner it stops at the edges.
+        let c = at(0.0, 0.0).expect("a window");
+        assert_eq!((c.x, c.y), (0.0, 0.0));
+        let c = at(s.width, s.height).expect("a window");
+        assert!((c.x + c.w - s.width).abs() < 1e-9 && (c.y + c.h - s.height).abs() < 1e-9);
     }
 
     #[test]
