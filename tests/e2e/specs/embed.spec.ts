@@ -176,5 +176,37 @@ test('a 400 px wide embed keeps its diagram and a whole caption: the caption tak
   }
   const svg = await app.byId('diagram').boundingBox();
   expect(svg!.height, 'the diagram keeps the space above the bar').toBeGreaterThan(150);
+  // Too narrow for the whole scene at 12 px: the diagram shows the part
+  // around the packet, every text at 12 px or more, the packet and its
+  // card inside the frame, and follows the packet as it moves.
+  await expect(app.byId('diagram')).toHaveAttribute('data-camera', 'true');
+  const look = () => page.getByTestId('diagram').evaluate((el: SVGSVGElement) => {
+    const scale = el.getScreenCTM()?.a ?? 0;
+    let smallest = Infinity;
+    for (const t of Array.from(el.querySelectorAll('text'))) {
+      if (!t.textContent?.trim() || t.getBoundingClientRect().width === 0) continue;
+      if (t.closest('[data-testid=packet]')) continue;
+      smallest = Math.min(smallest, parseFloat(getComputedStyle(t).fontSize) * scale);
+    }
+    const frame = el.getBoundingClientRect();
+    const inside = (sel: string) => {
+      const b = el.querySelector(sel)?.getBoundingClientRect();
+      return !!b && b.x >= frame.x - 1 && b.right <= frame.right + 1 && b.y >= frame.y - 1 && b.bottom <= frame.bottom + 1;
+    };
+    return { smallest, viewBox: el.getAttribute('viewBox'), packet: inside('[data-testid=packet].focused'), card: inside('[data-testid=packet-card] rect') };
+  });
+  const first = await look();
+  expect(first.smallest).toBeGreaterThanOrEqual(12);
+  expect(first.packet, 'the packet is in the frame').toBe(true);
+  expect(first.card, 'the packet card is in the frame').toBe(true);
+  await app.byId('step-back').click();
+  await app.byId('step-back').click();
+  await app.byId('step-back').click();
+  const back = await look();
+  expect(back.packet, 'the packet is in the frame after stepping').toBe(true);
+  expect(back.viewBox).not.toBe(first.viewBox);
+  // Wide enough again, the whole scene.
+  await page.setViewportSize({ width: 1000, height: 700 });
+  await expect(app.byId('diagram')).toHaveAttribute('data-camera', 'false');
   await ctx.close();
 });
