@@ -19,6 +19,16 @@ if (parent !== window) {
   new MutationObserver(post).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['viewBox'] });
   addEventListener('resize', post);
 }
+// An embed's diagram shows the part around the packet when its frame is too
+// small for the whole (web/src/components/diagram/mod.rs): a change of the
+// diagram's size is told to the app as a window resize.
+const sized = new ResizeObserver(() => dispatchEvent(new Event('resize')));
+let watched = null;
+new MutationObserver(() => {
+  if (watched?.isConnected) return;
+  watched = document.querySelector('.app.embed svg.diagram');
+  if (watched) sized.observe(watched);
+}).observe(document.body, { subtree: true, childList: true });
 const tag = document.querySelector('script[data-kpv-js][data-kpv-wasm]');
 const { default: init } = await import(tag.dataset.kpvJs);
 await init({ module_or_path: tag.dataset.kpvWasm });
