@@ -1,8 +1,4 @@
-// Starts the app from a file rather than an inline <script>, so the page runs
-// under `Content-Security-Policy: script-src 'self' 'wasm-unsafe-eval'`.
-// Trunk writes the tag that loads this file (`pattern_script` in Trunk.toml)
-// with the hashed names of the wasm-bindgen JS and the .wasm, already
-// prefixed with the public URL, so a sub-path build (/docs/kpv/) works too.
+// kpv: starts the app; see ARCHITECTURE.md (assets/).
 const dark = matchMedia('(prefers-color-scheme: dark)');
 const scheme = () => document.documentElement.toggleAttribute('data-dark', dark.matches);
 scheme();
@@ -19,9 +15,6 @@ if (parent !== window) {
   new MutationObserver(post).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['viewBox'] });
   addEventListener('resize', post);
 }
-// An embed's diagram shows the part around the packet when its frame is too
-// small for the whole (web/src/components/diagram/mod.rs): a change of the
-// diagram's size is told to the app as a window resize.
 const sized = new ResizeObserver(() => dispatchEvent(new Event('resize')));
 let watched = null;
 new MutationObserver(() => {
