@@ -149,48 +149,25 @@ pub fn svg(s: &Scene, mode: &str) -> String {
         boxed(&mut o, n.eth, "", &[&format!("eth0 {}", n.ip)]);
     }
     for v in &s.services {
-        boxed(&mut o, v.rect, "s", &[]);
-        label(
-            &mut o,
-            v.rect.x + 10.0,
-            v.rect.y + 21.0,
-            &v.id.name,
-            v.rect.w - 20.0,
-            true,
-        );
-        label(
-            &mut o,
-            v.rect.x + 10.0,
-            v.rect.y + 41.0,
-            &v.cluster_ip,
-            v.rect.w - 20.0,
-            false,
-        );
+        named(&mut o, v.rect, "s", (&v.id.name, &v.cluster_ip), 10.0);
     }
     if let Some(m) = s.more_services {
         boxed(&mut o, m.rect, "s", &[&format!("+{}", m.count)]);
     }
     for p in &s.pods {
-        boxed(&mut o, p.rect, "p", &[]);
-        label(
-            &mut o,
-            p.rect.x + 8.0,
-            p.rect.y + 20.0,
-            &p.id.name,
-            p.rect.w - 16.0,
-            true,
-        );
-        label(
-            &mut o,
-            p.rect.x + 8.0,
-            p.rect.y + 40.0,
-            &p.ip,
-            p.rect.w - 16.0,
-            false,
-        );
+        named(&mut o, p.rect, "p", (&p.id.name, &p.ip), 8.0);
     }
     o.push_str("</svg>\n");
     o
+}
+
+/// A box of class `class` with a name (bold) and an address, `inset` from
+/// its left side.
+fn named(o: &mut String, r: Rect, class: &str, (name, address): (&str, &str), inset: f64) {
+    boxed(o, r, class, &[]);
+    let w = r.w - 2.0 * inset;
+    label(o, r.x + inset, r.y + 21.0, name, w, true);
+    label(o, r.x + inset, r.y + 41.0, address, w, false);
 }
 
 /// A box of class `class`, with `lines` of text inside from its top.

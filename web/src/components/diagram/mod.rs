@@ -48,9 +48,15 @@ fn frame_signal() -> RwSignal<u64> {
         // uses): no `UiEvent` bindings in the first download.
         let resize = leptos::ev::Custom::<leptos::ev::Event>::new("resize");
         let resize = window_event_listener(resize, move |_| {
-            let el = document().query_selector(".app.embed svg.diagram").ok().flatten();
+            let el = document()
+                .query_selector(".app.embed svg.diagram")
+                .ok()
+                .flatten();
             if let Some(el) = el {
-                let (w, h) = (el.client_width().max(0) as u64, el.client_height().max(0) as u64);
+                let (w, h) = (
+                    el.client_width().max(0) as u64,
+                    el.client_height().max(0) as u64,
+                );
                 frame.set((w << 32) | (h & 0xffff_ffff));
             }
         });
