@@ -145,13 +145,11 @@ fn fit_service_name(prefix: &str, base: &str, key: &str) -> String {
     format!("{prefix}{cut}-{hex}")
 }
 
-fn synthesize(
-    cluster: &mut Cluster,
-    rt: &RoutingTable,
-    entry: &EntryPoint,
-) -> Option<ProxyWorkload> {
-    let table = rt.tables.get(entry)?;
-    let (implementation, ns, name) = match (entry, table) {
+/// The proxy's implementation, namespace and name for `entry`, as its
+/// controller names it (ingress-nginx's chart, Envoy Gateway's
+/// `envoy-NAMESPACE-NAME`).
+fn proxy_identity(entry: &EntryPoint, table: &Table) -> Option<(Implementation, String, String)> {
+    Some(match (entry, table) {
         (EntryPoint::IngressClass(c), Table::Ingress(t)) => match t.implementation {
             Implementation::IngressNginx => (
                 t.implementation.clone(),
@@ -188,7 +186,92 @@ fn synthesize(
             ),
         },
         _ => return None,
-    };
+    })
+}
+
+/// The proxy's Pod: one container listening on `ports`.
+fn proxy_pod(
+    pod_id: NamespacedName,
+    labels: Labels,
+    node: &str,
+    pod_ip: std::net::IpAddr,
+    implementation: &Implementation,
+    ports: Vec<ContainerPort>,
+) -> Pod {
+    Pod {
+        id: pod_id,
+        labels,
+        node_name: Some(node.to_string()),
+        ips: vec![pod_ip],
+        containers: vec![Container {
+            name: "proxy".into(),
+            image: match implementation {
+                Implementation::IngressNginx => "ingress-nginx/controller".into(),
+                Implementation::EnvoyGateway => "envoyproxy/envoy".into(),
+                Implementation::Other(_) => "proxy".into(),
+            },
+            ports,
+            readiness_probe: None,
+            liveness_probe: None,
+            startup_probe: None,
+        }],
+        terminating: false,
+        finished: false,
+        pending: false,
+        reported_ready: ReportedReady::Unknown,
+        owner: None,
+        tolerations: Vec::new(),
+        hostname: None,
+        subdomain: None,
+        host_network: false,
+        dns: Default::default(),
+    }
+}
+
+/// The proxy's LoadBalancer Service at (ClusterIP, load balancer address);
+/// with a health-check node port, `externalTrafficPolicy: Local`.
+fn proxy_service(
+    id: NamespacedName,
+    selector: Labels,
+    ports: Vec<ServicePort>,
+    (cluster_ip, lb_ip): (std::net::IpAddr, std::net::IpAddr),
+    health_check_node_port: Option<u16>,
+) -> Service {
+    Service {
+        id,
+        service_type: ServiceType::LoadBalancer,
+        cluster_ips: vec![cluster_ip],
+        headless: false,
+        selector: Some(selector),
+        ports,
+        external_ips: Vec::new(),
+        load_balancer_ips: vec![lb_ip],
+        load_balancer_proxy_ips: Vec::new(),
+        load_balancer_assumed: false,
+        load_balancer_source_ranges: Vec::new(),
+        external_traffic_policy: if health_check_node_port.is_some() {
+            TrafficPolicy::Local
+        } else {
+            TrafficPolicy::Cluster
+        },
+        internal_traffic_policy: TrafficPolicy::Cluster,
+        health_check_node_port,
+        session_affinity_seconds: None,
+        publish_not_ready_addresses: false,
+        load_balancer_class: None,
+        cilium: Default::default(),
+        external_name: None,
+        traffic_distribution: None,
+    }
+}
+
+fn synthesize(
+    cluster: &mut Cluster,
+    rt: &RoutingTable,
+    entry: &EntryPoint,
+) -> Option<ProxyWorkload> {
+    let table = rt.tables.get(entry)?;
+    let (implementation, ns, name) = proxy_identity(entry, table)?;
     let name = fit_service_name("", &name, &entry.to_string());
     // Already added (a cluster prepared before): the same workload again,
     // so preparing twice changes nothing.
@@ -293,61 +376,24 @@ fn synthesize(
     } else {
         None
     };
-    cluster.pods.push(Pod {
-        id: pod_id.clone(),
-        labels: labels.clone(),
-        node_name: Some(node.name.clone()),
-        ips: vec![pod_ip],
-        containers: vec![Container {
-            name: "proxy".into(),
-            image: match implementation {
-                Implementation::IngressNginx => "ingress-nginx/controller".into(),
-                Implementation::EnvoyGateway => "envoyproxy/envoy".into(),
-                Implementation::Other(_) => "proxy".into(),
-            },
-            ports: cports,
-            readiness_probe: None,
-            liveness_probe: None,
-            startup_probe: None,
-        }],
-        terminating: false,
-        finished: false,
-        pending: false,
-        reported_ready: ReportedReady::Unknown,
-        owner: None,
-        tolerations: Vec::new(),
-        hostname: None,
-        subdomain: None,
-        host_network: false,
-        dns: Default::default(),
-    });
+    cluster.pods.push(proxy_pod(
+        pod_id.clone(),
+        labels.clone(),
+        &node.name,
+        pod_ip,
+        &implementation,
+        cports,
+    ));
     let svc_id = NamespacedName::new(ns, name);
-    cluster.services.push(Service {
-        id: svc_id.clone(),
-        service_type: ServiceType::LoadBalancer,
-        cluster_ips: vec![cluster_ip],
-        headless: false,
-        selector: Some(labels),
+    let addresses = (cluster_ip, lb_ip);
+    let service = proxy_service(
+        svc_id.clone(),
+        labels,
         ports,
-        external_ips: Vec::new(),
-        load_balancer_ips: vec![lb_ip],
-        load_balancer_proxy_ips: Vec::new(),
-        load_balancer_assumed: false,
-        load_balancer_source_ranges: Vec::new(),
-        external_traffic_policy: if local {
-            TrafficPolicy::Local
-        } else {
-            TrafficPolicy::Cluster
-        },
-        internal_traffic_policy: TrafficPolicy::Cluster,
+        addresses,
         health_check_node_port,
-        session_affinity_seconds: None,
-        publish_not_ready_addresses: false,
-        load_balancer_class: None,
-        cilium: Default::default(),
-        external_name: None,
-        traffic_distribution: None,
-    });
+    );
+    cluster.services.push(service);
     Some(ProxyWorkload {
         entry: entry.clone(),
         implementation,
