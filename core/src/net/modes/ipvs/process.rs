@@ -30,6 +30,7 @@ use crate::model::packet::{IpFamily, Packet, Protocol};
 use crate::model::Scheduler;
 use crate::net::modes::{DropReason, Hook, NodeOutcome, NodeState, Step, StepAction, Verdict};
 use std::net::{IpAddr, SocketAddr};
+use std::ops::ControlFlow;
 
 enum Flow {
     Continue,
@@ -159,106 +160,148 @@ impl IpvsDataplane {
             steps: Vec::new(),
             compared: 0,
         };
-        let done = |w: Walker<'_>, verdict: Verdict, candidates: Vec<SocketAddr>, masq: bool| {
-            NodeOutcome {
-                verdict,
-                candidates,
-                masquerade: masq,
-                rules_compared: w.compared,
-                steps: w.steps,
-            }
-        };
         if IpFamily::of(&packet.dst.ip()) != self.ruleset.family
             || IpFamily::of(&packet.src.ip()) != self.ruleset.family
         {
-            return done(w, Verdict::None, Vec::new(), false);
+            return w.done(Verdict::None, Vec::new(), false);
         }
-        let mark_bit = self.ruleset.masquerade_mark;
-        let dst_local = self.is_local(&packet.dst.ip());
         let mut ctx = EvalCtx {
             pkt: view(packet),
             mark: 0,
             src_local: hook == Hook::Output || self.is_local(&packet.src.ip()),
-            dst_local,
+            dst_local: self.is_local(&packet.dst.ip()),
             physdev_in: false,
             ipvs: None,
             sets: &self.ruleset.sets,
         };
+        let accepted = match w.before_ipvs(hook, &mut ctx) {
+            ControlFlow::Continue(accepted) => accepted,
+            ControlFlow::Break(outcome) => return outcome,
+        };
 
+        // IPVS: one hash lookup of (protocol, address, port).
+        w.compared += 1;
+        let Some(vi) = self.lookup(packet.protocol, packet.dst.ip(), packet.dst.port()) else {
+            return w.no_virtual_server(packet, hook, &mut ctx, accepted);
+        };
+        let Some(vs) = self.ruleset.virtual_servers.get(vi) else {
+            return w.done(Verdict::None, Vec::new(), false);
+        };
+        w.through_real_server(vs, vi, packet, &mut ctx, state, now_ms)
+    }
+}
+
+impl Walker<'_> {
+    fn done(
+        &mut self,
+        verdict: Verdict,
+        candidates: Vec<SocketAddr>,
+        masquerade: bool,
+    ) -> NodeOutcome {
+        NodeOutcome {
+            verdict,
+            candidates,
+            masquerade,
+            rules_compared: self.compared,
+            steps: std::mem::take(&mut self.steps),
+        }
+    }
+
+    /// Whether the packet carries kube-proxy's masquerade mark.
+    fn marked(&self, ctx: &EvalCtx<'_>) -> bool {
+        ctx.mark & self.dp.ruleset.masquerade_mark != 0
+    }
+
+    /// nat PREROUTING or OUTPUT, then (from PREROUTING) filter INPUT or
+    /// FORWARD. `Continue(accepted)` goes on to IPVS; `Break` is the
+    /// node's outcome: a drop, a reject, or a packet routed through the node.
+    fn before_ipvs(&mut self, hook: Hook, ctx: &mut EvalCtx<'_>) -> ControlFlow<NodeOutcome, bool> {
         // nat PREROUTING / OUTPUT (nat can only ACCEPT or fall through here).
         let first = match hook {
             Hook::Prerouting => "PREROUTING",
             Hook::Output => "OUTPUT",
         };
-        w.walk(Table::Nat, first, &mut ctx, 0);
-
-        let mut accepted = false;
-        if hook == Hook::Prerouting {
-            let chain = if dst_local { "INPUT" } else { "FORWARD" };
-            match w.walk(Table::Filter, chain, &mut ctx, 0) {
-                Flow::Drop => {
-                    return done(
-                        w,
-                        Verdict::Drop {
-                            reason: DropReason::SourceRange,
-                        },
-                        Vec::new(),
-                        ctx.mark & mark_bit != 0,
-                    )
-                }
-                Flow::Reject => {
-                    return done(
-                        w,
-                        Verdict::Reject {
-                            reason: DropReason::UnknownPort,
-                        },
-                        Vec::new(),
-                        ctx.mark & mark_bit != 0,
-                    )
-                }
-                Flow::Accept => accepted = true,
-                _ => {}
-            }
-            if !dst_local {
-                // Routed through: nothing of IPVS applies.
-                let masq = matches!(
-                    w.walk(Table::Nat, "POSTROUTING", &mut ctx, 0),
-                    Flow::Masquerade
-                );
-                return done(w, Verdict::None, Vec::new(), masq);
-            }
+        self.walk(Table::Nat, first, ctx, 0);
+        if hook != Hook::Prerouting {
+            return ControlFlow::Continue(false);
         }
-
-        // IPVS: one hash lookup of (protocol, address, port).
-        w.compared += 1;
-        let vs_key_text = format!("{} {}", packet.protocol.as_upper(), packet.dst);
-        let Some(vi) = self.lookup(packet.protocol, packet.dst.ip(), packet.dst.port()) else {
-            w.steps.push(Step {
-                table_chain: "IPVS".to_string(),
-                rule: format!("no virtual server {vs_key_text}"),
-                line: None,
-                compared: 1,
-                action: StepAction::Return,
-            });
-            if hook == Hook::Output {
-                w.walk(Table::Filter, "OUTPUT", &mut ctx, 0);
+        let chain = if ctx.dst_local { "INPUT" } else { "FORWARD" };
+        let accepted = match self.walk(Table::Filter, chain, ctx, 0) {
+            Flow::Drop => {
+                let masq = self.marked(ctx);
+                let reason = DropReason::SourceRange;
+                return ControlFlow::Break(self.done(Verdict::Drop { reason }, Vec::new(), masq));
             }
-            let masq = ctx.mark & mark_bit != 0;
-            let verdict = if accepted {
-                Verdict::Accept
-            } else {
-                Verdict::None
-            };
-            return done(w, verdict, Vec::new(), masq);
+            Flow::Reject => {
+                let masq = self.marked(ctx);
+                let reason = DropReason::UnknownPort;
+                return ControlFlow::Break(self.done(Verdict::Reject { reason }, Vec::new(), masq));
+            }
+            Flow::Accept => true,
+            _ => false,
         };
-        let Some(vs) = self.ruleset.virtual_servers.get(vi) else {
-            return done(w, Verdict::None, Vec::new(), false);
+        if !ctx.dst_local {
+            // Routed through: nothing of IPVS applies.
+            let masq = matches!(
+                self.walk(Table::Nat, "POSTROUTING", ctx, 0),
+                Flow::Masquerade
+            );
+            return ControlFlow::Break(self.done(Verdict::None, Vec::new(), masq));
+        }
+        ControlFlow::Continue(accepted)
+    }
+
+    /// No virtual server has the packet's (protocol, address, port): IPVS
+    /// lets it pass to the node itself.
+    fn no_virtual_server(
+        &mut self,
+        packet: &Packet,
+        hook: Hook,
+        ctx: &mut EvalCtx<'_>,
+        accepted: bool,
+    ) -> NodeOutcome {
+        self.steps.push(Step {
+            table_chain: "IPVS".to_string(),
+            rule: format!(
+                "no virtual server {} {}",
+                packet.protocol.as_upper(),
+                packet.dst
+            ),
+            line: None,
+            compared: 1,
+            action: StepAction::Return,
+        });
+        if hook == Hook::Output {
+            self.walk(Table::Filter, "OUTPUT", ctx, 0);
+        }
+        let masq = self.marked(ctx);
+        let verdict = if accepted {
+            Verdict::Accept
+        } else {
+            Verdict::None
         };
+        self.done(verdict, Vec::new(), masq)
+    }
+
+    /// The virtual server `vs` (index `vi`) matched: persistence and the
+    /// scheduler pick a real server, IPVS rewrites the destination and
+    /// re-sends the packet through filter OUTPUT and nat POSTROUTING.
+    fn through_real_server(
+        &mut self,
+        vs: &VirtualServer,
+        vi: usize,
+        packet: &Packet,
+        ctx: &mut EvalCtx<'_>,
+        state: &mut NodeState,
+        now_ms: u64,
+    ) -> NodeOutcome {
+        let dp = self.dp;
         let vs_key = vs.key();
-        w.steps.push(Step {
+        let vs_line = dp.rendered.vs_line.get(vi).copied();
+        self.steps.push(Step {
             table_chain: "IPVS".to_string(),
             rule: super::render::service_line(vs),
-            line: self.rendered.vs_line.get(vi).copied(),
+            line: vs_line,
             compared: 1,
             action: StepAction::Lookup {
                 matched: vs_key.clone(),
@@ -272,27 +315,21 @@ impl IpvsDataplane {
             .collect();
         crate::util::order::sort(&mut candidates);
 
-        let chosen = choose(vs, &vs_key, packet, state, now_ms);
-        let Some((ri, how)) = chosen else {
+        let Some((ri, mut how)) = choose(vs, &vs_key, packet, state, now_ms) else {
             // ip_vs_leave(): ICMP port unreachable (the VS has no usable dest).
-            w.steps.push(Step {
+            self.steps.push(Step {
                 table_chain: "IPVS".to_string(),
                 rule: super::render::service_line(vs),
-                line: self.rendered.vs_line.get(vi).copied(),
+                line: vs_line,
                 compared: 0,
                 action: StepAction::Reject,
             });
-            return done(
-                w,
-                Verdict::Reject {
-                    reason: DropReason::NoEndpoints,
-                },
-                candidates,
-                ctx.mark & mark_bit != 0,
-            );
+            let masq = self.marked(ctx);
+            let reason = DropReason::NoEndpoints;
+            return self.done(Verdict::Reject { reason }, candidates, masq);
         };
         let Some(rs) = vs.real_servers.get(ri) else {
-            return done(w, Verdict::None, candidates, false);
+            return self.done(Verdict::None, candidates, false);
         };
         let endpoint = rs.addr;
         let counts = state.conns.get_or_insert_with(
@@ -303,20 +340,14 @@ impl IpvsDataplane {
             Protocol::Udp => counts.inactive = counts.inactive.saturating_add(1),
             Protocol::Tcp | Protocol::Sctp => counts.active = counts.active.saturating_add(1),
         }
-        let rs_line = self
-            .rendered
-            .rs_line
-            .get(vi)
-            .and_then(|v| v.get(ri))
-            .copied();
-        let mut how = how;
+        let rs_line = dp.rendered.rs_line.get(vi).and_then(|v| v.get(ri)).copied();
         if vs.local_fallback {
             how.push_str(
                 "; Local traffic policy without a local endpoint: kube-proxy gave this \
                  virtual server every cluster endpoint",
             );
         }
-        w.steps.push(Step {
+        self.steps.push(Step {
             table_chain: "IPVS".to_string(),
             rule: super::render::dest_line(endpoint, rs.weight, 0, 0),
             line: rs_line,
@@ -327,7 +358,7 @@ impl IpvsDataplane {
                 how,
             },
         });
-        w.steps.push(Step {
+        self.steps.push(Step {
             table_chain: "IPVS".to_string(),
             rule: format!("Masq {} -> {}", packet.dst, endpoint),
             line: rs_line,
@@ -338,23 +369,18 @@ impl IpvsDataplane {
         // Re-sent through LOCAL_OUT: filter OUTPUT, then nat POSTROUTING.
         ctx.pkt.dst = endpoint.ip();
         ctx.pkt.dst_port = endpoint.port();
-        ctx.dst_local = self.is_local(&endpoint.ip());
+        ctx.dst_local = dp.is_local(&endpoint.ip());
         ctx.ipvs = Some((vs.address, vs.protocol, vs.port));
-        if let Flow::Drop = w.walk(Table::Filter, "OUTPUT", &mut ctx, 0) {
-            return done(
-                w,
-                Verdict::Drop {
-                    reason: DropReason::SourceRange,
-                },
-                candidates,
-                ctx.mark & mark_bit != 0,
-            );
+        if let Flow::Drop = self.walk(Table::Filter, "OUTPUT", ctx, 0) {
+            let masq = self.marked(ctx);
+            let reason = DropReason::SourceRange;
+            return self.done(Verdict::Drop { reason }, candidates, masq);
         }
         let masq = matches!(
-            w.walk(Table::Nat, "POSTROUTING", &mut ctx, 0),
+            self.walk(Table::Nat, "POSTROUTING", ctx, 0),
             Flow::Masquerade
         );
-        done(w, Verdict::Dnat { endpoint }, candidates, masq)
+        self.done(Verdict::Dnat { endpoint }, candidates, masq)
     }
 }
 
