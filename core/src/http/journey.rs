@@ -10,6 +10,7 @@
 
 use super::proxies::ProxyWorkload;
 use super::table::{EntryPoint, RoutingTable};
+use super::values::ChosenBackend;
 use super::walk::{add_forwarded, walk, BackendView, Decision, HttpRequest};
 use crate::model::packet::{Packet, Protocol};
 use crate::model::{Cluster, EndpointSlice, NamespacedName, PortRef};
@@ -145,26 +146,10 @@ pub fn journey(
     start: &Start,
 ) -> Journey {
     let cluster = sim.cluster;
-    let mut chooser = Chooser::new(start.seed);
-    let mut state = WorldState::default();
-    // Where the client connects: the load balancer's address; without one,
-    // a client outside uses a node's NodePort, one inside the ClusterIP.
-    let svc = cluster.service(&proxy.service);
-    let node_port = svc
-        .and_then(|s| s.ports.iter().find(|p| p.port == req.port))
-        .and_then(|p| p.node_port)
-        .zip(
-            cluster
-                .nodes
-                .first()
-                .and_then(|n| n.primary_ip(crate::model::packet::IpFamily::V4)),
-        );
-    let target = match (proxy.address, &start.origin, node_port) {
-        (Some(lb), _, _) => Some((lb, req.port)),
-        (None, Origin::External { .. }, Some((np, ip))) => Some((ip, np)),
-        _ => svc
-            .and_then(|s| s.cluster_ips.first().copied())
-            .map(|ip| (ip, req.port)),
+    let mut net = Net {
+        sim,
+        state: WorldState::default(),
+        chooser: Chooser::new(start.seed),
     };
     let mut out = Journey {
         entry: proxy.entry.clone(),
@@ -178,42 +163,12 @@ pub fn journey(
         backend_peer: None,
         hops: Vec::new(),
     };
-    let Some((addr, port)) = target else {
+    let Some((addr, port)) = entry_address(cluster, proxy, req, &start.origin) else {
         return out;
     };
-    let leg1 = Request {
-        origin: start.origin.clone(),
-        dst: Dest::Ip(addr),
-        port,
-        protocol: Protocol::Tcp,
-        src_port: 40000,
-        keep_open: false,
-    };
-    let mut t1 = trace::trace(sim, &leg1, &mut state, &mut chooser, 0);
+    let mut t1 = net.connect(start.origin.clone(), addr, port, 40000);
     if req.authority.parse::<IpAddr>().is_err() {
-        // The host's DNS record points at the entry point's address.
-        let p = t1.hops.first().map_or(
-            Packet::new(
-                SocketAddr::new(addr, 40000),
-                SocketAddr::new(addr, port),
-                Protocol::Tcp,
-            ),
-            |h| h.before,
-        );
-        t1.hops.insert(
-            0,
-            Hop {
-                place: t1.hops.first().map_or(Place::Client, |h| h.place.clone()),
-                what: HopKind::Dns {
-                    name: req.authority.clone(),
-                    answer: addr,
-                },
-                before: p,
-                after: p,
-                step: None,
-                node: None,
-            },
-        );
+        dns_first(&mut t1, &req.authority, addr, port);
     }
     let reply = match t1.hops.last() {
         Some(h) if matches!(h.what, HopKind::Reply { .. }) => t1.hops.pop(),
@@ -246,28 +201,12 @@ pub fn journey(
         });
     }
     let view = ClusterBackends { cluster, slices };
-    let Some(mut d) = walk(rt, &proxy.entry, req, &view, &mut chooser) else {
+    let Some(mut d) = walk(rt, &proxy.entry, req, &view, &mut net.chooser) else {
         out.to_proxy = t1;
         return out;
     };
     add_forwarded(&mut d, &proxy.implementation, seen.ip(), req.scheme);
-    if d.reason == super::walk::Reason::TlsHandshakeFailed {
-        // No TLS ended here: the handshake itself failed.
-        if let Some(JourneyHop::Proxy {
-            step: ProxyStep::TlsTerminate { .. },
-            ..
-        }) = out.hops.last()
-        {
-            out.hops.pop();
-        }
-    }
-    if let Some(JourneyHop::Proxy {
-        step: ProxyStep::TlsTerminate { certificate, .. },
-        ..
-    }) = out.hops.last_mut()
-    {
-        *certificate = d.tls_certificate.clone();
-    }
+    settle_tls(&mut out.hops, &d);
     out.hops.push(JourneyHop::Proxy {
         place: place.clone(),
         step: ProxyStep::Route { status: d.status },
@@ -276,47 +215,7 @@ pub fn journey(
     let backend = d.backend.clone().filter(|_| d.status == Some(200));
     match (backend, proxy_ip) {
         (Some(b), Some(from_ip)) => {
-            let svc = cluster.service(&b.service);
-            let cluster_ip = svc.and_then(|s| s.cluster_ips.first().copied());
-            let to = match (b.via_cluster_ip, cluster_ip) {
-                (true, Some(ip)) => Some(SocketAddr::new(ip, b.port)),
-                _ => {
-                    let eps = view.endpoints(&b.service, b.port);
-                    (!eps.is_empty()).then(|| eps[chooser.below(eps.len())])
-                }
-            };
-            if let Some(to) = to {
-                let from = SocketAddr::new(from_ip, 50000);
-                out.hops.push(JourneyHop::Proxy {
-                    place: place.clone(),
-                    step: ProxyStep::Connect {
-                        from,
-                        to,
-                        via_cluster_ip: b.via_cluster_ip && cluster_ip.is_some(),
-                    },
-                });
-                let leg2 = Request {
-                    origin: Origin::Pod { pod: pod.clone() },
-                    dst: Dest::Ip(to.ip()),
-                    port: to.port(),
-                    protocol: Protocol::Tcp,
-                    src_port: 50000,
-                    keep_open: false,
-                };
-                let t2 = trace::trace(sim, &leg2, &mut state, &mut chooser, 0);
-                if let Outcome::Delivered {
-                    pod: served,
-                    source,
-                    ..
-                } = &t2.outcome
-                {
-                    out.pod = served.clone();
-                    out.backend_peer = Some(*source);
-                }
-                out.hops
-                    .extend(t2.hops.iter().cloned().map(JourneyHop::Net));
-                out.to_backend = Some(t2);
-            }
+            net.backend_leg(&mut out, &view, &b, &pod, from_ip);
         }
         _ => {
             if let Some(status) = d.status {
@@ -333,6 +232,148 @@ pub fn journey(
     out.decision = Some(d);
     out.to_proxy = t1;
     out
+}
+
+/// Where the client connects: the load balancer's address; without one, a
+/// client outside uses a node's NodePort, one inside the ClusterIP.
+fn entry_address(
+    cluster: &Cluster,
+    proxy: &ProxyWorkload,
+    req: &HttpRequest,
+    origin: &Origin,
+) -> Option<(IpAddr, u16)> {
+    let svc = cluster.service(&proxy.service);
+    let node_port = svc
+        .and_then(|s| s.ports.iter().find(|p| p.port == req.port))
+        .and_then(|p| p.node_port)
+        .zip(
+            cluster
+                .nodes
+                .first()
+                .and_then(|n| n.primary_ip(crate::model::packet::IpFamily::V4)),
+        );
+    match (proxy.address, origin, node_port) {
+        (Some(lb), _, _) => Some((lb, req.port)),
+        (None, Origin::External { .. }, Some((np, ip))) => Some((ip, np)),
+        _ => svc
+            .and_then(|s| s.cluster_ips.first().copied())
+            .map(|ip| (ip, req.port)),
+    }
+}
+
+/// The host's DNS record points at the entry point's address: a DNS hop
+/// before the client's first packet.
+fn dns_first(t1: &mut Trace, name: &str, addr: IpAddr, port: u16) {
+    let p = t1.hops.first().map_or(
+        Packet::new(
+            SocketAddr::new(addr, 40000),
+            SocketAddr::new(addr, port),
+            Protocol::Tcp,
+        ),
+        |h| h.before,
+    );
+    t1.hops.insert(
+        0,
+        Hop {
+            place: t1.hops.first().map_or(Place::Client, |h| h.place.clone()),
+            what: HopKind::Dns {
+                name: name.to_string(),
+                answer: addr,
+            },
+            before: p,
+            after: p,
+            step: None,
+            node: None,
+        },
+    );
+}
+
+/// The TLS hop takes the certificate the decision chose by SNI, or goes
+/// when the handshake itself failed (no TLS ended here).
+fn settle_tls(hops: &mut Vec<JourneyHop>, d: &Decision) {
+    if d.reason == super::walk::Reason::TlsHandshakeFailed {
+        if let Some(JourneyHop::Proxy {
+            step: ProxyStep::TlsTerminate { .. },
+            ..
+        }) = hops.last()
+        {
+            hops.pop();
+        }
+    }
+    if let Some(JourneyHop::Proxy {
+        step: ProxyStep::TlsTerminate { certificate, .. },
+        ..
+    }) = hops.last_mut()
+    {
+        *certificate = d.tls_certificate.clone();
+    }
+}
+
+/// The network a journey's connections cross, with the state and the
+/// random choices they share.
+struct Net<'s, 'c> {
+    sim: &'s Sim<'c>,
+    state: WorldState,
+    chooser: Chooser,
+}
+
+impl Net<'_, '_> {
+    fn connect(&mut self, origin: Origin, addr: IpAddr, port: u16, src_port: u16) -> Trace {
+        let req = Request {
+            origin,
+            dst: Dest::Ip(addr),
+            port,
+            protocol: Protocol::Tcp,
+            src_port,
+            keep_open: false,
+        };
+        trace::trace(self.sim, &req, &mut self.state, &mut self.chooser, 0)
+    }
+
+    /// The proxy Pod's new connection to the backend: an endpoint Pod's
+    /// address, or the Service's ClusterIP when the proxy routes to it.
+    fn backend_leg(
+        &mut self,
+        out: &mut Journey,
+        view: &ClusterBackends<'_>,
+        b: &ChosenBackend,
+        pod: &NamespacedName,
+        from_ip: IpAddr,
+    ) {
+        let svc = view.cluster.service(&b.service);
+        let cluster_ip = svc.and_then(|s| s.cluster_ips.first().copied());
+        let to = match (b.via_cluster_ip, cluster_ip) {
+            (true, Some(ip)) => Some(SocketAddr::new(ip, b.port)),
+            _ => {
+                let eps = view.endpoints(&b.service, b.port);
+                (!eps.is_empty()).then(|| eps[self.chooser.below(eps.len())])
+            }
+        };
+        let Some(to) = to else { return };
+        let from = SocketAddr::new(from_ip, 50000);
+        out.hops.push(JourneyHop::Proxy {
+            place: Place::Pod(pod.clone()),
+            step: ProxyStep::Connect {
+                from,
+                to,
+                via_cluster_ip: b.via_cluster_ip && cluster_ip.is_some(),
+            },
+        });
+        let origin = Origin::Pod { pod: pod.clone() };
+        let t2 = self.connect(origin, to.ip(), to.port(), 50000);
+        if let Outcome::Delivered {
+            pod: served,
+            source,
+            ..
+        } = &t2.outcome
+        {
+            out.pod = served.clone();
+            out.backend_peer = Some(*source);
+        }
+        out.hops
+            .extend(t2.hops.iter().cloned().map(JourneyHop::Net));
+        out.to_backend = Some(t2);
+    }
 }
 
 fn empty_trace(sim: &Sim<'_>, start: &Start) -> Trace {
