@@ -37,6 +37,16 @@ pub struct Ctx<'a> {
     pub local_ips: &'a [IpAddr],
 }
 
+/// A rule being evaluated: its chain, its index there, the rules compared
+/// in the chain so far and the depth of jumps.
+struct At<'r> {
+    chain: usize,
+    ri: usize,
+    rule: &'r Rule,
+    compared: usize,
+    depth: usize,
+}
+
 struct Walk<'a, 'b> {
     ctx: &'b Ctx<'a>,
     packet: Packet,
@@ -169,19 +179,12 @@ impl Walk<'_, '_> {
         self.ctx.listing.rule_line(chain, rule)
     }
 
-    fn step(
-        &mut self,
-        chain: usize,
-        rule_idx: usize,
-        rule: &Rule,
-        compared: usize,
-        action: StepAction,
-    ) {
+    fn step(&mut self, at: &At<'_>, action: StepAction) {
         self.steps.push(Step {
-            table_chain: self.chain_label(chain),
-            rule: rule_text(self.ctx.table.family, rule, Style::List),
-            line: self.rule_line(chain, rule_idx),
-            compared,
+            table_chain: self.chain_label(at.chain),
+            rule: rule_text(self.ctx.table.family, at.rule, Style::List),
+            line: self.rule_line(at.chain, at.ri),
+            compared: at.compared,
             action,
         });
     }
@@ -196,7 +199,14 @@ impl Walk<'_, '_> {
         }
         for (ri, rule) in chain.rules.iter().enumerate() {
             self.compared += 1;
-            match self.eval_rule(idx, ri, rule, ri + 1, depth) {
+            let at = At {
+                chain: idx,
+                ri,
+                rule,
+                compared: ri + 1,
+                depth,
+            };
+            match self.eval_rule(&at) {
                 None => continue,
                 Some(Flow::Return) => return Flow::Return,
                 Some(f) => return f,
@@ -216,84 +226,13 @@ impl Walk<'_, '_> {
 
     /// Evaluate one rule. `None` = did not match (or matched and continues to
     /// the next rule); `Some(flow)` = the chain ends with `flow`.
-    fn eval_rule(
-        &mut self,
-        chain: usize,
-        ri: usize,
-        rule: &Rule,
-        compared: usize,
-        depth: usize,
-    ) -> Option<Flow> {
+    fn eval_rule(&mut self, at: &At<'_>) -> Option<Flow> {
         let src = self.packet.src.ip();
-        let dst = self.packet.dst.ip();
-        for e in &rule.exprs {
+        for e in &at.rule.exprs {
             match e {
-                Expr::CtStateNew => {}
-                Expr::DaddrInSet(s) => {
-                    self.compared += 1;
-                    if !self.in_set(s, &dst) {
-                        return None;
-                    }
-                }
-                Expr::Daddr(a) => {
-                    if dst != *a {
-                        return None;
-                    }
-                }
-                Expr::DaddrNot(n) => {
-                    if n.contains(&dst) {
-                        return None;
-                    }
-                }
-                Expr::DaddrInAnon(v) => {
-                    self.compared += 1;
-                    if !v.iter().any(|n| n.contains(&dst)) {
-                        return None;
-                    }
-                }
-                Expr::Saddr(a) => {
-                    if !a.contains(&src) {
-                        return None;
-                    }
-                }
-                Expr::SaddrNot(a) => {
-                    if a.contains(&src) {
-                        return None;
-                    }
-                }
-                Expr::SaddrNotInAnon(v) => {
-                    self.compared += 1;
-                    if v.iter().any(|a: &AddrSpec| a.contains(&src)) {
-                        return None;
-                    }
-                }
-                Expr::SaddrInSet(s) => {
-                    self.compared += 1;
-                    self.affinity_endpoint(s, &src)?;
-                }
-                Expr::FibSaddrLocal => {
-                    if !self.is_local(&src) {
-                        return None;
-                    }
-                }
-                Expr::FibDaddrLocal => {
-                    if !self.is_local(&dst) {
-                        return None;
-                    }
-                }
-                Expr::MarkAndIsZero(_) => {
-                    if self.mark {
-                        return None;
-                    }
-                }
-                Expr::L4Proto(p) => {
-                    if self.packet.protocol != *p {
-                        return None;
-                    }
-                }
                 Expr::MarkSetOr(_) => {
                     self.mark = true;
-                    self.step(chain, ri, rule, compared, StepAction::MarkMasq);
+                    self.step(at, StepAction::MarkMasq);
                 }
                 Expr::MarkSetXor(_) => {
                     self.mark = !self.mark;
@@ -308,107 +247,154 @@ impl Walk<'_, '_> {
                 Expr::DnatTo(a) => {
                     self.dnat = Some(*a);
                     self.packet.dst = *a;
-                    self.step(chain, ri, rule, compared, StepAction::Dnat { to: *a });
+                    self.step(at, StepAction::Dnat { to: *a });
                     return Some(Flow::Accept);
                 }
                 Expr::MasqueradeFullyRandom => {
                     self.masqueraded = true;
-                    self.step(chain, ri, rule, compared, StepAction::Accept);
+                    self.step(at, StepAction::Accept);
                     return Some(Flow::Accept);
                 }
-                Expr::Vmap { key, map } => {
-                    self.compared += 1;
-                    let k = ElemKey {
-                        addr: match key {
-                            LookupKey::DaddrProtoPort => Some(dst),
-                            LookupKey::ProtoPort => None,
-                        },
-                        protocol: self.packet.protocol,
-                        port: self.packet.dst.port(),
-                    };
-                    let m = self.ctx.table.map(map)?;
-                    let (ei, elem) = m.lookup(&k)?;
-                    let text = map_elem_text(elem);
-                    let verdict = elem.verdict.clone();
-                    self.step(
-                        chain,
-                        ri,
-                        rule,
-                        compared,
-                        StepAction::Lookup {
-                            matched: text.clone(),
-                        },
-                    );
-                    let line = self
-                        .ctx
-                        .listing
-                        .map_elem_lines
-                        .get(map)
-                        .and_then(|v| v.get(ei))
-                        .copied();
-                    let reason_drop = if map == NO_ENDPOINT_SERVICES || map == NO_ENDPOINT_NODEPORTS
-                    {
-                        DropReason::NoLocalEndpoints
-                    } else {
-                        DropReason::Invalid
-                    };
-                    self.steps.push(Step {
-                        table_chain: format!("map {map}"),
-                        rule: text,
-                        line,
-                        compared: 1,
-                        action: verdict_action(&verdict, reason_drop),
-                    });
-                    return self.apply_verdict(chain, &verdict, depth, reason_drop);
-                }
-                Expr::NumgenVmap(chains) => {
-                    self.compared += 1;
-                    let n = chains.len();
-                    if n == 0 {
-                        return None;
-                    }
-                    let i = self.chooser.below(n).min(n - 1);
-                    let eps: Vec<SocketAddr> =
-                        chains.iter().filter_map(|c| self.endpoint_of(c)).collect();
-                    let target = chains[i].clone();
-                    let chosen = self.endpoint_of(&target);
-                    self.candidates = eps.clone();
-                    if let Some(chosen) = chosen {
-                        self.step(
-                            chain,
-                            ri,
-                            rule,
-                            compared,
-                            StepAction::Choose {
-                                chosen,
-                                among: n,
-                                how: format!("numgen random mod {n} = {i}"),
-                            },
-                        );
-                    }
-                    return self.apply_verdict(
-                        chain,
-                        &model::Verdict::Goto(target),
-                        depth,
-                        DropReason::Invalid,
-                    );
-                }
+                Expr::Vmap { key, map } => return self.vmap(at, key, map),
+                Expr::NumgenVmap(chains) => return self.numgen_vmap(at, chains),
                 Expr::Verdict(v) => {
-                    let reason = self.reason_for(chain, v);
-                    self.step(chain, ri, rule, compared, verdict_action(v, reason));
+                    let reason = self.reason_for(at.chain, v);
+                    self.step(at, verdict_action(v, reason));
                     // An affinity hit names exactly one endpoint.
                     if let (model::Verdict::Goto(c), Some(Expr::SaddrInSet(_))) =
-                        (v, rule.exprs.first())
+                        (v, at.rule.exprs.first())
                     {
                         if let Some(ep) = self.endpoint_of(c) {
                             self.candidates = vec![ep];
                         }
                     }
-                    return self.apply_verdict(chain, v, depth, reason);
+                    return self.apply_verdict(at.chain, v, at.depth, reason);
+                }
+                test => {
+                    if !self.test(test) {
+                        return None;
+                    }
                 }
             }
         }
         None
+    }
+
+    /// Whether the packet passes one of a rule's tests (an expression
+    /// that only compares; statements are `eval_rule`'s).
+    fn test(&mut self, e: &Expr) -> bool {
+        let src = self.packet.src.ip();
+        let dst = self.packet.dst.ip();
+        match e {
+            Expr::DaddrInSet(s) => {
+                self.compared += 1;
+                self.in_set(s, &dst)
+            }
+            Expr::Daddr(a) => dst == *a,
+            Expr::DaddrNot(n) => !n.contains(&dst),
+            Expr::DaddrInAnon(v) => {
+                self.compared += 1;
+                v.iter().any(|n| n.contains(&dst))
+            }
+            Expr::Saddr(a) => a.contains(&src),
+            Expr::SaddrNot(a) => !a.contains(&src),
+            Expr::SaddrNotInAnon(v) => {
+                self.compared += 1;
+                !v.iter().any(|a: &AddrSpec| a.contains(&src))
+            }
+            Expr::SaddrInSet(s) => {
+                self.compared += 1;
+                self.affinity_endpoint(s, &src).is_some()
+            }
+            Expr::FibSaddrLocal => self.is_local(&src),
+            Expr::FibDaddrLocal => self.is_local(&dst),
+            Expr::MarkAndIsZero(_) => !self.mark,
+            Expr::L4Proto(p) => self.packet.protocol == *p,
+            Expr::CtStateNew
+            | Expr::MarkSetOr(_)
+            | Expr::MarkSetXor(_)
+            | Expr::UpdateSaddr(_)
+            | Expr::DnatTo(_)
+            | Expr::MasqueradeFullyRandom
+            | Expr::Vmap { .. }
+            | Expr::NumgenVmap(_)
+            | Expr::Verdict(_) => true,
+        }
+    }
+
+    /// A verdict map: one lookup of the packet's key, then the element's
+    /// verdict.
+    fn vmap(&mut self, at: &At<'_>, key: &LookupKey, map: &str) -> Option<Flow> {
+        self.compared += 1;
+        let k = ElemKey {
+            addr: match key {
+                LookupKey::DaddrProtoPort => Some(self.packet.dst.ip()),
+                LookupKey::ProtoPort => None,
+            },
+            protocol: self.packet.protocol,
+            port: self.packet.dst.port(),
+        };
+        let m = self.ctx.table.map(map)?;
+        let (ei, elem) = m.lookup(&k)?;
+        let text = map_elem_text(elem);
+        let verdict = elem.verdict.clone();
+        self.step(
+            at,
+            StepAction::Lookup {
+                matched: text.clone(),
+            },
+        );
+        let line = self
+            .ctx
+            .listing
+            .map_elem_lines
+            .get(map)
+            .and_then(|v| v.get(ei))
+            .copied();
+        let reason_drop = if map == NO_ENDPOINT_SERVICES || map == NO_ENDPOINT_NODEPORTS {
+            DropReason::NoLocalEndpoints
+        } else {
+            DropReason::Invalid
+        };
+        self.steps.push(Step {
+            table_chain: format!("map {map}"),
+            rule: text,
+            line,
+            compared: 1,
+            action: verdict_action(&verdict, reason_drop),
+        });
+        self.apply_verdict(at.chain, &verdict, at.depth, reason_drop)
+    }
+
+    /// `numgen random mod N vmap { … }`: the random pick among a
+    /// Service's endpoint chains.
+    fn numgen_vmap(&mut self, at: &At<'_>, chains: &[model::ChainRef]) -> Option<Flow> {
+        self.compared += 1;
+        let n = chains.len();
+        if n == 0 {
+            return None;
+        }
+        let i = self.chooser.below(n).min(n - 1);
+        let eps: Vec<SocketAddr> = chains.iter().filter_map(|c| self.endpoint_of(c)).collect();
+        let target = chains[i].clone();
+        let chosen = self.endpoint_of(&target);
+        self.candidates = eps.clone();
+        if let Some(chosen) = chosen {
+            self.step(
+                at,
+                StepAction::Choose {
+                    chosen,
+                    among: n,
+                    how: format!("numgen random mod {n} = {i}"),
+                },
+            );
+        }
+        self.apply_verdict(
+            at.chain,
+            &model::Verdict::Goto(target),
+            at.depth,
+            DropReason::Invalid,
+        )
     }
 
     fn reason_for(&self, chain: usize, v: &model::Verdict) -> DropReason {
