@@ -6,7 +6,8 @@
 //!
 //! No clock and no unseeded randomness: the same input always allocates the same.
 
-use super::services::{family_name, FamilyPolicy, PendingService};
+use super::families::{family_name, go_strings, FamilyPolicy};
+use super::services::PendingService;
 use super::*;
 use crate::util::diag::Span;
 use crate::util::sha256::prefix64;
@@ -353,7 +354,7 @@ fn claim(
             problems.push((
                 "spec.clusterIPs".into(),
                 "leave clusterIP out to have one allocated, or pick a free address inside the service CIDR",
-                format!("Invalid value: {}: failed to allocate IP {ip}: {why}", super::services::go_strings(&texts)),
+                format!("Invalid value: {}: failed to allocate IP {ip}: {why}", go_strings(&texts)),
                 p.cluster_ips_at,
             ));
         }
@@ -418,7 +419,7 @@ fn claim_families(p: &PendingService, pools: &Pools, families: &mut Vec<IpFamily
                 "give an address of a family the cluster has, or add a ServiceCIDR of that family",
                 format!(
                     "Invalid value: {}: {} is not configured on this cluster",
-                    super::services::go_strings(&texts),
+                    go_strings(&texts),
                     family_name(fam)
                 ),
                 p.cluster_ips_at,

@@ -17,6 +17,7 @@ mod alloc;
 mod cilium;
 mod cloud;
 mod endpoints;
+mod families;
 mod gateway;
 mod gateway_rules;
 mod ingress;

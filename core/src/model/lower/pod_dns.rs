@@ -75,7 +75,7 @@ pub(super) fn pod_dns(c: &mut Ctx<'_>, spec: Option<&Y>, path: &str) -> PodDns {
             &ns_field,
             format!(
                 "Invalid value: {}: must not have more than {MAX_NAMESERVERS} nameservers",
-                super::services::go_strings(&texts)
+                super::families::go_strings(&texts)
             ),
             "keep at most 3 nameservers",
         );
@@ -107,7 +107,7 @@ pub(super) fn pod_dns(c: &mut Ctx<'_>, spec: Option<&Y>, path: &str) -> PodDns {
             &search_field,
             format!(
                 "Invalid value: {}: must not have more than {MAX_SEARCHES} search paths",
-                super::services::go_strings(&texts)
+                super::families::go_strings(&texts)
             ),
             "keep at most 32 search domains",
         );
@@ -116,7 +116,7 @@ pub(super) fn pod_dns(c: &mut Ctx<'_>, spec: Option<&Y>, path: &str) -> PodDns {
         c.err(
             config,
             &search_field,
-            format!("Invalid value: {}: must not have more than {MAX_SEARCH_CHARS} characters (including spaces) in the search list", super::services::go_strings(&texts)),
+            format!("Invalid value: {}: must not have more than {MAX_SEARCH_CHARS} characters (including spaces) in the search list", super::families::go_strings(&texts)),
             "shorten the search list",
         );
     }

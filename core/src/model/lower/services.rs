@@ -1,9 +1,11 @@
-//! Lowering Services: type, Cluster IPs as given, ports, traffic policies,
+//! Lowering Services: type, Cluster IPs as given (checked in `families`),
+//! ports, traffic policies,
 //! load-balancer status, session affinity, topology; and the check that a
 //! selector matches some Pod. Allocation of what is left blank is in `alloc`.
 //!
 //! Never panics on input; every rejected field is a located diagnostic.
 
+use super::families::{families, Families, FamilyPolicy};
 use super::validate::{join, NameRule};
 use super::*;
 use crate::util::diag::Span;
@@ -33,258 +35,6 @@ pub(super) struct PendingService {
     /// Per entry of `svc.ports`: its path (`spec.ports[i]`) and where its
     /// `nodePort` was written.
     pub(super) ports_at: PortsAt,
-}
-
-/// `spec.ipFamilyPolicy` (the variants are the API's own names).
-#[allow(clippy::enum_variant_names)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum FamilyPolicy {
-    SingleStack,
-    PreferDualStack,
-    RequireDualStack,
-}
-
-/// A Service's cluster IPs, IP families and family policy, validated as
-/// the API server's `ValidateServiceClusterIPsRelatedFields` does, in its
-/// order; `None` after the first error (reported in `c`).
-struct Families {
-    cluster_ips: Vec<IpAddr>,
-    headless: bool,
-    want_families: Vec<IpFamily>,
-    families_at: Vec<crate::util::diag::Span>,
-    family_policy: FamilyPolicy,
-    cluster_ips_at: Option<crate::util::diag::Span>,
-    policy_at: Option<crate::util::diag::Span>,
-}
-
-fn families(c: &mut Ctx<'_>, spec: &Y, service_type: ServiceType) -> Option<Families> {
-    let mut cluster_ips = Vec::new();
-    let mut headless = false;
-    let mut ip_nodes: Vec<(&Y, String)> = Vec::new();
-    let single = spec.get("clusterIP").filter(|x| !x.is_null());
-    let list = spec.get("clusterIPs").and_then(Y::as_seq);
-    let cluster_ips_at = spec.get("clusterIPs").or(single).map(|x| x.span);
-    let texts: Vec<String> = list
-        .map(|l| {
-            l.iter()
-                .map(|x| x.as_str().unwrap_or("").to_string())
-                .collect()
-        })
-        .unwrap_or_default();
-    // ValidateServiceClusterIPsRelatedFields, in its order.
-    if let (Some(one), Some(first)) = (single.and_then(Y::as_str), texts.first()) {
-        if !one.is_empty() && first != one {
-            let at = spec.get("clusterIPs").unwrap_or(spec);
-            c.err(
-                at,
-                "spec.clusterIPs",
-                format!(
-                    "Invalid value: {}: first value must match `clusterIP`",
-                    go_strings(&texts)
-                ),
-                "make clusterIPs[0] the same as clusterIP, or give only one of them",
-            );
-            return None;
-        }
-    }
-    if texts.len() > 1 && texts[0] == "None" {
-        let at = spec.get("clusterIPs").unwrap_or(spec);
-        c.err(
-            at,
-            "spec.clusterIPs",
-            format!(
-                "Invalid value: {}: 'None' must be the first and only value",
-                go_strings(&texts)
-            ),
-            "a headless Service has `clusterIPs: [None]` and nothing else",
-        );
-        return None;
-    }
-    if texts.len() > 2 {
-        let at = spec.get("clusterIPs").unwrap_or(spec);
-        c.err(
-            at,
-            "spec.clusterIPs",
-            format!(
-                "Invalid value: {}: may only hold up to 2 values",
-                go_strings(&texts)
-            ),
-            "give at most one IPv4 and one IPv6 address",
-        );
-        return None;
-    }
-    if let Some(list) = list {
-        for (i, x) in list.iter().enumerate() {
-            ip_nodes.push((x, format!("spec.clusterIPs[{i}]")));
-        }
-    } else if let Some(x) = single {
-        ip_nodes.push((x, "spec.clusterIP".into()));
-    }
-    for (x, field) in ip_nodes {
-        match x.as_str() {
-            Some("None") => {
-                headless = true;
-            }
-            Some("") => {}
-            _ => {
-                if let Some(ip) = c.ip(x, &field) {
-                    cluster_ips.push(ip);
-                }
-            }
-        }
-    }
-    if cluster_ips.len() == 2 && IpFamily::of(&cluster_ips[0]) == IpFamily::of(&cluster_ips[1]) {
-        let at = spec.get("clusterIPs").unwrap_or(spec);
-        c.err(
-            at,
-            "spec.clusterIPs",
-            format!(
-                "Invalid value: {}: may specify no more than one IP for each IP family",
-                go_strings(&texts)
-            ),
-            "give one IPv4 and one IPv6 address",
-        );
-        return None;
-    }
-    let mut want_families = Vec::new();
-    let mut families_at = Vec::new();
-    for (i, f) in c
-        .seq(spec.get("ipFamilies"), "spec.ipFamilies")
-        .iter()
-        .enumerate()
-    {
-        let field = format!("spec.ipFamilies[{i}]");
-        let fam = match f.as_str() {
-            Some("IPv4") => IpFamily::V4,
-            Some("IPv6") => IpFamily::V6,
-            other => {
-                c.err(
-                    f,
-                    &field,
-                    format!(
-                        "Unsupported value: \"{}\": supported values: \"IPv4\", \"IPv6\"",
-                        other.unwrap_or("")
-                    ),
-                    "use IPv4 or IPv6",
-                );
-                return None;
-            }
-        };
-        if want_families.contains(&fam) {
-            c.err(
-                f,
-                &field,
-                format!("Duplicate value: \"{}\"", family_name(fam)),
-                "list each family once: [IPv4], [IPv6], [IPv4, IPv6] or [IPv6, IPv4]",
-            );
-            return None;
-        }
-        want_families.push(fam);
-        families_at.push(f.span);
-    }
-    if !headless {
-        for (i, ip) in cluster_ips.iter().enumerate() {
-            if let Some(&fam) = want_families.get(i) {
-                if IpFamily::of(ip) != fam {
-                    let field = if list.is_some() {
-                        format!("spec.clusterIPs[{i}]")
-                    } else {
-                        "spec.clusterIP".to_string()
-                    };
-                    let at = spec.get("clusterIPs").or(single).unwrap_or(spec);
-                    c.err(
-                        at,
-                        &field,
-                        format!("Invalid value: \"{ip}\": expected an {} value as indicated by `ipFamilies[{i}]`", family_name(fam)),
-                        "list the families in the order of the cluster IPs",
-                    );
-                    return None;
-                }
-            }
-        }
-    }
-    let (family_policy, policy_at) = family_policy(
-        c,
-        spec,
-        service_type,
-        (cluster_ips.len(), want_families.len()),
-    )?;
-    Some(Families {
-        cluster_ips,
-        headless,
-        want_families,
-        families_at,
-        family_policy,
-        cluster_ips_at,
-        policy_at,
-    })
-}
-
-/// `ipFamilyPolicy` and where it is written, checked against how many
-/// cluster IPs and families the Service gives.
-fn family_policy(
-    c: &mut Ctx<'_>,
-    spec: &Y,
-    service_type: ServiceType,
-    (n_ips, n_families): (usize, usize),
-) -> Option<(FamilyPolicy, Option<Span>)> {
-    let policy_node = spec.get("ipFamilyPolicy").filter(|x| !x.is_null());
-    let family_policy = match policy_node.map(|x| x.as_str().unwrap_or("?")) {
-        None => FamilyPolicy::SingleStack,
-        Some("SingleStack") => FamilyPolicy::SingleStack,
-        Some("PreferDualStack") => FamilyPolicy::PreferDualStack,
-        Some("RequireDualStack") => FamilyPolicy::RequireDualStack,
-        Some(other) => {
-            c.err(
-                policy_node.unwrap_or(spec),
-                "spec.ipFamilyPolicy",
-                format!("Unsupported value: \"{other}\": supported values: \"PreferDualStack\", \"RequireDualStack\", \"SingleStack\""),
-                "use SingleStack, PreferDualStack or RequireDualStack",
-            );
-            return None;
-        }
-    };
-    if family_policy == FamilyPolicy::SingleStack
-        && policy_node.is_some()
-        && service_type != ServiceType::ExternalName
-    {
-        let what = if n_ips == 2 {
-            Some("cluster IPs")
-        } else if n_families == 2 {
-            Some("IP families")
-        } else {
-            None
-        };
-        if let Some(what) = what {
-            c.err(
-                policy_node.unwrap_or(spec),
-                "spec.ipFamilyPolicy",
-                format!("Invalid value: \"SingleStack\": must be 'RequireDualStack' or 'PreferDualStack' when multiple {what} are specified"),
-                "set ipFamilyPolicy: PreferDualStack or RequireDualStack, or give one family",
-            );
-            return None;
-        }
-    }
-    // Absent, a policy is SingleStack (and then two IPs or families are
-    // the same error as above).
-    if policy_node.is_none()
-        && (n_ips == 2 || n_families == 2)
-        && service_type != ServiceType::ExternalName
-    {
-        let what = if n_ips == 2 {
-            "cluster IPs"
-        } else {
-            "IP families"
-        };
-        c.err(
-            spec,
-            "spec.ipFamilyPolicy",
-            format!("Invalid value: \"SingleStack\": must be 'RequireDualStack' or 'PreferDualStack' when multiple {what} are specified"),
-            "add `ipFamilyPolicy: PreferDualStack` (or RequireDualStack)",
-        );
-        return None;
-    }
-    Some((family_policy, policy_node.map(|x| x.span)))
 }
 
 /// A Service's ports, validated (names, numbers, protocols, NodePorts in
@@ -375,64 +125,14 @@ fn ports(
         }
         let target_port = Builder::port_ref(c, p.get("targetPort"), &join(&path, "targetPort"))
             .unwrap_or(PortRef::Number(port));
-        let node_port = if p.get("nodePort").is_some_and(|x| !x.is_null()) {
-            let np = c
-                .int(p.get("nodePort"), &join(&path, "nodePort"), 1, 65535)
-                .map(|v| v as u16);
-            let at = p.get("nodePort").unwrap_or(p);
-            let field = join(&path, "nodePort");
-            if let Some(v) = np.filter(|v| !(np_lo..=np_hi).contains(v)) {
-                let msg = format!("Invalid value: {v}: provided port is not in the valid range. The range of valid ports is {np_lo}-{np_hi}");
-                let hint = format!(
-                    "leave nodePort out to have one allocated, or pick one from {np_lo} to {np_hi}"
-                );
-                if range_declared {
-                    c.err(at, &field, msg, &hint);
-                    return None;
-                }
-                // The API server's range is a flag kpv cannot see: with
-                // the default the Service is refused; say so, keep it.
-                c.warn(
-                    at,
-                    &field,
-                    format!("{msg} (the API server's default --service-node-port-range refuses this Service; kpv keeps it as if the range were wider)"),
-                    &format!("{hint}, or declare the cluster's range in a kubeadm ClusterConfiguration (apiServer.extraArgs service-node-port-range)"),
-                );
-            }
-            match np {
-                Some(_)
-                    if matches!(
-                        service_type,
-                        ServiceType::ClusterIP | ServiceType::ExternalName
-                    ) =>
-                {
-                    let t = if service_type == ServiceType::ClusterIP {
-                        "ClusterIP"
-                    } else {
-                        "ExternalName"
-                    };
-                    c.err(
-                        at,
-                        &field,
-                        format!("Forbidden: may not be used when `type` is '{t}'"),
-                        "set `type: NodePort` to open it, or remove nodePort",
-                    );
-                    return None;
-                }
-                Some(v) if !first_time(&mut seen_node_ports, (v, protocol)) => {
-                    c.err(
-                        at,
-                        &field,
-                        format!("Duplicate value: {v}"),
-                        "give each port of the same protocol its own nodePort",
-                    );
-                    return None;
-                }
-                other => other,
-            }
-        } else {
-            None
-        };
+        let node_port = node_port(
+            c,
+            p,
+            &path,
+            (service_type, protocol),
+            (np_lo, np_hi, range_declared),
+            &mut seen_node_ports,
+        )?;
         ports_at.push((
             path.clone(),
             p.get("nodePort").filter(|x| !x.is_null()).map(|x| x.span),
@@ -446,6 +146,76 @@ fn ports(
         });
     }
     Some((ports, ports_at))
+}
+
+/// A Service port's `nodePort`, if written: in the API server's range
+/// (a warning when that range is only assumed), allowed for the type,
+/// unique per protocol. `None` after an error that stops the Service.
+fn node_port(
+    c: &mut Ctx<'_>,
+    p: &Y,
+    path: &str,
+    (service_type, protocol): (ServiceType, Protocol),
+    (np_lo, np_hi, range_declared): (u16, u16, bool),
+    seen_node_ports: &mut Vec<(u16, Protocol)>,
+) -> Option<Option<u16>> {
+    if p.get("nodePort").is_none_or(|x| x.is_null()) {
+        return Some(None);
+    }
+    let np = c
+        .int(p.get("nodePort"), &join(path, "nodePort"), 1, 65535)
+        .map(|v| v as u16);
+    let at = p.get("nodePort").unwrap_or(p);
+    let field = join(path, "nodePort");
+    if let Some(v) = np.filter(|v| !(np_lo..=np_hi).contains(v)) {
+        let msg = format!("Invalid value: {v}: provided port is not in the valid range. The range of valid ports is {np_lo}-{np_hi}");
+        let hint = format!(
+            "leave nodePort out to have one allocated, or pick one from {np_lo} to {np_hi}"
+        );
+        if range_declared {
+            c.err(at, &field, msg, &hint);
+            return None;
+        }
+        // The API server's range is a flag kpv cannot see: with
+        // the default the Service is refused; say so, keep it.
+        c.warn(
+            at,
+            &field,
+            format!("{msg} (the API server's default --service-node-port-range refuses this Service; kpv keeps it as if the range were wider)"),
+            &format!("{hint}, or declare the cluster's range in a kubeadm ClusterConfiguration (apiServer.extraArgs service-node-port-range)"),
+        );
+    }
+    match np {
+        Some(_)
+            if matches!(
+                service_type,
+                ServiceType::ClusterIP | ServiceType::ExternalName
+            ) =>
+        {
+            let t = if service_type == ServiceType::ClusterIP {
+                "ClusterIP"
+            } else {
+                "ExternalName"
+            };
+            c.err(
+                at,
+                &field,
+                format!("Forbidden: may not be used when `type` is '{t}'"),
+                "set `type: NodePort` to open it, or remove nodePort",
+            );
+            None
+        }
+        Some(v) if !first_time(seen_node_ports, (v, protocol)) => {
+            c.err(
+                at,
+                &field,
+                format!("Duplicate value: {v}"),
+                "give each port of the same protocol its own nodePort",
+            );
+            None
+        }
+        other => Some(other),
+    }
 }
 
 /// The load balancer's addresses, from the status only, as kube-proxy
@@ -663,18 +433,142 @@ fn refuse_combinations(
 /// Each port's field path and its `nodePort`'s place, if written.
 pub(super) type PortsAt = Vec<(String, Option<Span>)>;
 
-/// Go's `%#v` of a `[]string`, as the API server prints a list it refuses.
-pub(super) fn go_strings(ips: &[String]) -> String {
-    let quoted: Vec<String> = ips.iter().map(|s| crate::util::diag::quoted(s)).collect();
-    format!("[]string{{{}}}", quoted.join(", "))
+/// The keys of a Service's `spec` kpv reads (others are named in a
+/// warning).
+const SPEC_KEYS: &[&str] = &[
+    "type",
+    "clusterIP",
+    "clusterIPs",
+    "selector",
+    "ports",
+    "externalIPs",
+    "loadBalancerIP",
+    "loadBalancerSourceRanges",
+    "externalTrafficPolicy",
+    "internalTrafficPolicy",
+    "healthCheckNodePort",
+    "sessionAffinity",
+    "sessionAffinityConfig",
+    "publishNotReadyAddresses",
+    "externalName",
+    "ipFamilies",
+    "ipFamilyPolicy",
+    "allocateLoadBalancerNodePorts",
+    "loadBalancerClass",
+    "trafficDistribution",
+];
+
+/// `spec.type` (absent or empty: ClusterIP).
+fn service_type(c: &mut Ctx<'_>, spec: &Y) -> Option<ServiceType> {
+    match spec.get("type").and_then(Y::as_str).unwrap_or("ClusterIP") {
+        "ClusterIP" | "" => Some(ServiceType::ClusterIP),
+        "NodePort" => Some(ServiceType::NodePort),
+        "LoadBalancer" => Some(ServiceType::LoadBalancer),
+        "ExternalName" => Some(ServiceType::ExternalName),
+        other => {
+            let at = spec.get("type").unwrap_or(spec);
+            c.err(
+                at,
+                "spec.type",
+                format!("unknown Service type `{other}`"),
+                "use ClusterIP, NodePort, LoadBalancer or ExternalName",
+            );
+            None
+        }
+    }
 }
 
-/// `IPv4` / `IPv6`, as the API names a family.
-pub(super) fn family_name(f: IpFamily) -> &'static str {
-    match f {
-        IpFamily::V4 => "IPv4",
-        IpFamily::V6 => "IPv6",
+/// A list of addresses under `spec.KEY`; each bad one is reported.
+fn addresses(c: &mut Ctx<'_>, spec: &Y, key: &str) -> Vec<IpAddr> {
+    let mut out = Vec::new();
+    let field = format!("spec.{key}");
+    for (i, x) in c.seq(spec.get(key), &field).iter().enumerate() {
+        if let Some(ip) = c.ip(x, &format!("{field}[{i}]")) {
+            out.push(ip);
+        }
     }
+    out
+}
+
+/// What the Service asks of the cloud: `spec.loadBalancerIP` (a request
+/// to the cloud provider, not an address kube-proxy uses),
+/// `spec.loadBalancerClass`, `spec.allocateLoadBalancerNodePorts`.
+fn load_balancer_request(c: &mut Ctx<'_>, spec: &Y) -> (Option<IpAddr>, Option<String>, bool) {
+    let requested_ip = spec
+        .get("loadBalancerIP")
+        .filter(|x| !x.is_null() && x.as_str() != Some(""))
+        .and_then(|x| c.ip(x, "spec.loadBalancerIP"));
+    let class = spec
+        .get("loadBalancerClass")
+        .and_then(Y::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    let allocate_node_ports = c
+        .boolean(
+            spec.get("allocateLoadBalancerNodePorts"),
+            "spec.allocateLoadBalancerNodePorts",
+        )
+        .unwrap_or(true);
+    (requested_ip, class, allocate_node_ports)
+}
+
+/// `spec.loadBalancerSourceRanges`; each bad one is reported.
+fn source_ranges(c: &mut Ctx<'_>, spec: &Y) -> Vec<IpNet> {
+    let mut out = Vec::new();
+    for (i, x) in c
+        .seq(
+            spec.get("loadBalancerSourceRanges"),
+            "spec.loadBalancerSourceRanges",
+        )
+        .iter()
+        .enumerate()
+    {
+        if let Some(net) = c.cidr(x, &format!("spec.loadBalancerSourceRanges[{i}]")) {
+            out.push(net);
+        }
+    }
+    out
+}
+
+/// What the type allows: an ExternalName Service has a name and no
+/// cluster IP, only a ClusterIP Service is headless, others have ports.
+/// `None` after an error that stops the Service.
+fn check_shape(
+    c: &mut Ctx<'_>,
+    spec: &Y,
+    (service_type, external_name): (ServiceType, &Option<String>),
+    fam: &mut Families,
+    no_ports: bool,
+) -> Option<()> {
+    if service_type == ServiceType::ExternalName {
+        fam.cluster_ips.clear();
+        if external_name.is_none() {
+            c.err(
+                spec,
+                "spec.externalName",
+                "an ExternalName Service needs spec.externalName",
+                "add e.g. `externalName: db.example.com`",
+            );
+        }
+    }
+    if fam.headless && service_type != ServiceType::ClusterIP {
+        c.err(
+            spec,
+            "spec.clusterIP",
+            "only ClusterIP Services can be headless (clusterIP: None)",
+            "remove `clusterIP: None` or set `type: ClusterIP`",
+        );
+        return None;
+    }
+    if no_ports && !fam.headless && service_type != ServiceType::ExternalName && c.errors == 0 {
+        c.err(
+            spec,
+            "spec.ports",
+            "Service has no ports",
+            "add at least one entry under spec.ports",
+        );
+    }
+    Some(())
 }
 
 impl Builder {
@@ -690,48 +584,8 @@ impl Builder {
             value: Value::Map(Vec::new()),
         };
         let spec = n.get("spec").unwrap_or(&empty);
-        c.unknown_keys(
-            spec,
-            "spec",
-            &[
-                "type",
-                "clusterIP",
-                "clusterIPs",
-                "selector",
-                "ports",
-                "externalIPs",
-                "loadBalancerIP",
-                "loadBalancerSourceRanges",
-                "externalTrafficPolicy",
-                "internalTrafficPolicy",
-                "healthCheckNodePort",
-                "sessionAffinity",
-                "sessionAffinityConfig",
-                "publishNotReadyAddresses",
-                "externalName",
-                "ipFamilies",
-                "ipFamilyPolicy",
-                "allocateLoadBalancerNodePorts",
-                "loadBalancerClass",
-                "trafficDistribution",
-            ],
-        );
-        let service_type = match spec.get("type").and_then(Y::as_str).unwrap_or("ClusterIP") {
-            "ClusterIP" | "" => ServiceType::ClusterIP,
-            "NodePort" => ServiceType::NodePort,
-            "LoadBalancer" => ServiceType::LoadBalancer,
-            "ExternalName" => ServiceType::ExternalName,
-            other => {
-                let at = spec.get("type").unwrap_or(spec);
-                c.err(
-                    at,
-                    "spec.type",
-                    format!("unknown Service type `{other}`"),
-                    "use ClusterIP, NodePort, LoadBalancer or ExternalName",
-                );
-                return None;
-            }
-        };
+        c.unknown_keys(spec, "spec", SPEC_KEYS);
+        let service_type = service_type(&mut c, spec)?;
         let mut fam = families(&mut c, spec, service_type)?;
         let selector = match spec.get("selector") {
             Some(s) if !s.is_null() => {
@@ -741,46 +595,11 @@ impl Builder {
             _ => None,
         };
         let (ports, ports_at) = ports(&mut c, spec, service_type, (np_lo, np_hi, range_declared))?;
-        let mut external_ips = Vec::new();
-        for (i, x) in c
-            .seq(spec.get("externalIPs"), "spec.externalIPs")
-            .iter()
-            .enumerate()
-        {
-            if let Some(ip) = c.ip(x, &format!("spec.externalIPs[{i}]")) {
-                external_ips.push(ip);
-            }
-        }
+        let external_ips = addresses(&mut c, spec, "externalIPs");
         let (load_balancer_ips, load_balancer_proxy_ips) = load_balancer_status(&mut c, n);
-        // A request to the cloud provider, not an address kube-proxy uses.
-        let requested_load_balancer_ip = spec
-            .get("loadBalancerIP")
-            .filter(|x| !x.is_null() && x.as_str() != Some(""))
-            .and_then(|x| c.ip(x, "spec.loadBalancerIP"));
-        let load_balancer_class = spec
-            .get("loadBalancerClass")
-            .and_then(Y::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string);
-        let allocate_load_balancer_node_ports = c
-            .boolean(
-                spec.get("allocateLoadBalancerNodePorts"),
-                "spec.allocateLoadBalancerNodePorts",
-            )
-            .unwrap_or(true);
-        let mut load_balancer_source_ranges = Vec::new();
-        for (i, x) in c
-            .seq(
-                spec.get("loadBalancerSourceRanges"),
-                "spec.loadBalancerSourceRanges",
-            )
-            .iter()
-            .enumerate()
-        {
-            if let Some(net) = c.cidr(x, &format!("spec.loadBalancerSourceRanges[{i}]")) {
-                load_balancer_source_ranges.push(net);
-            }
-        }
+        let (requested_load_balancer_ip, load_balancer_class, allocate_load_balancer_node_ports) =
+            load_balancer_request(&mut c, spec);
+        let load_balancer_source_ranges = source_ranges(&mut c, spec);
         let (external_traffic_policy, internal_traffic_policy, health_check_node_port) =
             traffic_policies(&mut c, spec, service_type, !external_ips.is_empty());
         let session_affinity_seconds = session_affinity(&mut c, spec);
@@ -799,38 +618,13 @@ impl Builder {
             &external_name,
             &load_balancer_source_ranges,
         )?;
-        if service_type == ServiceType::ExternalName {
-            fam.cluster_ips.clear();
-            if external_name.is_none() {
-                c.err(
-                    spec,
-                    "spec.externalName",
-                    "an ExternalName Service needs spec.externalName",
-                    "add e.g. `externalName: db.example.com`",
-                );
-            }
-        }
-        if fam.headless && service_type != ServiceType::ClusterIP {
-            c.err(
-                spec,
-                "spec.clusterIP",
-                "only ClusterIP Services can be headless (clusterIP: None)",
-                "remove `clusterIP: None` or set `type: ClusterIP`",
-            );
-            return None;
-        }
-        if ports.is_empty()
-            && !fam.headless
-            && service_type != ServiceType::ExternalName
-            && c.errors == 0
-        {
-            c.err(
-                spec,
-                "spec.ports",
-                "Service has no ports",
-                "add at least one entry under spec.ports",
-            );
-        }
+        check_shape(
+            &mut c,
+            spec,
+            (service_type, &external_name),
+            &mut fam,
+            ports.is_empty(),
+        )?;
         let cilium = std::sync::Arc::new(super::cilium::service_annotations(&mut c, n));
         Some(PendingService {
             svc: Service {
