@@ -418,104 +418,9 @@ impl Builder {
                 self.cluster.workloads.push(w);
                 continue;
             }
-            let new_pod = |name: String, labels: Labels, node: Option<String>| Pod {
-                id: NamespacedName::new(w.id.namespace.clone(), name),
-                labels,
-                node_name: node,
-                ips: Vec::new(),
-                containers: w.containers.clone(),
-                terminating: false,
-                finished: false,
-                pending: false,
-                reported_ready: ReportedReady::Unknown,
-                owner: Some(w.id.name.clone()),
-                tolerations: w.tolerations.clone(),
-                hostname: None,
-                subdomain: None,
-                host_network: w.host_network,
-                dns: w.dns.clone(),
-            };
-            let mut pods = Vec::new();
-            match w.kind {
-                WorkloadKind::Deployment => {
-                    // The Deployment's ReplicaSet is named NAME-HASH, its
-                    // Pods NAME-HASH-XXXXX with the pod-template-hash label.
-                    let hash = pod_template_hash(&format!("{}/{}", w.id, w.template_labels.len()));
-                    for i in 0..w.replicas {
-                        let name = format!(
-                            "{}-{}-{}",
-                            w.id.name,
-                            hash,
-                            name_suffix(&format!("{}#{i}", w.id))
-                        );
-                        let mut labels = w.template_labels.clone();
-                        labels.insert("pod-template-hash".into(), hash.clone());
-                        pods.push(new_pod(name, labels, None));
-                    }
-                }
-                WorkloadKind::ReplicaSet | WorkloadKind::Job => {
-                    // generateName NAME- with a random 5-character suffix.
-                    for i in 0..w.replicas {
-                        let name = format!(
-                            "{}-{}",
-                            w.id.name,
-                            name_suffix(&format!("{}/{}#{i}", w.kind.as_str(), w.id))
-                        );
-                        let mut labels = w.template_labels.clone();
-                        if w.kind == WorkloadKind::Job {
-                            labels.insert("job-name".into(), w.id.name.clone());
-                            labels.insert("batch.kubernetes.io/job-name".into(), w.id.name.clone());
-                        }
-                        pods.push(new_pod(name, labels, None));
-                    }
-                }
-                WorkloadKind::StatefulSet => {
-                    // Stable ordinal names NAME-0 … NAME-(N-1).
-                    for i in 0..w.replicas {
-                        let name = format!("{}-{i}", w.id.name);
-                        let mut labels = w.template_labels.clone();
-                        labels.insert("statefulset.kubernetes.io/pod-name".into(), name.clone());
-                        labels.insert("apps.kubernetes.io/pod-index".into(), i.to_string());
-                        let mut p = new_pod(name.clone(), labels, None);
-                        p.hostname = Some(name);
-                        p.subdomain = w.service_name.clone();
-                        pods.push(p);
-                    }
-                }
-                WorkloadKind::DaemonSet => {
-                    // One per node whose taints it tolerates; cordoned nodes
-                    // included (the controller adds tolerations for them).
-                    for node in &self.cluster.nodes {
-                        let tolerated =
-                            node.taints
-                                .iter()
-                                .filter(|t| t.blocks_scheduling())
-                                .all(|t| {
-                                    DAEMONSET_TOLERATED
-                                        .contains(&(t.key.as_str(), t.effect.as_str()))
-                                        || w.tolerations.iter().any(|x| x.tolerates(t))
-                                });
-                        if !tolerated {
-                            continue;
-                        }
-                        let name = format!(
-                            "{}-{}",
-                            w.id.name,
-                            name_suffix(&format!("DaemonSet/{}@{}", w.id, node.name))
-                        );
-                        let mut p =
-                            new_pod(name, w.template_labels.clone(), Some(node.name.clone()));
-                        p.tolerations.push(Toleration {
-                            key: "node.kubernetes.io/unschedulable".into(),
-                            exists: true,
-                            value: String::new(),
-                            effect: "NoSchedule".into(),
-                        });
-                        self.node_bound_by_controller.insert(p.id.clone());
-                        pods.push(p);
-                    }
-                    w.replicas = pods.len() as u32;
-                }
+            let pods = self.template_pods(&w);
+            if w.kind == WorkloadKind::DaemonSet {
+                w.replicas = pods.len() as u32;
             }
             if let Some(at) = at {
                 for p in &pods {
@@ -525,6 +430,95 @@ impl Builder {
             self.cluster.pods.extend(pods);
             self.cluster.workloads.push(w);
         }
+    }
+
+    /// The Pods a workload's controller makes from its template, named
+    /// as it names them.
+    fn template_pods(&mut self, w: &Workload) -> Vec<Pod> {
+        let mut pods = Vec::new();
+        match w.kind {
+            WorkloadKind::Deployment => {
+                // The Deployment's ReplicaSet is named NAME-HASH, its
+                // Pods NAME-HASH-XXXXX with the pod-template-hash label.
+                let hash = pod_template_hash(&format!("{}/{}", w.id, w.template_labels.len()));
+                for i in 0..w.replicas {
+                    let name = format!(
+                        "{}-{}-{}",
+                        w.id.name,
+                        hash,
+                        name_suffix(&format!("{}#{i}", w.id))
+                    );
+                    let mut labels = w.template_labels.clone();
+                    labels.insert("pod-template-hash".into(), hash.clone());
+                    pods.push(template_pod(w, name, labels, None));
+                }
+            }
+            WorkloadKind::ReplicaSet | WorkloadKind::Job => {
+                // generateName NAME- with a random 5-character suffix.
+                for i in 0..w.replicas {
+                    let name = format!(
+                        "{}-{}",
+                        w.id.name,
+                        name_suffix(&format!("{}/{}#{i}", w.kind.as_str(), w.id))
+                    );
+                    let mut labels = w.template_labels.clone();
+                    if w.kind == WorkloadKind::Job {
+                        labels.insert("job-name".into(), w.id.name.clone());
+                        labels.insert("batch.kubernetes.io/job-name".into(), w.id.name.clone());
+                    }
+                    pods.push(template_pod(w, name, labels, None));
+                }
+            }
+            WorkloadKind::StatefulSet => {
+                // Stable ordinal names NAME-0 … NAME-(N-1).
+                for i in 0..w.replicas {
+                    let name = format!("{}-{i}", w.id.name);
+                    let mut labels = w.template_labels.clone();
+                    labels.insert("statefulset.kubernetes.io/pod-name".into(), name.clone());
+                    labels.insert("apps.kubernetes.io/pod-index".into(), i.to_string());
+                    let mut p = template_pod(w, name.clone(), labels, None);
+                    p.hostname = Some(name);
+                    p.subdomain = w.service_name.clone();
+                    pods.push(p);
+                }
+            }
+            WorkloadKind::DaemonSet => pods = self.daemon_pods(w),
+        }
+        pods
+    }
+
+    /// A DaemonSet's Pods: one per node whose taints it tolerates;
+    /// cordoned nodes included (the controller adds tolerations for them).
+    fn daemon_pods(&mut self, w: &Workload) -> Vec<Pod> {
+        let mut pods = Vec::new();
+        for node in &self.cluster.nodes {
+            let tolerated = node
+                .taints
+                .iter()
+                .filter(|t| t.blocks_scheduling())
+                .all(|t| {
+                    DAEMONSET_TOLERATED.contains(&(t.key.as_str(), t.effect.as_str()))
+                        || w.tolerations.iter().any(|x| x.tolerates(t))
+                });
+            if !tolerated {
+                continue;
+            }
+            let name = format!(
+                "{}-{}",
+                w.id.name,
+                name_suffix(&format!("DaemonSet/{}@{}", w.id, node.name))
+            );
+            let mut p = template_pod(w, name, w.template_labels.clone(), Some(node.name.clone()));
+            p.tolerations.push(Toleration {
+                key: "node.kubernetes.io/unschedulable".into(),
+                exists: true,
+                value: String::new(),
+                effect: "NoSchedule".into(),
+            });
+            self.node_bound_by_controller.insert(p.id.clone());
+            pods.push(p);
+        }
+        pods
     }
 
     pub(super) fn pod(&mut self, o: &RawObject) {
@@ -683,16 +677,13 @@ impl Builder {
                         None => {
                             pod.pending = true;
                             let why = unschedulable_reason(&self.cluster.nodes, pod, &count);
-                            let mut d = Diagnostic::warning(format!(
-                                "Pod {} stays Pending: {why}",
-                                pod.id
-                            ))
-                            .with_hint("add Nodes, raise status.allocatable.pods, or tolerate the taints; a Pending Pod has no address and is no endpoint");
-                            d.object = Some(format!("Pod/{}", pod.id));
-                            if let Some(&(file, doc, span)) = origin.get(&pod.id) {
-                                (d.file, d.document, d.span) = (file, doc, Some(span));
-                            }
-                            self.diags.push(d);
+                            self.diags.push(pod_warning(
+                                &origin,
+                                &pod.id,
+                                format!("Pod {} stays Pending: {why}", pod.id),
+                                "add Nodes, raise status.allocatable.pods, or tolerate the taints; a Pending Pod has no address and is no endpoint",
+                                None,
+                            ));
                             continue;
                         }
                     }
@@ -700,42 +691,38 @@ impl Builder {
                 Some(n) => {
                     match self.cluster.nodes.iter().find(|x| x.name == n) {
                         None => {
-                            let mut d = Diagnostic::warning(format!(
-                                "Pod {} is on node `{n}`, which is not among the Nodes: the EndpointSlice controller skips it (unless its Service publishes not-ready addresses)",
-                                pod.id
-                            ))
-                            .with_hint("add that Node or fix spec.nodeName");
-                            d.object = Some(format!("Pod/{}", pod.id));
-                            if let Some(&(file, doc, span)) = origin.get(&pod.id) {
-                                (d.file, d.document, d.span) = (file, doc, Some(span));
-                            }
-                            d.field = Some("spec.nodeName".into());
-                            self.diags.push(d);
+                            self.diags.push(pod_warning(
+                                &origin,
+                                &pod.id,
+                                format!("Pod {} is on node `{n}`, which is not among the Nodes: the EndpointSlice controller skips it (unless its Service publishes not-ready addresses)", pod.id),
+                                "add that Node or fix spec.nodeName",
+                                Some("spec.nodeName"),
+                            ));
                         }
                         Some(node) if !fits(node, &count) && pod.ips.is_empty() => {
                             let max = node.max_pods;
-                            let mut d = if by_controller {
+                            let msg = if by_controller {
                                 // The scheduler cannot bind it: Pending.
                                 pod.pending = true;
-                                Diagnostic::warning(format!(
+                                format!(
                                     "Pod {} stays Pending: 0/1 nodes are available: 1 Too many pods (node {n} runs its maximum of {max} Pods)",
                                     pod.id
-                                ))
+                                )
                             } else {
                                 // Bound by hand: the kubelet rejects it.
                                 pod.finished = true;
-                                Diagnostic::warning(format!(
+                                format!(
                                     "Pod {} is rejected by the kubelet of {n} (phase Failed, reason OutOfpods): the node runs its maximum of {max} Pods",
                                     pod.id
-                                ))
-                            }
-                            .with_hint("raise the node's status.allocatable.pods or put the Pod on another node; it has no address and is no endpoint");
-                            d.object = Some(format!("Pod/{}", pod.id));
-                            if let Some(&(file, doc, span)) = origin.get(&pod.id) {
-                                (d.file, d.document, d.span) = (file, doc, Some(span));
-                            }
-                            d.field = Some("spec.nodeName".into());
-                            self.diags.push(d);
+                                )
+                            };
+                            self.diags.push(pod_warning(
+                                &origin,
+                                &pod.id,
+                                msg,
+                                "raise the node's status.allocatable.pods or put the Pod on another node; it has no address and is no endpoint",
+                                Some("spec.nodeName"),
+                            ));
                             continue;
                         }
                         Some(_) => {}
@@ -746,60 +733,89 @@ impl Builder {
                 continue;
             };
             *count.entry(node_name.clone()).or_default() += 1;
-            if pod.ips.is_empty() && pod.host_network {
-                // The node's own addresses (one per family, InternalIP
-                // first): no address of the Pod network is used.
-                if let Some(node) = self.cluster.nodes.iter().find(|x| x.name == node_name) {
-                    let mut ips: Vec<IpAddr> = Vec::new();
-                    for fam in [IpFamily::V4, IpFamily::V6] {
-                        ips.extend(node.primary_ip(fam));
-                    }
-                    pod.ips = ips;
-                }
-                continue;
-            }
-            if pod.ips.is_empty() {
-                // One address per family the node has a podCIDR of (a
-                // dual-stack node gives its Pods both), the node's first
-                // podCIDR's family first.
-                let node = self.cluster.nodes.iter().find(|x| x.name == node_name);
-                let cidrs: Vec<IpNet> = node.map(|n| n.pod_cidrs.clone()).unwrap_or_default();
-                let mut families_done = Vec::new();
-                for cidr in cidrs {
-                    let fam = IpFamily::of(&cidr.addr());
-                    if families_done.contains(&fam) {
-                        continue;
-                    }
-                    families_done.push(fam);
-                    // .0 is the network, .1 the node's bridge, the last the
-                    // broadcast address (IPv4): Pods get .2 up to the one
-                    // before it.
-                    let last = net_size(&cidr).saturating_sub(1);
-                    let ip = (2..last)
-                        .filter_map(|k| nth_addr(&cidr, k))
-                        .find(|ip| used.insert(*ip));
-                    match ip {
-                        Some(ip) => pod.ips.push(ip),
-                        None => {
-                            pod.pending = true;
-                            pod.ips.clear();
-                            let mut d = Diagnostic::warning(format!(
-                                "Pod {} stays Pending (ContainerCreating): node {node_name}'s podCIDR {cidr} has no free address left",
-                                pod.id
-                            ))
-                            .with_hint("give the node a larger spec.podCIDR or run fewer Pods on it");
-                            d.object = Some(format!("Pod/{}", pod.id));
-                            if let Some(&(file, doc, span)) = origin.get(&pod.id) {
-                                (d.file, d.document, d.span) = (file, doc, Some(span));
-                            }
-                            self.diags.push(d);
-                            break;
-                        }
-                    }
-                }
+            if let Err(cidr) = assign_ips(&self.cluster.nodes, pod, &node_name, &mut used) {
+                self.diags.push(pod_warning(
+                    &origin,
+                    &pod.id,
+                    format!(
+                        "Pod {} stays Pending (ContainerCreating): node {node_name}'s podCIDR {cidr} has no free address left",
+                        pod.id
+                    ),
+                    "give the node a larger spec.podCIDR or run fewer Pods on it",
+                    None,
+                ));
             }
         }
     }
+}
+
+/// A warning about a Pod, placed where the Pod (or its workload) is
+/// written.
+fn pod_warning(
+    origin: &BTreeMap<NamespacedName, (usize, usize, crate::util::diag::Span)>,
+    id: &NamespacedName,
+    msg: String,
+    hint: &str,
+    field: Option<&str>,
+) -> Diagnostic {
+    let mut d = Diagnostic::warning(msg).with_hint(hint);
+    d.object = Some(format!("Pod/{id}"));
+    if let Some(&(file, doc, span)) = origin.get(id) {
+        (d.file, d.document, d.span) = (file, doc, Some(span));
+    }
+    d.field = field.map(str::to_string);
+    d
+}
+
+/// Give a Pod placed on `node_name` its addresses, unless it has some: a
+/// host-network Pod the node's own (one per family, InternalIP first);
+/// others one per family the node has a podCIDR of (a dual-stack node
+/// gives its Pods both), the node's first podCIDR's family first. `Err`
+/// names a podCIDR with no free address left: the Pod stays Pending.
+fn assign_ips(
+    nodes: &[Node],
+    pod: &mut Pod,
+    node_name: &str,
+    used: &mut BTreeSet<IpAddr>,
+) -> Result<(), IpNet> {
+    if !pod.ips.is_empty() {
+        return Ok(());
+    }
+    let node = nodes.iter().find(|x| x.name == node_name);
+    if pod.host_network {
+        if let Some(node) = node {
+            let mut ips: Vec<IpAddr> = Vec::new();
+            for fam in [IpFamily::V4, IpFamily::V6] {
+                ips.extend(node.primary_ip(fam));
+            }
+            pod.ips = ips;
+        }
+        return Ok(());
+    }
+    let cidrs: Vec<IpNet> = node.map(|n| n.pod_cidrs.clone()).unwrap_or_default();
+    let mut families_done = Vec::new();
+    for cidr in cidrs {
+        let fam = IpFamily::of(&cidr.addr());
+        if families_done.contains(&fam) {
+            continue;
+        }
+        families_done.push(fam);
+        // .0 is the network, .1 the node's bridge, the last the
+        // broadcast address (IPv4): Pods get .2 up to the one before it.
+        let last = net_size(&cidr).saturating_sub(1);
+        let ip = (2..last)
+            .filter_map(|k| nth_addr(&cidr, k))
+            .find(|ip| used.insert(*ip));
+        match ip {
+            Some(ip) => pod.ips.push(ip),
+            None => {
+                pod.pending = true;
+                pod.ips.clear();
+                return Err(cidr);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Taints the DaemonSet controller tolerates on its own
@@ -820,6 +836,27 @@ const SIM_MAX_PROBE_SECONDS: i64 = 86_400;
 
 /// The scheduler's FailedScheduling message: `0/N nodes are available:`
 /// and each reason with its count, sorted as the scheduler sorts them.
+/// One Pod of a workload's template, not yet placed or addressed.
+fn template_pod(w: &Workload, name: String, labels: Labels, node: Option<String>) -> Pod {
+    Pod {
+        id: NamespacedName::new(w.id.namespace.clone(), name),
+        labels,
+        node_name: node,
+        ips: Vec::new(),
+        containers: w.containers.clone(),
+        terminating: false,
+        finished: false,
+        pending: false,
+        reported_ready: ReportedReady::Unknown,
+        owner: Some(w.id.name.clone()),
+        tolerations: w.tolerations.clone(),
+        hostname: None,
+        subdomain: None,
+        host_network: w.host_network,
+        dns: w.dns.clone(),
+    }
+}
+
 fn unschedulable_reason(nodes: &[Node], pod: &Pod, count: &BTreeMap<String, u32>) -> String {
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     for node in nodes {
