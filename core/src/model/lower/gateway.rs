@@ -35,130 +35,9 @@ pub(super) fn gateway(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<Gateway> {
         c.err(n, "spec.listeners", "Required value", "");
     }
     for (i, l) in nodes.iter().enumerate() {
-        let f = format!("spec.listeners[{i}]");
-        let name = c
-            .string(l.get("name"), &format!("{f}.name"))
-            .unwrap_or_default();
-        if listeners.iter().any(|x| x.name == name) {
-            c.err(
-                l,
-                &format!("{f}.name"),
-                "Listener name must be unique within the Gateway",
-                "",
-            );
-            continue;
+        if let Some(listener) = listener(c, l, &format!("spec.listeners[{i}]"), &listeners) {
+            listeners.push(listener);
         }
-        let Some(port) = c.int(l.get("port"), &format!("{f}.port"), 1, 65535) else {
-            c.err(l, &format!("{f}.port"), "Required value", "");
-            continue;
-        };
-        let protocol = match c.string(l.get("protocol"), &format!("{f}.protocol")) {
-            Some(p) if p == "HTTP" => ListenerProtocol::Http,
-            Some(p) if p == "HTTPS" => ListenerProtocol::Https,
-            Some(p) => ListenerProtocol::Other(p),
-            None => {
-                c.err(l, &format!("{f}.protocol"), "Required value", "");
-                continue;
-            }
-        };
-        let hostname = c.string(l.get("hostname"), &format!("{f}.hostname"));
-        if let (Some(h), Some(at)) = (&hostname, l.get("hostname")) {
-            if let Some(p) = host_problem(h) {
-                c.err(at, &format!("{f}.hostname"), p, "");
-                continue;
-            }
-        }
-        let tls = l.get("tls");
-        let mut certificate_refs = Vec::new();
-        for r in c.seq_max(
-            tls.and_then(|t| t.get("certificateRefs")),
-            &format!("{f}.tls.certificateRefs"),
-            max::CERTIFICATE_REFS,
-        ) {
-            certificate_refs.push(ObjectRef {
-                group: r.get("group").and_then(Y::as_str).unwrap_or("").into(),
-                kind: r.get("kind").and_then(Y::as_str).unwrap_or("Secret").into(),
-                namespace: r.get("namespace").and_then(Y::as_str).map(str::to_string),
-                name: r.get("name").and_then(Y::as_str).unwrap_or("").into(),
-            });
-        }
-        if protocol == ListenerProtocol::Https && tls.is_none() {
-            c.err(
-                l,
-                &format!("{f}.tls"),
-                "tls must be specified for protocols ['HTTPS', 'TLS']",
-                "",
-            );
-        }
-        if protocol == ListenerProtocol::Http && tls.is_some() {
-            c.err(
-                l,
-                &format!("{f}.tls"),
-                "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']",
-                "",
-            );
-        }
-        let ar = l.get("allowedRoutes");
-        let ns = ar.and_then(|a| a.get("namespaces"));
-        let from = match ns.and_then(|n| n.get("from")).and_then(Y::as_str) {
-            None | Some("Same") => FromNamespaces::Same,
-            Some("All") => FromNamespaces::All,
-            Some("Selector") => {
-                let sel = ns.and_then(|n| n.get("selector"));
-                FromNamespaces::Selector(LabelSelector {
-                    match_labels: string_map(sel.and_then(|s| s.get("matchLabels"))),
-                    match_expressions: sel
-                        .and_then(|s| s.get("matchExpressions"))
-                        .and_then(Y::as_seq)
-                        .unwrap_or(&[])
-                        .iter()
-                        .map(|e| {
-                            (
-                                e.get("key").and_then(Y::as_str).unwrap_or("").into(),
-                                e.get("operator").and_then(Y::as_str).unwrap_or("").into(),
-                                e.get("values")
-                                    .and_then(Y::as_seq)
-                                    .unwrap_or(&[])
-                                    .iter()
-                                    .filter_map(Y::as_str)
-                                    .map(str::to_string)
-                                    .collect(),
-                            )
-                        })
-                        .collect(),
-                })
-            }
-            Some(other) => {
-                c.err(
-                    ns.unwrap_or(l),
-                    &format!("{f}.allowedRoutes.namespaces.from"),
-                    format!("Unsupported value: \"{other}\": supported values: \"All\", \"Selector\", \"Same\""),
-                    "",
-                );
-                FromNamespaces::Same
-            }
-        };
-        let kinds = ar
-            .and_then(|a| a.get("kinds"))
-            .and_then(Y::as_seq)
-            .unwrap_or(&[])
-            .iter()
-            .map(|k| {
-                (
-                    k.get("group").and_then(Y::as_str).unwrap_or(GROUP).into(),
-                    k.get("kind").and_then(Y::as_str).unwrap_or("").into(),
-                )
-            })
-            .collect();
-        listeners.push(Listener {
-            name,
-            hostname,
-            port: port as u16,
-            protocol,
-            certificate_refs,
-            from,
-            kinds,
-        });
     }
     let parameters_ref = spec
         .and_then(|s| s.get("infrastructure"))
@@ -194,6 +73,142 @@ pub(super) fn gateway(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<Gateway> {
         parameters_ref,
         addresses,
     })
+}
+
+/// One of a Gateway's listeners, at `f` (`spec.listeners[i]`); `None`
+/// when it is refused (reported in `c`).
+fn listener(c: &mut Ctx<'_>, l: &Y, f: &str, earlier: &[Listener]) -> Option<Listener> {
+    let name = c
+        .string(l.get("name"), &format!("{f}.name"))
+        .unwrap_or_default();
+    if earlier.iter().any(|x| x.name == name) {
+        c.err(
+            l,
+            &format!("{f}.name"),
+            "Listener name must be unique within the Gateway",
+            "",
+        );
+        return None;
+    }
+    let Some(port) = c.int(l.get("port"), &format!("{f}.port"), 1, 65535) else {
+        c.err(l, &format!("{f}.port"), "Required value", "");
+        return None;
+    };
+    let protocol = match c.string(l.get("protocol"), &format!("{f}.protocol")) {
+        Some(p) if p == "HTTP" => ListenerProtocol::Http,
+        Some(p) if p == "HTTPS" => ListenerProtocol::Https,
+        Some(p) => ListenerProtocol::Other(p),
+        None => {
+            c.err(l, &format!("{f}.protocol"), "Required value", "");
+            return None;
+        }
+    };
+    let hostname = c.string(l.get("hostname"), &format!("{f}.hostname"));
+    if let (Some(h), Some(at)) = (&hostname, l.get("hostname")) {
+        if let Some(p) = host_problem(h) {
+            c.err(at, &format!("{f}.hostname"), p, "");
+            return None;
+        }
+    }
+    let tls = l.get("tls");
+    let mut certificate_refs = Vec::new();
+    for r in c.seq_max(
+        tls.and_then(|t| t.get("certificateRefs")),
+        &format!("{f}.tls.certificateRefs"),
+        max::CERTIFICATE_REFS,
+    ) {
+        certificate_refs.push(ObjectRef {
+            group: r.get("group").and_then(Y::as_str).unwrap_or("").into(),
+            kind: r.get("kind").and_then(Y::as_str).unwrap_or("Secret").into(),
+            namespace: r.get("namespace").and_then(Y::as_str).map(str::to_string),
+            name: r.get("name").and_then(Y::as_str).unwrap_or("").into(),
+        });
+    }
+    if protocol == ListenerProtocol::Https && tls.is_none() {
+        c.err(
+            l,
+            &format!("{f}.tls"),
+            "tls must be specified for protocols ['HTTPS', 'TLS']",
+            "",
+        );
+    }
+    if protocol == ListenerProtocol::Http && tls.is_some() {
+        c.err(
+            l,
+            &format!("{f}.tls"),
+            "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']",
+            "",
+        );
+    }
+    let ar = l.get("allowedRoutes");
+    let from = allowed_namespaces(c, l, ar.and_then(|a| a.get("namespaces")), f);
+    let kinds = ar
+        .and_then(|a| a.get("kinds"))
+        .and_then(Y::as_seq)
+        .unwrap_or(&[])
+        .iter()
+        .map(|k| {
+            (
+                k.get("group").and_then(Y::as_str).unwrap_or(GROUP).into(),
+                k.get("kind").and_then(Y::as_str).unwrap_or("").into(),
+            )
+        })
+        .collect();
+    Some(Listener {
+        name,
+        hostname,
+        port: port as u16,
+        protocol,
+        certificate_refs,
+        from,
+        kinds,
+    })
+}
+
+/// A listener's `allowedRoutes.namespaces` (absent: the Gateway's own).
+fn allowed_namespaces(c: &mut Ctx<'_>, l: &Y, ns: Option<&Y>, f: &str) -> FromNamespaces {
+    match ns.and_then(|n| n.get("from")).and_then(Y::as_str) {
+        None | Some("Same") => FromNamespaces::Same,
+        Some("All") => FromNamespaces::All,
+        Some("Selector") => {
+            FromNamespaces::Selector(label_selector(ns.and_then(|n| n.get("selector"))))
+        }
+        Some(other) => {
+            c.err(
+                ns.unwrap_or(l),
+                &format!("{f}.allowedRoutes.namespaces.from"),
+                format!("Unsupported value: \"{other}\": supported values: \"All\", \"Selector\", \"Same\""),
+                "",
+            );
+            FromNamespaces::Same
+        }
+    }
+}
+
+/// A `metav1.LabelSelector`: its labels and its expressions as written.
+fn label_selector(sel: Option<&Y>) -> LabelSelector {
+    LabelSelector {
+        match_labels: string_map(sel.and_then(|s| s.get("matchLabels"))),
+        match_expressions: sel
+            .and_then(|s| s.get("matchExpressions"))
+            .and_then(Y::as_seq)
+            .unwrap_or(&[])
+            .iter()
+            .map(|e| {
+                (
+                    e.get("key").and_then(Y::as_str).unwrap_or("").into(),
+                    e.get("operator").and_then(Y::as_str).unwrap_or("").into(),
+                    e.get("values")
+                        .and_then(Y::as_seq)
+                        .unwrap_or(&[])
+                        .iter()
+                        .filter_map(Y::as_str)
+                        .map(str::to_string)
+                        .collect(),
+                )
+            })
+            .collect(),
+    }
 }
 
 pub(super) fn route(c: &mut Ctx<'_>, n: &Y, meta: Meta) -> Option<HttpRoute> {
