@@ -59,104 +59,13 @@ pub(super) fn ingress(c: &mut Ctx<'_>, n: &Y, api: &str, meta: Meta) -> Option<I
         }
         for (j, p) in path_nodes.iter().enumerate() {
             let pf = format!("{field}.http.paths[{j}]");
-            let path = c
-                .string(p.get("path"), &format!("{pf}.path"))
-                .unwrap_or_default();
-            let path_type = match c.string(p.get("pathType"), &format!("{pf}.pathType")) {
-                Some(t) => match t.as_str() {
-                    "Exact" => PathType::Exact,
-                    "Prefix" => PathType::Prefix,
-                    "ImplementationSpecific" => PathType::ImplementationSpecific,
-                    other => {
-                        c.err(
-                            p.get("pathType").unwrap_or(p),
-                            &format!("{pf}.pathType"),
-                            format!("Unsupported value: \"{other}\": supported values: \"Exact\", \"ImplementationSpecific\", \"Prefix\""),
-                            "",
-                        );
-                        continue;
-                    }
-                },
-                None if beta => {
-                    converted.push(format!(
-                        "{pf}.pathType defaulted to ImplementationSpecific (path `{path}`)"
-                    ));
-                    PathType::ImplementationSpecific
-                }
-                None => {
-                    c.err(
-                        p,
-                        &format!("{pf}.pathType"),
-                        "Required value: pathType must be specified",
-                        "add pathType: Prefix (or Exact, or ImplementationSpecific)",
-                    );
-                    continue;
-                }
-            };
-            let at = p.get("path").unwrap_or(p);
-            match path_type {
-                PathType::Exact | PathType::Prefix => {
-                    if let Some(problem) = strict_path_problem(&path) {
-                        c.err(at, &format!("{pf}.path"), problem, "");
-                        continue;
-                    }
-                }
-                PathType::ImplementationSpecific => {
-                    if !path.is_empty() && !path.starts_with('/') {
-                        c.err(
-                            at,
-                            &format!("{pf}.path"),
-                            format!("Invalid value: \"{path}\": must be an absolute path"),
-                            "",
-                        );
-                        continue;
-                    }
-                }
+            if let Some(path) = ingress_path(c, p, &pf, beta, &mut converted) {
+                paths.push(path);
             }
-            let Some(b) = p.get("backend") else {
-                c.err(p, &format!("{pf}.backend"), "Required value", "");
-                continue;
-            };
-            let Some(backend) = backend(c, b, &format!("{pf}.backend"), beta, &mut converted)
-            else {
-                continue;
-            };
-            let backend_field = if b.get("serviceName").is_some() && beta {
-                format!("{pf}.backend.serviceName")
-            } else {
-                format!("{pf}.backend.service.name")
-            };
-            paths.push(IngressPath {
-                path: if path.is_empty() { "/".into() } else { path },
-                path_type,
-                backend,
-                backend_field,
-            });
         }
         rules.push(IngressRule { host, paths });
     }
-    let mut tls = Vec::new();
-    for (i, t) in c
-        .seq(spec.and_then(|s| s.get("tls")), "spec.tls")
-        .iter()
-        .enumerate()
-    {
-        let mut hosts = Vec::new();
-        for (j, h) in c
-            .seq(t.get("hosts"), &format!("spec.tls[{i}].hosts"))
-            .iter()
-            .enumerate()
-        {
-            if let Some(s) = h.as_str() {
-                if let Some(p) = host_problem(s) {
-                    c.err(h, &format!("spec.tls[{i}].hosts[{j}]"), p, "");
-                }
-                hosts.push(s.to_string());
-            }
-        }
-        let secret = c.string(t.get("secretName"), &format!("spec.tls[{i}].secretName"));
-        tls.push(IngressTls { hosts, secret });
-    }
+    let tls = ingress_tls(c, spec);
     if default_backend.is_none() && rules.is_empty() && c.errors == 0 {
         c.err(
             n,
@@ -187,6 +96,115 @@ pub(super) fn ingress(c: &mut Ctx<'_>, n: &Y, api: &str, meta: Meta) -> Option<I
         tls,
         rules,
     })
+}
+
+/// One path of an Ingress rule, at `pf`; `None` when it is refused
+/// (reported in `c`). A beta Ingress's conversions are noted in
+/// `converted`.
+fn ingress_path(
+    c: &mut Ctx<'_>,
+    p: &Y,
+    pf: &str,
+    beta: bool,
+    converted: &mut Vec<String>,
+) -> Option<IngressPath> {
+    let path = c
+        .string(p.get("path"), &format!("{pf}.path"))
+        .unwrap_or_default();
+    let path_type = match c.string(p.get("pathType"), &format!("{pf}.pathType")) {
+        Some(t) => match t.as_str() {
+            "Exact" => PathType::Exact,
+            "Prefix" => PathType::Prefix,
+            "ImplementationSpecific" => PathType::ImplementationSpecific,
+            other => {
+                c.err(
+                    p.get("pathType").unwrap_or(p),
+                    &format!("{pf}.pathType"),
+                    format!("Unsupported value: \"{other}\": supported values: \"Exact\", \"ImplementationSpecific\", \"Prefix\""),
+                    "",
+                );
+                return None;
+            }
+        },
+        None if beta => {
+            converted.push(format!(
+                "{pf}.pathType defaulted to ImplementationSpecific (path `{path}`)"
+            ));
+            PathType::ImplementationSpecific
+        }
+        None => {
+            c.err(
+                p,
+                &format!("{pf}.pathType"),
+                "Required value: pathType must be specified",
+                "add pathType: Prefix (or Exact, or ImplementationSpecific)",
+            );
+            return None;
+        }
+    };
+    let at = p.get("path").unwrap_or(p);
+    match path_type {
+        PathType::Exact | PathType::Prefix => {
+            if let Some(problem) = strict_path_problem(&path) {
+                c.err(at, &format!("{pf}.path"), problem, "");
+                return None;
+            }
+        }
+        PathType::ImplementationSpecific => {
+            if !path.is_empty() && !path.starts_with('/') {
+                c.err(
+                    at,
+                    &format!("{pf}.path"),
+                    format!("Invalid value: \"{path}\": must be an absolute path"),
+                    "",
+                );
+                return None;
+            }
+        }
+    }
+    let Some(b) = p.get("backend") else {
+        c.err(p, &format!("{pf}.backend"), "Required value", "");
+        return None;
+    };
+    let backend = backend(c, b, &format!("{pf}.backend"), beta, converted)?;
+    let backend_field = if b.get("serviceName").is_some() && beta {
+        format!("{pf}.backend.serviceName")
+    } else {
+        format!("{pf}.backend.service.name")
+    };
+    Some(IngressPath {
+        path: if path.is_empty() { "/".into() } else { path },
+        path_type,
+        backend,
+        backend_field,
+    })
+}
+
+/// `spec.tls`: each entry's hosts (a bad one reported, kept) and Secret.
+fn ingress_tls(c: &mut Ctx<'_>, spec: Option<&Y>) -> Vec<IngressTls> {
+    let mut tls = Vec::new();
+    for (i, t) in c
+        .seq(spec.and_then(|s| s.get("tls")), "spec.tls")
+        .iter()
+        .enumerate()
+    {
+        let mut hosts = Vec::new();
+        for (j, h) in c
+            .seq(t.get("hosts"), &format!("spec.tls[{i}].hosts"))
+            .iter()
+            .enumerate()
+        {
+            if let Some(s) = h.as_str() {
+                if let Some(p) = host_problem(s) {
+                    c.err(h, &format!("spec.tls[{i}].hosts[{j}]"), p, "");
+                }
+                hosts.push(s.to_string());
+            }
+        }
+        let secret = c.string(t.get("secretName"), &format!("spec.tls[{i}].secretName"));
+        tls.push(IngressTls { hosts, secret });
+    }
+    tls
 }
 
 fn backend(
