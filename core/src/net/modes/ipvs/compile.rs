@@ -196,6 +196,88 @@ struct Builder {
 }
 
 impl Builder {
+    /// A LoadBalancer address `lb` of a Service port: its ipset entries
+    /// (with the source ranges, and whether the node itself may connect)
+    /// and its virtual server.
+    fn load_balancer(
+        &mut self,
+        svc: &ServicePortInfo,
+        lb: IpAddr,
+        sel: &Selection,
+        node_ip: IpAddr,
+    ) {
+        let proto = svc.name.protocol;
+        let e = Entry::IpPort(lb, proto, svc.port);
+        self.add(SetId::LoadBalancer, e);
+        if svc.external_policy_local {
+            self.add(SetId::LoadBalancerLocal, e);
+        }
+        if !svc.load_balancer_source_ranges.is_empty() {
+            self.add(SetId::LoadBalancerFw, e);
+            let mut allow_from_node = false;
+            for cidr in &svc.load_balancer_source_ranges {
+                self.add(
+                    SetId::LoadBalancerSourceCidr,
+                    Entry::IpPortNet(lb, proto, svc.port, *cidr),
+                );
+                if cidr.contains(&node_ip) {
+                    allow_from_node = true;
+                }
+            }
+            if allow_from_node {
+                self.add(
+                    SetId::LoadBalancerSourceIp,
+                    Entry::IpPortIp(lb, proto, svc.port, lb),
+                );
+            } else {
+                self.no_node_access.push((lb, proto, svc.port));
+            }
+        }
+        self.vs(
+            VsKind::LoadBalancer,
+            svc,
+            lb,
+            svc.port,
+            svc.external_policy_local,
+            sel,
+        );
+    }
+
+    /// A Service port's NodePort: its ipset entries (a port, or with SCTP
+    /// each node address and the port) and a virtual server per node
+    /// address.
+    fn node_port(&mut self, svc: &ServicePortInfo, node_ips: &[IpAddr], sel: &Selection) {
+        let proto = svc.name.protocol;
+        let (set, local_set) = match proto {
+            Protocol::Tcp => (SetId::NodePortTcp, SetId::NodePortLocalTcp),
+            Protocol::Udp => (SetId::NodePortUdp, SetId::NodePortLocalUdp),
+            Protocol::Sctp => (SetId::NodePortSctp, SetId::NodePortLocalSctp),
+        };
+        let entries: Vec<Entry> = match proto {
+            Protocol::Sctp => node_ips
+                .iter()
+                .map(|ip| Entry::IpPort(*ip, proto, svc.node_port))
+                .collect(),
+            _ => vec![Entry::Port(svc.node_port)],
+        };
+        for e in &entries {
+            self.add(set, *e);
+            if svc.external_policy_local {
+                self.add(local_set, *e);
+            }
+        }
+        for &ip in node_ips {
+            self.vs(
+                VsKind::NodePort,
+                svc,
+                ip,
+                svc.node_port,
+                svc.external_policy_local,
+                sel,
+            );
+        }
+    }
+
     fn add(&mut self, set: SetId, e: Entry) {
         if let Some(s) = self.sets.get_mut(&set) {
             s.members.insert(e);
@@ -268,18 +350,7 @@ pub fn build(input: &ProxyInput, scheduler: Scheduler) -> Ruleset {
             .filter(|ip| usable_node_address(ip, family))
             .copied(),
     );
-    // nodeIPs for NodePort virtual servers.
-    let node_ips: Vec<IpAddr> = match &input.node_port_ips {
-        None => node_addresses.iter().copied().collect(),
-        Some(list) => {
-            let s: BTreeSet<IpAddr> = crate::util::order::set(
-                list.iter()
-                    .filter(|ip| IpFamily::of(ip) == family && !ip.is_loopback())
-                    .copied(),
-            );
-            s.into_iter().collect()
-        }
-    };
+    let node_ips = node_port_addresses(input, &node_addresses);
     let mut b = Builder {
         scheduler,
         sets: crate::util::order::map(SetId::ALL.iter().map(|&id| (id, IpSet::new(id, family)))),
@@ -339,40 +410,7 @@ pub fn build(input: &ProxyInput, scheduler: Scheduler) -> Ruleset {
         }
 
         for &lb in &svc.load_balancer_ips {
-            let e = Entry::IpPort(lb, proto, svc.port);
-            b.add(SetId::LoadBalancer, e);
-            if svc.external_policy_local {
-                b.add(SetId::LoadBalancerLocal, e);
-            }
-            if !svc.load_balancer_source_ranges.is_empty() {
-                b.add(SetId::LoadBalancerFw, e);
-                let mut allow_from_node = false;
-                for cidr in &svc.load_balancer_source_ranges {
-                    b.add(
-                        SetId::LoadBalancerSourceCidr,
-                        Entry::IpPortNet(lb, proto, svc.port, *cidr),
-                    );
-                    if cidr.contains(&input.node.primary_ip) {
-                        allow_from_node = true;
-                    }
-                }
-                if allow_from_node {
-                    b.add(
-                        SetId::LoadBalancerSourceIp,
-                        Entry::IpPortIp(lb, proto, svc.port, lb),
-                    );
-                } else {
-                    b.no_node_access.push((lb, proto, svc.port));
-                }
-            }
-            b.vs(
-                VsKind::LoadBalancer,
-                svc,
-                lb,
-                svc.port,
-                svc.external_policy_local,
-                &sel,
-            );
+            b.load_balancer(svc, lb, &sel, input.node.primary_ip);
             if !node_addresses.contains(&lb) {
                 b.bound.insert(lb);
             }
@@ -382,34 +420,7 @@ pub fn build(input: &ProxyInput, scheduler: Scheduler) -> Ruleset {
             if node_ips.is_empty() {
                 continue; // kube-proxy skips the rest of this service port
             }
-            let (set, local_set) = match proto {
-                Protocol::Tcp => (SetId::NodePortTcp, SetId::NodePortLocalTcp),
-                Protocol::Udp => (SetId::NodePortUdp, SetId::NodePortLocalUdp),
-                Protocol::Sctp => (SetId::NodePortSctp, SetId::NodePortLocalSctp),
-            };
-            let entries: Vec<Entry> = match proto {
-                Protocol::Sctp => node_ips
-                    .iter()
-                    .map(|ip| Entry::IpPort(*ip, proto, svc.node_port))
-                    .collect(),
-                _ => vec![Entry::Port(svc.node_port)],
-            };
-            for e in &entries {
-                b.add(set, *e);
-                if svc.external_policy_local {
-                    b.add(local_set, *e);
-                }
-            }
-            for &ip in &node_ips {
-                b.vs(
-                    VsKind::NodePort,
-                    svc,
-                    ip,
-                    svc.node_port,
-                    svc.external_policy_local,
-                    &sel,
-                );
-            }
+            b.node_port(svc, &node_ips, &sel);
         }
 
         // HealthCheckNodePort() is only set when NeedsHealthCheck():
@@ -441,6 +452,23 @@ pub fn build(input: &ProxyInput, scheduler: Scheduler) -> Ruleset {
         rules,
         node_addresses,
         masquerade_mark: input.masquerade_mark(),
+    }
+}
+
+/// The node addresses NodePort virtual servers are made for: the
+/// `nodePortAddresses` of the family (loopback excepted), else every
+/// usable node address.
+fn node_port_addresses(input: &ProxyInput, node_addresses: &BTreeSet<IpAddr>) -> Vec<IpAddr> {
+    match &input.node_port_ips {
+        None => node_addresses.iter().copied().collect(),
+        Some(list) => {
+            let s: BTreeSet<IpAddr> = crate::util::order::set(
+                list.iter()
+                    .filter(|ip| IpFamily::of(ip) == input.family && !ip.is_loopback())
+                    .copied(),
+            );
+            s.into_iter().collect()
+        }
     }
 }
 
