@@ -8,7 +8,7 @@
 //! (whose process is gone) are deleted at start. It never changes the
 //! namespace it runs in, and every command and wait has a time limit.
 
-use crate::plan::World;
+use crate::plan::{Client, PodNs, World};
 use kpv_core::model::packet::IpFamily;
 use kpv_core::model::Mode;
 use std::collections::BTreeSet;
@@ -331,7 +331,24 @@ pub fn build(w: &World, n: usize) -> Result<Built, String> {
     }
 }
 
+/// Give the namespaces of `w` their sysctls, links, addresses and routes:
+/// the node's, the rest of the network's, then each client's and Pod's.
 fn configure(w: &World, b: &Built) -> Result<(), String> {
+    set_sysctls(w, b)?;
+    ip_batch(&b.ns_node, &node_links(w, b))?;
+    ip_batch(&b.ns_rest, &rest_links(w))?;
+    for (i, c) in w.clients.iter().enumerate() {
+        ip_batch(&b.ns_clients[i], &client_links(w, c))?;
+    }
+    for (i, p) in w.pods.iter().enumerate() {
+        ip_batch(&b.ns_pods[i], &pod_links(w, p))?;
+    }
+    Ok(())
+}
+
+/// The sysctls of every namespace, of the node (forwarding, route_localnet
+/// when kpv's rules need it) and of the two that answer with ICMP errors.
+fn set_sysctls(w: &World, b: &Built) -> Result<(), String> {
     // No duplicate address detection (addresses are usable at once), no
     // reverse-path filter (the node routes between its veths).
     for ns in &b.names {
@@ -366,8 +383,13 @@ fn configure(w: &World, b: &Built) -> Result<(), String> {
             ],
         );
     }
-    let primary4 = w.primary(IpFamily::V4);
-    let primary6 = w.primary(IpFamily::V6);
+    Ok(())
+}
+
+/// The node's `ip -batch` commands: its veth to the rest of the network
+/// with its addresses and default routes, and a veth to every external
+/// client and Pod.
+fn node_links(w: &World, b: &Built) -> Vec<String> {
     let mut node = vec!["link set lo up".to_string()];
     // The node's link to the rest of the network.
     node.push(format!(
@@ -379,12 +401,12 @@ fn configure(w: &World, b: &Built) -> Result<(), String> {
         node.push(format!("addr add {} dev eth0{nodad}", host(ip)));
     }
     node.push("link set eth0 up".into());
-    if primary4.is_some() {
+    if w.primary(IpFamily::V4).is_some() {
         node.push(format!(
             "route add 0.0.0.0/0 via {REST_GW4} dev eth0 onlink"
         ));
     }
-    if primary6.is_some() {
+    if w.primary(IpFamily::V6).is_some() {
         node.push(format!("route add ::/0 via {REST_GW6} dev eth0"));
     }
     // External clients.
@@ -418,9 +440,15 @@ fn configure(w: &World, b: &Built) -> Result<(), String> {
             node.push(format!("route add {} dev {dev}", host(ip)));
         }
     }
-    ip_batch(&b.ns_node, &node)?;
+    node
+}
 
-    // The rest of the network.
+/// The rest of the network's `ip -batch` commands: the gateway addresses
+/// on its veth, the addresses it owns, routes to the node and, through the
+/// node, to every client and Pod; everything else is unreachable.
+fn rest_links(w: &World) -> Vec<String> {
+    let primary4 = w.primary(IpFamily::V4);
+    let primary6 = w.primary(IpFamily::V6);
     let mut rest = vec!["link set lo up".to_string()];
     rest.push(format!("addr add {REST_GW4}/32 dev r0"));
     rest.push(format!("addr add {REST_GW6}/64 dev r0 nodad"));
@@ -453,42 +481,46 @@ fn configure(w: &World, b: &Built) -> Result<(), String> {
     }
     rest.push("route add unreachable 0.0.0.0/0".into());
     rest.push("route add unreachable ::/0".into());
-    ip_batch(&b.ns_rest, &rest)?;
+    rest
+}
 
-    for (i, c) in w.clients.iter().enumerate() {
-        let mut l = vec!["link set lo up".to_string()];
-        for ip in &c.ips {
-            let nodad = if ip.is_ipv6() { " nodad" } else { "" };
-            l.push(format!("addr add {} dev eth0{nodad}", host(ip)));
-        }
-        l.push("link set eth0 up".into());
-        if c.ips.iter().any(IpAddr::is_ipv4) {
-            if let Some(p) = primary4 {
-                l.push(format!("route add 0.0.0.0/0 via {p} dev eth0 onlink"));
-            }
-        }
-        if c.ips.iter().any(IpAddr::is_ipv6) {
-            l.push(format!("route add ::/0 via {CLIENT_GW6} dev eth0"));
-        }
-        ip_batch(&b.ns_clients[i], &l)?;
+/// An external client's `ip -batch` commands: its addresses and default
+/// routes through the node.
+fn client_links(w: &World, c: &Client) -> Vec<String> {
+    let mut l = vec!["link set lo up".to_string()];
+    for ip in &c.ips {
+        let nodad = if ip.is_ipv6() { " nodad" } else { "" };
+        l.push(format!("addr add {} dev eth0{nodad}", host(ip)));
     }
-    for (i, p) in w.pods.iter().enumerate() {
-        let mut l = vec!["link set lo up".to_string()];
-        for ip in &p.ips {
-            let nodad = if ip.is_ipv6() { " nodad" } else { "" };
-            l.push(format!("addr add {} dev eth0{nodad}", host(ip)));
+    l.push("link set eth0 up".into());
+    if c.ips.iter().any(IpAddr::is_ipv4) {
+        if let Some(p) = w.primary(IpFamily::V4) {
+            l.push(format!("route add 0.0.0.0/0 via {p} dev eth0 onlink"));
         }
-        l.push("link set eth0 up".into());
-        for (f, gw) in &w.gateways {
-            if p.ips.iter().any(|ip| IpFamily::of(ip) == *f) {
-                let any = if gw.is_ipv4() { "0.0.0.0/0" } else { "::/0" };
-                l.push(format!("route add {} dev eth0", host(gw)));
-                l.push(format!("route add {any} via {gw} dev eth0"));
-            }
-        }
-        ip_batch(&b.ns_pods[i], &l)?;
     }
-    Ok(())
+    if c.ips.iter().any(IpAddr::is_ipv6) {
+        l.push(format!("route add ::/0 via {CLIENT_GW6} dev eth0"));
+    }
+    l
+}
+
+/// A Pod's `ip -batch` commands: its addresses and, per family it has, a
+/// default route via the node's gateway.
+fn pod_links(w: &World, p: &PodNs) -> Vec<String> {
+    let mut l = vec!["link set lo up".to_string()];
+    for ip in &p.ips {
+        let nodad = if ip.is_ipv6() { " nodad" } else { "" };
+        l.push(format!("addr add {} dev eth0{nodad}", host(ip)));
+    }
+    l.push("link set eth0 up".into());
+    for (f, gw) in &w.gateways {
+        if p.ips.iter().any(|ip| IpFamily::of(ip) == *f) {
+            let any = if gw.is_ipv4() { "0.0.0.0/0" } else { "::/0" };
+            l.push(format!("route add {} dev eth0", host(gw)));
+            l.push(format!("route add {any} via {gw} dev eth0"));
+        }
+    }
+    l
 }
 
 /// What kube-proxy installs outside its `iptables-save` text: the jumps
