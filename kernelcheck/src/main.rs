@@ -199,6 +199,10 @@ fn kinds_of(f: &plan::Flow) -> [&'static str; 3] {
     ]
 }
 
+/// A node's world to check: (index into the cases, mode, node).
+type Job = (usize, Mode, String);
+
+/// `kpv-kernelcheck run`: check every world and report; the exit code.
 fn run(args: &[String]) -> i32 {
     let o = match parse_options(args) {
         Ok(o) => o,
@@ -224,7 +228,21 @@ fn run(args: &[String]) -> i32 {
             return 2;
         }
     };
-    let mut jobs: Vec<(usize, Mode, String)> = Vec::new();
+    let (jobs, setup_errors) = jobs_of(&o, &cases);
+    let cases = Arc::new(cases);
+    let per_mode = check_all(&o, &cases, &jobs);
+    sys::remove_all();
+    if sys::stopped() {
+        eprintln!("kernelcheck: interrupted; every namespace it made is removed");
+        return 130;
+    }
+    summarize(&o, &cases, presets, &per_mode, &setup_errors, started)
+}
+
+/// Every node of every case in every mode, as jobs; and the cases whose
+/// nodes could not be read, as errors.
+fn jobs_of(o: &Options, cases: &[Case]) -> (Vec<Job>, Vec<String>) {
+    let mut jobs: Vec<Job> = Vec::new();
     let mut setup_errors: Vec<String> = Vec::new();
     for mode in &o.modes {
         for (ci, c) in cases.iter().enumerate() {
@@ -234,14 +252,20 @@ fn run(args: &[String]) -> i32 {
             }
         }
     }
-    let cases = Arc::new(cases);
+    (jobs, setup_errors)
+}
+
+/// Check the jobs' worlds on `o.jobs` worker threads, report each world as
+/// it finishes and add it to its mode's totals. After an interrupt the
+/// worlds still finishing are not counted.
+fn check_all(o: &Options, cases: &Arc<Vec<Case>>, jobs: &[Job]) -> BTreeMap<Mode, Totals> {
     let queue = Arc::new(Mutex::new(
         jobs.iter().cloned().enumerate().rev().collect::<Vec<_>>(),
     ));
     let (tx, rx) = mpsc::channel();
     let workers: Vec<_> = (0..o.jobs)
         .map(|_| {
-            let (queue, cases, tx) = (Arc::clone(&queue), Arc::clone(&cases), tx.clone());
+            let (queue, cases, tx) = (Arc::clone(&queue), Arc::clone(cases), tx.clone());
             let (backend, verbose) = (o.backend, o.verbose);
             thread::spawn(move || loop {
                 if sys::stopped() {
@@ -266,56 +290,76 @@ fn run(args: &[String]) -> i32 {
             continue; // interrupted: what is left half-done is not a result
         }
         let name = cases.get(ci).map(|c| c.name.as_str()).unwrap_or("?");
-        let line = format!(
-            "kernel {} {name} {node}: {}/{} flows agree{}",
-            mode.as_str(),
-            out.agreeing,
-            out.checked,
-            if out.skipped > 0 {
-                format!(" ({} skipped)", out.skipped)
-            } else {
-                String::new()
-            }
-        );
-        if o.verbose || !out.messages.is_empty() || out.load_error.is_some() {
-            eprintln!("{line}");
+        report_world(o.verbose, name, mode, &node, &out);
+        per_mode.entry(mode).or_default().add(out);
+    }
+    for w in workers {
+        let _ = w.join();
+    }
+    per_mode
+}
+
+/// One world's lines on stderr: its count (when verbose, or when it has
+/// something to say), its messages, and its load or harness error.
+fn report_world(verbose: bool, name: &str, mode: Mode, node: &str, out: &Outcome) {
+    let line = format!(
+        "kernel {} {name} {node}: {}/{} flows agree{}",
+        mode.as_str(),
+        out.agreeing,
+        out.checked,
+        if out.skipped > 0 {
+            format!(" ({} skipped)", out.skipped)
+        } else {
+            String::new()
         }
-        for m in &out.messages {
-            eprintln!("  {m}");
-        }
-        if let Some(e) = &out.load_error {
-            eprintln!("  the kernel refused kpv's rules: {e}");
-        }
-        if let Some(e) = &out.harness_error {
-            eprintln!("  harness: {e}");
-        }
-        let total = per_mode.entry(mode).or_default();
-        total.worlds += 1;
-        total.checked += out.checked;
-        total.agreeing += out.agreeing;
-        total.skipped += out.skipped;
+    );
+    if verbose || !out.messages.is_empty() || out.load_error.is_some() {
+        eprintln!("{line}");
+    }
+    for m in &out.messages {
+        eprintln!("  {m}");
+    }
+    if let Some(e) = &out.load_error {
+        eprintln!("  the kernel refused kpv's rules: {e}");
+    }
+    if let Some(e) = &out.harness_error {
+        eprintln!("  harness: {e}");
+    }
+}
+
+impl Totals {
+    /// Add one world's outcome.
+    fn add(&mut self, out: Outcome) {
+        self.worlds += 1;
+        self.checked += out.checked;
+        self.agreeing += out.agreeing;
+        self.skipped += out.skipped;
         for (k, n) in &out.kinds {
-            *total.kinds.entry(k).or_default() += n;
+            *self.kinds.entry(k).or_default() += n;
         }
-        total.load_errors += usize::from(out.load_error.is_some());
-        total.harness_errors += usize::from(out.harness_error.is_some());
+        self.load_errors += usize::from(out.load_error.is_some());
+        self.harness_errors += usize::from(out.harness_error.is_some());
         for (k, s) in out.spreads {
-            let t = total.spreads.entry(k).or_default();
+            let t = self.spreads.entry(k).or_default();
             for (e, c) in s.counts {
                 *t.counts.entry(e).or_default() += c;
             }
         }
     }
-    for w in workers {
-        let _ = w.join();
-    }
-    sys::remove_all();
-    if sys::stopped() {
-        eprintln!("kernelcheck: interrupted; every namespace it made is removed");
-        return 130;
-    }
+}
+
+/// The closing report: the setup errors, one line per mode and the
+/// `kernelcheck: N passed, N failed` line; the exit code.
+fn summarize(
+    o: &Options,
+    cases: &[Case],
+    presets: usize,
+    per_mode: &BTreeMap<Mode, Totals>,
+    setup_errors: &[String],
+    started: Instant,
+) -> i32 {
     let (mut passed, mut failed) = (0usize, setup_errors.len());
-    for e in &setup_errors {
+    for e in setup_errors {
         eprintln!("kernelcheck: {e}");
     }
     let generated = cases
@@ -326,63 +370,73 @@ fn run(args: &[String]) -> i32 {
         let Some(t) = per_mode.get(mode) else {
             continue;
         };
-        let (worlds, load_errors, harness) = (t.worlds, t.load_errors, t.harness_errors);
-        let mut skewed = 0;
-        for ((case, svc, _), s) in &t.spreads {
-            if s.skewed() {
-                skewed += 1;
-                eprintln!(
-                    "kernel {} {case}: {svc}: connections not spread evenly over kpv's candidates (chi-square {:.1} > {:.1}): {}",
-                    mode.as_str(),
-                    s.chi_square(),
-                    judge::critical(s.counts.len().saturating_sub(1)),
-                    s.counts
-                        .iter()
-                        .map(|(e, c)| format!("{e} {c}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-        }
-        let spreads = t.spreads.values().filter(|s| s.counts.len() > 1).count();
-        let kinds = [
-            "reach an endpoint",
-            "refused",
-            "dropped",
-            "to the node",
-            "leave the node",
-            "TCP",
-            "UDP",
-            "IPv4",
-            "IPv6",
-        ]
-        .iter()
-        .map(|k| format!("{} {k}", t.kinds.get(k).copied().unwrap_or(0)))
-        .collect::<Vec<_>>();
-        println!(
-            "kernel check, {} mode: {} flows checked ({}; {}; {}), {} agreeing; {} scenarios ({presets} presets, {generated} generated) on {worlds} nodes; {load_errors} load errors; {spreads} random choices tested for evenness, {skewed} uneven; {} flows skipped{}",
-            mode.as_str(),
-            t.checked,
-            kinds[..5].join(", "),
-            kinds[5..7].join(", "),
-            kinds[7..].join(", "),
-            t.agreeing,
-            presets + generated,
-            t.skipped,
-            if harness > 0 {
-                format!("; {harness} harness errors")
-            } else {
-                String::new()
-            }
-        );
-        passed += t.agreeing + (spreads - skewed);
-        failed += (t.checked - t.agreeing) + load_errors + harness + skewed;
+        let (p, f) = report_mode(*mode, t, presets, generated);
+        passed += p;
+        failed += f;
     }
     println!(
         "kernelcheck: {passed} passed, {failed} failed (took {:.0} s)",
         started.elapsed().as_secs_f64()
     );
     i32::from(failed > 0)
+}
+
+/// One mode's report: a line per unevenly spread random choice, then the
+/// mode's summary line; what it adds to the passed and failed counts.
+fn report_mode(mode: Mode, t: &Totals, presets: usize, generated: usize) -> (usize, usize) {
+    let (worlds, load_errors, harness) = (t.worlds, t.load_errors, t.harness_errors);
+    let mut skewed = 0;
+    for ((case, svc, _), s) in &t.spreads {
+        if s.skewed() {
+            skewed += 1;
+            eprintln!(
+                "kernel {} {case}: {svc}: connections not spread evenly over kpv's candidates (chi-square {:.1} > {:.1}): {}",
+                mode.as_str(),
+                s.chi_square(),
+                judge::critical(s.counts.len().saturating_sub(1)),
+                s.counts
+                    .iter()
+                    .map(|(e, c)| format!("{e} {c}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    let spreads = t.spreads.values().filter(|s| s.counts.len() > 1).count();
+    let kinds = [
+        "reach an endpoint",
+        "refused",
+        "dropped",
+        "to the node",
+        "leave the node",
+        "TCP",
+        "UDP",
+        "IPv4",
+        "IPv6",
+    ]
+    .iter()
+    .map(|k| format!("{} {k}", t.kinds.get(k).copied().unwrap_or(0)))
+    .collect::<Vec<_>>();
+    println!(
+        "kernel check, {} mode: {} flows checked ({}; {}; {}), {} agreeing; {} scenarios ({presets} presets, {generated} generated) on {worlds} nodes; {load_errors} load errors; {spreads} random choices tested for evenness, {skewed} uneven; {} flows skipped{}",
+        mode.as_str(),
+        t.checked,
+        kinds[..5].join(", "),
+        kinds[5..7].join(", "),
+        kinds[7..].join(", "),
+        t.agreeing,
+        presets + generated,
+        t.skipped,
+        if harness > 0 {
+            format!("; {harness} harness errors")
+        } else {
+            String::new()
+        }
+    );
+    (
+        t.agreeing + (spreads - skewed),
+        (t.checked - t.agreeing) + load_errors + harness + skewed,
+    )
 }
 
 /// Build, load, probe, judge and tear down one node's world.
@@ -418,6 +472,9 @@ fn check_world(
     out
 }
 
+/// Load the rules into a built world, start its servers, run its clients
+/// and judge every flow into `out`. A load error is an outcome, not an
+/// error.
 fn probe_world(
     w: &World,
     b: &mut sys::Built,
@@ -434,7 +491,18 @@ fn probe_world(
         return Ok(());
     }
     sys::start_servers(w, b)?;
-    // One client per source namespace.
+    let (by_ns, worst_ms) = client_lines(w, b);
+    let observed = run_clients(by_ns, &worst_ms)?;
+    judge_flows(w, observed, verbose, out);
+    Ok(())
+}
+
+/// The flows as client input lines, grouped by the namespace they are sent
+/// from; and per namespace, the longest its flows can take (in ms).
+fn client_lines(
+    w: &World,
+    b: &sys::Built,
+) -> (BTreeMap<String, Vec<String>>, BTreeMap<String, u64>) {
     let mut lanes: BTreeMap<String, usize> = BTreeMap::new();
     let mut by_ns: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut worst_ms: BTreeMap<String, u64> = BTreeMap::new();
@@ -471,7 +539,15 @@ fn probe_world(
             .to_line(),
         );
     }
-    // Clients of different namespaces run side by side.
+    (by_ns, worst_ms)
+}
+
+/// One client per source namespace, side by side, each with a time limit
+/// from its flows' worst case; what they observed, by flow id.
+fn run_clients(
+    by_ns: BTreeMap<String, Vec<String>>,
+    worst_ms: &BTreeMap<String, u64>,
+) -> Result<BTreeMap<usize, Observed>, String> {
     let handles: Vec<_> = by_ns
         .into_iter()
         .map(|(ns, lines)| {
@@ -493,6 +569,18 @@ fn probe_world(
     if !errors.is_empty() {
         return Err(errors.join("; "));
     }
+    Ok(observed)
+}
+
+/// Judge every flow of `w` against what was observed: count it, keep a
+/// message for a disagreement (and, when verbose, an agreement), and add
+/// an agreeing random choice to its Service's spread.
+fn judge_flows(
+    w: &World,
+    mut observed: BTreeMap<usize, Observed>,
+    verbose: bool,
+    out: &mut Outcome,
+) {
     for f in &w.flows {
         let o = observed.remove(&f.id).unwrap_or_default();
         out.checked += 1;
@@ -541,5 +629,4 @@ fn probe_world(
                 .push(format!("DISAGREE {flow}: {why}\n    {both}")),
         }
     }
-    Ok(())
 }
