@@ -267,25 +267,71 @@ pub fn build_input(
             .map(LocalDetector::Cidr)
             .unwrap_or(LocalDetector::None),
     };
-    let node_port_ips = if config.node_port_addresses.is_empty() {
-        None
-    } else {
-        let mut v = Vec::new();
-        for a in &config.node_port_addresses {
-            match a {
-                NodePortAddress::Primary => v.push(primary_ip),
-                NodePortAddress::Cidr(c) => {
-                    v.extend(ips.iter().filter(|ip| c.contains(*ip)));
-                    if c.contains(&loopback(family)) {
-                        v.push(loopback(family));
-                    }
+    let node_port_ips = node_port_ips(&config, primary_ip, &ips, family);
+    let services = service_ports(cluster, &node.labels, family);
+    let endpoints = endpoints_seen(slices, node_name, family);
+    let service_cidrs = cluster
+        .service_cidrs
+        .iter()
+        .filter(|c| IpFamily::of(&c.addr()) == family)
+        .copied()
+        .collect();
+    Some(ProxyInput {
+        family,
+        node: NodeInfo {
+            name: node_name.to_string(),
+            primary_ip,
+            ips,
+            pod_cidr,
+            zone: node.zone.clone(),
+            addresses_unstated: node.addresses_unstated,
+        },
+        config,
+        local_detector,
+        node_port_ips,
+        service_cidrs,
+        services,
+        endpoints,
+        cilium: cluster.cilium,
+    })
+}
+
+/// The addresses NodePorts accept on, from `nodePortAddresses` (`None`:
+/// every node address).
+fn node_port_ips(
+    config: &ProxyConfig,
+    primary_ip: IpAddr,
+    ips: &[IpAddr],
+    family: IpFamily,
+) -> Option<Vec<IpAddr>> {
+    if config.node_port_addresses.is_empty() {
+        return None;
+    }
+    let mut v = Vec::new();
+    for a in &config.node_port_addresses {
+        match a {
+            NodePortAddress::Primary => v.push(primary_ip),
+            NodePortAddress::Cidr(c) => {
+                v.extend(ips.iter().filter(|ip| c.contains(*ip)));
+                if c.contains(&loopback(family)) {
+                    v.push(loopback(family));
                 }
             }
         }
-        crate::util::order::sort(&mut v);
-        v.dedup();
-        Some(v)
-    };
+    }
+    crate::util::order::sort(&mut v);
+    v.dedup();
+    Some(v)
+}
+
+/// Every Service port kube-proxy programs in one family (not
+/// ExternalName, not headless, with a ClusterIP of that family), as its
+/// `ServicePortInfo` on a node with these labels.
+fn service_ports(
+    cluster: &Cluster,
+    node_labels: &crate::model::Labels,
+    family: IpFamily,
+) -> BTreeMap<ServicePortName, ServicePortInfo> {
     let mut services = BTreeMap::new();
     for svc in &cluster.services {
         if svc.service_type == ServiceType::ExternalName {
@@ -340,11 +386,22 @@ pub fn build_input(
                 session_affinity_seconds: svc.session_affinity_seconds,
                 traffic_distribution: svc.traffic_distribution,
                 load_balancer_class: svc.load_balancer_class.clone(),
-                cilium: svc.cilium.on_node(&node.labels),
+                cilium: svc.cilium.on_node(node_labels),
             };
             services.insert(name, info);
         }
     }
+    services
+}
+
+/// The endpoints of each Service port as kube-proxy on `node_name` sees
+/// them in the slices of one family: one per address, a ready one kept
+/// over a not-ready one.
+fn endpoints_seen(
+    slices: &[EndpointSlice],
+    node_name: &str,
+    family: IpFamily,
+) -> BTreeMap<ServicePortName, Vec<EndpointInfo>> {
     let mut endpoints: BTreeMap<ServicePortName, BTreeMap<String, EndpointInfo>> = BTreeMap::new();
     for slice in slices.iter().filter(|s| s.family == family) {
         let svc_id = NamespacedName::new(slice.id.namespace.clone(), slice.service_name.clone());
@@ -387,35 +444,11 @@ pub fn build_input(
             }
         }
     }
-    let endpoints = crate::util::order::map(
+    crate::util::order::map(
         endpoints
             .into_iter()
             .map(|(k, v)| (k, v.into_values().collect::<Vec<_>>())),
-    );
-    let service_cidrs = cluster
-        .service_cidrs
-        .iter()
-        .filter(|c| IpFamily::of(&c.addr()) == family)
-        .copied()
-        .collect();
-    Some(ProxyInput {
-        family,
-        node: NodeInfo {
-            name: node_name.to_string(),
-            primary_ip,
-            ips,
-            pod_cidr,
-            zone: node.zone.clone(),
-            addresses_unstated: node.addresses_unstated,
-        },
-        config,
-        local_detector,
-        node_port_ips,
-        service_cidrs,
-        services,
-        endpoints,
-        cilium: cluster.cilium,
-    })
+    )
 }
 
 pub fn loopback(family: IpFamily) -> IpAddr {
