@@ -236,6 +236,67 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         n_postrouting: nat.chain(names::POSTROUTING),
         n_mark_masq: nat.chain(names::MARK_MASQ),
     };
+    fixed_rules(
+        &mut filter,
+        &mut nat,
+        &fx,
+        mark,
+        (family, localhost_nodeports),
+    );
+    let node = service::Node {
+        family,
+        localhost_nodeports,
+        detector,
+        masquerade_all,
+        large_cluster,
+        primary_ip: input.node.primary_ip,
+    };
+    let topo = input.topology();
+    let mut scratch = service::Scratch::default();
+    nat.reserve(total_endpoints + 2 * input.services.len());
+
+    for (_, svc, svc_eps) in input.services_with_endpoints() {
+        service::service_port(
+            &node,
+            &fx,
+            &mut filter,
+            &mut nat,
+            &mut scratch,
+            svc,
+            svc_eps,
+            topo,
+        );
+    }
+
+    nodeports_last(&mut nat, &fx, input, localhost_nodeports);
+    forward_rules(&mut filter, &fx, mark);
+
+    let mut tables = vec![arrange(Table::Filter, filter), arrange(Table::Nat, nat)];
+    let line_count = super::render::layout(&mut tables);
+    let mut local_ips = input.node.ips.clone();
+    if !local_ips.contains(&input.node.primary_ip) {
+        local_ips.insert(0, input.node.primary_ip);
+    }
+    Compiled {
+        family,
+        hooks: hooks(localhost_nodeports),
+        tables,
+        local_ips,
+        masquerade_mark: mark,
+        line_count,
+    }
+}
+
+/// The rules every node has whatever its Services: nat KUBE-POSTROUTING
+/// and KUBE-MARK-MASQ, and with localhost NodePorts the filter
+/// KUBE-FIREWALL rule that blocks incoming localnet connections.
+fn fixed_rules(
+    filter: &mut Emit,
+    nat: &mut Emit,
+    fx: &Fixed,
+    mark: u32,
+    (family, localhost_nodeports): (IpFamily, bool),
+) {
     nat.rule(
         fx.n_postrouting,
         vec![Match::Mark { mark, negate: true }],
@@ -270,33 +331,13 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             Target::Drop(DropReason::Invalid),
         );
     }
-    let node = service::Node {
-        family,
-        localhost_nodeports,
-        detector,
-        masquerade_all,
-        large_cluster,
-        primary_ip: input.node.primary_ip,
-    };
-    let topo = input.topology();
-    let mut scratch = service::Scratch::default();
-    nat.reserve(total_endpoints + 2 * input.services.len());
+}
 
-    for (_, svc, svc_eps) in input.services_with_endpoints() {
-        service::service_port(
-            &node,
-            &fx,
-            &mut filter,
-            &mut nat,
-            &mut scratch,
-            svc,
-            svc_eps,
-            topo,
-        );
-    }
-
-    // The last rule of nat KUBE-SERVICES: hand local destinations to
-    // KUBE-NODEPORTS.
+/// The last rule of nat KUBE-SERVICES: hand local destinations to
+/// KUBE-NODEPORTS (all local addresses, or each `nodePortAddresses` one).
+fn nodeports_last(nat: &mut Emit, fx: &Fixed, input: &ProxyInput, localhost_nodeports: bool) {
+    let family = input.family;
+    let is_v6 = family == IpFamily::V6;
     let np_comment = NODEPORTS_LAST;
     match &input.node_port_ips {
         None => {
@@ -322,8 +363,11 @@ pub fn compile(input: &ProxyInput) -> Compiled {
             }
         }
     }
-    // KUBE-FORWARD (conntrack liberal off, nfacct counters present: the fake
-    // proxier's and a usual node's setting).
+}
+
+/// filter KUBE-FORWARD (conntrack liberal off, nfacct counters present:
+/// the fake proxier's and a usual node's setting).
+fn forward_rules(filter: &mut Emit, fx: &Fixed, mark: u32) {
     filter.rule(
         fx.f_forward,
         vec![
@@ -357,21 +401,6 @@ pub fn compile(input: &ProxyInput) -> Compiled {
         ],
         Target::Accept,
     );
-
-    let mut tables = vec![arrange(Table::Filter, filter), arrange(Table::Nat, nat)];
-    let line_count = super::render::layout(&mut tables);
-    let mut local_ips = input.node.ips.clone();
-    if !local_ips.contains(&input.node.primary_ip) {
-        local_ips.insert(0, input.node.primary_ip);
-    }
-    Compiled {
-        family,
-        hooks: hooks(localhost_nodeports),
-        tables,
-        local_ips,
-        masquerade_mark: mark,
-        line_count,
-    }
 }
 
 /// The Service name of a rule's comment: up to the first space or colon.
