@@ -69,7 +69,7 @@ pub use rules::{Chain, Portal, Table};
 
 use super::*;
 use crate::model::packet::{IpFamily, Protocol};
-use crate::net::proxy::{categorize_endpoints, ServicePortName};
+use crate::net::proxy::{categorize_endpoints, ServicePortInfo, ServicePortName};
 use balancer::{Balanced, Connected, Pick};
 use ipnet::IpNet;
 use ports::PortSpace;
@@ -185,58 +185,13 @@ pub fn compile(input: &ProxyInput) -> UserspaceDataplane {
         local_ips.push(host_ip);
     }
     let is_local = |ip: &IpAddr| local_ips.contains(ip) || ip.is_loopback();
-
-    // Ports claimNodePort holds open are taken before any proxy port.
-    let mut space = PortSpace::default();
-    for svc in input.services.values() {
-        if svc.node_port != 0 {
-            space.reserve(svc.name.protocol, svc.node_port);
-        }
-        let portal_ips = svc
-            .cluster_ip
-            .iter()
-            .chain(&svc.external_ips)
-            .chain(&svc.load_balancer_ips);
-        for ip in portal_ips {
-            if is_local(ip) {
-                space.reserve(svc.name.protocol, svc.port);
-            }
-        }
-    }
+    let mut space = claimed_ports(input, &is_local);
 
     let mut rules = rules::jump_rules();
     let mut listeners = Vec::new();
     for (name, svc) in &input.services {
-        let key = name.to_string();
         let protocol = name.protocol;
-        let sorted = ready_backends(input, svc);
-        let mut l = Listener {
-            name: name.clone(),
-            key: key.clone(),
-            protocol,
-            proxy_port: None,
-            backends: shuffled(&key, &sorted),
-            candidates: sorted,
-            affinity_seconds: svc
-                .session_affinity_seconds
-                .map(|s| if s == 0 { 10_800 } else { s }),
-            portals: Vec::new(),
-            held: Vec::new(),
-            ignored: Vec::new(),
-            skipped: None,
-        };
-        if svc.external_policy_local {
-            l.ignored.push("externalTrafficPolicy: Local".into());
-        }
-        if svc.internal_policy_local {
-            l.ignored.push("internalTrafficPolicy: Local".into());
-        }
-        if !svc.load_balancer_source_ranges.is_empty() {
-            l.ignored.push("loadBalancerSourceRanges".into());
-        }
-        if svc.health_check_node_port != 0 {
-            l.ignored.push("healthCheckNodePort".into());
-        }
+        let mut l = listener(input, name, svc);
         let Some(cluster_ip) = svc.cluster_ip else {
             l.skipped = Some("no ClusterIP (ShouldSkipService)".into());
             listeners.push(l);
@@ -248,8 +203,8 @@ pub fn compile(input: &ProxyInput) -> UserspaceDataplane {
             continue;
         }
         let allocated = match input.config.port_range {
-            Some(range) => space.allocate_in_range(protocol, &key, range),
-            None => space.allocate_listener(protocol, &key),
+            Some(range) => space.allocate_in_range(protocol, &l.key, range),
+            None => space.allocate_listener(protocol, &l.key),
         };
         let Some(proxy_port) = allocated else {
             l.skipped = Some(match input.config.port_range {
@@ -262,30 +217,7 @@ pub fn compile(input: &ProxyInput) -> UserspaceDataplane {
             continue;
         };
         l.proxy_port = Some(proxy_port);
-        let proto = protocol.as_upper();
-        let portal = |kind, ip: IpAddr, port: u16, l: &mut Listener| {
-            l.portals.push((kind, SocketAddr::new(ip, port)));
-            if is_local(&ip) {
-                l.held
-                    .push(format!("{}/{proto}", SocketAddr::new(ip, port)));
-            }
-        };
-        portal(Portal::ClusterIp, cluster_ip, svc.port, &mut l);
-        for ip in &svc.external_ips {
-            portal(Portal::ExternalIp, *ip, svc.port, &mut l);
-        }
-        for ip in &svc.load_balancer_ips {
-            portal(Portal::LoadBalancerIp, *ip, svc.port, &mut l);
-        }
-        if svc.node_port != 0 {
-            let any = match input.family {
-                IpFamily::V4 => IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
-                IpFamily::V6 => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
-            };
-            l.portals
-                .push((Portal::NodePort, SocketAddr::new(any, svc.node_port)));
-            l.held.push(format!("*:{}/{proto}", svc.node_port));
-        }
+        add_portals(&mut l, svc, cluster_ip, input.family, &is_local);
         rules.extend(rules::service_rules(&PortalSpec {
             name,
             protocol,
@@ -335,6 +267,100 @@ pub fn compile(input: &ProxyInput) -> UserspaceDataplane {
     dp.rule_lines = rule_lines;
     dp.listener_lines = listener_lines;
     dp
+}
+
+/// The ports kube-proxy holds before any proxy port is allocated: each
+/// NodePort (`claimNodePort`), and each Service port on a portal address
+/// that is the node's own.
+fn claimed_ports(input: &ProxyInput, is_local: &dyn Fn(&IpAddr) -> bool) -> PortSpace {
+    let mut space = PortSpace::default();
+    for svc in input.services.values() {
+        if svc.node_port != 0 {
+            space.reserve(svc.name.protocol, svc.node_port);
+        }
+        let portal_ips = svc
+            .cluster_ip
+            .iter()
+            .chain(&svc.external_ips)
+            .chain(&svc.load_balancer_ips);
+        for ip in portal_ips {
+            if is_local(ip) {
+                space.reserve(svc.name.protocol, svc.port);
+            }
+        }
+    }
+    space
+}
+
+/// A Service port's listener before its port is allocated: its backends
+/// (sorted, and in the proxy's shuffled order), affinity, and the fields
+/// the userspace proxy ignores.
+fn listener(input: &ProxyInput, name: &ServicePortName, svc: &ServicePortInfo) -> Listener {
+    let key = name.to_string();
+    let sorted = ready_backends(input, svc);
+    let mut l = Listener {
+        name: name.clone(),
+        key: key.clone(),
+        protocol: name.protocol,
+        proxy_port: None,
+        backends: shuffled(&key, &sorted),
+        candidates: sorted,
+        affinity_seconds: svc
+            .session_affinity_seconds
+            .map(|s| if s == 0 { 10_800 } else { s }),
+        portals: Vec::new(),
+        held: Vec::new(),
+        ignored: Vec::new(),
+        skipped: None,
+    };
+    if svc.external_policy_local {
+        l.ignored.push("externalTrafficPolicy: Local".into());
+    }
+    if svc.internal_policy_local {
+        l.ignored.push("internalTrafficPolicy: Local".into());
+    }
+    if !svc.load_balancer_source_ranges.is_empty() {
+        l.ignored.push("loadBalancerSourceRanges".into());
+    }
+    if svc.health_check_node_port != 0 {
+        l.ignored.push("healthCheckNodePort".into());
+    }
+    l
+}
+
+/// The listener's portals (ClusterIP, external IPs, LoadBalancer IPs,
+/// NodePort on every address) and the sockets it holds on the node.
+fn add_portals(
+    l: &mut Listener,
+    svc: &ServicePortInfo,
+    cluster_ip: IpAddr,
+    family: IpFamily,
+    is_local: &dyn Fn(&IpAddr) -> bool,
+) {
+    let proto = l.protocol.as_upper();
+    let mut portal = |kind, ip: IpAddr, port: u16| {
+        l.portals.push((kind, SocketAddr::new(ip, port)));
+        if is_local(&ip) {
+            l.held
+                .push(format!("{}/{proto}", SocketAddr::new(ip, port)));
+        }
+    };
+    portal(Portal::ClusterIp, cluster_ip, svc.port);
+    for ip in &svc.external_ips {
+        portal(Portal::ExternalIp, *ip, svc.port);
+    }
+    for ip in &svc.load_balancer_ips {
+        portal(Portal::LoadBalancerIp, *ip, svc.port);
+    }
+    if svc.node_port != 0 {
+        let any = match family {
+            IpFamily::V4 => IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+            IpFamily::V6 => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
+        };
+        l.portals
+            .push((Portal::NodePort, SocketAddr::new(any, svc.node_port)));
+        l.held.push(format!("*:{}/{proto}", svc.node_port));
+    }
 }
 
 /// Chains longer than this get an index by destination.
