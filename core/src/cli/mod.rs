@@ -285,20 +285,8 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
             "unknown command `{sub}`; use rules, trace, check, share, http, routes or dig"
         ));
     }
-    let mut common = Common::default();
-    let (mut src, mut dst, mut port) = (None, None, None);
-    let mut protocol = Protocol::Tcp;
-    let mut seed = 1u64;
-    let mut from = From::Node;
-    let mut share = ShareArgs {
-        packets: 1,
-        gap_ms: 100,
-        at_ms: 0,
-        seed: 1,
-        speed_percent: 100,
-        lang: None,
-    };
     let takes = options_of(sub);
+    let mut parsed = Parsed::default();
     let mut given: Vec<&str> = Vec::new();
     let mut it = args[1..].iter();
     while let Some(a) = it.next() {
@@ -313,36 +301,80 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
                 return Err(format!("{opt} is given twice; give it once"));
             }
             given.push(opt);
-        }
-        let mut value = |name: &str| -> Result<String, String> {
-            it.next()
+            let v = it
+                .next()
                 .cloned()
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
+                .ok_or_else(|| format!("{opt} needs a value"))?;
+            parsed.set(opt, v)?;
+            continue;
+        }
         match a.as_str() {
             "-h" | "--help" => return Ok(Command::Help(USAGE.to_string())),
+            f if f.starts_with("--") => return Err(format!("unknown option `{f}`")),
+            file => parsed.common.files.push(file.to_string()),
+        }
+    }
+    parsed.command(sub)
+}
+
+/// What the options of `rules`, `trace`, `check` and `share` have set.
+struct Parsed {
+    common: Common,
+    src: Option<String>,
+    dst: Option<String>,
+    port: Option<u16>,
+    protocol: Protocol,
+    seed: u64,
+    from: From,
+    share: ShareArgs,
+}
+
+impl Default for Parsed {
+    fn default() -> Self {
+        Parsed {
+            common: Common::default(),
+            src: None,
+            dst: None,
+            port: None,
+            protocol: Protocol::Tcp,
+            seed: 1,
+            from: From::Node,
+            share: ShareArgs {
+                packets: 1,
+                gap_ms: 100,
+                at_ms: 0,
+                seed: 1,
+                speed_percent: 100,
+                lang: None,
+            },
+        }
+    }
+}
+
+impl Parsed {
+    /// One option `opt` with its value `v`, checked.
+    fn set(&mut self, opt: &str, v: String) -> Result<(), String> {
+        let (common, share) = (&mut self.common, &mut self.share);
+        match opt {
             "--mode" => {
-                let v = value("--mode")?;
                 common.mode = Some(Mode::parse(&v).ok_or_else(|| {
                     format!("unknown mode `{v}`; use userspace, iptables, ipvs, nftables or cilium")
                 })?);
             }
             "--scheduler" => {
-                let v = value("--scheduler")?;
                 common.scheduler = Some(Scheduler::parse(&v).ok_or_else(|| {
                     format!(
                         "unknown IPVS scheduler `{v}`; use rr, wrr, lc, wlc, sh, dh, sed, nq or mh"
                     )
                 })?);
             }
-            "--node" => common.node = Some(value("--node")?),
-            "--view" => common.view = Some(value("--view")?),
-            "--format" => common.format = Format::parse(&value("--format")?)?,
-            "--src" => src = Some(value("--src")?),
-            "--dst" => dst = Some(value("--dst")?),
+            "--node" => common.node = Some(v),
+            "--view" => common.view = Some(v),
+            "--format" => common.format = Format::parse(&v)?,
+            "--src" => self.src = Some(v),
+            "--dst" => self.dst = Some(v),
             "--port" => {
-                let v = value("--port")?;
-                port = Some(
+                self.port = Some(
                     v.parse::<u16>()
                         .ok()
                         .filter(|p| *p > 0)
@@ -350,19 +382,16 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
                 );
             }
             "--protocol" => {
-                let v = value("--protocol")?;
-                protocol = Protocol::parse(&v)
+                self.protocol = Protocol::parse(&v)
                     .ok_or_else(|| format!("unknown protocol `{v}`; use TCP, UDP or SCTP"))?;
             }
             "--seed" => {
-                let v = value("--seed")?;
-                seed = v
+                self.seed = v
                     .parse()
                     .map_err(|_| format!("--seed `{v}` is not a whole number"))?;
             }
             "--from" => {
-                let v = value("--from")?;
-                from = match crate::net::trace::OriginKey::parse(&v) {
+                self.from = match crate::net::trace::OriginKey::parse(&v) {
                     Some(crate::net::trace::OriginKey::Node(None)) => From::Node,
                     Some(crate::net::trace::OriginKey::External) => From::External,
                     Some(crate::net::trace::OriginKey::Pod(id)) => From::Pod(id),
@@ -374,7 +403,6 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
                 };
             }
             "--packets" => {
-                let v = value("--packets")?;
                 share.packets = v
                     .parse::<u32>()
                     .ok()
@@ -382,7 +410,6 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
                     .ok_or_else(|| format!("--packets `{v}`: use a number from 1 to 10000"))?;
             }
             "--gap-ms" => {
-                let v = value("--gap-ms")?;
                 share.gap_ms = v
                     .parse::<u64>()
                     .ok()
@@ -390,7 +417,6 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
                     .ok_or_else(|| format!("--gap-ms `{v}`: use milliseconds from 0 to 3600000"))?;
             }
             "--at-ms" => {
-                let v = value("--at-ms")?;
                 share.at_ms = v
                     .parse::<u64>()
                     .ok()
@@ -398,7 +424,6 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
                     .ok_or_else(|| format!("--at-ms `{v}`: use milliseconds from 0 to 86400000"))?;
             }
             "--speed" => {
-                let v = value("--speed")?;
                 share.speed_percent = v
                     .parse::<u16>()
                     .ok()
@@ -406,51 +431,54 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
                     .ok_or_else(|| format!("--speed `{v}`: use a percentage from 1 to 10000"))?;
             }
             "--lang" => {
-                let v = value("--lang")?;
                 if v != "en" && v != "ko" {
                     return Err(format!("--lang `{v}`: use en or ko"));
                 }
                 share.lang = Some(v);
             }
-            f if f.starts_with("--") => return Err(format!("unknown option `{f}`")),
-            file => common.files.push(file.to_string()),
+            _ => {}
         }
+        Ok(())
     }
-    if common.files.is_empty() {
-        return Err(format!(
-            "`kpv {sub}` needs at least one YAML file (or - for stdin)"
-        ));
-    }
-    match sub.as_str() {
-        "check" => Ok(Command::Check(common)),
-        "rules" => Ok(Command::Rules(common)),
-        "share" => {
-            share.seed = seed;
-            Ok(Command::Share(common, share))
+
+    /// The command, once every option is read.
+    fn command(mut self, sub: &str) -> Result<Command, String> {
+        if self.common.files.is_empty() {
+            return Err(format!(
+                "`kpv {sub}` needs at least one YAML file (or - for stdin)"
+            ));
         }
-        _ => {
-            let missing: Vec<&str> = [
-                ("--src", src.is_none()),
-                ("--dst", dst.is_none()),
-                ("--port", port.is_none()),
-            ]
-            .into_iter()
-            .filter_map(|(n, m)| m.then_some(n))
-            .collect();
-            if !missing.is_empty() {
-                return Err(format!("`kpv trace` needs {}", missing.join(", ")));
+        match sub {
+            "check" => Ok(Command::Check(self.common)),
+            "rules" => Ok(Command::Rules(self.common)),
+            "share" => {
+                self.share.seed = self.seed;
+                Ok(Command::Share(self.common, self.share))
             }
-            Ok(Command::Trace(
-                common,
-                TraceArgs {
-                    src: src.unwrap_or_default(),
-                    dst: dst.unwrap_or_default(),
-                    port: port.unwrap_or(0),
-                    protocol,
-                    seed,
-                    from,
-                },
-            ))
+            _ => {
+                let missing: Vec<&str> = [
+                    ("--src", self.src.is_none()),
+                    ("--dst", self.dst.is_none()),
+                    ("--port", self.port.is_none()),
+                ]
+                .into_iter()
+                .filter_map(|(n, m)| m.then_some(n))
+                .collect();
+                if !missing.is_empty() {
+                    return Err(format!("`kpv trace` needs {}", missing.join(", ")));
+                }
+                Ok(Command::Trace(
+                    self.common,
+                    TraceArgs {
+                        src: self.src.unwrap_or_default(),
+                        dst: self.dst.unwrap_or_default(),
+                        port: self.port.unwrap_or(0),
+                        protocol: self.protocol,
+                        seed: self.seed,
+                        from: self.from,
+                    },
+                ))
+            }
         }
     }
 }
