@@ -568,69 +568,140 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
         Command::Http(common, args) => requests::run_http(common, args, texts, files),
         Command::Routes(common) => requests::run_routes(common, texts, files),
         Command::Dig(common, args) => dig::run(common, args, texts, files),
-        Command::Check(_) => match load(texts, files) {
-            Err(o) => o,
-            Ok((cluster, report)) => Output {
-                // The routes' status and the Ingress backends, as
-                // `kpv check --format json` reports them.
-                stderr: if cluster.routing.is_empty() {
-                    report
-                } else {
-                    let rt = crate::http::compile(&cluster.routing, &cluster);
-                    report + &requests::status_report(&rt, &cluster, texts, files)
-                },
-                stdout: format!(
-                    "ok: {} node(s), {} pod(s), {} service(s), {} EndpointSlice(s) given\n",
-                    cluster.nodes.len(),
-                    cluster.pods.len(),
-                    cluster.services.len(),
-                    cluster.endpoint_slices.len()
-                ),
-                code: 0,
+        Command::Check(_) => run_check(texts, files),
+        Command::Rules(common) => run_rules(common, texts, files),
+        Command::Trace(common, args) => run_trace(common, args, texts, files),
+        Command::Share(common, args) => run_share(common, args, texts, files),
+    }
+}
+
+/// `kpv check` in text: the counts on stdout, the diagnostics (and the
+/// routes' status) on stderr.
+#[cfg(feature = "json")]
+fn run_check(texts: &[String], files: &[String]) -> Output {
+    match load(texts, files) {
+        Err(o) => o,
+        Ok((cluster, report)) => Output {
+            // The routes' status and the Ingress backends, as
+            // `kpv check --format json` reports them.
+            stderr: if cluster.routing.is_empty() {
+                report
+            } else {
+                let rt = crate::http::compile(&cluster.routing, &cluster);
+                report + &requests::status_report(&rt, &cluster, texts, files)
             },
+            stdout: format!(
+                "ok: {} node(s), {} pod(s), {} service(s), {} EndpointSlice(s) given\n",
+                cluster.nodes.len(),
+                cluster.pods.len(),
+                cluster.services.len(),
+                cluster.endpoint_slices.len()
+            ),
+            code: 0,
         },
-        Command::Rules(common) => {
-            let (mut cluster, report) = match load(texts, files) {
-                Ok(x) => x,
-                Err(o) => return o,
-            };
-            let (node, mode) = match proxy_target(&mut cluster, common) {
-                Ok(x) => x,
-                Err(e) => return fail(report, e),
-            };
-            let planes = match rules_planes(&cluster, &node, mode, common.scheduler) {
-                Ok(p) => p,
-                Err(e) => return fail(report, e),
-            };
-            let stdout = match (common.format, &common.view) {
-                (Format::Text, Some(view)) => {
-                    let mut out = Vec::new();
-                    for (_, dp) in &planes {
-                        match dp.render_view(view) {
-                            Some(text) => out.push(text),
-                            None => {
-                                return fail(
-                                    report,
-                                    format!(
-                                        "--view {view} is not a view of {} mode; --mode cilium has frontends, backends and services",
-                                        mode.as_str()
-                                    ),
-                                )
-                            }
-                        }
+    }
+}
+
+/// `kpv rules`: the node's rules of every family, as text, a view or JSON.
+#[cfg(feature = "json")]
+fn run_rules(common: &Common, texts: &[String], files: &[String]) -> Output {
+    let (mut cluster, report) = match load(texts, files) {
+        Ok(x) => x,
+        Err(o) => return o,
+    };
+    let (node, mode) = match proxy_target(&mut cluster, common) {
+        Ok(x) => x,
+        Err(e) => return fail(report, e),
+    };
+    let planes = match rules_planes(&cluster, &node, mode, common.scheduler) {
+        Ok(p) => p,
+        Err(e) => return fail(report, e),
+    };
+    let stdout = match (common.format, &common.view) {
+        (Format::Text, Some(view)) => {
+            let mut out = Vec::new();
+            for (_, dp) in &planes {
+                match dp.render_view(view) {
+                    Some(text) => out.push(text),
+                    None => {
+                        return fail(
+                            report,
+                            format!(
+                                "--view {view} is not a view of {} mode; --mode cilium has frontends, backends and services",
+                                mode.as_str()
+                            ),
+                        )
                     }
-                    out.join("\n")
                 }
-                (Format::Text, None) => modes::render_planes(&planes),
-                (Format::Json, _) => {
-                    let mut json: Vec<serde_json::Value> =
-                        planes.iter().map(|(_, dp)| dp.render_json()).collect();
-                    let v = if json.len() == 1 {
-                        json.remove(0)
-                    } else {
-                        serde_json::Value::Array(json)
-                    };
-                    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+            }
+            out.join("\n")
+        }
+        (Format::Text, None) => modes::render_planes(&planes),
+        (Format::Json, _) => {
+            let mut json: Vec<serde_json::Value> =
+                planes.iter().map(|(_, dp)| dp.render_json()).collect();
+            let v = if json.len() == 1 {
+                json.remove(0)
+            } else {
+                serde_json::Value::Array(json)
+            };
+            let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+            s.push('\n');
+            s
+        }
+    };
+    Output {
+        stdout,
+        stderr: report,
+        code: 0,
+    }
+}
+
+/// `kpv trace`: one connection's hops, checked for the address family.
+#[cfg(feature = "json")]
+fn run_trace(common: &Common, args: &TraceArgs, texts: &[String], files: &[String]) -> Output {
+    let (mut cluster, report) = match load(texts, files) {
+        Ok(x) => x,
+        Err(o) => return o,
+    };
+    let (node, _) = match proxy_target(&mut cluster, common) {
+        Ok(x) => x,
+        Err(e) => return fail(report, e),
+    };
+    if let Some(dst) = model::parse_ip_sloppy(&args.dst) {
+        if let Err(e) = same_family(&cluster, args, dst, format!("--dst {dst}")) {
+            return fail(report, e);
+        }
+    }
+    match cli_trace(&cluster, &node, common.scheduler, args) {
+        Ok(t) => {
+            // A name's family is known once DNS has answered.
+            let answer = t.hops.iter().find_map(|h| match &h.what {
+                crate::net::trace::HopKind::Dns { answer, .. } => Some(*answer),
+                _ => None,
+            });
+            if let Some(ip) = answer {
+                let what = format!("--dst {} (it resolves to {ip})", args.dst);
+                if let Err(e) = same_family(&cluster, args, ip, what) {
+                    return fail(report, e);
+                }
+            }
+            let stdout = match common.format {
+                Format::Text => {
+                    let mut s = crate::net::trace::render_text(&t);
+                    // A static input is read as a cluster long settled.
+                    let steady = u64::MAX / 4;
+                    let timing = crate::net::controller::Timing::default();
+                    if let Some(cause) =
+                        crate::net::why::no_endpoints(&cluster, &[], timing, steady, &t)
+                    {
+                        s.push_str(&why::render(&cause));
+                    }
+                    s
+                }
+                Format::Json => {
+                    let mut s = serde_json::to_string_pretty(&crate::net::trace::to_json(&t))
+                        .unwrap_or_default();
                     s.push('\n');
                     s
                 }
@@ -641,79 +712,26 @@ pub fn run(cmd: &Command, texts: &[String], files: &[String]) -> Output {
                 code: 0,
             }
         }
-        Command::Trace(common, args) => {
-            let (mut cluster, report) = match load(texts, files) {
-                Ok(x) => x,
-                Err(o) => return o,
-            };
-            let (node, _) = match proxy_target(&mut cluster, common) {
-                Ok(x) => x,
-                Err(e) => return fail(report, e),
-            };
-            if let Some(dst) = model::parse_ip_sloppy(&args.dst) {
-                if let Err(e) = same_family(&cluster, args, dst, format!("--dst {dst}")) {
-                    return fail(report, e);
-                }
-            }
-            match cli_trace(&cluster, &node, common.scheduler, args) {
-                Ok(t) => {
-                    // A name's family is known once DNS has answered.
-                    let answer = t.hops.iter().find_map(|h| match &h.what {
-                        crate::net::trace::HopKind::Dns { answer, .. } => Some(*answer),
-                        _ => None,
-                    });
-                    if let Some(ip) = answer {
-                        let what = format!("--dst {} (it resolves to {ip})", args.dst);
-                        if let Err(e) = same_family(&cluster, args, ip, what) {
-                            return fail(report, e);
-                        }
-                    }
-                    let stdout = match common.format {
-                        Format::Text => {
-                            let mut s = crate::net::trace::render_text(&t);
-                            // A static input is read as a cluster long settled.
-                            let steady = u64::MAX / 4;
-                            let timing = crate::net::controller::Timing::default();
-                            if let Some(cause) =
-                                crate::net::why::no_endpoints(&cluster, &[], timing, steady, &t)
-                            {
-                                s.push_str(&why::render(&cause));
-                            }
-                            s
-                        }
-                        Format::Json => {
-                            let mut s =
-                                serde_json::to_string_pretty(&crate::net::trace::to_json(&t))
-                                    .unwrap_or_default();
-                            s.push('\n');
-                            s
-                        }
-                    };
-                    Output {
-                        stdout,
-                        stderr: report,
-                        code: 0,
-                    }
-                }
-                Err(e) => fail(report, e),
-            }
-        }
-        Command::Share(common, args) => {
-            let (mut cluster, report) = match load(texts, files) {
-                Ok(x) => x,
-                Err(o) => return o,
-            };
-            let mode = common.mode.unwrap_or(cluster.proxy.mode);
-            cluster.proxy.mode = mode;
-            match share_state(texts, &cluster, mode, common, args) {
-                Ok(state) => Output {
-                    stdout: format!("{}\n", crate::session::share::encode(&state)),
-                    stderr: report,
-                    code: 0,
-                },
-                Err(e) => fail(report, e),
-            }
-        }
+        Err(e) => fail(report, e),
+    }
+}
+
+/// `kpv share`: a share link of the input and its packets.
+#[cfg(feature = "json")]
+fn run_share(common: &Common, args: &ShareArgs, texts: &[String], files: &[String]) -> Output {
+    let (mut cluster, report) = match load(texts, files) {
+        Ok(x) => x,
+        Err(o) => return o,
+    };
+    let mode = common.mode.unwrap_or(cluster.proxy.mode);
+    cluster.proxy.mode = mode;
+    match share_state(texts, &cluster, mode, common, args) {
+        Ok(state) => Output {
+            stdout: format!("{}\n", crate::session::share::encode(&state)),
+            stderr: report,
+            code: 0,
+        },
+        Err(e) => fail(report, e),
     }
 }
 
