@@ -441,6 +441,56 @@ fn full_page(
 }
 
 /// The whole app.
+/// Fetch kpv-core's code as it is needed: the mode in use when chosen,
+/// the others once the first screen is drawn (web/src/modes.rs says why),
+/// except in an embed, which shows the mode its page asked for and has no
+/// mode list; HTTP routing when a scenario first has routing objects
+/// (never for one without).
+fn fetch_code(store: Store, embed: bool) {
+    mode_fetch::follow(store);
+    if !embed {
+        mode_fetch::prefetch_when_idle(store);
+    }
+    Effect::new(move |_| {
+        if store.http_pending.get() && store.http_load.get() == load::Fetch::Absent {
+            store.load_http();
+        }
+    });
+}
+
+/// The document's language follows the chosen one (screen readers, fonts).
+fn document_lang(lang: RwSignal<Lang>) {
+    Effect::new(move |_| {
+        let code = lang.get().code();
+        if let Some(el) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.document_element())
+        {
+            let _ = el.set_attribute("lang", code);
+        }
+    });
+}
+
+/// The editor's inputs, provided before the editor is loaded: its text
+/// lives here, so until the editor arrives nothing can be typed and
+/// nothing is lost. The editor shows the address's preset once it has
+/// arrived, as it shows the default one at start (a stored text of the
+/// user's wins).
+#[cfg(feature = "full")]
+fn provide_editor_inputs(address_preset: bool) {
+    let stored = env::load_editor();
+    let follow_first_load = !matches!(stored, env::Stored::Text { .. }) && address_preset;
+    let draft = RwSignal::new(match &stored {
+        env::Stored::Text { yaml, .. } => yaml.clone(),
+        _ => scenarios::SEED.to_string(),
+    });
+    provide_context(lazy::EditorInputs {
+        draft,
+        stored,
+        follow_first_load,
+    });
+}
+
 #[component]
 pub fn App() -> impl IntoView {
     #[cfg(feature = "full")]
@@ -467,21 +517,7 @@ pub fn App() -> impl IntoView {
     provide_context(store);
     provide_context(components::events::Events::new(store));
     animation_loop(store);
-    // The mode in use is fetched when chosen, the others once the first
-    // screen is drawn (web/src/modes.rs says why).
-    mode_fetch::follow(store);
-    // An embed shows the mode its page asked for and has no mode list: it
-    // fetches only that mode's code.
-    if !(opts.embed || cfg!(not(feature = "full"))) {
-        mode_fetch::prefetch_when_idle(store);
-    }
-    // HTTP routing's code is fetched when a scenario first has routing
-    // objects (never for one without).
-    Effect::new(move |_| {
-        if store.http_pending.get() && store.http_load.get() == load::Fetch::Absent {
-            store.load_http();
-        }
-    });
+    fetch_code(store, opts.embed || cfg!(not(feature = "full")));
     let problems = RwSignal::new(opts.problems.clone());
     #[cfg(feature = "full")]
     provide_context(lessons);
@@ -520,38 +556,12 @@ pub fn App() -> impl IntoView {
     .into_any();
     let share_error = move || share_link.status();
     #[cfg(feature = "full")]
-    let stored = env::load_editor();
+    provide_editor_inputs(address_preset);
     #[cfg(not(feature = "full"))]
     let _ = address_preset;
-    // The editor shows the address's preset once it has arrived, as it
-    // shows the default one at start (a stored text of the user's wins).
-    #[cfg(feature = "full")]
-    let follow_first_load = !matches!(stored, env::Stored::Text { .. }) && address_preset;
-    // The editor's text lives here, not in the editor, which is loaded
-    // on first use: until it is, nothing can be typed, and nothing is lost.
-    #[cfg(feature = "full")]
-    let draft = RwSignal::new(match &stored {
-        env::Stored::Text { yaml, .. } => yaml.clone(),
-        _ => scenarios::SEED.to_string(),
-    });
-    #[cfg(feature = "full")]
-    provide_context(lazy::EditorInputs {
-        draft,
-        stored,
-        follow_first_load,
-    });
     #[cfg(feature = "full")]
     provide_context(Theme(theme));
-    Effect::new(move |_| {
-        // The document's language follows the chosen one (screen readers, fonts).
-        let code = lang.get().code();
-        if let Some(el) = web_sys::window()
-            .and_then(|w| w.document())
-            .and_then(|d| d.document_element())
-        {
-            let _ = el.set_attribute("lang", code);
-        }
-    });
+    document_lang(lang);
     #[cfg(feature = "full")]
     let errors = Memo::new(move |_| {
         store.parsed.with(|(_, diags)| {

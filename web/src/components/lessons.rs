@@ -10,7 +10,7 @@
 use super::pointing;
 use super::{lang, t};
 use crate::data::{Job, Loader};
-use crate::i18n::tr;
+use crate::i18n::{tr, Lang};
 pub use crate::lesson_model::LessonModel;
 use crate::lessons::INDEX;
 use crate::state::Store;
@@ -69,14 +69,12 @@ fn lesson_text(store: &Store, text: &str) -> impl IntoView {
         .collect_view()
 }
 
-#[component]
-pub fn LessonBar() -> impl IntoView {
-    let store = expect_context::<Store>();
-    let ls = expect_context::<LessonModel>();
-    let loader = expect_context::<Loader>();
-    let l = lang();
-    // A step whose mode's code was on its way is entered again once it is
-    // here (also after a Retry).
+/// What the open step waits for or shows as things arrive: a step whose
+/// mode's code was on its way is entered again once it is here (also after
+/// a Retry); a step's nouns light up on the diagram for a moment when it
+/// opens; a step that sends an HTTP request is played once HTTP routing's
+/// code is here.
+fn follow_arrivals(store: Store, ls: LessonModel, l: RwSignal<Lang>) {
     Effect::new(move |_| {
         if store.live_mode.get().is_some() {
             if let Some(k) = ls.waiting.get_value() {
@@ -84,7 +82,6 @@ pub fn LessonBar() -> impl IntoView {
             }
         }
     });
-    // When a step opens, its nouns light up on the diagram for a moment.
     let pointed = pointing::pointed();
     Effect::new(move |_| {
         let (Some(_), k, lg) = (ls.open.get(), ls.step.get(), l.get()) else {
@@ -99,8 +96,6 @@ pub fn LessonBar() -> impl IntoView {
             pointed.flash(noun_keys(&store, &text));
         }
     });
-    // A step that sends an HTTP request is played once HTTP routing's code
-    // is here (its scenario's routing objects asked for it).
     Effect::new(move |was_ready: Option<bool>| {
         let ready = store.http_ready.get();
         if ready && was_ready == Some(false) && ls.played.with_untracked(Option::is_none) {
@@ -108,6 +103,15 @@ pub fn LessonBar() -> impl IntoView {
         }
         ready
     });
+}
+
+#[component]
+pub fn LessonBar() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let ls = expect_context::<LessonModel>();
+    let loader = expect_context::<Loader>();
+    let l = lang();
+    follow_arrivals(store, ls, l);
     let current = move || {
         ls.open.get()?;
         ls.lesson.get_value()
