@@ -154,14 +154,8 @@ pub fn run(
                 },
                 "queries": queries,
             });
-            let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-            s.push('\n');
-            s
+            crate::cli::json_text(&v)
         }
     };
-    crate::cli::Output {
-        stdout,
-        stderr: report,
-        code: 0,
-    }
+    crate::cli::Output::ok(stdout, report)
 }

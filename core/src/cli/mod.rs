@@ -178,6 +178,25 @@ pub struct Output {
     pub code: u8,
 }
 
+impl Output {
+    /// A run that succeeded: what it prints on stdout and stderr, code 0.
+    pub fn ok(stdout: String, stderr: String) -> Output {
+        Output {
+            stdout,
+            stderr,
+            code: 0,
+        }
+    }
+}
+
+/// A JSON value as `--format json` prints it: pretty, with a final newline.
+#[cfg(feature = "json")]
+pub(crate) fn json_text(v: &impl serde::Serialize) -> String {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
 /// The options each command takes (besides `-h`/`--help`).
 fn options_of(sub: &str) -> &'static [&'static str] {
     match sub {
@@ -645,16 +664,10 @@ fn run_rules(common: &Common, texts: &[String], files: &[String]) -> Output {
             } else {
                 serde_json::Value::Array(json)
             };
-            let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-            s.push('\n');
-            s
+            crate::cli::json_text(&v)
         }
     };
-    Output {
-        stdout,
-        stderr: report,
-        code: 0,
-    }
+    Output::ok(stdout, report)
 }
 
 /// `kpv trace`: one connection's hops, checked for the address family.
@@ -699,18 +712,9 @@ fn run_trace(common: &Common, args: &TraceArgs, texts: &[String], files: &[Strin
                     }
                     s
                 }
-                Format::Json => {
-                    let mut s = serde_json::to_string_pretty(&crate::net::trace::to_json(&t))
-                        .unwrap_or_default();
-                    s.push('\n');
-                    s
-                }
+                Format::Json => crate::cli::json_text(&crate::net::trace::to_json(&t)),
             };
-            Output {
-                stdout,
-                stderr: report,
-                code: 0,
-            }
+            Output::ok(stdout, report)
         }
         Err(e) => fail(report, e),
     }

@@ -279,12 +279,7 @@ pub fn run_http(common: &Common, a: &HttpArgs, texts: &[String], files: &[String
     }
     let stdout = match common.format {
         Format::Text => render_text(&j, &req, &a.backend_headers),
-        Format::Json => {
-            let mut s =
-                serde_json::to_string_pretty(&to_json(&j, &a.backend_headers)).unwrap_or_default();
-            s.push('\n');
-            s
-        }
+        Format::Json => crate::cli::json_text(&to_json(&j, &a.backend_headers)),
     };
     Output {
         stdout,
@@ -594,18 +589,9 @@ pub fn run_routes(common: &Common, texts: &[String], files: &[String]) -> Output
     let report = report + &status_report(&rt, &cluster, texts, files);
     let stdout = match common.format {
         Format::Text => http::render::render_text(&rt),
-        Format::Json => {
-            let mut s =
-                serde_json::to_string_pretty(&http::render::render_json(&rt)).unwrap_or_default();
-            s.push('\n');
-            s
-        }
+        Format::Json => crate::cli::json_text(&http::render::render_json(&rt)),
     };
-    Output {
-        stdout,
-        stderr: report,
-        code: 0,
-    }
+    Output::ok(stdout, report)
 }
 
 /// `kpv check --format json`: diagnostics, each HTTPRoute's conditions per
@@ -703,10 +689,8 @@ pub fn check_json(texts: &[String], files: &[String]) -> Output {
             "synthesized": p.synthesized,
         })).collect::<Vec<_>>(),
     });
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-    s.push('\n');
     Output {
-        stdout: s,
+        stdout: crate::cli::json_text(&v),
         stderr: String::new(),
         code: if errors { 1 } else { 0 },
     }
