@@ -436,12 +436,11 @@ fn node_columns(
     (nodes, pods, proxies)
 }
 
-/// A Service's box: its address (`None (headless)`), its ports.
 /// The characters of a Service box's shortest second line: its address,
 /// after `NP `, `LB ` or `ExternalName ` for those types (as the app
 /// abbreviates a narrow box's).
 fn short_line_chars(svc: &crate::model::Service) -> usize {
-    let ip = service_box(svc, Rect::default()).cluster_ip.chars().count();
+    let ip = address_text(svc).chars().count();
     ip + match svc.service_type {
         ServiceType::ClusterIP => 0,
         ServiceType::NodePort | ServiceType::LoadBalancer => 3,
@@ -449,18 +448,25 @@ fn short_line_chars(svc: &crate::model::Service) -> usize {
     }
 }
 
+/// The address a Service box shows: its first ClusterIP, "None
+/// (headless)", or "—" without one.
+fn address_text(svc: &crate::model::Service) -> String {
+    if svc.headless {
+        "None (headless)".into()
+    } else {
+        svc.cluster_ips
+            .first()
+            .map(|i| i.to_string())
+            .unwrap_or_else(|| "—".into())
+    }
+}
+
+/// A Service's box: its address, its ports.
 fn service_box(svc: &crate::model::Service, rect: Rect) -> ServiceBox {
     ServiceBox {
         id: svc.id.clone(),
         service_type: svc.service_type,
-        cluster_ip: if svc.headless {
-            "None (headless)".into()
-        } else {
-            svc.cluster_ips
-                .first()
-                .map(|i| i.to_string())
-                .unwrap_or_else(|| "—".into())
-        },
+        cluster_ip: address_text(svc),
         ports: svc
             .ports
             .iter()
