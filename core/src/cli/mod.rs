@@ -621,16 +621,27 @@ fn run_check(texts: &[String], files: &[String]) -> Output {
     }
 }
 
+/// The input loaded (with its diagnostics' report) and the node and mode
+/// whose kube-proxy `rules` and `trace` show; `Err` is the run's output.
+#[cfg(feature = "json")]
+fn load_target(
+    texts: &[String],
+    files: &[String],
+    common: &Common,
+) -> Result<(Cluster, String, String, Mode), Output> {
+    let (mut cluster, report) = load(texts, files)?;
+    match proxy_target(&mut cluster, common) {
+        Ok((node, mode)) => Ok((cluster, report, node, mode)),
+        Err(e) => Err(fail(report, e)),
+    }
+}
+
 /// `kpv rules`: the node's rules of every family, as text, a view or JSON.
 #[cfg(feature = "json")]
 fn run_rules(common: &Common, texts: &[String], files: &[String]) -> Output {
-    let (mut cluster, report) = match load(texts, files) {
+    let (cluster, report, node, mode) = match load_target(texts, files, common) {
         Ok(x) => x,
         Err(o) => return o,
-    };
-    let (node, mode) = match proxy_target(&mut cluster, common) {
-        Ok(x) => x,
-        Err(e) => return fail(report, e),
     };
     let planes = match rules_planes(&cluster, &node, mode, common.scheduler) {
         Ok(p) => p,
@@ -673,13 +684,9 @@ fn run_rules(common: &Common, texts: &[String], files: &[String]) -> Output {
 /// `kpv trace`: one connection's hops, checked for the address family.
 #[cfg(feature = "json")]
 fn run_trace(common: &Common, args: &TraceArgs, texts: &[String], files: &[String]) -> Output {
-    let (mut cluster, report) = match load(texts, files) {
+    let (cluster, report, node, _) = match load_target(texts, files, common) {
         Ok(x) => x,
         Err(o) => return o,
-    };
-    let (node, _) = match proxy_target(&mut cluster, common) {
-        Ok(x) => x,
-        Err(e) => return fail(report, e),
     };
     if let Some(dst) = model::parse_ip_sloppy(&args.dst) {
         if let Err(e) = same_family(&cluster, args, dst, format!("--dst {dst}")) {
