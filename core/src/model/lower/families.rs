@@ -80,7 +80,8 @@ pub(super) fn families(c: &mut Ctx<'_>, spec: &Y, service_type: ServiceType) -> 
     }
     let (want_families, families_at) = ip_families(c, spec)?;
     if !headless {
-        check_family_order(c, spec, list.is_some(), &cluster_ips, &want_families)?;
+        let at = spec.get("clusterIPs").or(single).unwrap_or(spec);
+        check_family_order(c, at, list.is_some(), &cluster_ips, &want_families)?;
     }
     let (family_policy, policy_at) = family_policy(
         c,
@@ -191,10 +192,11 @@ fn ip_families(c: &mut Ctx<'_>, spec: &Y) -> Option<(Vec<IpFamily>, Vec<Span>)> 
     Some((want_families, families_at))
 }
 
-/// Each cluster IP is of the family listed at its index.
+/// Each cluster IP is of the family listed at its index (an error points
+/// at `at`, where the cluster IPs are written).
 fn check_family_order(
     c: &mut Ctx<'_>,
-    spec: &Y,
+    at: &Y,
     from_list: bool,
     cluster_ips: &[IpAddr],
     want_families: &[IpFamily],
@@ -211,8 +213,6 @@ fn check_family_order(
         } else {
             "spec.clusterIP".to_string()
         };
-        let single = spec.get("clusterIP").filter(|x| !x.is_null());
-        let at = spec.get("clusterIPs").or(single).unwrap_or(spec);
         c.err(
             at,
             &field,
